@@ -1,0 +1,285 @@
+// RFC 6962 Merkle trees: proof shapes (ranges), hashing via NodeSource, and the
+// RFC 9162 verification algorithms.
+#include "wit/merkle.h"
+
+
+#include <algorithm>
+#include <cstring>
+
+#include "wit/hash.h"
+#include "wit/parallel.h"
+#include "wit/tags.h"
+
+namespace wit {
+
+namespace {
+
+Hash32 b2_leaf(ByteView d) {
+  const uint8_t p = tags::kRfc6962LeafHashPrefix;
+  return blake2b_256(ByteView(&p, 1), d);
+}
+Hash32 b2_node(const Hash32& l, const Hash32& r) {
+  const uint8_t p = tags::kRfc6962NodeHashPrefix;
+  return blake2b_256(ByteView(&p, 1), ByteView(l.data(), 32), ByteView(r.data(), 32));
+}
+Hash32 b2_empty() { return blake2b_256(ByteView()); }
+Hash32 sha_leaf(ByteView d) {
+  const uint8_t p = tags::kRfc6962LeafHashPrefix;
+  return sha256(ByteView(&p, 1), d);
+}
+Hash32 sha_node(const Hash32& l, const Hash32& r) {
+  const uint8_t p = tags::kRfc6962NodeHashPrefix;
+  return sha256(ByteView(&p, 1), ByteView(l.data(), 32), ByteView(r.data(), 32));
+}
+Hash32 sha_empty() { return sha256(ByteView()); }
+
+bool is_pow2(uint64_t n) { return n && !(n & (n - 1)); }
+unsigned log2_exact(uint64_t n) { return unsigned(__builtin_ctzll(n)); }
+
+void path_rec(uint64_t m, uint64_t begin, uint64_t end, std::vector<Range>& out) {
+  uint64_t n = end - begin;
+  if (n <= 1) return;
+  uint64_t k = split_point(n);
+  if (m < k) {
+    path_rec(m, begin, begin + k, out);
+    out.push_back({begin + k, end});
+  } else {
+    path_rec(m - k, begin + k, end, out);
+    out.push_back({begin, begin + k});
+  }
+}
+
+void subproof_rec(uint64_t m, uint64_t begin, uint64_t end, bool b, std::vector<Range>& out) {
+  uint64_t n = end - begin;
+  if (m == n) {
+    if (!b) out.push_back({begin, end});
+    return;
+  }
+  uint64_t k = split_point(n);
+  if (m <= k) {
+    subproof_rec(m, begin, begin + k, b, out);
+    out.push_back({begin + k, end});
+  } else {
+    subproof_rec(m - k, begin + k, end, false, out);
+    out.push_back({begin, begin + k});
+  }
+}
+
+}  // namespace
+
+const TreeHash kBlake2bTree{"blake2b-256", b2_leaf, b2_node, b2_empty};
+const TreeHash kSha256Tree{"sha-256", sha_leaf, sha_node, sha_empty};
+
+uint64_t split_point(uint64_t n) {
+  uint64_t k = 1;
+  while (k < n - k) k <<= 1;  // largest power of two < n, without overflow
+  return k;
+}
+
+std::vector<Range> inclusion_ranges(uint64_t index, uint64_t size) {
+  std::vector<Range> out;
+  if (index < size) path_rec(index, 0, size, out);
+  return out;
+}
+
+std::vector<Range> consistency_ranges(uint64_t old_size, uint64_t new_size) {
+  std::vector<Range> out;
+  if (old_size > 0 && old_size < new_size) subproof_rec(old_size, 0, new_size, true, out);
+  return out;
+}
+
+Hash32 NodeSource::root() const { return range_hash({0, size()}); }
+
+std::vector<Hash32> NodeSource::hashes(const std::vector<Range>& ranges) const {
+  std::vector<Hash32> out;
+  out.reserve(ranges.size());
+  for (const Range& r : ranges) out.push_back(range_hash(r));
+  return out;
+}
+
+uint64_t MerkleTree::level_entries(uint64_t n, unsigned cache_level) {
+  uint64_t total = 0;
+  for (unsigned j = std::max(1u, cache_level); j < 64 && (n >> j); j++) total += n >> j;
+  return total;
+}
+
+MerkleTree::MerkleTree(const TreeHash& th, const Hash32* leaves, uint64_t n, unsigned cache_level,
+                       const Hash32* levels)
+    : th_(th), leaves_(leaves), n_(n), cache_level_(std::max(1u, cache_level)), levels_(levels) {
+  uint64_t off = 0;
+  for (unsigned j = cache_level_; j < 64 && (n >> j); j++) {
+    level_offset_.push_back(off);
+    off += n >> j;
+  }
+}
+
+MerkleTree::MerkleTree(const TreeHash& th, const Hash32* leaves, uint64_t n, unsigned cache_level,
+                       unsigned threads)
+    : MerkleTree(th, leaves, n, cache_level, nullptr) {
+  owned_levels_.resize(level_entries(n, cache_level_));
+  levels_ = owned_levels_.data();
+  if (level_offset_.empty()) return;
+  // Lowest cached level: each entry is a perfect subtree of 2^L leaves.
+  const uint64_t width = uint64_t(1) << cache_level_;
+  Hash32* lvl = owned_levels_.data();
+  parallel_for(n >> cache_level_, threads, std::max<uint64_t>(1, 4096 >> cache_level_),
+               [&](uint64_t b, uint64_t e) {
+                 std::vector<Hash32> buf(width / 2);
+                 for (uint64_t i = b; i < e; i++) {
+                   const Hash32* in = leaves + i * width;
+                   for (uint64_t k = 0; k < width / 2; k++) buf[k] = th_.node(in[2 * k], in[2 * k + 1]);
+                   for (uint64_t w = width / 4; w >= 1; w /= 2)
+                     for (uint64_t k = 0; k < w; k++) buf[k] = th_.node(buf[2 * k], buf[2 * k + 1]);
+                   lvl[i] = buf[0];
+                 }
+               });
+  for (size_t j = 1; j < level_offset_.size(); j++) {
+    const Hash32* below = owned_levels_.data() + level_offset_[j - 1];
+    Hash32* here = owned_levels_.data() + level_offset_[j];
+    parallel_for(n >> (cache_level_ + j), threads, 4096, [&](uint64_t b, uint64_t e) {
+      for (uint64_t i = b; i < e; i++) here[i] = th_.node(below[2 * i], below[2 * i + 1]);
+    });
+  }
+}
+
+Hash32 MerkleTree::range_hash(Range r) const {
+  const uint64_t n = r.size();
+  if (n == 0) return th_.empty();
+  if (n == 1) return leaves_[r.begin];
+  if (is_pow2(n) && r.begin % n == 0) {
+    unsigned j = log2_exact(n);
+    if (j >= cache_level_ && j - cache_level_ < level_offset_.size())
+      return levels_[level_offset_[j - cache_level_] + (r.begin >> j)];
+  }
+  uint64_t k = split_point(n);
+  return th_.node(range_hash({r.begin, r.begin + k}), range_hash({r.begin + k, r.end}));
+}
+
+Hash32 merkle_root(const TreeHash& th, const std::vector<Hash32>& leaves, unsigned threads) {
+  return MerkleTree(th, leaves.data(), leaves.size(), 1, threads).root();
+}
+
+const char* to_string(ProofError e) {
+  switch (e) {
+    case ProofError::kOk: return "ok";
+    case ProofError::kIndexOutOfRange: return "index out of range";
+    case ProofError::kWrongProofLength: return "wrong number of hashes in proof";
+    case ProofError::kRootMismatch: return "proof does not lead to the root";
+    case ProofError::kOldRootMismatch: return "proof does not lead to the old root";
+    case ProofError::kNotAdjacent: return "bracketing leaves are not adjacent";
+    case ProofError::kNotBracketed: return "value is not strictly between its bracketing leaves";
+    case ProofError::kMissingBracket: return "a bracketing leaf is missing";
+  }
+  return "unknown proof error";
+}
+
+ProofError verify_inclusion(const TreeHash& th, uint64_t index, uint64_t size, const Hash32& leaf,
+                            const std::vector<Hash32>& path, const Hash32& root) {
+  if (index >= size) return ProofError::kIndexOutOfRange;
+  if (path.size() != inclusion_ranges(index, size).size()) return ProofError::kWrongProofLength;
+  // RFC 9162 section 2.1.3.2.
+  uint64_t fn = index, sn = size - 1;
+  Hash32 r = leaf;
+  for (const Hash32& p : path) {
+    if (sn == 0) return ProofError::kWrongProofLength;
+    if ((fn & 1) || fn == sn) {
+      r = th.node(p, r);
+      while (!(fn & 1) && fn != 0) {
+        fn >>= 1;
+        sn >>= 1;
+      }
+    } else {
+      r = th.node(r, p);
+    }
+    fn >>= 1;
+    sn >>= 1;
+  }
+  if (sn != 0) return ProofError::kWrongProofLength;
+  return r == root ? ProofError::kOk : ProofError::kRootMismatch;
+}
+
+ProofError verify_consistency(const TreeHash& th, uint64_t old_size, uint64_t new_size,
+                              const Hash32& old_root, const Hash32& new_root,
+                              const std::vector<Hash32>& proof) {
+  if (old_size > new_size) return ProofError::kIndexOutOfRange;
+  if (proof.size() != consistency_ranges(old_size, new_size).size())
+    return ProofError::kWrongProofLength;
+  if (old_size == 0) return old_root == th.empty() ? ProofError::kOk : ProofError::kOldRootMismatch;
+  if (old_size == new_size) return old_root == new_root ? ProofError::kOk : ProofError::kRootMismatch;
+  // RFC 9162 section 2.1.4.2.
+  std::vector<Hash32> path;
+  if (is_pow2(old_size)) path.push_back(old_root);
+  path.insert(path.end(), proof.begin(), proof.end());
+  uint64_t fn = old_size - 1, sn = new_size - 1;
+  while (fn & 1) {
+    fn >>= 1;
+    sn >>= 1;
+  }
+  Hash32 fr = path[0], sr = path[0];
+  for (size_t i = 1; i < path.size(); i++) {
+    const Hash32& c = path[i];
+    if (sn == 0) return ProofError::kWrongProofLength;
+    if ((fn & 1) || fn == sn) {
+      fr = th.node(c, fr);
+      sr = th.node(c, sr);
+      while (!(fn & 1) && fn != 0) {
+        fn >>= 1;
+        sn >>= 1;
+      }
+    } else {
+      sr = th.node(sr, c);
+    }
+    fn >>= 1;
+    sn >>= 1;
+  }
+  if (sn != 0) return ProofError::kWrongProofLength;
+  if (fr != old_root) return ProofError::kOldRootMismatch;
+  return sr == new_root ? ProofError::kOk : ProofError::kRootMismatch;
+}
+
+uint64_t lower_bound(const Hash32* sorted, uint64_t n, const Hash32& value) {
+  return uint64_t(std::lower_bound(sorted, sorted + n, value) - sorted);
+}
+
+bool prove_exclusion(const MerkleTree& tree, const Hash32& value, ExclusionProof& out) {
+  const uint64_t n = tree.size();
+  const uint64_t i = lower_bound(tree.leaves(), n, value);
+  if (i < n && tree.leaves()[i] == value) return false;
+  out = ExclusionProof{};
+  out.value = value;
+  out.size = n;
+  if (i > 0) {
+    out.has_left = true;
+    out.left.index = i - 1;
+    out.left.leaf = tree.leaves()[i - 1];
+    out.left.path = tree.hashes(inclusion_ranges(i - 1, n));
+  }
+  if (i < n) {
+    out.has_right = true;
+    out.right.index = i;
+    out.right.leaf = tree.leaves()[i];
+    out.right.path = tree.hashes(inclusion_ranges(i, n));
+  }
+  return true;
+}
+
+ProofError verify_exclusion(const TreeHash& th, const ExclusionProof& p, const Hash32& root) {
+  if (p.size == 0) {
+    if (p.has_left || p.has_right) return ProofError::kIndexOutOfRange;
+    return root == th.empty() ? ProofError::kOk : ProofError::kRootMismatch;
+  }
+  if (!p.has_left && !p.has_right) return ProofError::kMissingBracket;
+  if (p.has_left && !p.has_right && p.left.index != p.size - 1) return ProofError::kMissingBracket;
+  if (!p.has_left && p.has_right && p.right.index != 0) return ProofError::kMissingBracket;
+  if (p.has_left && p.has_right && p.right.index != p.left.index + 1) return ProofError::kNotAdjacent;
+  if (p.has_left && !(p.left.leaf < p.value)) return ProofError::kNotBracketed;
+  if (p.has_right && !(p.value < p.right.leaf)) return ProofError::kNotBracketed;
+  for (const Bracket* b : {p.has_left ? &p.left : nullptr, p.has_right ? &p.right : nullptr}) {
+    if (!b) continue;
+    ProofError e = verify_inclusion(th, b->index, p.size, b->leaf, b->path, root);
+    if (e != ProofError::kOk) return e;
+  }
+  return ProofError::kOk;
+}
+
+}  // namespace wit
