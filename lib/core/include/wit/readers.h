@@ -1,0 +1,62 @@
+// Record readers: turn files into an ordered list of records whose canonical
+// bytes are what gets hashed (docs/records.md). The reader spec is part of a
+// commitment, so a query hashes exactly the bytes the commitment did.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/bytes.h"
+#include "wit/io.h"
+
+namespace wit {
+
+enum class ReaderKind { kJsonl, kLines, kFortune, kTokens, kFiles };
+
+struct ReaderSpec {
+  ReaderKind kind = ReaderKind::kLines;
+  std::string field = "text";  // jsonl only
+  uint64_t seq_len = 0;        // tokens only: tokens per record (window)
+
+  // {"kind": "jsonl", "field": "text"} / {"kind": "tokens", "seq_len": 1024} / {"kind": "lines"} ...
+  // Only the keys that apply to the kind are written, so the JSON is canonical.
+  nlohmann::json to_json() const;
+  // Throws wit::Error("invalid reader spec: ...", where) on unknown kinds or bad values.
+  static ReaderSpec from_json(const nlohmann::json& j, const std::string& where);
+  // Parses a kind name ("jsonl", "lines", "fortune", "tokens", "files"); throws wit::Error.
+  static ReaderKind parse_kind(const std::string& name);
+  static const char* kind_name(ReaderKind k);
+  // Throws wit::Error when the combination is unusable (tokens without seq_len > 0, ...).
+  void validate() const;
+};
+
+// One input file as the reader saw it (for the commitment's source list).
+struct SourceFile {
+  std::string path;                    // as given, or dir/relative-path for the files reader
+  std::shared_ptr<MappedFile> content;  // whole file bytes
+};
+
+// The records of one input path (a file, or a directory for the files reader),
+// split up front; canonical bytes are produced on demand and record() is safe
+// to call from several threads at once.
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  // Opens `path` and splits it into records. Throws wit::Error naming the file
+  // (and line, for text formats) on malformed input.
+  static std::unique_ptr<RecordSource> open(const ReaderSpec& spec, const std::string& path);
+
+  virtual uint64_t count() const = 0;
+  // Canonical bytes of record i (i < count()). The view points into the mapped
+  // file or into `scratch`, and stays valid until `scratch` changes.
+  // Throws wit::Error naming file and line when the record is malformed.
+  virtual ByteView record(uint64_t i, std::string& scratch) const = 0;
+  // 1-based line of record i in its file for text readers (for messages), else 0.
+  virtual uint64_t line_of(uint64_t i) const = 0;
+  // The files read, in record order.
+  virtual const std::vector<SourceFile>& files() const = 0;
+};
+
+}  // namespace wit
