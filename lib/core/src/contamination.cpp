@@ -1,0 +1,159 @@
+// Contamination certificates: exact per-record proofs plus an n-gram statistic.
+#include "wit/contamination.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <unordered_set>
+
+#include "wit/error.h"
+#include "wit/merkle.h"
+#include "wit/proofs.h"
+
+namespace wit {
+
+using nlohmann::json;
+
+std::vector<uint64_t> ngram_shingles(ByteView rec, bool tokens, unsigned n) {
+  std::vector<uint64_t> units;
+  if (tokens) {
+    for (size_t i = 0; i + 1 < rec.size; i += 2) units.push_back(uint64_t(rec.data[i]) | uint64_t(rec.data[i + 1]) << 8);
+  } else {
+    // Words: runs of ASCII letters/digits or non-ASCII bytes, ASCII lowercased;
+    // punctuation and whitespace separate words (as in GPT-3's overlap study).
+    std::string w;
+    auto flush = [&] {
+      if (!w.empty()) units.push_back(XXH3_64bits(w.data(), w.size()));
+      w.clear();
+    };
+    for (size_t i = 0; i < rec.size; i++) {
+      uint8_t c = rec.data[i];
+      if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80) w.push_back(char(c));
+      else if (c >= 'A' && c <= 'Z') w.push_back(char(c - 'A' + 'a'));
+      else flush();
+    }
+    flush();
+  }
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i + n <= units.size(); i++) out.push_back(XXH3_64bits(&units[i], n * sizeof(uint64_t)));
+  return out;
+}
+
+namespace {
+
+// Finds the committed training files and checks they are the committed data
+// (same root); returns their leaf set, or an empty optional with the reason.
+bool load_training(const ContaminationInput& in, LeafSet& out, std::string& reason) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths = in.train_paths;
+  if (paths.empty()) {
+    fs::path base = fs::path(in.commit_path).parent_path();
+    for (const auto& p : in.commitment->inputs) {
+      if (fs::exists(p)) paths.push_back(p);
+      else if (fs::exists(base / p)) paths.push_back((base / p).string());
+      else {
+        reason = "training input not found: " + p;
+        return false;
+      }
+    }
+  }
+  out = hash_records(in.commitment->reader, paths, in.threads);
+  if (merkle_root(kBlake2bTree, out.leaves, in.threads) != in.commitment->root) {
+    reason = "training files do not match the commitment";
+    return false;
+  }
+  return true;
+}
+
+json ngram_statistic(const ContaminationInput& in, const LeafSet& eval) {
+  json st = {{"kind", "statistic, not a proof"}, {"n", kNgramN},
+             {"unit", in.eval_reader.kind == ReaderKind::kTokens ? "tokens" : "words"}};
+  if (!in.ngrams) {
+    st["computed"] = false;
+    st["reason"] = "disabled";
+    return st;
+  }
+  LeafSet train;
+  std::string reason;
+  if ((in.commitment->reader.kind == ReaderKind::kTokens) != (in.eval_reader.kind == ReaderKind::kTokens)) {
+    st["computed"] = false;
+    st["reason"] = "training and eval data are not both text or both tokens";
+    return st;
+  }
+  if (!load_training(in, train, reason)) {
+    st["computed"] = false;
+    st["reason"] = reason;
+    return st;
+  }
+  const bool tokens = in.commitment->reader.kind == ReaderKind::kTokens;
+  std::unordered_set<uint64_t> seen;
+  std::string scratch;
+  for (const auto& r : train.readers)
+    for (uint64_t i = 0; i < r->count(); i++)
+      for (uint64_t s : ngram_shingles(r->record(i, scratch), tokens)) seen.insert(s);
+  uint64_t records = 0, short_records = 0, with_overlap = 0, grams = 0, hits = 0;
+  for (const auto& r : eval.readers)
+    for (uint64_t i = 0; i < r->count(); i++) {
+      records++;
+      auto sh = ngram_shingles(r->record(i, scratch), tokens);
+      if (sh.empty()) {
+        short_records++;
+        continue;
+      }
+      uint64_t h = 0;
+      for (uint64_t s : sh) h += seen.count(s);
+      grams += sh.size();
+      hits += h;
+      with_overlap += h > 0;
+    }
+  st["computed"] = true;
+  st["eval_records"] = records;
+  st["eval_records_too_short"] = short_records;
+  st["eval_records_with_overlap"] = with_overlap;
+  st["eval_ngrams"] = grams;
+  st["overlapping_ngrams"] = hits;
+  st["overlap_fraction"] = grams ? double(hits) / double(grams) : 0.0;
+  return st;
+}
+
+}  // namespace
+
+json contamination_certificate(const ContaminationInput& in) {
+  const Commitment& c = *in.commitment;
+  LeafSet eval = hash_records(in.eval_reader, in.eval_paths, in.threads);
+  // One proof per distinct eval record, in first-seen order; eval_index says
+  // which eval record it is about (the first, if it repeats).
+  std::vector<Hash32> sorted;
+  std::vector<uint64_t> distinct;
+  sort_unique(eval.leaves, sorted, distinct);
+  std::sort(distinct.begin(), distinct.end());
+  json absent = json::array(), present = json::array();
+  for (uint64_t e : distinct) {
+    const Hash32& leaf = eval.leaves[e];
+    json body;
+    if (auto pos = in.index->find(leaf)) body = inclusion_body(prove_inclusion(*in.index, leaf, *pos));
+    else body = exclusion_body(prove_exclusion(*in.index, leaf));
+    body["eval_index"] = e;
+    (body.contains("index") ? present : absent).push_back(std::move(body));
+  }
+  json sources = json::array();
+  for (const auto& s : eval.sources)
+    sources.push_back({{"path", s.path}, {"size", s.size}, {"piece_size", s.piece_size}, {"digest", s.digest.hex()}});
+  MerkleTree eval_tree(kBlake2bTree, eval.leaves.data(), eval.leaves.size(), 8, in.threads);
+  json cert = {
+      {"format", kContaminationFormat},
+      {"version", kProofVersion},
+      {"hash", kBlake2bTree.name},
+      {"commitment", {{"root", c.root.hex()}, {"n", c.n}, {"sorted_root", c.sorted_root.hex()}, {"n_unique", c.n_unique}}},
+      {"eval", {{"reader", in.eval_reader.to_json()}, {"inputs", in.eval_paths}, {"sources", sources},
+                {"n", eval.leaves.size()}, {"n_distinct", distinct.size()}, {"root", eval_tree.root().hex()}}},
+      {"clean", present.empty()},
+      {"absent", absent},
+      {"present", present},
+  };
+  cert["ngram_overlap"] = ngram_statistic(in, eval);
+  return cert;
+}
+
+}  // namespace wit

@@ -1,0 +1,229 @@
+// Proof documents: building them from an index, parsing, and verifying them
+// against a commitment alone.
+#include "wit/proofs.h"
+
+#include "wit/error.h"
+#include "wit/hash.h"
+
+namespace wit {
+
+using nlohmann::json;
+
+namespace {
+
+json hashes_json(const std::vector<Hash32>& v) {
+  json a = json::array();
+  for (const auto& h : v) a.push_back(h.hex());
+  return a;
+}
+
+[[noreturn]] void bad(const std::string& why, const std::string& where) {
+  throw Error("invalid proof: " + why, where);
+}
+
+const json& need(const json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key)) bad(std::string("missing field '") + key + "'", where);
+  return j[key];
+}
+
+Hash32 get_hash(const json& j, const char* key, const std::string& where) {
+  const json& v = need(j, key, where);
+  Hash32 h;
+  if (!v.is_string() || !Hash32::from_hex(v.get<std::string>(), h))
+    bad(std::string("field '") + key + "' is not 64 hex digits", where);
+  return h;
+}
+
+uint64_t get_u64(const json& j, const char* key, const std::string& where) {
+  const json& v = need(j, key, where);
+  if (!v.is_number_unsigned()) bad(std::string("field '") + key + "' is not a non-negative integer", where);
+  return v.get<uint64_t>();
+}
+
+std::vector<Hash32> get_path(const json& j, const std::string& where) {
+  const json& v = need(j, "path", where);
+  if (!v.is_array()) bad("field 'path' is not an array", where);
+  if (v.size() > 64) bad("path has more than 64 hashes", where);
+  std::vector<Hash32> out;
+  for (const auto& e : v) {
+    Hash32 h;
+    if (!e.is_string() || !Hash32::from_hex(e.get<std::string>(), h)) bad("path hash is not 64 hex digits", where);
+    out.push_back(h);
+  }
+  return out;
+}
+
+void check_envelope(const json& doc, const std::string& where) {
+  if (!doc.is_object()) bad("not a json object", where);
+  if (!doc.contains("format") || !doc["format"].is_string())
+    throw Error("not a wit proof (no format field)", where);
+  if (!doc.contains("version") || !doc["version"].is_number_integer()) bad("missing version", where);
+}
+
+json commitment_ref(const Commitment& c) {
+  return {{"root", c.root.hex()}, {"n", c.n}, {"sorted_root", c.sorted_root.hex()}, {"n_unique", c.n_unique}};
+}
+
+// The commitment a document names must be the one it is checked against.
+std::optional<std::string> commitment_mismatch(const json& doc, const Commitment& c, const std::string& where) {
+  const json& ref = need(doc, "commitment", where);
+  if (get_hash(ref, "root", where) != c.root || get_u64(ref, "n", where) != c.n ||
+      get_hash(ref, "sorted_root", where) != c.sorted_root || get_u64(ref, "n_unique", where) != c.n_unique)
+    return std::string("proof is for another commitment");
+  return std::nullopt;
+}
+
+std::optional<std::string> record_mismatch(const json& doc, const Hash32& leaf, const std::string& where) {
+  if (!doc.contains("record")) return std::nullopt;
+  if (!doc["record"].is_string()) bad("field 'record' is not a string", where);
+  if (record_leaf(ByteView(doc["record"].get<std::string>())) != leaf)
+    return std::string("embedded record does not hash to the proved leaf");
+  return std::nullopt;
+}
+
+}  // namespace
+
+InclusionProof prove_inclusion(const Index& idx, const Hash32& leaf, uint64_t position) {
+  InclusionProof p;
+  p.leaf = leaf;
+  p.index = position;
+  p.size = idx.n();
+  p.path = idx.order_tree().hashes(inclusion_ranges(position, idx.n()));
+  return p;
+}
+
+ExclusionProof prove_exclusion(const Index& idx, const Hash32& leaf) {
+  ExclusionProof p;
+  if (!wit::prove_exclusion(idx.sorted_tree(), leaf, p))
+    throw Error("record is present; it has no exclusion proof", "index");
+  return p;
+}
+
+json inclusion_body(const InclusionProof& p) {
+  return {{"leaf", p.leaf.hex()}, {"index", p.index}, {"size", p.size}, {"path", hashes_json(p.path)}};
+}
+
+json exclusion_body(const ExclusionProof& p) {
+  auto bracket = [](bool has, const Bracket& b) -> json {
+    if (!has) return nullptr;
+    return {{"index", b.index}, {"leaf", b.leaf.hex()}, {"path", hashes_json(b.path)}};
+  };
+  return {{"leaf", p.value.hex()}, {"size", p.size}, {"left", bracket(p.has_left, p.left)},
+          {"right", bracket(p.has_right, p.right)}};
+}
+
+json inclusion_document(const Commitment& c, const InclusionProof& p, const std::optional<std::string>& record) {
+  json d = {{"format", kProofFormat}, {"version", kProofVersion}, {"type", "inclusion"},
+            {"hash", kBlake2bTree.name}, {"commitment", commitment_ref(c)}};
+  d.update(inclusion_body(p));
+  if (record) d["record"] = *record;
+  return d;
+}
+
+json exclusion_document(const Commitment& c, const ExclusionProof& p, const std::optional<std::string>& record) {
+  json d = {{"format", kProofFormat}, {"version", kProofVersion}, {"type", "exclusion"},
+            {"hash", kBlake2bTree.name}, {"commitment", commitment_ref(c)}};
+  d.update(exclusion_body(p));
+  if (record) d["record"] = *record;
+  return d;
+}
+
+InclusionProof parse_inclusion_body(const json& j, const std::string& where) {
+  InclusionProof p;
+  p.leaf = get_hash(j, "leaf", where);
+  p.index = get_u64(j, "index", where);
+  p.size = get_u64(j, "size", where);
+  p.path = get_path(j, where);
+  return p;
+}
+
+ExclusionProof parse_exclusion_body(const json& j, const std::string& where) {
+  ExclusionProof p;
+  p.value = get_hash(j, "leaf", where);
+  p.size = get_u64(j, "size", where);
+  for (const char* side : {"left", "right"}) {
+    const json& b = need(j, side, where);
+    if (b.is_null()) continue;
+    if (!b.is_object()) bad(std::string("field '") + side + "' is neither null nor an object", where);
+    Bracket& br = std::string(side) == "left" ? p.left : p.right;
+    (std::string(side) == "left" ? p.has_left : p.has_right) = true;
+    br.index = get_u64(b, "index", where);
+    br.leaf = get_hash(b, "leaf", where);
+    br.path = get_path(b, where);
+  }
+  return p;
+}
+
+namespace {
+
+Verdict verify_inclusion_in(const InclusionProof& p, const Commitment& c) {
+  if (p.size != c.n) return {false, "proof is for a tree of " + std::to_string(p.size) +
+                                        " records, the commitment has " + std::to_string(c.n), ""};
+  ProofError e = verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, c.root);
+  if (e != ProofError::kOk) return {false, to_string(e), ""};
+  return {true, "", "record " + p.leaf.hex() + " is record " + std::to_string(p.index) + " of " +
+                        std::to_string(c.n)};
+}
+
+Verdict verify_exclusion_in(const ExclusionProof& p, const Commitment& c) {
+  if (p.size != c.n_unique) return {false, "proof is for a sorted tree of " + std::to_string(p.size) +
+                                               " records, the commitment has " + std::to_string(c.n_unique), ""};
+  ProofError e = verify_exclusion(kBlake2bTree, p, c.sorted_root);
+  if (e != ProofError::kOk) return {false, to_string(e), ""};
+  return {true, "", "record " + p.value.hex() + " is not among the " + std::to_string(c.n_unique) +
+                        " distinct committed records"};
+}
+
+Verdict verify_certificate(const json& doc, const Commitment& c, const std::string& where) {
+  const json& absent = need(doc, "absent", where);
+  const json& present = need(doc, "present", where);
+  const json& clean = need(doc, "clean", where);
+  if (!absent.is_array() || !present.is_array() || !clean.is_boolean())
+    bad("fields 'absent', 'present' must be arrays and 'clean' a boolean", where);
+  size_t i = 0;
+  for (const auto& a : absent) {
+    Verdict v = verify_exclusion_in(parse_exclusion_body(a, where), c);
+    if (!v.ok) return {false, "absent[" + std::to_string(i) + "]: " + v.reason, ""};
+    i++;
+  }
+  i = 0;
+  for (const auto& p : present) {
+    Verdict v = verify_inclusion_in(parse_inclusion_body(p, where), c);
+    if (!v.ok) return {false, "present[" + std::to_string(i) + "]: " + v.reason, ""};
+    i++;
+  }
+  if (clean.get<bool>() != present.empty())
+    return {false, "'clean' disagrees with the list of present records", ""};
+  std::string s = std::to_string(absent.size()) + " eval records proved absent, " +
+                  std::to_string(present.size()) + " proved present";
+  return {true, "", s};
+}
+
+}  // namespace
+
+Verdict verify_document(const json& doc, const Commitment& c, const std::string& where) {
+  check_envelope(doc, where);
+  const std::string format = doc["format"].get<std::string>();
+  const int64_t version = doc["version"].get<int64_t>();
+  if (format != kProofFormat && format != "wit.contamination")
+    throw Error("not a wit proof (format \"" + format + "\")", where);
+  if (version != kProofVersion)
+    throw Error("unsupported proof version " + std::to_string(version) + " (this wit reads version 1)", where);
+  if (doc.contains("hash") && doc["hash"] != kBlake2bTree.name) bad("unsupported hash", where);
+  if (auto m = commitment_mismatch(doc, c, where)) return {false, *m, ""};
+  if (format == "wit.contamination") return verify_certificate(doc, c, where);
+  const json& type = need(doc, "type", where);
+  if (type == "inclusion") {
+    InclusionProof p = parse_inclusion_body(doc, where);
+    if (auto m = record_mismatch(doc, p.leaf, where)) return {false, *m, ""};
+    return verify_inclusion_in(p, c);
+  }
+  if (type == "exclusion") {
+    ExclusionProof p = parse_exclusion_body(doc, where);
+    if (auto m = record_mismatch(doc, p.value, where)) return {false, *m, ""};
+    return verify_exclusion_in(p, c);
+  }
+  bad("unknown proof type " + type.dump(), where);
+}
+
+}  // namespace wit
