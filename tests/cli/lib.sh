@@ -1,0 +1,75 @@
+# Helpers for the CLI tests: run a built tool, check its exit status, streams
+# and the files it leaves. Source this file; set WIT_BIN to the tools' folder.
+set -u
+: "${WIT_BIN:?set WIT_BIN to the folder of the built tools}"
+export PATH="$WIT_BIN:$PATH"
+export OPENBLAS_NUM_THREADS=1
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/wit-cli.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 2
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); }
+fail() { echo "FAIL: $*" >&2; failed=$((failed + 1)); }
+
+# run N CMD...: runs CMD with stdout in $T/out, stderr in $T/err and expects exit N.
+run() {
+  local want=$1
+  shift
+  "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    fail "exit $rc (want $want): $*"
+    sed 's/^/  stderr: /' "$T/err" | head -5 >&2
+    return 1
+  fi
+  ok
+  return 0
+}
+
+# error_is TOOL PATTERN: stderr's first line is "TOOL: error: ..." matching PATTERN,
+# and stderr has at most one more line, a hint.
+error_is() {
+  local tool=$1 pat=$2
+  local first
+  first=$(head -n 1 "$T/err")
+  case "$first" in
+    "$tool: error: "*) ;;
+    *) fail "not a one-line error: $first"; return 1 ;;
+  esac
+  if ! grep -qE -- "$pat" <<<"$first"; then fail "error '$first' does not match /$pat/"; return 1; fi
+  local n
+  n=$(wc -l <"$T/err")
+  if [ "$n" -gt 2 ] || { [ "$n" -eq 2 ] && ! sed -n 2p "$T/err" | grep -q '^hint: '; }; then
+    fail "more than one error line: $(cat "$T/err")"
+    return 1
+  fi
+  ok
+}
+
+# absent PATH...: none of the paths exist, and no temp files are left beside them.
+absent() {
+  local p
+  for p in "$@"; do
+    if [ -e "$p" ]; then fail "left behind: $p"; return 1; fi
+    if compgen -G "$p.tmp.*" >/dev/null; then fail "temp file left behind: $p.tmp.*"; return 1; fi
+  done
+  ok
+}
+
+same_file() {
+  if cmp -s "$1" "$2"; then ok; else fail "files differ: $1 $2"; fi
+}
+
+# json_get FILE KEY: a top-level string, number or boolean field of a JSON file
+# pretty-printed by wit (two-space indent), without needing a JSON tool.
+json_get() {
+  sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1" | head -n 1
+}
+
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
