@@ -17,3 +17,23 @@ inline constexpr std::string_view kSourceDigest = "wit/source-digest/v1";
 inline constexpr std::string_view kReaderSpec = "wit/reader-spec/v1";
 
 }  // namespace wit::tags
+
+namespace wit::tags {
+
+// A checkpoint tensor's leaf: H(kTensorLeaf || name || dtype || shape || bytes), fields length-prefixed.
+inline constexpr std::string_view kTensorLeaf = "wit/tensor-leaf/v1";
+// The run id: H(kManifest || canonical manifest JSON bytes).
+inline constexpr std::string_view kManifest = "wit/manifest/v1";
+// The commitment to the secret seed published in the manifest: H(kSeedCommit || seed).
+inline constexpr std::string_view kSeedCommit = "wit/seed-commit/v1";
+// ChaCha20 keys: data order per epoch, initial weights per tensor, probe choice.
+inline constexpr std::string_view kDataOrder = "wit/data-order/v1";
+inline constexpr std::string_view kInitWeights = "wit/init-weights/v1";
+inline constexpr std::string_view kProbeChoice = "wit/probe-choice/v1";
+// Batch root: the RFC 6962 root over the batch's record leaves (no extra tag: it is a tree).
+// What a trainer's Ed25519 key signs for a tree head.
+inline constexpr std::string_view kTreeHead = "wit/tree-head/v1";
+// Challenge seed: H(kChallenge || head bytes || nonce).
+inline constexpr std::string_view kChallenge = "wit/challenge/v1";
+
+}  // namespace wit::tags

@@ -1,0 +1,67 @@
+// The run manifest (run.json): everything a replay needs, fixed before
+// training; its hash is the run id. Format: docs/manifest.md.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/bytes.h"
+#include "wit/commitment.h"
+#include "wit/model_spec.h"
+#include "wit/sign.h"
+
+namespace wit {
+
+inline constexpr const char* kManifestFormat = "wit.run";
+inline constexpr int kManifestVersion = 1;
+
+struct OptimizerConfig {
+  double lr = 3e-3, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
+  double grad_clip = 1.0;  // 0 = no clipping
+};
+
+struct ScheduleConfig {
+  int64_t warmup = 10;        // linear warmup steps
+  double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio at the last step
+};
+
+struct FingerprintConfig {
+  int64_t sketch_k = 512;     // weight-sketch buckets (power of two, >= 64)
+  Hash32 sketch_seed;         // public, fixed in the manifest
+  int64_t probe_every = 50;   // M: probe fingerprint every M steps and at the end
+  int64_t probe_records = 8;  // probe set: records chosen from the committed data by the seed
+  int64_t probe_dim = 64;     // m: projected dimensions
+};
+
+struct Manifest {
+  ModelConfig model;
+  OptimizerConfig opt;
+  ScheduleConfig schedule;
+  FingerprintConfig fp;
+  int64_t batch_size = 16, steps = 100;
+  int64_t checkpoint_every = 50;  // C
+  int64_t head_every = 10;        // N: sign a tree head every N entries (and at the end)
+  // The data: commitment roots and reader, copied from the commitment.
+  Hash32 data_root, data_sorted_root;
+  uint64_t data_n = 0, data_n_unique = 0;
+  ReaderSpec data_reader;
+  Hash32 seed_commitment;         // H(kSeedCommit || seed)
+  std::optional<Hash32> nonce;    // public registration nonce, if any
+  PublicKey trainer_key;
+  nlohmann::json software;        // {"wit": ..., "libtorch": ..., "blas": ...}: informational
+
+  nlohmann::json to_json() const;
+  std::string dump() const;  // canonical text written to RUN/run.json (and hashed)
+  Hash32 run_id() const;     // H(kManifest || dump())
+  static Manifest from_json(const nlohmann::json& j, const std::string& where);
+  static Manifest load(const std::string& path);
+
+  // Learning rate of step s (1-based): linear warmup, then cosine to min_lr_ratio.
+  double lr_at(int64_t step) const;
+};
+
+Hash32 seed_commitment(ByteView seed);
+
+}  // namespace wit

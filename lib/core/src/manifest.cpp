@@ -1,0 +1,145 @@
+// The run manifest: JSON form, validation, run id and the learning-rate schedule.
+#include "wit/manifest.h"
+
+#include <cmath>
+
+#include "wit/error.h"
+#include "wit/hash.h"
+#include "wit/io.h"
+#include "wit/tags.h"
+
+namespace wit {
+
+using nlohmann::json;
+
+Hash32 seed_commitment(ByteView seed) { return hash_tagged(tags::kSeedCommit, seed); }
+
+json Manifest::to_json() const {
+  json j = {
+      {"format", kManifestFormat},
+      {"version", kManifestVersion},
+      {"model", model.to_json()},
+      {"optimizer", {{"name", "adamw"}, {"lr", opt.lr}, {"beta1", opt.beta1}, {"beta2", opt.beta2},
+                     {"eps", opt.eps}, {"weight_decay", opt.weight_decay}, {"grad_clip", opt.grad_clip}}},
+      {"schedule", {{"name", "warmup-cosine"}, {"warmup", schedule.warmup}, {"min_lr_ratio", schedule.min_lr_ratio}}},
+      {"batch_size", batch_size},
+      {"steps", steps},
+      {"checkpoint_every", checkpoint_every},
+      {"head_every", head_every},
+      {"fingerprint", {{"sketch_k", fp.sketch_k}, {"sketch_seed", fp.sketch_seed.hex()},
+                       {"probe_every", fp.probe_every}, {"probe_records", fp.probe_records},
+                       {"probe_dim", fp.probe_dim}}},
+      {"data", {{"root", data_root.hex()}, {"sorted_root", data_sorted_root.hex()}, {"n", data_n},
+                {"n_unique", data_n_unique}, {"reader", data_reader.to_json()}}},
+      {"seed_commitment", seed_commitment.hex()},
+      {"nonce", nonce ? json(nonce->hex()) : json(nullptr)},
+      {"trainer_key", trainer_key.hex()},
+      {"software", software.is_null() ? json::object() : software},
+  };
+  return j;
+}
+
+std::string Manifest::dump() const { return to_json().dump(2) + "\n"; }
+
+Hash32 Manifest::run_id() const { return hash_tagged(tags::kManifest, ByteView(dump())); }
+
+namespace {
+
+struct Reader {
+  const std::string& where;
+  [[noreturn]] void bad(const std::string& why) const { throw Error("invalid manifest: " + why, where); }
+  const json& obj(const json& j, const char* k) const {
+    if (!j.contains(k) || !j[k].is_object()) bad(std::string("missing object '") + k + "'");
+    return j[k];
+  }
+  int64_t integer(const json& j, const char* k, int64_t lo, int64_t hi) const {
+    if (!j.contains(k) || !j[k].is_number_integer()) bad(std::string("'") + k + "' must be an integer");
+    int64_t v = j[k].get<int64_t>();
+    if (v < lo || v > hi) bad(std::string("'") + k + "' out of range");
+    return v;
+  }
+  double number(const json& j, const char* k, double lo, double hi) const {
+    if (!j.contains(k) || !j[k].is_number()) bad(std::string("'") + k + "' must be a number");
+    double v = j[k].get<double>();
+    if (!(v >= lo && v <= hi)) bad(std::string("'") + k + "' out of range");
+    return v;
+  }
+  Hash32 hash(const json& j, const char* k) const {
+    Hash32 h;
+    if (!j.contains(k) || !j[k].is_string() || !Hash32::from_hex(j[k].get<std::string>(), h))
+      bad(std::string("'") + k + "' must be 64 hex digits");
+    return h;
+  }
+};
+
+}  // namespace
+
+Manifest Manifest::from_json(const json& j, const std::string& where) {
+  Reader r{where};
+  if (!j.is_object()) r.bad("not a json object");
+  if (j.value("format", std::string()) != kManifestFormat) throw Error("not a wit run manifest (format is not \"wit.run\")", where);
+  if (!j.contains("version") || !j["version"].is_number_integer()) r.bad("missing version");
+  if (j["version"].get<int64_t>() != kManifestVersion)
+    throw Error("unsupported manifest version " + j["version"].dump() + " (this wit reads version 1)", where);
+  Manifest m;
+  m.model = ModelConfig::from_json(r.obj(j, "model"), where);
+  const json& o = r.obj(j, "optimizer");
+  if (o.value("name", std::string()) != "adamw") r.bad("optimizer name must be \"adamw\"");
+  m.opt.lr = r.number(o, "lr", 0, 10);
+  m.opt.beta1 = r.number(o, "beta1", 0, 0.999999);
+  m.opt.beta2 = r.number(o, "beta2", 0, 0.999999);
+  m.opt.eps = r.number(o, "eps", 0, 1);
+  m.opt.weight_decay = r.number(o, "weight_decay", 0, 10);
+  m.opt.grad_clip = r.number(o, "grad_clip", 0, 1e9);
+  const json& s = r.obj(j, "schedule");
+  if (s.value("name", std::string()) != "warmup-cosine") r.bad("schedule name must be \"warmup-cosine\"");
+  m.schedule.warmup = r.integer(s, "warmup", 0, int64_t(1) << 40);
+  m.schedule.min_lr_ratio = r.number(s, "min_lr_ratio", 0, 1);
+  m.batch_size = r.integer(j, "batch_size", 1, 1 << 20);
+  m.steps = r.integer(j, "steps", 1, int64_t(1) << 40);
+  m.checkpoint_every = r.integer(j, "checkpoint_every", 1, int64_t(1) << 40);
+  m.head_every = r.integer(j, "head_every", 1, int64_t(1) << 40);
+  const json& f = r.obj(j, "fingerprint");
+  m.fp.sketch_k = r.integer(f, "sketch_k", 64, 1 << 24);
+  if (m.fp.sketch_k & (m.fp.sketch_k - 1)) r.bad("'sketch_k' must be a power of two");
+  m.fp.sketch_seed = r.hash(f, "sketch_seed");
+  m.fp.probe_every = r.integer(f, "probe_every", 1, int64_t(1) << 40);
+  m.fp.probe_records = r.integer(f, "probe_records", 1, 1 << 16);
+  m.fp.probe_dim = r.integer(f, "probe_dim", 1, 1 << 20);
+  const json& d = r.obj(j, "data");
+  m.data_root = r.hash(d, "root");
+  m.data_sorted_root = r.hash(d, "sorted_root");
+  m.data_n = uint64_t(r.integer(d, "n", 1, INT64_MAX));
+  m.data_n_unique = uint64_t(r.integer(d, "n_unique", 1, INT64_MAX));
+  if (!d.contains("reader")) r.bad("missing data reader");
+  m.data_reader = ReaderSpec::from_json(d["reader"], where);
+  if (uint64_t(m.batch_size) > m.data_n) r.bad("batch_size is larger than the dataset");
+  m.seed_commitment = r.hash(j, "seed_commitment");
+  if (j.contains("nonce") && !j["nonce"].is_null()) m.nonce = r.hash(j, "nonce");
+  if (!j.contains("trainer_key") || !j["trainer_key"].is_string() ||
+      !PublicKey::from_hex(j["trainer_key"].get<std::string>(), m.trainer_key))
+    r.bad("'trainer_key' must be 64 hex digits");
+  m.software = j.value("software", json::object());
+  return m;
+}
+
+Manifest Manifest::load(const std::string& path) {
+  std::string text = read_file(path);
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw Error("invalid manifest: not valid json", path);
+  Manifest m = from_json(j, path);
+  // The run id is the hash of the canonical text; a file that is not in
+  // canonical form would give a different id than the one its log names.
+  if (m.dump() != text) throw Error("manifest is not in canonical form (edited by hand?)", path);
+  return m;
+}
+
+double Manifest::lr_at(int64_t step) const {
+  if (schedule.warmup > 0 && step <= schedule.warmup) return opt.lr * double(step) / double(schedule.warmup);
+  const double span = double(std::max<int64_t>(1, steps - schedule.warmup));
+  const double t = std::min(1.0, double(step - schedule.warmup) / span);
+  const double min_lr = opt.lr * schedule.min_lr_ratio;
+  return min_lr + 0.5 * (opt.lr - min_lr) * (1.0 + std::cos(M_PI * t));
+}
+
+}  // namespace wit

@@ -1,0 +1,70 @@
+// The full training state (parameters, AdamW moments, step) behind a
+// torch-free interface, with its checkpoint form and its witnesses.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wit/bytes.h"
+#include "wit/manifest.h"
+#include "wit/safetensors.h"
+
+namespace wit {
+
+class TrainState {
+ public:
+  TrainState();
+  ~TrainState();
+  TrainState(TrainState&&) noexcept;
+  TrainState& operator=(TrainState&&) noexcept;
+
+  // Parameters from the seed (model_spec.h), zero moments, step 0.
+  static TrainState initial(const ModelConfig& c, ByteView seed, const std::string& device = "cpu");
+  // From checkpoint tensors: exactly the expected names, dtypes and shapes, or wit::Error.
+  static TrainState from_tensors(const ModelConfig& c, const std::vector<TensorView>& tensors,
+                                 const std::string& where, const std::string& device = "cpu");
+  static TrainState load(const ModelConfig& c, const std::string& path, const std::string& device = "cpu");
+  TrainState clone() const;
+
+  int64_t step() const;
+  // Views of every tensor in checkpoint naming (on the CPU; valid until the state changes).
+  std::vector<TensorView> tensors() const;
+  Hash32 root() const;
+  void save(const std::string& path) const;
+
+  // Sketches of W (params), m and v, each k floats, global index over params in name order.
+  struct Sketches {
+    std::vector<float> w, m, v;
+  };
+  Sketches sketches(const Manifest& mf) const;
+
+  struct Impl;
+  Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Record bytes of one batch, in batch order.
+using BatchRecords = std::vector<std::string>;
+
+struct StepOutput {
+  float lr = 0, mean_loss = 0, grad_norm = 0;
+  std::vector<float> losses;  // per example, of the weights before the step
+};
+
+// THE training step, shared by wit-train and wit-replay: forward on the batch,
+// per-example losses, backward, grad norm and clipping, AdamW with the
+// manifest's schedule at `state.step() + 1`. Advances the state by one step.
+StepOutput train_step(const Manifest& mf, TrainState& state, const BatchRecords& batch);
+
+// The probe fingerprint: per-token log-probabilities of the probe records
+// under the state's weights, count-sketched to probe_dim floats.
+std::vector<float> probe_fingerprint(const Manifest& mf, const TrainState& state, const BatchRecords& probe);
+
+// Sets LibTorch's intra-op threads (0 = leave as is).
+void set_torch_threads(unsigned n);
+std::string torch_version();
+bool cuda_available();
+
+}  // namespace wit

@@ -1,0 +1,177 @@
+// TrainState over LibTorch tensors: creation from the seed, checkpoints and sketches.
+#include "wit/state.h"
+
+#include <torch/torch.h>
+
+#include <cstring>
+#include <map>
+
+#include "state_impl.h"
+#include "wit/error.h"
+#include "wit/model_spec.h"
+#include "wit/sketch.h"
+
+namespace wit {
+
+TrainState::TrainState() : impl_(new Impl) {}
+TrainState::~TrainState() = default;
+TrainState::TrainState(TrainState&&) noexcept = default;
+TrainState& TrainState::operator=(TrainState&&) noexcept = default;
+
+torch::Device parse_device(const std::string& device) {
+  if (device == "cpu") return torch::kCPU;
+  if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available())
+      throw Error("cuda requested but this LibTorch has no CUDA device", "--device " + device,
+                  "use --device cpu");
+    return torch::Device(device);
+  }
+  throw Error("unknown device '" + device + "'", "--device", "use cpu or cuda");
+}
+
+void TrainState::Impl::setup(const ModelConfig& c, const std::string& dev) {
+  cfg = c;
+  specs = gpt_params(c);
+  device = parse_device(dev);
+  index.clear();
+  for (size_t i = 0; i < specs.size(); i++) index[specs[i].name] = i;
+}
+
+TrainState TrainState::initial(const ModelConfig& c, ByteView seed, const std::string& device) {
+  TrainState st;
+  Impl& s = *st.impl_;
+  s.setup(c, device);
+  for (const auto& p : s.specs) {
+    auto t = torch::empty(p.shape, torch::kFloat32);
+    init_param(p, seed, t.data_ptr<float>());
+    s.params.push_back(t.to(s.device).set_requires_grad(true));
+    s.m.push_back(torch::zeros(p.shape, torch::TensorOptions().dtype(torch::kFloat32).device(s.device)));
+    s.v.push_back(torch::zeros(p.shape, torch::TensorOptions().dtype(torch::kFloat32).device(s.device)));
+  }
+  s.step = 0;
+  return st;
+}
+
+TrainState TrainState::from_tensors(const ModelConfig& c, const std::vector<TensorView>& tensors,
+                                    const std::string& where, const std::string& device) {
+  TrainState st;
+  Impl& s = *st.impl_;
+  s.setup(c, device);
+  std::map<std::string, const TensorView*> by_name;
+  for (const auto& t : tensors) by_name[t.name] = &t;
+  auto take = [&](const std::string& name, const std::vector<int64_t>& shape) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) throw Error("state lacks tensor '" + name + "'", where);
+    const TensorView& t = *it->second;
+    if (t.dtype != DType::kF32 || t.shape != shape)
+      throw Error("tensor '" + name + "' has the wrong dtype or shape for this model", where);
+    auto out = torch::empty(shape, torch::kFloat32);
+    std::memcpy(out.data_ptr<float>(), t.data.data, t.data.size);
+    by_name.erase(it);
+    return out.to(s.device);
+  };
+  for (const auto& p : s.specs) {
+    s.params.push_back(take(p.name, p.shape).set_requires_grad(true));
+    s.m.push_back(take(moment_name('m', p.name), p.shape));
+    s.v.push_back(take(moment_name('v', p.name), p.shape));
+  }
+  auto it = by_name.find(kStepTensor);
+  if (it == by_name.end() || it->second->dtype != DType::kI64 || it->second->shape != std::vector<int64_t>{1})
+    throw Error(std::string("state lacks an I64[1] tensor '") + kStepTensor + "'", where);
+  s.step = int64_t(get_le64(it->second->data.data));
+  if (s.step < 0) throw Error("state has a negative step", where);
+  by_name.erase(it);
+  if (!by_name.empty()) throw Error("state has an unexpected tensor '" + by_name.begin()->first + "'", where);
+  return st;
+}
+
+TrainState TrainState::load(const ModelConfig& c, const std::string& path, const std::string& device) {
+  Safetensors f = Safetensors::open(path);
+  return from_tensors(c, f.tensors(), path, device);
+}
+
+TrainState TrainState::clone() const {
+  TrainState st;
+  Impl& s = *st.impl_;
+  const Impl& o = *impl_;
+  s.cfg = o.cfg;
+  s.specs = o.specs;
+  s.device = o.device;
+  s.index = o.index;
+  s.step = o.step;
+  for (size_t i = 0; i < o.params.size(); i++) {
+    s.params.push_back(o.params[i].detach().clone().set_requires_grad(true));
+    s.m.push_back(o.m[i].clone());
+    s.v.push_back(o.v[i].clone());
+  }
+  return st;
+}
+
+int64_t TrainState::step() const { return impl_->step; }
+
+const std::vector<torch::Tensor>& TrainState::Impl::cpu(const std::vector<torch::Tensor>& ts,
+                                                        std::vector<torch::Tensor>& cache) const {
+  cache.clear();
+  for (const auto& t : ts) cache.push_back(t.detach().to(torch::kCPU).contiguous());
+  return cache;
+}
+
+std::vector<TensorView> TrainState::tensors() const {
+  Impl& s = *impl_;
+  s.cpu(s.params, s.cpu_params);
+  s.cpu(s.m, s.cpu_m);
+  s.cpu(s.v, s.cpu_v);
+  put_le64(s.step_bytes, uint64_t(s.step));
+  std::vector<TensorView> out;
+  auto view = [](const torch::Tensor& t) {
+    return ByteView(reinterpret_cast<const uint8_t*>(t.data_ptr<float>()), size_t(t.numel()) * 4);
+  };
+  for (size_t i = 0; i < s.specs.size(); i++) {
+    out.push_back({s.specs[i].name, DType::kF32, s.specs[i].shape, view(s.cpu_params[i])});
+    out.push_back({moment_name('m', s.specs[i].name), DType::kF32, s.specs[i].shape, view(s.cpu_m[i])});
+    out.push_back({moment_name('v', s.specs[i].name), DType::kF32, s.specs[i].shape, view(s.cpu_v[i])});
+  }
+  out.push_back({kStepTensor, DType::kI64, {1}, ByteView(s.step_bytes, 8)});
+  return out;
+}
+
+Hash32 TrainState::root() const { return checkpoint_root(tensors()); }
+
+void TrainState::save(const std::string& path) const { write_safetensors(path, tensors()); }
+
+TrainState::Sketches TrainState::sketches(const Manifest& mf) const {
+  const Impl& s = *impl_;
+  Sketches out;
+  const uint64_t k = uint64_t(mf.fp.sketch_k);
+  auto one = [&](const std::vector<torch::Tensor>& ts, const char* use) {
+    SketchSpec spec{k, sketch_seed(mf.fp.sketch_seed, use)};
+    std::vector<double> acc(k, 0.0);
+    uint64_t offset = 0;
+    for (const auto& t : ts) {
+      auto c = t.detach().to(torch::kCPU).contiguous();
+      sketch_add(spec, c.data_ptr<float>(), uint64_t(c.numel()), offset, acc.data());
+      offset += uint64_t(c.numel());
+    }
+    return std::vector<float>(acc.begin(), acc.end());
+  };
+  out.w = one(s.params, "weights");
+  out.m = one(s.m, "adam.m");
+  out.v = one(s.v, "adam.v");
+  return out;
+}
+
+void set_torch_threads(unsigned n) {
+  if (n) {
+    torch::set_num_threads(int(n));
+    torch::set_num_interop_threads(1);
+  }
+}
+
+std::string torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+bool cuda_available() { return torch::cuda::is_available(); }
+
+}  // namespace wit

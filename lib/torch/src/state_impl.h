@@ -1,0 +1,32 @@
+// Private: the LibTorch side of TrainState, shared by the wit_torch sources only.
+#pragma once
+#include <torch/torch.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "wit/model_spec.h"
+#include "wit/state.h"
+
+namespace wit {
+
+torch::Device parse_device(const std::string& device);
+
+struct TrainState::Impl {
+  ModelConfig cfg;
+  std::vector<ParamSpec> specs;                 // name order
+  std::unordered_map<std::string, size_t> index;
+  std::vector<torch::Tensor> params, m, v;      // name order, on `device`
+  int64_t step = 0;
+  torch::Device device = torch::kCPU;
+  // CPU copies behind the views tensors() hands out.
+  std::vector<torch::Tensor> cpu_params, cpu_m, cpu_v;
+  uint8_t step_bytes[8] = {0};
+
+  void setup(const ModelConfig& c, const std::string& dev);
+  const torch::Tensor& p(const std::string& name) const { return params[index.at(name)]; }
+  const std::vector<torch::Tensor>& cpu(const std::vector<torch::Tensor>& ts, std::vector<torch::Tensor>& cache) const;
+};
+
+}  // namespace wit
