@@ -1,0 +1,137 @@
+// The witness log (run.wlog): an append-only file of framed binary entries
+// whose leaf hashes form an RFC 6962 Merkle log, and the signed tree heads
+// (run.heads) over it. Formats: docs/witness-log.md.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/bytes.h"
+#include "wit/merkle.h"
+#include "wit/sign.h"
+
+namespace wit {
+
+// ---- entries ---------------------------------------------------------------
+
+inline constexpr char kEntryMagic[4] = {'W', 'I', 'T', 'E'};
+inline constexpr uint16_t kEntryVersion = 1;
+// Largest float vector an entry may hold (decode rejects bigger counts before allocating).
+inline constexpr uint32_t kMaxEntryFloats = uint32_t(1) << 24;
+
+// Entry 0: binds the log to the manifest (run id) and to the initial state.
+struct GenesisEntry {
+  Hash32 run_id;     // H(kManifest || manifest bytes)
+  Hash32 init_root;  // checkpoint_root of the initial state (params + zeroed optimizer state)
+  uint64_t n_params = 0;
+};
+
+// Entry s (s >= 1), written after training step s.
+struct StepEntry {
+  uint64_t step = 0;
+  float lr = 0, mean_loss = 0, grad_norm = 0;
+  Hash32 batch_root;              // RFC 6962 root over the batch's record leaves, in batch order
+  std::vector<float> losses;      // per-example losses of W(s-1) on batch s
+  std::vector<float> sketch;      // weight sketch of W(s), k floats
+  std::vector<float> sketch_m;    // sketch of AdamW's first moment after step s
+  std::vector<float> sketch_v;    // sketch of AdamW's second moment after step s
+  std::optional<std::vector<float>> probe;  // probe fingerprint of W(s), m floats, every M steps
+  std::optional<Hash32> ckpt_root;          // checkpoint root of the state after step s, every C steps
+};
+
+struct LogEntry {
+  bool genesis = false;
+  GenesisEntry g;
+  StepEntry s;
+};
+
+// Binary encoding (little-endian): magic "WITE", u16 version, u16 kind (0
+// genesis, 1 step), then the kind's fields; floats are IEEE-754 binary32 and
+// float vectors are a u32 count followed by the values.
+Bytes encode_entry(const LogEntry& e);
+// Throws wit::Error("...", where + " at byte N") on wrong magic, unknown
+// version or kind, truncation, trailing bytes, or impossible counts.
+LogEntry decode_entry(ByteView b, const std::string& where);
+// The entry's leaf in the log tree: H(0x00 || encoded entry).
+Hash32 entry_leaf(ByteView encoded);
+
+// ---- the log file ----------------------------------------------------------
+
+// Frames: u32 payload length, u32 low bits of XXH3-64(payload), payload.
+// A frame cut short at the end of the file (a torn write) is recoverable by
+// truncation; a bad frame before the end is corruption.
+class WitnessLog {
+ public:
+  // Reads the whole log. With `repair`, a torn tail is cut off the file (and
+  // `torn_bytes()` says how much); without it a torn tail is an error.
+  // A missing file is an error unless `create` is set.
+  static WitnessLog open(const std::string& path, bool repair, bool create = false);
+
+  uint64_t size() const { return leaves_.size(); }
+  const std::vector<Hash32>& leaves() const { return leaves_; }
+  const Bytes& entry_bytes(uint64_t i) const { return entries_[i]; }
+  LogEntry entry(uint64_t i) const;
+  uint64_t torn_bytes() const { return torn_; }
+
+  // Root of the first `size` entries.
+  Hash32 root(uint64_t size) const;
+  std::vector<Hash32> inclusion_proof(uint64_t index, uint64_t size) const;
+  std::vector<Hash32> consistency_proof(uint64_t old_size, uint64_t new_size) const;
+
+  // Appends one framed entry (buffered by the OS; call sync() to make it durable).
+  void append(const Bytes& encoded);
+  void sync();
+  // Drops entries from `n` on, on disk too (used when resuming from a checkpoint).
+  void truncate(uint64_t n);
+
+ private:
+  std::string path_;
+  std::vector<Bytes> entries_;
+  std::vector<Hash32> leaves_;
+  std::vector<uint64_t> offsets_;  // file offset of each frame
+  uint64_t torn_ = 0;
+  uint64_t end_ = 0;  // file offset just past the last good frame
+  // levels_[j-1][i] is the root of leaves [i*2^j, (i+1)*2^j): every aligned
+  // perfect subtree, kept as entries arrive, so any root or proof over any
+  // prefix costs O(log^2 n) hashes.
+  std::vector<std::vector<Hash32>> levels_;
+  void push(Bytes payload, uint64_t offset);
+  Hash32 range_hash(Range r) const;
+};
+
+// ---- signed tree heads -----------------------------------------------------
+
+struct TreeHead {
+  Hash32 run_id;
+  uint64_t size = 0;
+  Hash32 root;
+  uint64_t time = 0;  // seconds since the epoch; informational, signed
+  PublicKey key;
+  std::array<uint8_t, 64> sig{};
+
+  // len-prefixed kTreeHead tag || run_id || le64 size || root || le64 time.
+  Bytes signed_bytes() const;
+  bool signature_ok() const;
+  // One JSON object: {"run_id","size","root","time","key","sig"} (hex).
+  nlohmann::json to_json() const;
+  static TreeHead from_json(const nlohmann::json& j, const std::string& where);  // throws wit::Error
+};
+
+TreeHead sign_head(const SecretKey& k, const Hash32& run_id, uint64_t size, const Hash32& root, uint64_t time);
+
+// run.heads: one JSON head per line, appended and fsync'd. Refuses to append
+// after a torn last line (call repair_heads first).
+void append_head(const std::string& path, const TreeHead& h);
+// Reads all heads; a torn last line (no newline) is ignored when `repair` (the
+// file is not changed; `torn_bytes`, when given, says how long it was) and an
+// error otherwise. Any other bad line is an error naming PATH:LINE.
+std::vector<TreeHead> read_heads(const std::string& path, bool repair = false, uint64_t* torn_bytes = nullptr);
+// Cuts a torn last line off the heads file (a writer resuming after a crash);
+// returns the number of bytes cut. A missing file is left missing.
+uint64_t repair_heads(const std::string& path);
+
+}  // namespace wit
