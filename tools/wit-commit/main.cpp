@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
     spec.seq_len = seq_len;
     spec.validate();
     if (index_path.empty() && !no_index && out != "-") index_path = default_index_path(out);
+    if (index_path == "-" || (!index_path.empty() && index_path == out))
+      throw wit::Error("the index needs a file of its own", "--index " + index_path);
 
     uint64_t total = 0;
     for (const auto& f : files) {

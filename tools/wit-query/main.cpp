@@ -32,6 +32,9 @@ struct RecordArgs {
       return h;
     }
     record = !record_file.empty() ? wit::read_file(record_file) : text;
+    if (embed && !wit::is_utf8(*record))
+      throw wit::Error("--embed-record needs a UTF-8 record", record_file.empty() ? "--text" : record_file,
+                       "leave out --embed-record; the proof still names the record by its leaf hash");
     return wit::record_leaf(wit::ByteView(*record));
   }
 };
@@ -57,7 +60,6 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string commit_path, index_path, out = "-";
   bool quiet = false;
-  app.add_flag("-q,--quiet", quiet, "No summary on stderr");
 
   RecordArgs inc_args, exc_args;
   auto* inc = app.add_subcommand("include", "Prove a record is in the committed data (exit 1 if it is not)");
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
     sub->add_option("--commit", commit_path, "Commitment JSON")->required();
     sub->add_option("--index", index_path, "Data index (.widx)")->required();
     sub->add_option("-o,--output", out, "Proof to write (- = stdout)");
+    sub->add_flag("-q,--quiet", quiet, "No summary on stderr");
   }
   inc_args.add(inc);
   exc_args.add(exc);
@@ -82,7 +85,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"jsonl", "lines", "fortune", "tokens", "files"}));
   con->add_option("--field", field, "JSONL field (jsonl reader)");
   con->add_option("--seq-len", seq_len, "Tokens per record (tokens reader)");
-  con->add_option("--train-data", train_files, "Training files for the n-gram statistic (default: the commitment's inputs)");
+  con->add_option("--train-data", train_files, "A training file for the n-gram statistic (repeat for more; default: the commitment's inputs)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  con->add_flag("-q,--quiet", quiet, "No summary on stderr");
   con->add_flag("--no-ngrams", no_ngrams, "Skip the n-gram overlap statistic");
   con->add_option("-j,--threads", threads, "Hashing threads (0 = all cores)");
   con->add_option("-o,--output", out, "Certificate to write (- = stdout)");
@@ -94,6 +100,13 @@ int main(int argc, char** argv) {
   ver->add_option("--commit", commit_path, "Commitment JSON")->required();
   ver->add_option("PROOF", proof_path, "Proof or certificate JSON (- = stdin)");
   ver->add_flag("--json", json_out, "Print the verdict as JSON");
+  std::vector<std::string> cover_files;
+  std::string cover_reader;
+  ver->add_option("--eval", cover_files, "With a certificate: an eval file it must cover (repeat for more)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  ver->add_option("--reader", cover_reader, "Reader for --eval files (default: the certificate's)")
+      ->check(CLI::IsMember({"jsonl", "lines", "fortune", "tokens", "files"}));
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
     if (*inc || *exc) {
@@ -163,6 +176,18 @@ int main(int argc, char** argv) {
     nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
     if (doc.is_discarded()) throw wit::Error("invalid proof: not valid json", where);
     wit::Verdict v = wit::verify_document(doc, c, where);
+    if (v.ok && !cover_files.empty()) {
+      if (doc.value("format", std::string()) != wit::kContaminationFormat)
+        throw wit::Error("--eval applies to contamination certificates only", where);
+      wit::ReaderSpec spec = doc.contains("eval") && doc["eval"].contains("reader")
+                                 ? wit::ReaderSpec::from_json(doc["eval"]["reader"], where)
+                                 : c.reader;
+      if (!cover_reader.empty()) {
+        spec = wit::ReaderSpec{};
+        spec.kind = wit::ReaderSpec::parse_kind(cover_reader);
+      }
+      v = wit::certificate_covers(doc, wit::hash_records(spec, cover_files, 0).leaves, where);
+    }
     if (json_out)
       std::cout << nlohmann::json{{"valid", v.ok}, {"reason", v.reason}, {"summary", v.summary}}.dump() << "\n";
     else

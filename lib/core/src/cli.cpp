@@ -16,7 +16,9 @@ std::string one_line(std::string s) {
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
   while (!s.empty() && (s.back() == ' ' || s.back() == '.')) s.pop_back();
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
+  // Lowercase a capitalised first word ("Could not" -> "could not"), but leave
+  // names and acronyms ("EVALFILE is required", "JSON") as they are.
+  if (s.size() > 1 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'a' && s[1] <= 'z') s[0] = char(s[0] - 'A' + 'a');
   return s;
 }
 }  // namespace

@@ -220,4 +220,24 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
   return r;
 }
 
+Dataset::Dataset(const Commitment& c, const std::vector<std::string>& paths, unsigned threads)
+    : ls_(hash_records(c.reader, paths, threads)) {
+  if (ls_.leaves.size() != c.n || merkle_root(kBlake2bTree, ls_.leaves, threads) != c.root)
+    throw Error("data files do not match the commitment (different records or order)",
+                paths.empty() ? std::string("no files") : paths.front(),
+                "pass the files committed, in the same order, with the same reader");
+  uint64_t total = 0;
+  for (const auto& r : ls_.readers) {
+    first_.push_back(total);
+    total += r->count();
+  }
+}
+
+std::string Dataset::record(uint64_t i) const {
+  size_t r = size_t(std::upper_bound(first_.begin(), first_.end(), i) - first_.begin()) - 1;
+  std::string scratch;
+  ByteView v = ls_.readers[r]->record(i - first_[r], scratch);
+  return std::string(v.str());
+}
+
 }  // namespace wit

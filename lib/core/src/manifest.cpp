@@ -1,6 +1,7 @@
 // The run manifest: JSON form, validation, run id and the learning-rate schedule.
 #include "wit/manifest.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "wit/error.h"
@@ -140,6 +141,53 @@ double Manifest::lr_at(int64_t step) const {
   const double t = std::min(1.0, double(step - schedule.warmup) / span);
   const double min_lr = opt.lr * schedule.min_lr_ratio;
   return min_lr + 0.5 * (opt.lr - min_lr) * (1.0 + std::cos(M_PI * t));
+}
+
+TrainConfig TrainConfig::load(const std::string& path) {
+  std::string text = read_file(path);
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw Error("invalid training config: not a json object", path);
+  static const char* allowed[] = {"model", "optimizer", "schedule", "batch_size", "steps", "checkpoint_every",
+                                  "head_every", "fingerprint", "seed", "nonce"};
+  TrainConfig c;
+  c.overrides = json::object();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::find(std::begin(allowed), std::end(allowed), it.key()) == std::end(allowed))
+      throw Error("invalid training config: unknown key '" + it.key() + "'", path);
+    if (it.key() == "seed") {
+      Bytes b;
+      if (!it->is_string() || !from_hex(it->get<std::string>(), b) || b.size() != 32)
+        throw Error("invalid training config: 'seed' must be 64 hex digits", path);
+      c.seed = b;
+    } else if (it.key() == "nonce") {
+      Hash32 h;
+      if (!it->is_string() || !Hash32::from_hex(it->get<std::string>(), h))
+        throw Error("invalid training config: 'nonce' must be 64 hex digits", path);
+      c.nonce = h;
+    } else {
+      c.overrides[it.key()] = *it;
+    }
+  }
+  return c;
+}
+
+Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const PublicKey& key,
+                       const Hash32& seed_commit, const json& software, const std::string& where) {
+  Manifest m;
+  m.data_root = data.root;
+  m.data_sorted_root = data.sorted_root;
+  m.data_n = data.n;
+  m.data_n_unique = data.n_unique;
+  m.data_reader = data.reader;
+  m.seed_commitment = seed_commit;
+  m.nonce = cfg.nonce;
+  m.trainer_key = key;
+  m.software = software;
+  // The default sketch seed is public and tied to the data; a config may fix its own.
+  m.fp.sketch_seed = hash_tagged(tags::kSketchSeed, ByteView(data.root.data(), 32));
+  json j = m.to_json();
+  j.merge_patch(cfg.overrides);
+  return Manifest::from_json(j, where);
 }
 
 }  // namespace wit

@@ -2,6 +2,8 @@
 // against a commitment alone.
 #include "wit/proofs.h"
 
+#include <algorithm>
+
 #include "wit/error.h"
 #include "wit/hash.h"
 
@@ -200,6 +202,17 @@ Verdict verify_certificate(const json& doc, const Commitment& c, const std::stri
 }
 
 }  // namespace
+
+Verdict certificate_covers(const json& cert, const std::vector<Hash32>& eval_leaves, const std::string& where) {
+  std::vector<Hash32> proved;
+  for (const char* list : {"absent", "present"})
+    for (const auto& p : need(cert, list, where)) proved.push_back(get_hash(p, "leaf", where));
+  std::sort(proved.begin(), proved.end());
+  for (size_t i = 0; i < eval_leaves.size(); i++)
+    if (!std::binary_search(proved.begin(), proved.end(), eval_leaves[i]))
+      return {false, "eval record " + std::to_string(i) + " (" + eval_leaves[i].hex() + ") has no proof in the certificate", ""};
+  return {true, "", "the certificate covers all " + std::to_string(eval_leaves.size()) + " eval records"};
+}
 
 Verdict verify_document(const json& doc, const Commitment& c, const std::string& where) {
   check_envelope(doc, where);

@@ -41,6 +41,9 @@ std::string to_hex(ByteView v);
 // Parses an even-length hex string; false on any non-hex character.
 bool from_hex(std::string_view s, Bytes& out);
 
+// True when `s` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).
+bool is_utf8(std::string_view s);
+
 inline void put_le64(uint8_t* p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = uint8_t(v >> (8 * i)); }
 inline void put_le32(uint8_t* p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = uint8_t(v >> (8 * i)); }
 inline uint64_t get_le64(const uint8_t* p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = (v << 8) | p[i]; return v; }

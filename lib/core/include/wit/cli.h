@@ -17,7 +17,7 @@ void setup(CLI::App& app, const std::string& tool);
 // exception become "TOOL: error: ..." on stderr (plus a hint line) and exit 2.
 int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
 
-// Prints "TOOL: <msg>" on stderr unless quiet (for summaries and notes).
+// Prints "TOOL: <msg>" on stderr (summaries and notes; callers decide about --quiet).
 void note(const std::string& msg);
 const std::string& tool_name();
 

@@ -76,4 +76,19 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
 void sort_unique(const std::vector<Hash32>& leaves, std::vector<Hash32>& sorted,
                  std::vector<uint64_t>& first_pos);
 
+// Random access to the records of committed files, checked against their
+// commitment (same reader, same root) when opened.
+class Dataset {
+ public:
+  // Throws wit::Error when the files do not hash to the commitment's root.
+  Dataset(const Commitment& c, const std::vector<std::string>& paths, unsigned threads);
+  uint64_t size() const { return ls_.leaves.size(); }
+  std::string record(uint64_t i) const;
+  const Hash32& leaf(uint64_t i) const { return ls_.leaves[i]; }
+
+ private:
+  LeafSet ls_;
+  std::vector<uint64_t> first_;  // first global record index of each reader
+};
+
 }  // namespace wit

@@ -64,4 +64,21 @@ struct Manifest {
 
 Hash32 seed_commitment(ByteView seed);
 
+// The user's training config (--config run.json): any of "model", "optimizer",
+// "schedule", "batch_size", "steps", "checkpoint_every", "head_every",
+// "fingerprint" (as in the manifest; missing fields take defaults), plus an
+// optional "seed" (64 hex digits; secret, never copied into the manifest) and
+// "nonce" (a public registration nonce). Unknown keys are errors.
+struct TrainConfig {
+  nlohmann::json overrides;    // the manifest fields given
+  std::optional<Bytes> seed;   // 32 bytes when given
+  std::optional<Hash32> nonce;
+  static TrainConfig load(const std::string& path);
+};
+
+// The manifest of a new run: config over the defaults, with the data
+// commitment, trainer key, seed commitment and software filled in.
+Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const PublicKey& key,
+                       const Hash32& seed_commit, const nlohmann::json& software, const std::string& where);
+
 }  // namespace wit

@@ -52,4 +52,7 @@ struct Verdict {
 // ok = false with the reason.
 Verdict verify_document(const nlohmann::json& doc, const Commitment& c, const std::string& where);
 
+// Checks that a (verified) certificate has a proof for every one of `eval_leaves`.
+Verdict certificate_covers(const nlohmann::json& cert, const std::vector<Hash32>& eval_leaves, const std::string& where);
+
 }  // namespace wit

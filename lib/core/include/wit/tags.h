@@ -33,6 +33,8 @@ inline constexpr std::string_view kProbeChoice = "wit/probe-choice/v1";
 // Batch root: the RFC 6962 root over the batch's record leaves (no extra tag: it is a tree).
 // What a trainer's Ed25519 key signs for a tree head.
 inline constexpr std::string_view kTreeHead = "wit/tree-head/v1";
+// The default public sketch seed of a run: H(kSketchSeed || data root).
+inline constexpr std::string_view kSketchSeed = "wit/sketch-seed/v1";
 // Challenge seed: H(kChallenge || head bytes || nonce).
 inline constexpr std::string_view kChallenge = "wit/challenge/v1";
 
