@@ -53,15 +53,18 @@ TrainState TrainState::initial(const ModelConfig& c, ByteView seed, const std::s
 }
 
 TrainState TrainState::from_tensors(const ModelConfig& c, const std::vector<TensorView>& tensors,
-                                    const std::string& where, const std::string& device) {
+                                    const std::string& where, const std::string& device, bool params_only) {
   TrainState st;
   Impl& s = *st.impl_;
   s.setup(c, device);
   std::map<std::string, const TensorView*> by_name;
   for (const auto& t : tensors) by_name[t.name] = &t;
+  // A released model carries parameters only; a checkpoint carries the full state.
+  s.params_only = params_only && !by_name.count(kStepTensor);
+  const char* what = s.params_only ? "model" : "state";
   auto take = [&](const std::string& name, const std::vector<int64_t>& shape) {
     auto it = by_name.find(name);
-    if (it == by_name.end()) throw Error("state lacks tensor '" + name + "'", where);
+    if (it == by_name.end()) throw Error(std::string(what) + " lacks tensor '" + name + "'", where);
     const TensorView& t = *it->second;
     if (t.dtype != DType::kF32 || t.shape != shape)
       throw Error("tensor '" + name + "' has the wrong dtype or shape for this model", where);
@@ -70,25 +73,33 @@ TrainState TrainState::from_tensors(const ModelConfig& c, const std::vector<Tens
     by_name.erase(it);
     return out.to(s.device);
   };
+  auto zeros = [&](const std::vector<int64_t>& shape) {
+    return torch::zeros(shape, torch::TensorOptions().dtype(torch::kFloat32).device(s.device));
+  };
   for (const auto& p : s.specs) {
     s.params.push_back(take(p.name, p.shape).set_requires_grad(true));
-    s.m.push_back(take(moment_name('m', p.name), p.shape));
-    s.v.push_back(take(moment_name('v', p.name), p.shape));
+    s.m.push_back(s.params_only ? zeros(p.shape) : take(moment_name('m', p.name), p.shape));
+    s.v.push_back(s.params_only ? zeros(p.shape) : take(moment_name('v', p.name), p.shape));
   }
-  auto it = by_name.find(kStepTensor);
-  if (it == by_name.end() || it->second->dtype != DType::kI64 || it->second->shape != std::vector<int64_t>{1})
-    throw Error(std::string("state lacks an I64[1] tensor '") + kStepTensor + "'", where);
-  s.step = int64_t(get_le64(it->second->data.data));
-  if (s.step < 0) throw Error("state has a negative step", where);
-  by_name.erase(it);
-  if (!by_name.empty()) throw Error("state has an unexpected tensor '" + by_name.begin()->first + "'", where);
+  if (!s.params_only) {
+    auto it = by_name.find(kStepTensor);
+    if (it == by_name.end() || it->second->dtype != DType::kI64 || it->second->shape != std::vector<int64_t>{1})
+      throw Error(std::string("state lacks an I64[1] tensor '") + kStepTensor + "'", where);
+    s.step = int64_t(get_le64(it->second->data.data));
+    if (s.step < 0) throw Error("state has a negative step", where);
+    by_name.erase(it);
+  }
+  if (!by_name.empty()) throw Error(std::string(what) + " has an unexpected tensor '" + by_name.begin()->first + "'", where);
   return st;
 }
 
-TrainState TrainState::load(const ModelConfig& c, const std::string& path, const std::string& device) {
+TrainState TrainState::load(const ModelConfig& c, const std::string& path, const std::string& device,
+                            bool params_only) {
   Safetensors f = Safetensors::open(path);
-  return from_tensors(c, f.tensors(), path, device);
+  return from_tensors(c, f.tensors(), path, device, params_only);
 }
+
+bool TrainState::params_only() const { return impl_->params_only; }
 
 TrainState TrainState::clone() const {
   TrainState st;
@@ -99,6 +110,7 @@ TrainState TrainState::clone() const {
   s.device = o.device;
   s.index = o.index;
   s.step = o.step;
+  s.params_only = o.params_only;
   for (size_t i = 0; i < o.params.size(); i++) {
     s.params.push_back(o.params[i].detach().clone().set_requires_grad(true));
     s.m.push_back(o.m[i].clone());

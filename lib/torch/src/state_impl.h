@@ -19,6 +19,7 @@ struct TrainState::Impl {
   std::unordered_map<std::string, size_t> index;
   std::vector<torch::Tensor> params, m, v;      // name order, on `device`
   int64_t step = 0;
+  bool params_only = false;
   torch::Device device = torch::kCPU;
   // CPU copies behind the views tensors() hands out.
   std::vector<torch::Tensor> cpu_params, cpu_m, cpu_v;

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "wit/cli.h"
+#include "wit/fingerprint.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
 #include "wit/index.h"
@@ -154,9 +155,16 @@ TrainSummary train(const TrainOptions& opt) {
   sum.first_step = state.step() + 1;
 
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
-  BatchRecords probe;
-  for (uint64_t i : probe_indices(run_id, ByteView(seed), dataset.size(), uint64_t(mf.fp.probe_records)))
-    probe.push_back(dataset.record(i));
+  // The probe set, with proofs that its records are committed data, so anyone
+  // can fingerprint a released model against this run.
+  ProbeSet probe_set;
+  for (uint64_t i : probe_indices(run_id, ByteView(seed), dataset.size(), uint64_t(mf.fp.probe_records))) {
+    probe_set.indices.push_back(i);
+    probe_set.records.push_back(dataset.record(i));
+    probe_set.proofs.push_back(prove_inclusion(index, dataset.leaf(i), i));
+  }
+  write_file_atomic((fs::path(run) / "probe.json").string(), probe_set.to_json(mf).dump(1) + "\n");
+  const BatchRecords& probe = probe_set.records;
 
   const int64_t T = mf.steps;
   const int64_t last = opt.stop_after > 0 ? std::min(T, opt.stop_after) : T;

@@ -20,10 +20,16 @@ class TrainState {
 
   // Parameters from the seed (model_spec.h), zero moments, step 0.
   static TrainState initial(const ModelConfig& c, ByteView seed, const std::string& device = "cpu");
-  // From checkpoint tensors: exactly the expected names, dtypes and shapes, or wit::Error.
+  // From checkpoint tensors: exactly the expected names, dtypes and shapes, or
+  // wit::Error. With `params_only`, a released model (parameters alone) is
+  // accepted too, with zero moments and step 0.
   static TrainState from_tensors(const ModelConfig& c, const std::vector<TensorView>& tensors,
-                                 const std::string& where, const std::string& device = "cpu");
-  static TrainState load(const ModelConfig& c, const std::string& path, const std::string& device = "cpu");
+                                 const std::string& where, const std::string& device = "cpu",
+                                 bool params_only = false);
+  static TrainState load(const ModelConfig& c, const std::string& path, const std::string& device = "cpu",
+                         bool params_only = false);
+  // Whether the state came from parameters alone (no optimizer state).
+  bool params_only() const;
   TrainState clone() const;
 
   int64_t step() const;
