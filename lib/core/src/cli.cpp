@@ -59,7 +59,10 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
     std::cerr << g_tool << ": error: out of memory\n";
     return kError;
   } catch (const std::exception& e) {
-    std::cerr << g_tool << ": error: " << one_line(e.what()) << "\n";
+    // Foreign exceptions (LibTorch's carry a backtrace) are cut to their first line.
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    std::cerr << g_tool << ": error: " << one_line(what) << "\n";
     return kError;
   }
 }

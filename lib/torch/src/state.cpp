@@ -173,10 +173,16 @@ TrainState::Sketches TrainState::sketches(const Manifest& mf) const {
 }
 
 void set_torch_threads(unsigned n) {
-  if (n) {
-    torch::set_num_threads(int(n));
-    torch::set_num_interop_threads(1);
-  }
+  if (n) torch::set_num_threads(int(n));
+  // Inter-op parallelism is unused (one op at a time) and can be set only once per process.
+  static const bool once = [] {
+    try {
+      torch::set_num_interop_threads(1);
+    } catch (const std::exception&) {
+    }
+    return true;
+  }();
+  (void)once;
 }
 
 std::string torch_version() {
