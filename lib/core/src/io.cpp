@@ -11,6 +11,7 @@
 #include <cstring>
 #include <cstdlib>
 
+#include "wit/crash.h"
 #include "wit/error.h"
 
 namespace wit {
@@ -111,17 +112,8 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::write(ByteView v) {
-  int fd = stdout_ ? 1 : fd_;
-  const std::string& where = stdout_ ? std::string("stdout") : path_;
-  size_t off = 0;
-  while (off < v.size) {
-    ssize_t w = ::write(fd, v.data + off, v.size - off);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw Error("cannot write: " + lower_first(errno_text()), where);
-    }
-    off += size_t(w);
-  }
+  if (!write_all(stdout_ ? 1 : fd_, v.data, v.size, "atomic-write"))
+    throw Error("cannot write: " + lower_first(errno_text()), stdout_ ? std::string("stdout") : path_);
 }
 
 void AtomicFile::commit() {
