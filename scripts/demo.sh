@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The end-to-end demo on Debian's fortunes corpus: split it deterministically
-# into train and eval sets, commit both, and answer data-usage questions with
-# proofs that are verified with the commitment alone. Later stages (training
-# with witnesses, challenges, replay, evaluation, leaderboard) join as they land.
+# into train and eval sets, commit both, answer data-usage questions with
+# proofs verified from the commitment alone, and train a small GPT with
+# witnesses that anyone can check. Later stages (challenges, replay,
+# evaluation, leaderboard) join as they land.
 set -euo pipefail
 BUILD=${1:-build}
 BIN=$(cd "$BUILD/bin" && pwd)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${WIT_DEMO_OUT:-demo-out}
 FORTUNES=/usr/share/games/fortunes
 export PATH="$BIN:$PATH" OPENBLAS_NUM_THREADS=1
@@ -44,6 +46,21 @@ wit-query verify --commit train.commit.json excluded.proof.json
 say "5. contamination certificate: no eval fortune is in the training data"
 wit-query contamination --commit train.commit.json --index train.widx -o contamination.json eval.txt
 wit-query verify --commit train.commit.json contamination.json
+
+say "6. train a small GPT with witnesses (${WIT_DEMO_STEPS:-300} steps; per-step losses, sketches, signed heads)"
+steps=${WIT_DEMO_STEPS:-300}
+sed "s/\"steps\": [0-9]*/\"steps\": $steps/" "$ROOT/examples/tiny-gpt.json" >tiny-gpt.json
+[ -f trainer.key ] || wit-log keygen -o trainer.key
+wit-train --config tiny-gpt.json --data train.commit.json --index train.widx --key trainer.key --out run train.txt
+wit-log show run --from "$steps" --to "$steps"
+wit-log head run
+
+say "7. anyone checks the log: heads, signatures, consistency, genesis = init regenerated from the revealed seed"
+wit-log verify run
+
+say "8. the released model is bound to the run by its probe fingerprint"
+final=$(ls run/ckpt/*.safetensors | tail -n 1)
+wit-sketch match --run run "$final"
 
 say "done: artifacts are in $(pwd)"
 ls -l
