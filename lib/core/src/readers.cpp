@@ -1,0 +1,686 @@
+// The record readers (jsonl, lines, fortune, tokens, files) and the reader spec
+// JSON. docs/records.md is the normative description of the bytes produced here.
+#include "wit/readers.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+#include <mutex>
+#include <system_error>
+
+#include "wit/error.h"
+#include "wit/parallel.h"
+
+namespace wit {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The name a message uses for a path ("-" is stdin).
+std::string display_name(const std::string& path) { return path == "-" ? "stdin" : path; }
+
+std::string line_where(const std::string& path, uint64_t line) {
+  return display_name(path) + ":" + std::to_string(line);
+}
+
+// Lowercase first letter, as CLI.md wants for messages (strerror is capitalised).
+std::string lower_first(std::string s) {
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
+  return s;
+}
+
+// Makes text taken from the input safe for a one-line message: control and
+// non-ASCII bytes become '?', and long text is cut.
+std::string printable(std::string_view s, size_t max = 80) {
+  std::string out;
+  for (char c : s.substr(0, max)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+// Calls fn(offset, length, had_cr, line_number) for each '\n'-terminated line
+// (the last line may lack the '\n'); length excludes the '\n' and one trailing
+// '\r', had_cr says whether that '\r' was there. Line numbers are 1-based.
+template <class F>
+void for_each_line(ByteView v, F&& fn) {
+  size_t off = 0;
+  uint64_t line = 0;
+  while (off < v.size) {
+    const void* nl = std::memchr(v.data + off, '\n', v.size - off);
+    size_t end = nl ? size_t(static_cast<const uint8_t*>(nl) - v.data) : v.size;
+    size_t len = end - off;
+    bool cr = len > 0 && v.data[off + len - 1] == '\r';
+    fn(off, len - (cr ? 1 : 0), cr, ++line);
+    off = end + 1;
+  }
+}
+
+// Base for the readers over a single file ("-" is stdin).
+class SingleFileSource : public RecordSource {
+ public:
+  explicit SingleFileSource(const std::string& path)
+      : path_(path), file_(std::make_shared<MappedFile>(path)) {
+    files_.push_back({path, file_});
+  }
+  const std::vector<SourceFile>& files() const override { return files_; }
+
+ protected:
+  ByteView bytes() const { return file_->view(); }
+  std::string path_;
+  std::shared_ptr<MappedFile> file_;
+  std::vector<SourceFile> files_;
+};
+
+// A record that is one line (lines, jsonl) or a run of lines (fortune).
+struct LineRecord {
+  uint64_t off = 0;   // first byte in the file
+  uint64_t len = 0;   // bytes, without the final line's '\n' and '\r'
+  uint64_t line = 0;  // 1-based line number of its first line
+};
+
+// lines: every non-empty line, without its '\n' and one trailing '\r'.
+class LinesSource : public SingleFileSource {
+ public:
+  explicit LinesSource(const std::string& path) : SingleFileSource(path) {
+    for_each_line(bytes(), [&](size_t off, size_t len, bool, uint64_t line) {
+      if (len > 0) recs_.push_back({off, len, line});
+    });
+  }
+  uint64_t count() const override { return recs_.size(); }
+  ByteView record(uint64_t i, std::string&) const override {
+    return bytes().sub(recs_[i].off, recs_[i].len);
+  }
+  uint64_t line_of(uint64_t i) const override { return recs_[i].line; }
+
+ private:
+  std::vector<LineRecord> recs_;
+};
+
+// fortune: the lines between "%" lines, joined with '\n'. A record without
+// '\r' inside is a contiguous slice of the file; one with CRLF line ends is
+// rebuilt in scratch.
+class FortuneSource : public SingleFileSource {
+ public:
+  explicit FortuneSource(const std::string& path) : SingleFileSource(path) {
+    Rec cur;
+    bool open = false, any_text = false, last_cr = false;
+    auto flush = [&] {
+      // A record of nothing but empty lines is no record (docs/records.md).
+      if (open && any_text) recs_.push_back(cur);
+      open = any_text = false;
+    };
+    ByteView b = bytes();
+    for_each_line(b, [&](size_t off, size_t len, bool cr, uint64_t line) {
+      if (len == 1 && b.data[off] == '%') {
+        flush();
+        return;
+      }
+      if (!open) {
+        cur = Rec{{off, 0, line}, false};
+        open = true;
+      } else if (last_cr) {
+        cur.inner_cr = true;  // the previous line's '\r' now sits inside the record
+      }
+      cur.len = off + len - cur.off;
+      any_text |= len > 0;
+      last_cr = cr;
+    });
+    flush();
+  }
+  uint64_t count() const override { return recs_.size(); }
+  ByteView record(uint64_t i, std::string& scratch) const override {
+    const Rec& r = recs_[i];
+    ByteView slice = bytes().sub(r.off, r.len);
+    if (!r.inner_cr) return slice;
+    // Every line but the last still carries its '\r' in the slice; the last
+    // one's was already cut off, so it is copied as is.
+    scratch.clear();
+    std::string_view s = slice.str();
+    size_t pos = 0;
+    for (size_t nl; (nl = s.find('\n', pos)) != std::string_view::npos; pos = nl + 1) {
+      size_t len = nl - pos;
+      if (len > 0 && s[nl - 1] == '\r') len--;
+      scratch.append(s.substr(pos, len));
+      scratch += '\n';
+    }
+    scratch.append(s.substr(pos));
+    return ByteView(scratch);
+  }
+  uint64_t line_of(uint64_t i) const override { return recs_[i].line; }
+
+ private:
+  struct Rec : LineRecord {
+    bool inner_cr = false;  // some line other than the last ended in "\r\n"
+  };
+  std::vector<Rec> recs_;
+};
+
+// An input iterator over a line that records how far nlohmann's lexer has
+// read, so the handler learns where the field's string literal lies.
+class TrackingIter {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+  TrackingIter(const char* p, const char** read_to) : p_(p), read_to_(read_to) {}
+  reference operator*() const { return *p_; }
+  TrackingIter& operator++() {
+    *read_to_ = ++p_;
+    return *this;
+  }
+  TrackingIter operator++(int) {
+    TrackingIter t = *this;
+    ++*this;
+    return t;
+  }
+  bool operator==(const TrackingIter& o) const { return p_ == o.p_; }
+  bool operator!=(const TrackingIter& o) const { return p_ != o.p_; }
+
+ private:
+  const char* p_;
+  const char** read_to_;
+};
+
+// SAX handler that checks one JSONL line is an object and extracts the string
+// value of `field` at its top level. No DOM is built: only the value is kept,
+// with the position of its literal in the line.
+struct FieldFinder {
+  using json = nlohmann::json;
+  explicit FieldFinder(const std::string& f) : field(f) {}
+
+  const std::string& field;
+  const char* read_to = nullptr;  // end of what the lexer has read
+  int depth = 0;
+  bool next_is_field = false;  // the key just read at depth 1 was `field`
+  bool not_object = false, duplicate = false, found = false;
+  const char* type = nullptr;  // JSON type of the field's value
+  std::string value;           // the field's value, when a string
+  // Where the lexer stood after the field's key and after its string value.
+  // The lexer reads a string token up to its closing quote and no further, so
+  // [first '"' after key_end, value_end) should be the value's literal;
+  // JsonlSource checks that before relying on it.
+  const char* key_end = nullptr;
+  const char* value_end = nullptr;
+  // Parse error, if any.
+  bool syntax_error = false;
+  uint64_t error_column = 0;
+  std::string error_reason;
+
+  void reset() {
+    depth = 0;
+    next_is_field = not_object = duplicate = found = syntax_error = false;
+    type = nullptr;
+    value.clear();
+    key_end = value_end = nullptr;
+  }
+
+  // A scalar, or the start of an object or array. False aborts the parse.
+  bool on_value(const char* t) {
+    if (depth == 0 && std::strcmp(t, "object") != 0) {
+      not_object = true;
+      return false;
+    }
+    if (depth == 1 && next_is_field) {
+      type = t;
+      next_is_field = false;
+    }
+    return true;
+  }
+  bool null() { return on_value("null"); }
+  bool boolean(bool) { return on_value("boolean"); }
+  bool number_integer(json::number_integer_t) { return on_value("number"); }
+  bool number_unsigned(json::number_unsigned_t) { return on_value("number"); }
+  bool number_float(json::number_float_t, const json::string_t&) { return on_value("number"); }
+  bool binary(json::binary_t&) { return on_value("binary"); }
+  bool string(json::string_t& s) {
+    if (depth == 1 && next_is_field) {
+      value.assign(s);  // a copy: moving would take the lexer's buffer, reallocated per string
+      value_end = read_to;
+    }
+    return on_value("string");
+  }
+  bool start_object(std::size_t) {
+    bool ok = on_value("object");
+    depth++;
+    return ok;
+  }
+  bool end_object() {
+    depth--;
+    return true;
+  }
+  bool start_array(std::size_t) {
+    bool ok = on_value("array");
+    depth++;
+    return ok;
+  }
+  bool end_array() {
+    depth--;
+    return true;
+  }
+  bool key(json::string_t& k) {
+    if (depth == 1 && k == field) {
+      // Parsers disagree on which of two equal keys wins; refuse to guess.
+      if (found) {
+        duplicate = true;
+        return false;
+      }
+      found = next_is_field = true;
+      key_end = read_to;
+    }
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception& ex) {
+    syntax_error = true;
+    error_column = position;
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax
+    // error while parsing value - ...; last read: '...'": keep the reason only.
+    // The last-read text can be long and binary, and the column says where.
+    std::string msg = ex.what();
+    size_t p = msg.find("] ");
+    if (p != std::string::npos) msg.erase(0, p + 2);
+    if (msg.rfind("parse error at line", 0) == 0 && (p = msg.find(": ")) != std::string::npos)
+      msg.erase(0, p + 2);
+    std::string lr = "; last read: '" + last_token + "'";
+    if ((p = msg.find(lr)) != std::string::npos) msg.erase(p, lr.size());
+    error_reason = printable(msg, 120);
+    return false;
+  }
+
+  // Parses [b, e); true when the line is an object with a string `field`.
+  bool parse(const char* b, const char* e) {
+    reset();
+    read_to = b;
+    return json::sax_parse(TrackingIter(b, &read_to), TrackingIter(e, &read_to), this,
+                           json::input_format_t::json, /*strict=*/true) &&
+           found && std::strcmp(type, "string") == 0;
+  }
+};
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xC0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += char(0xE0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  } else {
+    out += char(0xF0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3F));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  }
+}
+
+// Reads 4 hex digits at s[i]; false if there are not 4.
+bool hex4(std::string_view s, size_t i, uint32_t& v) {
+  if (i + 4 > s.size()) return false;
+  v = 0;
+  for (size_t k = i; k < i + 4; k++) {
+    char c = s[k];
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (d < 0) return false;
+    v = v << 4 | uint32_t(d);
+  }
+  return true;
+}
+
+// Appends the decoded inside of a JSON string literal (without its quotes) to
+// out. It serves record(), which must be fast; open() checks its result
+// against nlohmann's for every record, so the two can never disagree. False on
+// anything a valid literal cannot contain.
+bool unescape_json(std::string_view in, std::string& out) {
+  size_t i = 0;
+  while (i < in.size()) {
+    size_t bs = in.find('\\', i);
+    if (bs == std::string_view::npos) bs = in.size();
+    out.append(in.substr(i, bs - i));
+    if (bs == in.size()) break;
+    if (bs + 1 == in.size()) return false;
+    char c = in[bs + 1];
+    i = bs + 2;
+    switch (c) {
+      case '"': case '\\': case '/': out += c; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        uint32_t cp, lo;
+        if (!hex4(in, i, cp)) return false;
+        i += 4;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return false;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          // A high surrogate must be followed by an escaped low one.
+          if (i + 2 > in.size() || in[i] != '\\' || in[i + 1] != 'u' || !hex4(in, i + 2, lo) ||
+              lo < 0xDC00 || lo > 0xDFFF)
+            return false;
+          i += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        append_utf8(out, cp);
+        break;
+      }
+      default: return false;
+    }
+  }
+  return true;
+}
+
+// jsonl: the string value of one top-level field of each non-blank line.
+//
+// Speed: parsing is the cost, so open() parses every line once, in parallel,
+// with nlohmann's SAX parser (no DOM), and reports the first malformed line by
+// number. It keeps no decoded text, only where the value's literal lies: a
+// literal without escapes is returned as a view of the file, one with escapes
+// is decoded by a small unescaper (checked against nlohmann's result in open()),
+// and only if neither check held would record() parse the line again. So
+// memory is a few words per record whatever the file size, and reading all
+// records after open() costs little more than copying the escaped ones.
+class JsonlSource : public SingleFileSource {
+ public:
+  JsonlSource(const std::string& path, const std::string& field)
+      : SingleFileSource(path), field_(field) {
+    ByteView b = bytes();
+    for_each_line(b, [&](size_t off, size_t len, bool cr, uint64_t line) {
+      // Blank (JSON whitespace only) lines are skipped; cr is whitespace too.
+      bool blank = std::all_of(b.data + off, b.data + off + len,
+                               [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; });
+      if (!blank) recs_.push_back({{off, len + (cr ? 1 : 0), line}, 0, 0, Mode::kReparse});
+    });
+    validate_all();
+  }
+  uint64_t count() const override { return recs_.size(); }
+  ByteView record(uint64_t i, std::string& scratch) const override {
+    const Rec& r = recs_[i];
+    if (r.mode == Mode::kView) return bytes().sub(r.voff, r.vlen);
+    // open() validated this line, so failing now means the file changed under us.
+    auto changed = [&] { return Error("file changed while reading", line_where(path_, r.line)); };
+    if (r.mode == Mode::kUnescape) {
+      scratch.clear();
+      if (!unescape_json(bytes().sub(r.voff, r.vlen).str(), scratch)) throw changed();
+      return ByteView(scratch);
+    }
+    FieldFinder h(field_);
+    const char* p = reinterpret_cast<const char*>(bytes().data) + r.off;
+    if (!h.parse(p, p + r.len)) throw changed();
+    scratch = std::move(h.value);
+    return ByteView(scratch);
+  }
+  uint64_t line_of(uint64_t i) const override { return recs_[i].line; }
+
+ private:
+  enum class Mode : uint8_t {
+    kView,      // [voff, voff + vlen) is the record
+    kUnescape,  // [voff, voff + vlen) is the inside of the literal, with escapes
+    kReparse,   // parse the line again
+  };
+  struct Rec : LineRecord {
+    uint64_t voff = 0, vlen = 0;
+    Mode mode = Mode::kReparse;
+  };
+
+  // Parses every line in parallel; throws for the lowest-numbered bad line, so
+  // the message does not depend on thread timing.
+  void validate_all() {
+    constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+    std::mutex mu;
+    std::atomic<uint64_t> first_bad{kNone};
+    std::string bad_what;
+    const char* base = reinterpret_cast<const char*>(bytes().data);
+    parallel_for(recs_.size(), 0, 512, [&](uint64_t lo, uint64_t hi) {
+      FieldFinder h(field_);
+      std::string check;
+      for (uint64_t i = lo; i < hi; i++) {
+        if (i > first_bad.load(std::memory_order_relaxed)) return;
+        Rec& r = recs_[i];
+        const char* p = base + r.off;
+        if (h.parse(p, p + r.len)) {
+          locate(r, p, h, check);
+          continue;
+        }
+        std::string what = describe(h);
+        std::lock_guard<std::mutex> g(mu);
+        if (i < first_bad.load()) {
+          first_bad.store(i);
+          bad_what = std::move(what);
+        }
+        return;
+      }
+    });
+    uint64_t i = first_bad.load();
+    if (i == kNone) return;
+    const Rec& r = recs_[i];
+    ByteView b = bytes();
+    bool unterminated = r.off + r.len == b.size && b.data[b.size - 1] != '\n';
+    throw Error(bad_what, line_where(path_, r.line),
+                unterminated ? "the file does not end with a newline: it may be truncated" : "");
+  }
+
+  // Chooses how record() produces the value nlohmann decoded from this line:
+  // a view of its literal, or the literal unescaped, whichever gives exactly
+  // the same bytes; else (never seen, kept for safety) parsing again.
+  static void locate(Rec& r, const char* line, const FieldFinder& h, std::string& check) {
+    const char* end = line + r.len;
+    if (!h.key_end || !h.value_end || h.key_end >= h.value_end || h.value_end > end) return;
+    // Only whitespace and ':' lie between the key and the value's opening quote.
+    size_t gap = size_t(h.value_end - h.key_end);
+    auto quote = static_cast<const char*>(std::memchr(h.key_end, '"', gap));
+    if (!quote || h.value_end - quote < 2 || h.value_end[-1] != '"') return;
+    std::string_view inside(quote + 1, size_t(h.value_end - quote - 2));
+    r.voff = r.off + uint64_t(inside.data() - line);
+    r.vlen = inside.size();
+    if (inside.find('\\') == std::string_view::npos) {
+      if (inside == h.value) r.mode = Mode::kView;
+      return;
+    }
+    check.clear();
+    if (unescape_json(inside, check) && check == h.value) r.mode = Mode::kUnescape;
+  }
+
+  std::string describe(const FieldFinder& h) const {
+    std::string f = "'" + printable(field_) + "'";
+    if (h.syntax_error)
+      return "invalid json: " + h.error_reason + " (column " + std::to_string(h.error_column) + ")";
+    if (h.not_object) return "not a json object";
+    if (h.duplicate) return "duplicate field " + f;
+    if (!h.found) return "missing field " + f;
+    return "field " + f + " is " + (h.type[0] == 'a' || h.type[0] == 'o' ? "an " : "a ") + h.type +
+           ", not a string";
+  }
+
+  std::string field_;
+  std::vector<Rec> recs_;
+};
+
+// tokens: non-overlapping windows of seq_len little-endian uint16 tokens.
+class TokensSource : public SingleFileSource {
+ public:
+  TokensSource(const std::string& path, uint64_t seq_len)
+      : SingleFileSource(path), window_(2 * seq_len) {
+    if (bytes().size % 2 != 0)
+      throw Error("token file has odd size",
+                  display_name(path) + " at byte " + std::to_string(bytes().size - 1));
+  }
+  // A trailing partial window is not a record.
+  uint64_t count() const override { return bytes().size / window_; }
+  ByteView record(uint64_t i, std::string&) const override {
+    return bytes().sub(i * window_, window_);
+  }
+  uint64_t line_of(uint64_t) const override { return 0; }
+
+ private:
+  uint64_t window_;  // bytes per record
+};
+
+// files: every regular file below a directory, in bytewise order of its
+// '/'-separated path relative to the directory. Symbolic links (to files or
+// directories) and special files are skipped, so the record set cannot reach
+// outside the directory or loop.
+class FilesSource : public RecordSource {
+ public:
+  explicit FilesSource(const std::string& dir) {
+    std::error_code ec;
+    fs::file_status st;
+    if (dir != "-") {
+      st = fs::status(dir, ec);
+      if (ec) throw Error("cannot open: " + lower_first(ec.message()), dir);
+    }
+    if (!fs::is_directory(st)) throw Error("the files reader needs a directory", display_name(dir));
+
+    std::vector<std::string> rels;
+    std::vector<std::string> todo{""};  // directories to list, relative to dir
+    std::string prefix = dir.back() == '/' ? dir : dir + "/";
+    while (!todo.empty()) {
+      std::string rel = std::move(todo.back());
+      todo.pop_back();
+      std::string here = rel.empty() ? dir : prefix + rel;
+      fs::directory_iterator it(here, ec), end;
+      if (ec) throw Error("cannot read directory: " + lower_first(ec.message()), here);
+      for (; it != end; it.increment(ec)) {
+        if (ec) break;
+        std::string name = rel.empty() ? it->path().filename().string()
+                                       : rel + "/" + it->path().filename().string();
+        fs::file_status s = it->symlink_status(ec);
+        if (ec) throw Error("cannot stat: " + lower_first(ec.message()), prefix + name);
+        if (fs::is_directory(s)) todo.push_back(name);
+        else if (fs::is_regular_file(s)) rels.push_back(name);
+      }
+      if (ec) throw Error("cannot read directory: " + lower_first(ec.message()), here);
+    }
+    // Bytewise, whatever the locale or char signedness.
+    std::sort(rels.begin(), rels.end(), [](const std::string& a, const std::string& b) {
+      int c = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
+      return c != 0 ? c < 0 : a.size() < b.size();
+    });
+    for (const std::string& rel : rels) {
+      std::string p = prefix + rel;
+      files_.push_back({p, std::make_shared<MappedFile>(p)});
+    }
+  }
+  uint64_t count() const override { return files_.size(); }
+  ByteView record(uint64_t i, std::string&) const override { return files_[i].content->view(); }
+  uint64_t line_of(uint64_t) const override { return 0; }
+  const std::vector<SourceFile>& files() const override { return files_; }
+
+ private:
+  std::vector<SourceFile> files_;
+};
+
+constexpr uint64_t kMaxSeqLen = uint64_t(1) << 32;
+
+struct KindName {
+  ReaderKind kind;
+  const char* name;
+};
+constexpr KindName kKinds[] = {{ReaderKind::kJsonl, "jsonl"},
+                               {ReaderKind::kLines, "lines"},
+                               {ReaderKind::kFortune, "fortune"},
+                               {ReaderKind::kTokens, "tokens"},
+                               {ReaderKind::kFiles, "files"}};
+
+// The reason a spec is unusable, or "" when it is fine.
+std::string spec_problem(const ReaderSpec& s) {
+  if (s.kind == ReaderKind::kJsonl && s.field.empty()) return "jsonl field name is empty";
+  if (s.kind == ReaderKind::kTokens && (s.seq_len < 1 || s.seq_len > kMaxSeqLen))
+    return "seq_len must be between 1 and " + std::to_string(kMaxSeqLen) + " for the tokens reader";
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json ReaderSpec::to_json() const {
+  nlohmann::json j = {{"kind", kind_name(kind)}};
+  if (kind == ReaderKind::kJsonl) j["field"] = field;
+  if (kind == ReaderKind::kTokens) j["seq_len"] = seq_len;
+  return j;
+}
+
+ReaderSpec ReaderSpec::from_json(const nlohmann::json& j, const std::string& where) {
+  auto fail = [&](const std::string& why) { throw Error("invalid reader spec: " + why, where); };
+  if (!j.is_object()) fail("not a json object");
+  auto k = j.find("kind");
+  if (k == j.end()) fail("missing 'kind'");
+  if (!k->is_string()) fail("'kind' is not a string");
+  ReaderSpec s;
+  std::string name = k->get<std::string>();
+  const KindName* found = nullptr;
+  for (const KindName& kn : kKinds)
+    if (name == kn.name) found = &kn;
+  if (!found) fail("unknown kind '" + printable(name) + "'");
+  s.kind = found->kind;
+  // Keys that do not apply to the kind are refused, so a spec has one spelling.
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    bool ok = key == "kind" || (key == "field" && s.kind == ReaderKind::kJsonl) ||
+              (key == "seq_len" && s.kind == ReaderKind::kTokens);
+    if (!ok) fail("unexpected key '" + printable(key) + "' for reader '" + name + "'");
+  }
+  if (s.kind == ReaderKind::kJsonl) {
+    auto f = j.find("field");
+    if (f != j.end()) {
+      if (!f->is_string()) fail("'field' is not a string");
+      s.field = f->get<std::string>();
+    }
+  }
+  if (s.kind == ReaderKind::kTokens) {
+    auto n = j.find("seq_len");
+    if (n == j.end()) fail("missing 'seq_len'");
+    if (n->is_number_unsigned()) {
+      s.seq_len = n->get<uint64_t>();
+    } else if (n->is_number_integer()) {
+      int64_t v = n->get<int64_t>();
+      s.seq_len = v < 0 ? 0 : uint64_t(v);
+    } else {
+      fail("'seq_len' is not an integer");
+    }
+  }
+  std::string why = spec_problem(s);
+  if (!why.empty()) fail(why);
+  return s;
+}
+
+ReaderKind ReaderSpec::parse_kind(const std::string& name) {
+  for (const KindName& kn : kKinds)
+    if (name == kn.name) return kn.kind;
+  throw Error("unknown reader kind '" + printable(name) + "'", "",
+              "expected jsonl, lines, fortune, tokens or files");
+}
+
+const char* ReaderSpec::kind_name(ReaderKind k) {
+  for (const KindName& kn : kKinds)
+    if (k == kn.kind) return kn.name;
+  return "unknown";
+}
+
+void ReaderSpec::validate() const {
+  std::string why = spec_problem(*this);
+  if (!why.empty()) throw Error("invalid reader spec: " + why);
+}
+
+std::unique_ptr<RecordSource> RecordSource::open(const ReaderSpec& spec, const std::string& path) {
+  spec.validate();
+  switch (spec.kind) {
+    case ReaderKind::kJsonl: return std::make_unique<JsonlSource>(path, spec.field);
+    case ReaderKind::kLines: return std::make_unique<LinesSource>(path);
+    case ReaderKind::kFortune: return std::make_unique<FortuneSource>(path);
+    case ReaderKind::kTokens: return std::make_unique<TokensSource>(path, spec.seq_len);
+    case ReaderKind::kFiles: return std::make_unique<FilesSource>(path);
+  }
+  throw Error("invalid reader spec: unknown kind");
+}
+
+}  // namespace wit

@@ -1,0 +1,89 @@
+// libFuzzer target for the text readers: the input is opened as a file with the
+// jsonl, lines and fortune readers. Only wit::Error may escape them, and each
+// jsonl record must equal what nlohmann's DOM parser gives for its line.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/error.h"
+#include "wit/readers.h"
+
+namespace {
+
+// The input as a file: an in-memory file (memfd), rewritten for each input and
+// opened by name, so the readers run exactly as they do on disk.
+std::string input_file(const uint8_t* data, size_t size) {
+  static int fd = memfd_create("fuzz_jsonl", 0);
+  if (fd < 0 || ftruncate(fd, 0) != 0) abort();
+  size_t off = 0;
+  while (off < size) {
+    ssize_t w = pwrite(fd, data + off, size - off, off_t(off));
+    if (w <= 0) abort();
+    off += size_t(w);
+  }
+  return "/proc/self/fd/" + std::to_string(fd);
+}
+
+void check(bool ok) {
+  if (!ok) abort();
+}
+
+// Line n (1-based) of the input, without its '\n'.
+std::string_view line_at(std::string_view in, uint64_t n) {
+  size_t b = 0;
+  for (uint64_t i = 1; i < n; i++) b = in.find('\n', b) + 1;
+  size_t e = in.find('\n', b);
+  return in.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b);
+}
+
+void run(const wit::ReaderSpec& spec, const std::string& path, std::string_view in) {
+  std::unique_ptr<wit::RecordSource> src;
+  try {
+    src = wit::RecordSource::open(spec, path);
+  } catch (const wit::Error&) {
+    return;  // malformed input, reported as it should be
+  }
+  std::string scratch;
+  uint64_t prev_line = 0;
+  for (uint64_t i = 0; i < src->count(); i++) {
+    std::string_view rec = src->record(i, scratch).str();
+    uint64_t line = src->line_of(i);
+    check(line > prev_line);
+    prev_line = line;
+    switch (spec.kind) {
+      case wit::ReaderKind::kJsonl: {
+        std::string_view l = line_at(in, line);
+        auto j = nlohmann::json::parse(l.begin(), l.end());
+        check(j.at("text").get<std::string>() == rec);
+        break;
+      }
+      case wit::ReaderKind::kLines:
+        check(!rec.empty() && rec.find('\n') == std::string_view::npos);
+        check(rec == line_at(in, line).substr(0, rec.size()));
+        break;
+      default:
+        check(!rec.empty() && ("\n" + std::string(rec) + "\n").find("\n%\n") == std::string::npos);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string path = input_file(data, size);
+  std::string_view in(reinterpret_cast<const char*>(data), size);
+  wit::ReaderSpec spec;
+  using K = wit::ReaderKind;
+  for (K k : {K::kJsonl, K::kLines, K::kFortune}) {
+    spec.kind = k;
+    run(spec, path, in);
+  }
+  return 0;
+}

@@ -1,0 +1,363 @@
+// Record readers on real temporary files: the exact records of each reader
+// (CRLF, blank lines, escapes, nesting, windows, directory order), their error
+// messages, the reader spec JSON, and record() from several threads.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "wit/error.h"
+#include "wit/readers.h"
+
+using namespace wit;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory under /tmp, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "wit-readers-XXXXXX").string();
+    if (!::mkdtemp(t.data())) FAIL("mkdtemp failed");
+    dir_ = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  // Writes `content` to dir/rel (creating parent directories); returns the path.
+  std::string write(const std::string& rel, const std::string& content) const {
+    fs::path p = fs::path(dir_) / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << content;
+    return p.string();
+  }
+  const std::string& path() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+std::vector<std::string> all_records(const RecordSource& src) {
+  std::vector<std::string> out;
+  std::string scratch;
+  for (uint64_t i = 0; i < src.count(); i++) out.emplace_back(src.record(i, scratch).str());
+  return out;
+}
+
+std::vector<uint64_t> all_lines(const RecordSource& src) {
+  std::vector<uint64_t> out;
+  for (uint64_t i = 0; i < src.count(); i++) out.push_back(src.line_of(i));
+  return out;
+}
+
+// True when record i is a view into the mapped file rather than a copy.
+bool points_into_file(const RecordSource& src, uint64_t i) {
+  std::string scratch;
+  ByteView r = src.record(i, scratch);
+  ByteView f = src.files().at(0).content->view();
+  return r.data >= f.data && r.data + r.size <= f.data + f.size;
+}
+
+ReaderSpec spec_of(ReaderKind k) {
+  ReaderSpec s;
+  s.kind = k;
+  return s;
+}
+
+ReaderSpec jsonl_spec(const std::string& field = "text") {
+  ReaderSpec s = spec_of(ReaderKind::kJsonl);
+  s.field = field;
+  return s;
+}
+
+ReaderSpec tokens_spec(uint64_t seq_len) {
+  ReaderSpec s = spec_of(ReaderKind::kTokens);
+  s.seq_len = seq_len;
+  return s;
+}
+
+// The message and hint of the wit::Error that fn throws ("" if none).
+template <class F>
+std::pair<std::string, std::string> error_of(F&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return {e.what(), e.hint()};
+  }
+  return {"", ""};
+}
+
+using Strings = std::vector<std::string>;
+using Lines = std::vector<uint64_t>;
+
+}  // namespace
+
+TEST_CASE("lines: CRLF, blank lines, no final newline", "[readers]") {
+  TempDir t;
+  std::string f = t.write("a.txt", "alpha\r\nbeta\n\n\r\n  \ngamma\r\r\ndelta");
+  auto src = RecordSource::open(spec_of(ReaderKind::kLines), f);
+  CHECK(all_records(*src) == Strings{"alpha", "beta", "  ", "gamma\r", "delta"});
+  CHECK(all_lines(*src) == Lines{1, 2, 5, 6, 7});
+  for (uint64_t i = 0; i < src->count(); i++) CHECK(points_into_file(*src, i));
+  REQUIRE(src->files().size() == 1);
+  CHECK(src->files()[0].path == f);
+  CHECK(src->files()[0].content->size() == 31);
+
+  CHECK(RecordSource::open(spec_of(ReaderKind::kLines), t.write("e", ""))->count() == 0);
+  CHECK(RecordSource::open(spec_of(ReaderKind::kLines), t.write("n", "\n\r\n\n"))->count() == 0);
+  std::string nope = t.path() + "/nope";
+  CHECK(error_of([&] { RecordSource::open(spec_of(ReaderKind::kLines), nope); }).first ==
+        "cannot open: no such file or directory: " + nope);
+}
+
+TEST_CASE("fortune: separators, empty records, CRLF", "[readers]") {
+  TempDir t;
+  std::string f = t.write("f",
+                          "A\n%\nB1\nB2\n%\n%\n\n%\nC\r\nD\r\n%\n%%\n% \n%\n\n\nE\n");
+  auto src = RecordSource::open(spec_of(ReaderKind::kFortune), f);
+  CHECK(all_records(*src) == Strings{"A", "B1\nB2", "C\nD", "%%\n% ", "\n\nE"});
+  CHECK(all_lines(*src) == Lines{1, 3, 9, 12, 15});
+  CHECK(points_into_file(*src, 1));
+  CHECK(!points_into_file(*src, 2));  // CRLF inside: rebuilt in scratch
+
+  // One '\r' per line is stripped, on the last line of a record too.
+  src = RecordSource::open(spec_of(ReaderKind::kFortune), t.write("g", "a\r\r\nb\r\r\n%\r\nc\r\n"));
+  CHECK(all_records(*src) == Strings{"a\r\nb\r", "c"});
+  CHECK(all_lines(*src) == Lines{1, 4});
+
+  // No separator at all: the whole file is one record; a blank file has none.
+  src = RecordSource::open(spec_of(ReaderKind::kFortune), t.write("h", "x\ny"));
+  CHECK(all_records(*src) == Strings{"x\ny"});
+  CHECK(RecordSource::open(spec_of(ReaderKind::kFortune), t.write("i", "\n%\n\n"))->count() == 0);
+}
+
+TEST_CASE("fortune: a real Debian fortune file", "[readers]") {
+  const std::string f = "/usr/share/games/fortunes/computers";
+  if (!fs::exists(f)) {
+    WARN("skipped: " << f << " not installed (apt-get install fortunes)");
+    return;
+  }
+  auto src = RecordSource::open(spec_of(ReaderKind::kFortune), f);
+  auto recs = all_records(*src);
+  REQUIRE(recs.size() > 1000);
+  CHECK(recs.front().rfind("!07/11 PDP a ni deppart m'I  !pleH", 0) == 0);
+  CHECK(src->line_of(0) == 1);
+  for (const std::string& r : recs) {
+    CHECK(!r.empty());
+    // No line of a record is a separator.
+    CHECK(("\n" + r + "\n").find("\n%\n") == std::string::npos);
+  }
+  // strfile(1) counted the same records when it built the .dat index (its
+  // header is big-endian: version, numstr, ...).
+  std::ifstream dat(f + ".dat", std::ios::binary);
+  unsigned char h[8];
+  if (dat.read(reinterpret_cast<char*>(h), 8)) {
+    uint32_t numstr = uint32_t(h[4]) << 24 | uint32_t(h[5]) << 16 | uint32_t(h[6]) << 8 | h[7];
+    CHECK(recs.size() == numstr);
+  }
+}
+
+TEST_CASE("jsonl: fields, escapes, blank lines", "[readers]") {
+  TempDir t;
+  std::string f = t.write("d.jsonl",
+                          "{\"text\":\"hello\"}\n"
+                          " \t \n"
+                          "{\"id\":1,\"text\":\"caf\\u00e9 \\ud83d\\ude00\\n\\\"q\\\" \\/\"}\n"
+                          "{\"text\":\"\"}\r\n"
+                          "\r\n"
+                          "{\"meta\":{\"text\":1,\"a\":[{\"text\":2}]},"
+                          "\"text\":\"nested ok\",\"n\":1e300}\r\n"
+                          "\xef\xbb\xbf{\"text\":\"caf\xc3\xa9\"}");
+  auto src = RecordSource::open(jsonl_spec(), f);
+  CHECK(all_records(*src) ==
+        Strings{"hello", "caf\xc3\xa9 \xf0\x9f\x98\x80\n\"q\" /", "", "nested ok", "caf\xc3\xa9"});
+  CHECK(all_lines(*src) == Lines{1, 3, 4, 6, 7});
+  CHECK(points_into_file(*src, 0));
+  CHECK(!points_into_file(*src, 1));  // escapes: decoded into scratch
+  CHECK(points_into_file(*src, 3));
+
+  std::string g = t.write("e.jsonl", "{\"text\":1,\"body\":\"b1\"}\n{\"body\":\"b\\u0032\"}\n");
+  CHECK(all_records(*RecordSource::open(jsonl_spec("body"), g)) == Strings{"b1", "b2"});
+}
+
+TEST_CASE("jsonl: errors name the line", "[readers]") {
+  TempDir t;
+  auto err = [&](const std::string& content, const std::string& field = "text") {
+    std::string f = t.write("x.jsonl", content);
+    return error_of([&] { RecordSource::open(jsonl_spec(field), f); });
+  };
+  std::string w = t.path() + "/x.jsonl";
+  CHECK(err("{\"text\":\"a\"}\n\n{\"txt\":\"b\"}\n").first == "missing field 'text': " + w + ":3");
+  CHECK(err("{\"text\":\"a\"}\n{\"text\":7}\n").first ==
+        "field 'text' is a number, not a string: " + w + ":2");
+  CHECK(err("{\"text\":null}\n").first == "field 'text' is a null, not a string: " + w + ":1");
+  CHECK(err("{\"text\":[\"a\"]}\n").first == "field 'text' is an array, not a string: " + w + ":1");
+  CHECK(err("{\"text\":{}}\n").first == "field 'text' is an object, not a string: " + w + ":1");
+  CHECK(err("[{\"text\":\"a\"}]\n").first == "not a json object: " + w + ":1");
+  CHECK(err("\"text\"\n").first == "not a json object: " + w + ":1");
+  CHECK(err("{\"text\":\"a\",\"text\":\"b\"}\n").first == "duplicate field 'text': " + w + ":1");
+  CHECK(err("{\"text\":\"a\"}\n{\"body\":1}\n", "body").first ==
+        "missing field 'body': " + w + ":1");
+
+  auto bad = err("{\"text\":\"a\"}\n{\"text\":\"a\",}\n");
+  CHECK(bad.first.rfind("invalid json: syntax error", 0) == 0);
+  CHECK(bad.first.find("(column 13)") != std::string::npos);
+  CHECK(bad.first.size() - bad.first.rfind(": " + w + ":2") == w.size() + 4);
+  CHECK(bad.second.empty());
+
+  // Raw control bytes and invalid UTF-8 are errors, and never reach the message.
+  for (std::string line : {"{\"text\":\"a\tb\"}", "{\"text\":\"\xff\"}", "{\"text\":\"\\ud800\"}",
+                           "{\"text\":\"a\"} x", "{\"text\":1e400}"}) {
+    bad = err(line + "\n");
+    INFO(line);
+    CHECK(bad.first.rfind("invalid json: ", 0) == 0);
+    CHECK(bad.first.find(": " + w + ":1") != std::string::npos);
+    for (char c : bad.first) CHECK((c >= 0x20 && c < 0x7f));
+  }
+
+  // A last line cut short, without its newline, is an error with a hint.
+  bad = err("{\"text\":\"a\"}\n{\"text\":\"b");
+  CHECK(bad.first.rfind("invalid json: ", 0) == 0);
+  CHECK(bad.first.find(": " + w + ":2") != std::string::npos);
+  CHECK(bad.second.find("truncated") != std::string::npos);
+  // A complete last line without its newline is fine.
+  CHECK(all_records(*RecordSource::open(jsonl_spec(), t.write("y", "{\"text\":\"a\"}"))) ==
+        Strings{"a"});
+}
+
+TEST_CASE("jsonl: the first bad line is reported, whatever the threads", "[readers]") {
+  TempDir t;
+  std::string content;
+  for (int i = 1; i <= 20000; i++) {
+    if (i == 17001) content += "{\"text\":\"x\"\n";
+    else if (i == 9001) content += "{\"nottext\":\"x\"}\n";
+    else if (i == 12001) content += "{\"text\":false}\n";
+    else content += "{\"text\":\"record " + std::to_string(i) + "\"}\n";
+  }
+  std::string f = t.write("big.jsonl", content);
+  for (int round = 0; round < 5; round++)
+    CHECK(error_of([&] { RecordSource::open(jsonl_spec(), f); }).first ==
+          "missing field 'text': " + f + ":9001");
+}
+
+TEST_CASE("tokens: windows, partial window, odd size", "[readers]") {
+  TempDir t;
+  std::string data;
+  for (int i = 0; i < 7; i++) data += {char(i), char(0x10 + i)};
+  std::string f = t.write("t.bin", data);
+  auto src = RecordSource::open(tokens_spec(3), f);
+  CHECK(all_records(*src) == Strings{data.substr(0, 6), data.substr(6, 6)});  // token 6 dropped
+  CHECK(src->line_of(1) == 0);
+  CHECK(points_into_file(*src, 1));
+  CHECK(RecordSource::open(tokens_spec(7), f)->count() == 1);
+  CHECK(RecordSource::open(tokens_spec(8), f)->count() == 0);
+  CHECK(RecordSource::open(tokens_spec(1), f)->count() == 7);
+
+  std::string odd = t.write("odd.bin", data + "x");
+  CHECK(error_of([&] { RecordSource::open(tokens_spec(3), odd); }).first ==
+        "token file has odd size: " + odd + " at byte 14");
+  CHECK(error_of([&] { RecordSource::open(tokens_spec(0), f); }).first ==
+        "invalid reader spec: seq_len must be between 1 and 4294967296 for the tokens reader");
+}
+
+TEST_CASE("files: nested directories in bytewise order", "[readers]") {
+  TempDir t;
+  std::string d = t.path() + "/data";
+  t.write("data/b.txt", "B");
+  t.write("data/a/z", "Z");
+  t.write("data/a/b/c", "C\n");
+  t.write("data/a.txt", "A.TXT");
+  t.write("data/A", "upper");
+  t.write("data/.hidden", "h");
+  t.write("data/empty", "");
+  t.write("data/\xc3\xa9", "e-acute");
+  t.write("outside", "not in data");
+  fs::create_symlink(t.path() + "/outside", d + "/link");
+  fs::create_directory_symlink(t.path(), d + "/loop");
+
+  auto src = RecordSource::open(spec_of(ReaderKind::kFiles), d);
+  CHECK(all_records(*src) == Strings{"h", "upper", "A.TXT", "C\n", "Z", "B", "", "e-acute"});
+  std::vector<std::string> paths;
+  for (const SourceFile& sf : src->files()) paths.push_back(sf.path);
+  CHECK(paths == Strings{d + "/.hidden", d + "/A", d + "/a.txt", d + "/a/b/c", d + "/a/z",
+                         d + "/b.txt", d + "/empty", d + "/\xc3\xa9"});
+  CHECK(src->line_of(0) == 0);
+
+  // A trailing slash does not double the separator.
+  CHECK(RecordSource::open(spec_of(ReaderKind::kFiles), d + "/")->files()[1].path == d + "/A");
+  CHECK(error_of([&] { RecordSource::open(spec_of(ReaderKind::kFiles), d + "/b.txt"); }).first ==
+        "the files reader needs a directory: " + d + "/b.txt");
+  CHECK(error_of([&] { RecordSource::open(spec_of(ReaderKind::kFiles), "-"); }).first ==
+        "the files reader needs a directory: stdin");
+  fs::create_directory(t.path() + "/void");
+  CHECK(RecordSource::open(spec_of(ReaderKind::kFiles), t.path() + "/void")->count() == 0);
+}
+
+TEST_CASE("record() from two threads gives the same bytes", "[readers]") {
+  TempDir t;
+  std::string jl, ft;
+  for (int i = 0; i < 5000; i++) {
+    jl += "{\"text\":\"r" + std::to_string(i) + (i % 3 ? "\\n\\u00e9\"}\n" : "\"}\n");
+    ft += "line " + std::to_string(i) + "\r\nmore\r\n%\r\n";
+  }
+  for (auto& [spec, path] : {std::pair{jsonl_spec(), t.write("a.jsonl", jl)},
+                             std::pair{spec_of(ReaderKind::kFortune), t.write("b.txt", ft)}}) {
+    auto src = RecordSource::open(spec, path);
+    REQUIRE(src->count() == 5000);
+    Strings serial = all_records(*src), r1, r2;
+    std::thread a([&] { r1 = all_records(*src); });
+    std::thread b([&] { r2 = all_records(*src); });
+    a.join();
+    b.join();
+    CHECK(r1 == serial);
+    CHECK(r2 == serial);
+  }
+}
+
+TEST_CASE("reader spec JSON", "[readers]") {
+  CHECK(jsonl_spec("body").to_json().dump() == R"({"field":"body","kind":"jsonl"})");
+  CHECK(tokens_spec(1024).to_json().dump() == R"({"kind":"tokens","seq_len":1024})");
+  CHECK(spec_of(ReaderKind::kLines).to_json().dump() == R"({"kind":"lines"})");
+  CHECK(spec_of(ReaderKind::kFortune).to_json().dump() == R"({"kind":"fortune"})");
+  CHECK(spec_of(ReaderKind::kFiles).to_json().dump() == R"({"kind":"files"})");
+
+  for (ReaderSpec s : {jsonl_spec("body"), tokens_spec(7), spec_of(ReaderKind::kFiles)}) {
+    ReaderSpec r = ReaderSpec::from_json(s.to_json(), "c.json");
+    CHECK(r.to_json() == s.to_json());
+  }
+  CHECK(ReaderSpec::from_json(nlohmann::json::parse(R"({"kind":"jsonl"})"), "w").field == "text");
+
+  auto err = [](const char* text) {
+    return error_of([&] { ReaderSpec::from_json(nlohmann::json::parse(text), "c.json"); }).first;
+  };
+  CHECK(err("[]") == "invalid reader spec: not a json object: c.json");
+  CHECK(err("{}") == "invalid reader spec: missing 'kind': c.json");
+  CHECK(err(R"({"kind":3})") == "invalid reader spec: 'kind' is not a string: c.json");
+  CHECK(err(R"({"kind":"csv"})") == "invalid reader spec: unknown kind 'csv': c.json");
+  CHECK(err(R"({"kind":"lines","field":"text"})") ==
+        "invalid reader spec: unexpected key 'field' for reader 'lines': c.json");
+  CHECK(err(R"({"kind":"tokens"})") == "invalid reader spec: missing 'seq_len': c.json");
+  CHECK(err(R"({"kind":"tokens","seq_len":-4})") ==
+        "invalid reader spec: seq_len must be between 1 and 4294967296 for the tokens reader: "
+        "c.json");
+  CHECK(err(R"({"kind":"tokens","seq_len":4.5})") ==
+        "invalid reader spec: 'seq_len' is not an integer: c.json");
+  CHECK(err(R"({"kind":"jsonl","field":""})") ==
+        "invalid reader spec: jsonl field name is empty: c.json");
+  CHECK(err(R"({"kind":"jsonl","field":1})") ==
+        "invalid reader spec: 'field' is not a string: c.json");
+
+  CHECK(ReaderSpec::parse_kind("fortune") == ReaderKind::kFortune);
+  CHECK(std::string(ReaderSpec::kind_name(ReaderKind::kTokens)) == "tokens");
+  auto pk = error_of([] { ReaderSpec::parse_kind("csv"); });
+  CHECK(pk.first == "unknown reader kind 'csv'");
+  CHECK(!pk.second.empty());
+  CHECK_NOTHROW(jsonl_spec().validate());
+  CHECK_THROWS_AS(tokens_spec(0).validate(), Error);
+}
