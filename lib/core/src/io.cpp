@@ -61,7 +61,9 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     ::close(fd);
     throw Error("is a directory", path);
   }
-  if (S_ISREG(st.st_mode)) {
+  // Small files are read, not mapped: a process may hold only ~65,000 maps,
+  // and the files reader opens one MappedFile per record.
+  if (S_ISREG(st.st_mode) && st.st_size >= (1 << 16)) {
     size_ = size_t(st.st_size);
     if (size_ > 0) {
       map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
