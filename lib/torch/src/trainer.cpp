@@ -19,6 +19,7 @@
 #include "wit/merkle.h"
 #include "wit/order.h"
 #include "wit/progress.h"
+#include "wit/runlog.h"
 #include "wit/sign.h"
 #include "wit/state.h"
 #include "wit/wlog.h"
@@ -26,12 +27,6 @@
 namespace wit {
 
 namespace fs = std::filesystem;
-
-std::string checkpoint_path(const std::string& run, int64_t step) {
-  char name[64];
-  std::snprintf(name, sizeof name, "step-%06lld.safetensors", static_cast<long long>(step));
-  return (fs::path(run) / "ckpt" / name).string();
-}
 
 namespace {
 
@@ -66,6 +61,7 @@ TrainSummary train(const TrainOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   set_torch_threads(opt.threads);
   const std::string& run = opt.out_dir;
+  const RunPaths paths(run);
 
   Commitment data = Commitment::load(opt.commit_path);
   Index index(opt.index_path);
@@ -90,22 +86,28 @@ TrainSummary train(const TrainOptions& opt) {
   Bytes seed = load_or_make_seed(cfg, run);
   nlohmann::json software = {{"wit", WIT_VERSION}, {"libtorch", torch_version()}};
   Manifest mf = make_manifest(cfg, data, key.pub(), seed_commitment(ByteView(seed)), software, opt.config_path);
-  const std::string manifest_path = (fs::path(run) / "run.json").string();
+  const std::string manifest_path = paths.manifest();
   if (fs::exists(manifest_path)) {
     if (read_file(manifest_path) != mf.dump())
       throw Error("the run directory holds a different run (config, data, key or software differ)", run,
                   "use a new --out directory");
   } else {
     if (!fs::exists((fs::path(run) / "seed").string()))
-      write_secret((fs::path(run) / "seed.secret").string(), to_hex(ByteView(seed)) + "\n");
+      write_secret(paths.seed_secret(), to_hex(ByteView(seed)) + "\n");
     write_file_atomic(manifest_path, mf.dump());
   }
   const Hash32 run_id = mf.run_id();
-  const std::string log_path = (fs::path(run) / "run.wlog").string();
-  const std::string heads_path = (fs::path(run) / "run.heads").string();
+  const std::string log_path = paths.log();
+  const std::string heads_path = paths.heads();
 
   WitnessLog log = WitnessLog::open(log_path, true, true);
-  std::vector<TreeHead> heads = fs::exists(heads_path) ? read_heads(heads_path, true) : std::vector<TreeHead>{};
+  std::vector<TreeHead> heads;
+  if (fs::exists(heads_path)) {
+    // A head line torn by a crash was never complete, so never published: cut it.
+    if (uint64_t cut = repair_heads(heads_path); cut && !opt.quiet)
+      cli::note("cut a torn head line (" + std::to_string(cut) + " bytes) from " + heads_path);
+    heads = read_heads(heads_path);
+  }
   uint64_t signed_size = 0;
   for (const auto& h : heads) signed_size = std::max(signed_size, h.size);
 
@@ -135,7 +137,7 @@ TrainSummary train(const TrainOptions& opt) {
     for (uint64_t i = log.size() - 1; i >= 1 && from == 0; i--) {
       LogEntry e = log.entry(i);
       if (!e.s.ckpt_root) continue;
-      const std::string p = checkpoint_path(run, int64_t(i));
+      const std::string p = paths.checkpoint(i);
       if (!fs::exists(p)) continue;
       TrainState s = TrainState::load(mf.model, p, opt.device);
       if (s.step() == int64_t(i) && s.root() == *e.s.ckpt_root) {
@@ -193,7 +195,7 @@ TrainSummary train(const TrainOptions& opt) {
     if (t % mf.fp.probe_every == 0 || t == T) e.s.probe = probe_fingerprint(mf, state, probe);
     if (t % mf.checkpoint_every == 0 || t == T) {
       // The checkpoint is durable before the entry that names its root.
-      state.save(checkpoint_path(run, t));
+      state.save(paths.checkpoint(uint64_t(t)));
       e.s.ckpt_root = state.root();
     }
     Bytes enc = encode_entry(e);
@@ -222,9 +224,8 @@ TrainSummary train(const TrainOptions& opt) {
     if (log.size() > uint64_t(T) + 1) log.truncate(uint64_t(T) + 1);
     if (log.size() > signed_size) sign_now();
     // The seed is revealed once the log is final.
-    const std::string secret = (fs::path(run) / "seed.secret").string();
-    write_file_atomic((fs::path(run) / "seed").string(), to_hex(ByteView(seed)) + "\n");
-    fs::remove(secret);
+    write_file_atomic(paths.seed(), to_hex(ByteView(seed)) + "\n");
+    fs::remove(paths.seed_secret());
     sum.finished = true;
   }
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -1,0 +1,492 @@
+// wit-log's logic over a run directory: entries as JSON, log proof documents
+// and their verification, signing heads, and verifying a whole run.
+#include "wit/runlog.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <map>
+
+#include "wit/error.h"
+#include "wit/io.h"
+#include "wit/manifest.h"
+#include "wit/model_spec.h"
+#include "wit/safetensors.h"
+
+namespace wit {
+
+using nlohmann::json;
+
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// A float as the shortest decimal that reads back to the same float (so 0.1f
+// prints as 0.1, not 0.10000000149011612); NaN and infinities become null.
+json num(float f) {
+  if (!std::isfinite(f)) return nullptr;
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, f);
+  *r.ptr = 0;
+  return std::strtod(buf, nullptr);
+}
+
+json floats(const std::vector<float>& v, bool full) {
+  if (full) {
+    json a = json::array();
+    for (float f : v) a.push_back(num(f));
+    return a;
+  }
+  double s = 0;
+  for (float f : v) s += double(f) * double(f);
+  return {{"n", v.size()}, {"l2", num(float(std::sqrt(s)))}};
+}
+
+json hashes_json(const std::vector<Hash32>& v) {
+  json a = json::array();
+  for (const auto& h : v) a.push_back(h.hex());
+  return a;
+}
+
+std::string short_hex(const std::string& hex) { return hex.substr(0, 16); }
+
+// ---- proof document parsing (malformed → wit::Error) ------------------------
+
+[[noreturn]] void bad(const std::string& why, const std::string& where) {
+  throw Error("invalid log proof: " + why, where);
+}
+
+const json& need(const json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key)) bad(std::string("missing field '") + key + "'", where);
+  return j[key];
+}
+
+Hash32 get_hash(const json& j, const char* key, const std::string& where) {
+  const json& v = need(j, key, where);
+  Hash32 h;
+  if (!v.is_string() || !Hash32::from_hex(v.get<std::string>(), h))
+    bad(std::string("field '") + key + "' is not 64 hex digits", where);
+  return h;
+}
+
+uint64_t get_u64(const json& j, const char* key, const std::string& where) {
+  const json& v = need(j, key, where);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+    bad(std::string("field '") + key + "' is not a non-negative integer", where);
+  return v.get<uint64_t>();
+}
+
+std::vector<Hash32> get_path(const json& j, const std::string& where) {
+  const json& v = need(j, "path", where);
+  if (!v.is_array()) bad("field 'path' is not an array", where);
+  if (v.size() > 128) bad("path has more than 128 hashes", where);
+  std::vector<Hash32> out;
+  for (const auto& e : v) {
+    Hash32 h;
+    if (!e.is_string() || !Hash32::from_hex(e.get<std::string>(), h)) bad("path hash is not 64 hex digits", where);
+    out.push_back(h);
+  }
+  return out;
+}
+
+// One end of a consistency proof: a signed head, or an unsigned {size, root}.
+struct End {
+  uint64_t size = 0;
+  Hash32 root;
+  std::optional<TreeHead> head;
+};
+
+End get_end(const json& doc, const char* key, const std::string& where) {
+  const json& v = need(doc, key, where);
+  if (!v.is_object()) bad(std::string("field '") + key + "' is not an object", where);
+  End e;
+  if (v.contains("sig")) {
+    e.head = TreeHead::from_json(v, where + " (" + key + ")");
+    e.size = e.head->size;
+    e.root = e.head->root;
+    return e;
+  }
+  for (const auto& kv : v.items())
+    if (kv.key() != "size" && kv.key() != "root")
+      bad(std::string("unknown field '") + kv.key() + "' in unsigned '" + key + "'", where);
+  e.size = get_u64(v, "size", where);
+  e.root = get_hash(v, "root", where);
+  return e;
+}
+
+// Checks a signed head against the document's run id and the pins; a reason on failure.
+std::optional<std::string> head_problem(const TreeHead& h, const Hash32& run_id, const LogProofPins& pins,
+                                        const std::string& what) {
+  if (h.run_id != run_id) return what + " is for another run";
+  if (pins.key && !(h.key == *pins.key)) return what + " is signed by another key (" + h.key.hex() + ")";
+  if (!h.signature_ok()) return what + " has a bad signature";
+  return std::nullopt;
+}
+
+}  // namespace
+
+RunPaths::RunPaths(std::string d) : dir(std::move(d)) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (dir.empty()) dir = ".";
+}
+
+std::string RunPaths::checkpoint(uint64_t step) const {
+  char name[48];
+  std::snprintf(name, sizeof name, "step-%06llu.safetensors", static_cast<unsigned long long>(step));
+  return ckpt_dir() + "/" + name;
+}
+
+json entry_json(const LogEntry& e, uint64_t index, const Hash32& leaf, bool full) {
+  json j = {{"index", index}, {"leaf", leaf.hex()}};
+  if (e.genesis) {
+    j["kind"] = "genesis";
+    j["run_id"] = e.g.run_id.hex();
+    j["init_root"] = e.g.init_root.hex();
+    j["n_params"] = e.g.n_params;
+    return j;
+  }
+  const StepEntry& s = e.s;
+  j["kind"] = "step";
+  j["step"] = s.step;
+  j["lr"] = num(s.lr);
+  j["mean_loss"] = num(s.mean_loss);
+  j["grad_norm"] = num(s.grad_norm);
+  j["batch_root"] = s.batch_root.hex();
+  j["losses"] = floats(s.losses, true);
+  j["sketch"] = floats(s.sketch, full);
+  j["sketch_m"] = floats(s.sketch_m, full);
+  j["sketch_v"] = floats(s.sketch_v, full);
+  if (s.probe) j["probe"] = floats(*s.probe, full);
+  if (s.ckpt_root) j["ckpt_root"] = s.ckpt_root->hex();
+  return j;
+}
+
+const TreeHead* find_head(const std::vector<TreeHead>& heads, std::optional<uint64_t> size) {
+  for (auto it = heads.rbegin(); it != heads.rend(); ++it)
+    if (!size || it->size == *size) return &*it;
+  return nullptr;
+}
+
+// ---- log proofs ------------------------------------------------------------
+
+json log_inclusion_document(const WitnessLog& log, const TreeHead& head, uint64_t index) {
+  return {{"format", kLogProofFormat},
+          {"version", kLogProofVersion},
+          {"type", "inclusion"},
+          {"hash", "blake2b-256"},
+          {"run_id", head.run_id.hex()},
+          {"head", head.to_json()},
+          {"index", index},
+          {"entry", to_hex(log.entry_bytes(index))},
+          {"leaf", log.leaves()[index].hex()},
+          {"path", hashes_json(log.inclusion_proof(index, head.size))}};
+}
+
+json log_consistency_document(const WitnessLog& log, const Hash32& run_id, uint64_t old_size, uint64_t new_size,
+                              const TreeHead* old_head, const TreeHead* new_head) {
+  auto end = [&](uint64_t size, const TreeHead* h) -> json {
+    if (h) return h->to_json();
+    return {{"size", size}, {"root", log.root(size).hex()}};
+  };
+  return {{"format", kLogProofFormat},
+          {"version", kLogProofVersion},
+          {"type", "consistency"},
+          {"hash", "blake2b-256"},
+          {"run_id", run_id.hex()},
+          {"old", end(old_size, old_head)},
+          {"new", end(new_size, new_head)},
+          {"path", hashes_json(log.consistency_proof(old_size, new_size))}};
+}
+
+LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, const std::string& where) {
+  if (!doc.is_object()) bad("not a json object", where);
+  if (!doc.contains("format") || !doc["format"].is_string() || doc["format"].get<std::string>() != kLogProofFormat)
+    throw Error("not a wit log proof (format is not \"wit.log-proof\")", where);
+  if (!doc.contains("version") || !doc["version"].is_number_integer()) bad("missing version", where);
+  if (doc["version"].get<int64_t>() != kLogProofVersion)
+    throw Error("unsupported log proof version " + doc["version"].dump(), where, "this wit reads version 1");
+  if (doc.contains("hash") && doc["hash"] != "blake2b-256") bad("hash is not \"blake2b-256\"", where);
+  const json& type = need(doc, "type", where);
+  if (!type.is_string()) bad("field 'type' is not a string", where);
+  const Hash32 run_id = get_hash(doc, "run_id", where);
+  const std::vector<Hash32> path = get_path(doc, where);
+  LogProofVerdict v;
+  auto fail = [&](const std::string& why) {
+    v.ok = false;
+    v.reason = why;
+    return v;
+  };
+  const std::string pinned = pins.key ? "" : " (key not pinned: pass --key to check whose it is)";
+
+  if (type == "inclusion") {
+    const TreeHead head = TreeHead::from_json(need(doc, "head", where), where + " (head)");
+    const uint64_t index = get_u64(doc, "index", where);
+    const Hash32 leaf = get_hash(doc, "leaf", where);
+    const json& ej = need(doc, "entry", where);
+    Bytes entry;
+    if (!ej.is_string() || !from_hex(ej.get<std::string>(), entry)) bad("field 'entry' is not hex", where);
+    if (pins.run_id && run_id != *pins.run_id) return fail("proof is for run " + run_id.hex() + ", not this run");
+    if (auto p = head_problem(head, run_id, pins, "head")) return fail(*p);
+    if (entry_leaf(entry) != leaf) return fail("entry bytes do not hash to the leaf");
+    LogEntry e;
+    try {
+      e = decode_entry(entry, "entry");
+    } catch (const Error& err) {
+      return fail(std::string("entry does not decode: ") + err.what());
+    }
+    if (index == 0) {
+      if (!e.genesis) return fail("entry 0 is not a genesis entry");
+      if (e.g.run_id != run_id) return fail("genesis entry names another run");
+    } else if (e.genesis || e.s.step != index) {
+      return fail("entry " + std::to_string(index) + " is not the entry of step " + std::to_string(index));
+    }
+    ProofError pe = verify_inclusion(kBlake2bTree, index, head.size, leaf, path, head.root);
+    if (pe != ProofError::kOk) return fail(to_string(pe));
+    v.ok = true;
+    v.summary = "entry " + std::to_string(index) + (index == 0 ? " (genesis)" : " (step " + std::to_string(index) + ")") +
+                " is in the log of run " + short_hex(run_id.hex()) + " under its head of size " +
+                std::to_string(head.size) + ", signed by " + short_hex(head.key.hex()) + pinned;
+    return v;
+  }
+  if (type == "consistency") {
+    const End o = get_end(doc, "old", where), n = get_end(doc, "new", where);
+    if (pins.run_id && run_id != *pins.run_id) return fail("proof is for run " + run_id.hex() + ", not this run");
+    if (o.head)
+      if (auto p = head_problem(*o.head, run_id, pins, "old head")) return fail(*p);
+    if (n.head)
+      if (auto p = head_problem(*n.head, run_id, pins, "new head")) return fail(*p);
+    if (o.size == 0) return fail("old size is 0");
+    if (o.size > n.size) return fail("old size " + std::to_string(o.size) + " is larger than new size " +
+                                     std::to_string(n.size));
+    ProofError pe = verify_consistency(kBlake2bTree, o.size, n.size, o.root, n.root, path);
+    if (pe != ProofError::kOk) return fail(to_string(pe));
+    auto kind = [](const End& e) { return e.head ? std::string("signed head") : std::string("unsigned log root"); };
+    v.ok = true;
+    v.summary = "the log of run " + short_hex(run_id.hex()) + " at size " + std::to_string(o.size) +
+                " is a prefix of the log at size " + std::to_string(n.size) + " (old: " + kind(o) + ", new: " +
+                kind(n) + ")" + (o.head || n.head ? pinned : "");
+    return v;
+  }
+  throw Error("unknown log proof type '" + type.get<std::string>() + "'", where);
+}
+
+// ---- heads -----------------------------------------------------------------
+
+TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_t time, bool repair) {
+  const RunPaths rp(run_dir);
+  const Manifest m = Manifest::load(rp.manifest());
+  if (!(key.pub() == m.trainer_key))
+    throw Error("key is not the manifest's trainer key", rp.manifest(),
+                "the manifest names " + m.trainer_key.hex());
+  const WitnessLog log = WitnessLog::open(rp.log(), repair);
+  if (repair) repair_heads(rp.heads());
+  if (log.size() == 0) throw Error("the log is empty: nothing to sign", rp.log());
+  const LogEntry g = log.entry(0);
+  if (!g.genesis || g.g.run_id != m.run_id())
+    throw Error("entry 0 is not the genesis entry of this run", rp.log());
+  if (time == 0) time = uint64_t(std::time(nullptr));
+  TreeHead h = sign_head(key, m.run_id(), log.size(), log.root(log.size()), time);
+  append_head(rp.heads(), h);
+  return h;
+}
+
+// ---- verifying a run -------------------------------------------------------
+
+json RunVerdict::to_json() const {
+  return {{"valid", ok},
+          {"reason", reason},
+          {"run_id", run_id.hex()},
+          {"entries", entries},
+          {"heads", heads},
+          {"checkpoints", checkpoints},
+          {"seed", seed_revealed ? "checked" : "not revealed"},
+          {"warnings", warnings}};
+}
+
+std::string RunVerdict::summary() const {
+  if (!ok) return reason;
+  std::string s = "run " + run_id.hex() + ": " + std::to_string(entries) + " entries";
+  if (entries > 1) s += " (steps 1.." + std::to_string(entries - 1) + ")";
+  s += ", " + std::to_string(heads) + " signed head" + (heads == 1 ? "" : "s");
+  s += seed_revealed ? ", seed and initial state checked" : ", seed not revealed";
+  s += ", " + std::to_string(checkpoints) + " checkpoint" + (checkpoints == 1 ? "" : "s") + " checked";
+  return s;
+}
+
+RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
+  const RunPaths rp(run_dir);
+  RunVerdict v;
+  const Manifest m = Manifest::load(rp.manifest());
+  v.run_id = m.run_id();
+  auto fail = [&](const std::string& why) {
+    v.ok = false;
+    v.reason = why;
+    return v;
+  };
+
+  // The log: a missing file is an error; a damaged one is a negative verdict.
+  if (!exists(rp.log())) throw Error("cannot open: no such file or directory", rp.log());
+  WitnessLog log;
+  try {
+    log = WitnessLog::open(rp.log(), false);
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
+  v.entries = log.size();
+  if (log.size() == 0) return fail("the log is empty (no genesis entry): " + rp.log());
+
+  // Entries: a genesis naming this run, then steps 1, 2, 3, ... shaped as the manifest says.
+  // Only what later checks need is kept: the genesis and the checkpoint roots.
+  GenesisEntry genesis;
+  std::map<uint64_t, Hash32> ckpt_roots;
+  for (uint64_t i = 0; i < log.size(); i++) {
+    const std::string at = "entry " + std::to_string(i) + ": ";
+    LogEntry e;
+    try {
+      e = decode_entry(log.entry_bytes(i), "entry " + std::to_string(i));
+    } catch (const Error& err) {
+      return fail(err.what());
+    }
+    if (i == 0) {
+      if (!e.genesis) return fail("entry 0: not a genesis entry");
+      if (e.g.run_id != v.run_id)
+        return fail("entry 0: genesis names run " + e.g.run_id.hex() + ", the manifest is run " + v.run_id.hex());
+      const uint64_t np = param_count(m.model);
+      if (e.g.n_params != np)
+        return fail("entry 0: genesis says " + std::to_string(e.g.n_params) + " parameters, the model has " +
+                    std::to_string(np));
+      genesis = e.g;
+    } else {
+      if (e.genesis) return fail(at + "a second genesis entry");
+      if (e.s.step != i) return fail(at + "step " + std::to_string(e.s.step) + ", expected " + std::to_string(i));
+      if (e.s.step > uint64_t(m.steps))
+        return fail(at + "beyond the manifest's " + std::to_string(m.steps) + " steps");
+      const uint64_t k = uint64_t(m.fp.sketch_k);
+      if (e.s.sketch.size() != k || e.s.sketch_m.size() != k || e.s.sketch_v.size() != k)
+        return fail(at + "a sketch does not have the manifest's " + std::to_string(k) + " buckets");
+      if (e.s.losses.size() != uint64_t(m.batch_size))
+        return fail(at + std::to_string(e.s.losses.size()) + " per-example losses, the batch size is " +
+                    std::to_string(m.batch_size));
+      if (e.s.probe && e.s.probe->size() != uint64_t(m.fp.probe_dim))
+        return fail(at + "probe fingerprint has " + std::to_string(e.s.probe->size()) + " values, the manifest says " +
+                    std::to_string(m.fp.probe_dim));
+      if (e.s.ckpt_root) ckpt_roots[i] = *e.s.ckpt_root;
+    }
+  }
+  if (log.size() - 1 < uint64_t(m.steps))
+    v.warnings.push_back("the log has " + std::to_string(log.size() - 1) + " of the manifest's " +
+                         std::to_string(m.steps) + " steps (training unfinished?)");
+
+  // Heads: signed by the trainer, for this run, growing, each matching the log, consecutive ones consistent.
+  if (!exists(rp.heads())) return fail("no signed tree heads: " + rp.heads() + " is missing");
+  std::vector<TreeHead> heads;
+  uint64_t torn = 0;
+  try {
+    heads = read_heads(rp.heads(), true, &torn);
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
+  if (torn)
+    v.warnings.push_back(rp.heads() + ":" + std::to_string(heads.size() + 1) + ": torn last line ignored (" +
+                         std::to_string(torn) + " bytes)");
+  v.heads = heads.size();
+  if (heads.empty()) return fail("no signed tree heads in " + rp.heads());
+  for (size_t i = 0; i < heads.size(); i++) {
+    const TreeHead& h = heads[i];
+    const std::string at = rp.heads() + ":" + std::to_string(i + 1) + ": ";
+    if (!(h.key == m.trainer_key)) return fail(at + "head signed by another key than the manifest's trainer key");
+    if (!h.signature_ok()) return fail(at + "bad signature");
+    if (h.run_id != v.run_id) return fail(at + "head names another run");
+    if (h.size > log.size())
+      return fail(at + "head covers " + std::to_string(h.size) + " entries, the log has " + std::to_string(log.size()));
+    if (log.root(h.size) != h.root) return fail(at + "root does not match the log at size " + std::to_string(h.size));
+    if (i > 0) {
+      const TreeHead& p = heads[i - 1];
+      if (h.size < p.size)
+        return fail(at + "size " + std::to_string(h.size) + " is smaller than the previous head's " +
+                    std::to_string(p.size));
+      if (h.time < p.time) v.warnings.push_back(at + "time goes backwards");
+      if (p.size > 0) {
+        ProofError pe = verify_consistency(kBlake2bTree, p.size, h.size, p.root, h.root,
+                                           log.consistency_proof(p.size, h.size));
+        if (pe != ProofError::kOk) return fail(at + "not consistent with the previous head: " + to_string(pe));
+      }
+    }
+  }
+  if (heads.back().size != log.size())
+    return fail(rp.heads() + ":" + std::to_string(heads.size()) + ": the last head covers " +
+                std::to_string(heads.back().size) + " of " + std::to_string(log.size()) +
+                " entries (the rest are unsigned)");
+
+  // The seed, once revealed: it must open the manifest's commitment and generate the genesis state.
+  if (exists(rp.seed())) {
+    std::string text = read_file(rp.seed());
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    Bytes seed;
+    if (text.empty() || !from_hex(text, seed)) return fail(rp.seed() + ": the revealed seed is not hex");
+    if (seed_commitment(seed) != m.seed_commitment)
+      return fail(rp.seed() + ": the revealed seed does not match the manifest's seed commitment");
+    if (opt.init && initial_state_root(m.model, seed) != genesis.init_root)
+      return fail("entry 0: init_root is not the initial state generated from the revealed seed");
+    v.seed_revealed = true;
+    if (!opt.init) v.warnings.push_back("initial state not regenerated (--no-init)");
+  } else {
+    v.warnings.push_back("seed not revealed yet (" + rp.seed() + " is missing): the initial state is not checked");
+  }
+
+  // Checkpoints present in RUN/ckpt must be the states the log binds.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (opt.checkpoints && fs::is_directory(rp.ckpt_dir(), ec)) {
+    std::map<uint64_t, std::string> ckpts;
+    for (const auto& de : fs::directory_iterator(rp.ckpt_dir(), ec)) {
+      const std::string name = de.path().filename().string();
+      const std::string pre = "step-", suf = ".safetensors";
+      uint64_t step = 0;
+      bool ok = name.size() > pre.size() + suf.size() && name.compare(0, pre.size(), pre) == 0 &&
+                name.compare(name.size() - suf.size(), suf.size(), suf) == 0;
+      if (ok) {
+        const char* b = name.data() + pre.size();
+        const char* e = name.data() + name.size() - suf.size();
+        auto r = std::from_chars(b, e, step);
+        ok = r.ec == std::errc() && r.ptr == e && rp.checkpoint(step) == rp.ckpt_dir() + "/" + name;
+      }
+      if (!ok) {
+        if (name.find(".tmp.") == std::string::npos) v.warnings.push_back("ignored " + de.path().string());
+        continue;
+      }
+      ckpts[step] = de.path().string();
+    }
+    if (ec) throw Error("cannot list: " + ec.message(), rp.ckpt_dir());
+    for (const auto& [step, path] : ckpts) {
+      if (step >= log.size()) return fail(path + ": step " + std::to_string(step) + " is beyond the log");
+      const auto it = ckpt_roots.find(step);
+      const Hash32* want = step == 0 ? &genesis.init_root : (it != ckpt_roots.end() ? &it->second : nullptr);
+      if (!want) return fail(path + ": entry " + std::to_string(step) + " has no checkpoint root");
+      Hash32 got;
+      try {
+        got = checkpoint_root(Safetensors::open(path).tensors());
+      } catch (const Error& e) {
+        return fail(e.what());
+      }
+      if (got != *want)
+        return fail(path + ": checkpoint root does not match entry " + std::to_string(step) +
+                    (step == 0 ? " (init_root)" : ""));
+      v.checkpoints++;
+    }
+  }
+  v.ok = true;
+  return v;
+}
+
+}  // namespace wit

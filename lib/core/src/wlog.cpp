@@ -1,0 +1,525 @@
+// The witness log: entry encoding, the framed append-only file with torn-tail
+// recovery, its RFC 6962 tree, and signed tree heads. Formats: docs/witness-log.md.
+#include "wit/wlog.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "wit/crash.h"
+#include "wit/error.h"
+#include "wit/hash.h"
+#include "wit/io.h"
+#include "wit/tags.h"
+
+namespace wit {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint16_t kKindGenesis = 0;
+constexpr uint16_t kKindStep = 1;
+constexpr uint32_t kFlagProbe = 1u << 0;
+constexpr uint32_t kFlagCkpt = 1u << 1;
+constexpr uint32_t kKnownFlags = kFlagProbe | kFlagCkpt;
+
+constexpr size_t kStepFixed = 64;    // header 8, step 8, lr/loss/gnorm 12, flags 4, batch_root 32
+constexpr size_t kFrameHeader = 8;   // u32 payload length, u32 checksum
+// The largest payload a valid entry can have: a step entry with every optional
+// field and five vectors of kMaxEntryFloats floats.
+constexpr uint64_t kMaxPayload = kStepFixed + 32 + 5 * (4 + 4 * uint64_t(kMaxEntryFloats));
+
+std::string errno_text() {
+  std::string s = std::strerror(errno);
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
+  return s;
+}
+
+std::string at(const std::string& where, uint64_t off) { return where + " at byte " + std::to_string(off); }
+
+uint32_t frame_check(ByteView payload) { return uint32_t(xxh3_64(payload)); }
+
+void put_f32(Bytes& out, float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  append_le32(out, u);
+}
+
+void put_vec(Bytes& out, const std::vector<float>& v) {
+  if (v.size() > kMaxEntryFloats)
+    throw Error("float vector of " + std::to_string(v.size()) + " values exceeds the limit of " +
+                std::to_string(kMaxEntryFloats), "entry");
+  append_le32(out, uint32_t(v.size()));
+  for (float f : v) put_f32(out, f);
+}
+
+void put_hash(Bytes& out, const Hash32& h) { out.insert(out.end(), h.b.begin(), h.b.end()); }
+
+// A bounds-checked little-endian reader over one entry.
+struct Reader {
+  ByteView b;
+  const std::string& where;
+  size_t off = 0;
+
+  [[noreturn]] void truncated() const { throw Error("entry is truncated", at(where, b.size)); }
+  void need(size_t n) const {
+    if (b.size - off < n) truncated();
+  }
+  uint16_t u16() {
+    need(2);
+    uint16_t v = uint16_t(b.data[off] | b.data[off + 1] << 8);
+    off += 2;
+    return v;
+  }
+  uint32_t u32() {
+    need(4);
+    uint32_t v = get_le32(b.data + off);
+    off += 4;
+    return v;
+  }
+  uint64_t u64() {
+    need(8);
+    uint64_t v = get_le64(b.data + off);
+    off += 8;
+    return v;
+  }
+  float f32() {
+    uint32_t u = u32();
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  Hash32 hash() {
+    need(32);
+    Hash32 h;
+    std::memcpy(h.data(), b.data + off, 32);
+    off += 32;
+    return h;
+  }
+  std::vector<float> vec() {
+    const size_t count_at = off;
+    uint32_t n = u32();
+    if (n > kMaxEntryFloats)
+      throw Error("float vector count " + std::to_string(n) + " exceeds the limit of " +
+                  std::to_string(kMaxEntryFloats), at(where, count_at));
+    need(size_t(n) * 4);
+    std::vector<float> v(n);
+    for (uint32_t i = 0; i < n; i++) v[i] = f32();
+    return v;
+  }
+};
+
+}  // namespace
+
+// ---- entries ---------------------------------------------------------------
+
+Bytes encode_entry(const LogEntry& e) {
+  const uint16_t kind = e.genesis ? kKindGenesis : kKindStep;
+  uint8_t header[8];
+  std::memcpy(header, kEntryMagic, 4);
+  header[4] = uint8_t(kEntryVersion & 0xff);
+  header[5] = uint8_t(kEntryVersion >> 8);
+  header[6] = uint8_t(kind & 0xff);
+  header[7] = uint8_t(kind >> 8);
+  Bytes out(header, header + 8);
+  if (e.genesis) {
+    put_hash(out, e.g.run_id);
+    put_hash(out, e.g.init_root);
+    append_le64(out, e.g.n_params);
+    return out;
+  }
+  const StepEntry& s = e.s;
+  append_le64(out, s.step);
+  put_f32(out, s.lr);
+  put_f32(out, s.mean_loss);
+  put_f32(out, s.grad_norm);
+  append_le32(out, (s.probe ? kFlagProbe : 0) | (s.ckpt_root ? kFlagCkpt : 0));
+  put_hash(out, s.batch_root);
+  if (s.ckpt_root) put_hash(out, *s.ckpt_root);
+  put_vec(out, s.losses);
+  put_vec(out, s.sketch);
+  put_vec(out, s.sketch_m);
+  put_vec(out, s.sketch_v);
+  if (s.probe) put_vec(out, *s.probe);
+  return out;
+}
+
+LogEntry decode_entry(ByteView b, const std::string& where) {
+  Reader r{b, where};
+  // Magic first, even on a short input, so that a non-entry is never called truncated.
+  if (std::memcmp(b.data, kEntryMagic, std::min<size_t>(b.size, 4)) != 0)
+    throw Error("not a witness log entry (bad magic)", at(where, 0));
+  if (b.size < 8) r.truncated();
+  r.off = 4;
+  const uint16_t version = r.u16();
+  if (version != kEntryVersion)
+    throw Error("unsupported witness log entry version " + std::to_string(version), at(where, 4),
+                "this wit reads version " + std::to_string(kEntryVersion));
+  const uint16_t kind = r.u16();
+  LogEntry e;
+  if (kind == kKindGenesis) {
+    e.genesis = true;
+    e.g.run_id = r.hash();
+    e.g.init_root = r.hash();
+    e.g.n_params = r.u64();
+  } else if (kind == kKindStep) {
+    StepEntry& s = e.s;
+    s.step = r.u64();
+    if (s.step == 0) throw Error("step entry has step 0 (step 0 is the genesis)", at(where, 8));
+    s.lr = r.f32();
+    s.mean_loss = r.f32();
+    s.grad_norm = r.f32();
+    const size_t flags_at = r.off;
+    const uint32_t flags = r.u32();
+    if (flags & ~kKnownFlags) throw Error("unknown entry flags " + std::to_string(flags), at(where, flags_at));
+    s.batch_root = r.hash();
+    if (flags & kFlagCkpt) s.ckpt_root = r.hash();
+    s.losses = r.vec();
+    s.sketch = r.vec();
+    s.sketch_m = r.vec();
+    s.sketch_v = r.vec();
+    if (flags & kFlagProbe) s.probe = r.vec();
+  } else {
+    throw Error("unknown witness log entry kind " + std::to_string(kind), at(where, 6));
+  }
+  if (r.off != b.size) throw Error("entry has trailing bytes", at(where, r.off));
+  return e;
+}
+
+Hash32 entry_leaf(ByteView encoded) { return kBlake2bTree.leaf(encoded); }
+
+// ---- the log file ----------------------------------------------------------
+
+void WitnessLog::push(Bytes payload, uint64_t offset) {
+  const Hash32 leaf = entry_leaf(payload);
+  entries_.push_back(std::move(payload));
+  offsets_.push_back(offset);
+  leaves_.push_back(leaf);
+  // Each level j gains a node whenever the leaf count becomes a multiple of 2^j.
+  const uint64_t n = leaves_.size();
+  Hash32 cur = leaf;
+  for (unsigned j = 1; j < 64 && (n & ((uint64_t(1) << j) - 1)) == 0; j++) {
+    const uint64_t left_index = (n >> (j - 1)) - 2;
+    const Hash32& left = j == 1 ? leaves_[left_index] : levels_[j - 2][left_index];
+    cur = kBlake2bTree.node(left, cur);
+    if (levels_.size() < j) levels_.emplace_back();
+    levels_[j - 1].push_back(cur);
+  }
+}
+
+Hash32 WitnessLog::range_hash(Range r) const {
+  const uint64_t n = r.size();
+  if (n == 0) return kBlake2bTree.empty();
+  if (n == 1) return leaves_[r.begin];
+  if ((n & (n - 1)) == 0 && r.begin % n == 0) {
+    const unsigned j = unsigned(__builtin_ctzll(n));
+    return levels_[j - 1][r.begin >> j];
+  }
+  const uint64_t k = split_point(n);
+  return kBlake2bTree.node(range_hash({r.begin, r.begin + k}), range_hash({r.begin + k, r.end}));
+}
+
+WitnessLog WitnessLog::open(const std::string& path, bool repair, bool create) {
+  WitnessLog log;
+  log.path_ = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && create) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) throw Error("cannot create: " + errno_text(), path);
+    ::fsync(fd);
+    ::close(fd);
+    std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+    if (dir.empty()) dir = "/";
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
+    return log;
+  }
+  MappedFile f(path);
+  const uint8_t* d = f.data();
+  const uint64_t size = f.size();
+  auto zero_from = [&](uint64_t off) {
+    for (uint64_t i = off; i < size; i++)
+      if (d[i]) return false;
+    return true;
+  };
+  uint64_t off = 0;
+  bool torn = false;
+  while (off < size) {
+    if (size - off < kFrameHeader) {
+      torn = true;  // the frame header itself was cut short
+      break;
+    }
+    const uint64_t len = get_le32(d + off);
+    const uint32_t check = get_le32(d + off + 4);
+    if (len > kMaxPayload)
+      throw Error("witness log is corrupt (frame length " + std::to_string(len) + " is impossible)", at(path, off));
+    if (len > size - off - kFrameHeader) {
+      torn = true;  // the payload was cut short
+      break;
+    }
+    const ByteView payload(d + off + kFrameHeader, size_t(len));
+    if (frame_check(payload) != check) {
+      // A torn write that happens to leave the whole length on disk (the last
+      // frame, or zeros the file system left after it) is still a torn tail.
+      if (off + kFrameHeader + len == size || zero_from(off + kFrameHeader + len)) {
+        torn = true;
+        break;
+      }
+      throw Error("witness log is corrupt (frame checksum mismatch)", at(path, off));
+    }
+    log.push(Bytes(payload.data, payload.data + payload.size), off);
+    off += kFrameHeader + len;
+  }
+  log.end_ = off;
+  if (torn) {
+    if (!repair)
+      throw Error("witness log ends in a torn frame (" + std::to_string(size - off) + " bytes)", at(path, off),
+                  "a writer crashed mid-append; resuming the run or 'wit-log sign --repair' cuts it");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw Error("cannot open for repair: " + errno_text(), path);
+    if (::ftruncate(fd, off_t(off)) != 0 || ::fsync(fd) != 0) {
+      std::string msg = "cannot cut the torn tail: " + errno_text();
+      ::close(fd);
+      throw Error(msg, path);
+    }
+    ::close(fd);
+    log.torn_ = size - off;
+  }
+  return log;
+}
+
+LogEntry WitnessLog::entry(uint64_t i) const {
+  if (i >= size()) throw Error("no entry " + std::to_string(i) + " (the log has " + std::to_string(size()) + ")", path_);
+  return decode_entry(entries_[i], path_ + " entry " + std::to_string(i));
+}
+
+Hash32 WitnessLog::root(uint64_t size) const {
+  if (size > leaves_.size())
+    throw Error("size " + std::to_string(size) + " is beyond the log's " + std::to_string(leaves_.size()) + " entries",
+                path_);
+  return range_hash({0, size});
+}
+
+std::vector<Hash32> WitnessLog::inclusion_proof(uint64_t index, uint64_t size) const {
+  if (size > leaves_.size() || index >= size)
+    throw Error("no inclusion proof for entry " + std::to_string(index) + " in a tree of " + std::to_string(size) +
+                " (the log has " + std::to_string(leaves_.size()) + ")", path_);
+  std::vector<Hash32> out;
+  for (const Range& r : inclusion_ranges(index, size)) out.push_back(range_hash(r));
+  return out;
+}
+
+std::vector<Hash32> WitnessLog::consistency_proof(uint64_t old_size, uint64_t new_size) const {
+  if (new_size > leaves_.size() || old_size > new_size)
+    throw Error("no consistency proof from size " + std::to_string(old_size) + " to " + std::to_string(new_size) +
+                " (the log has " + std::to_string(leaves_.size()) + ")", path_);
+  std::vector<Hash32> out;
+  for (const Range& r : consistency_ranges(old_size, new_size)) out.push_back(range_hash(r));
+  return out;
+}
+
+void WitnessLog::append(const Bytes& encoded) {
+  decode_entry(encoded, "appended entry");  // never write what a reader would reject
+  Bytes frame(kFrameHeader);
+  put_le32(frame.data(), uint32_t(encoded.size()));
+  put_le32(frame.data() + 4, frame_check(encoded));
+  frame.insert(frame.end(), encoded.begin(), encoded.end());
+  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open for append: " + errno_text(), path_);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || uint64_t(st.st_size) != end_) {
+    ::close(fd);
+    throw Error("witness log changed on disk since it was opened", path_);
+  }
+  // A crash leaves a prefix of the frame, which open() cuts ("log-append" is
+  // the crash-test point halfway through it).
+  if (!write_all(fd, frame.data(), frame.size(), "log-append")) {
+    std::string msg = "cannot append: " + errno_text();
+    ::close(fd);
+    throw Error(msg, path_);
+  }
+  ::close(fd);
+  push(encoded, end_);
+  end_ += frame.size();
+}
+
+void WitnessLog::sync() {
+  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open for sync: " + errno_text(), path_);
+  if (::fsync(fd) != 0) {
+    std::string msg = "cannot sync: " + errno_text();
+    ::close(fd);
+    throw Error(msg, path_);
+  }
+  ::close(fd);
+}
+
+void WitnessLog::truncate(uint64_t n) {
+  if (n > size())
+    throw Error("cannot truncate to " + std::to_string(n) + " entries: the log has " + std::to_string(size()), path_);
+  if (n == size()) return;
+  const uint64_t off = offsets_[n];
+  int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open for truncation: " + errno_text(), path_);
+  if (::ftruncate(fd, off_t(off)) != 0 || ::fsync(fd) != 0) {
+    std::string msg = "cannot truncate: " + errno_text();
+    ::close(fd);
+    throw Error(msg, path_);
+  }
+  ::close(fd);
+  entries_.resize(n);
+  leaves_.resize(n);
+  offsets_.resize(n);
+  for (size_t j = 1; j <= levels_.size(); j++) levels_[j - 1].resize(n >> j);
+  while (!levels_.empty() && levels_.back().empty()) levels_.pop_back();
+  end_ = off;
+}
+
+// ---- signed tree heads -----------------------------------------------------
+
+Bytes TreeHead::signed_bytes() const {
+  Bytes out;
+  append_le64(out, tags::kTreeHead.size());
+  out.insert(out.end(), tags::kTreeHead.begin(), tags::kTreeHead.end());
+  put_hash(out, run_id);
+  append_le64(out, size);
+  put_hash(out, root);
+  append_le64(out, time);
+  return out;
+}
+
+bool TreeHead::signature_ok() const { return verify_signature(key, signed_bytes(), sig); }
+
+json TreeHead::to_json() const {
+  return {{"run_id", run_id.hex()}, {"size", size}, {"root", root.hex()}, {"time", time},
+          {"key", key.hex()}, {"sig", to_hex(ByteView(sig.data(), sig.size()))}};
+}
+
+TreeHead TreeHead::from_json(const json& j, const std::string& where) {
+  auto bad = [&](const std::string& why) -> Error { return Error("invalid tree head: " + why, where); };
+  if (!j.is_object()) throw bad("not a json object");
+  for (const auto& kv : j.items()) {
+    const std::string& k = kv.key();
+    if (k != "run_id" && k != "size" && k != "root" && k != "time" && k != "key" && k != "sig")
+      throw bad("unknown field '" + k + "'");
+  }
+  auto str = [&](const char* key) -> std::string {
+    if (!j.contains(key)) throw bad(std::string("missing field '") + key + "'");
+    if (!j[key].is_string()) throw bad(std::string("field '") + key + "' is not a string");
+    return j[key].get<std::string>();
+  };
+  auto num = [&](const char* key) -> uint64_t {
+    if (!j.contains(key)) throw bad(std::string("missing field '") + key + "'");
+    // Parsed text gives unsigned numbers; json built in code may hold a signed one.
+    const json& v = j[key];
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+      throw bad(std::string("field '") + key + "' is not a non-negative integer");
+    return v.get<uint64_t>();
+  };
+  TreeHead h;
+  if (!Hash32::from_hex(str("run_id"), h.run_id)) throw bad("field 'run_id' is not 64 hex digits");
+  if (!Hash32::from_hex(str("root"), h.root)) throw bad("field 'root' is not 64 hex digits");
+  if (!PublicKey::from_hex(str("key"), h.key)) throw bad("field 'key' is not 64 hex digits");
+  const std::string sig = str("sig");
+  Bytes sb;
+  if (sig.size() != 128 || !from_hex(sig, sb)) throw bad("field 'sig' is not 128 hex digits");
+  std::copy(sb.begin(), sb.end(), h.sig.begin());
+  h.size = num("size");
+  h.time = num("time");
+  return h;
+}
+
+TreeHead sign_head(const SecretKey& k, const Hash32& run_id, uint64_t size, const Hash32& root, uint64_t time) {
+  TreeHead h;
+  h.run_id = run_id;
+  h.size = size;
+  h.root = root;
+  h.time = time;
+  h.key = k.pub();
+  h.sig = sign(k, h.signed_bytes());
+  return h;
+}
+
+void append_head(const std::string& path, const TreeHead& h) {
+  const std::string line = h.to_json().dump() + "\n";
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot open for append: " + errno_text(), path);
+  auto fail = [&](const std::string& what, const std::string& hint = "") {
+    ::close(fd);
+    throw Error(what, path, hint);
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail("cannot stat: " + errno_text());
+  const bool created = st.st_size == 0;
+  if (st.st_size > 0) {
+    char last = 0;
+    if (::pread(fd, &last, 1, st.st_size - 1) != 1) fail("cannot read: " + errno_text());
+    if (last != '\n') fail("heads file ends in a torn line", "a writer crashed mid-append; 'wit-log sign --repair' cuts the line");
+  }
+  if (!write_all(fd, line.data(), line.size(), "head-write")) fail("cannot append: " + errno_text());
+  if (::fsync(fd) != 0) fail("cannot sync: " + errno_text());
+  ::close(fd);
+  if (created) {
+    std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+    if (dir.empty()) dir = "/";
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
+  }
+}
+
+std::vector<TreeHead> read_heads(const std::string& path, bool repair, uint64_t* torn_bytes) {
+  const std::string text = read_file(path);
+  std::vector<TreeHead> heads;
+  if (torn_bytes) *torn_bytes = 0;
+  size_t pos = 0;
+  uint64_t line = 0;
+  while (pos < text.size()) {
+    line++;
+    const std::string where = path + ":" + std::to_string(line);
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) {
+      if (!repair)
+        throw Error("torn last line (no newline)", where, "a writer crashed mid-append; the line is not a head");
+      if (torn_bytes) *torn_bytes = text.size() - pos;
+      break;
+    }
+    const std::string_view s(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    if (s.empty()) throw Error("invalid tree head: empty line", where);
+    json j = json::parse(s, nullptr, false);
+    if (j.is_discarded()) throw Error("invalid tree head: not valid json", where);
+    heads.push_back(TreeHead::from_json(j, where));
+  }
+  return heads;
+}
+
+uint64_t repair_heads(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return 0;
+  const std::string text = read_file(path);
+  if (text.empty() || text.back() == '\n') return 0;
+  const size_t nl = text.rfind('\n');
+  const uint64_t keep = nl == std::string::npos ? 0 : nl + 1;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open for repair: " + errno_text(), path);
+  if (::ftruncate(fd, off_t(keep)) != 0 || ::fsync(fd) != 0) {
+    std::string msg = "cannot cut the torn line: " + errno_text();
+    ::close(fd);
+    throw Error(msg, path);
+  }
+  ::close(fd);
+  return text.size() - keep;
+}
+
+}  // namespace wit
