@@ -1,0 +1,63 @@
+// Challenges: which steps of a run must be replayed, derived from a signed
+// head and a nonce the trainer does not control, with the detection guarantee
+// (exact hypergeometric over the T logged steps). Format: docs/challenge.md.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/bytes.h"
+#include "wit/wlog.h"
+
+namespace wit {
+
+inline constexpr const char* kChallengeFormat = "wit.challenge";
+inline constexpr int kChallengeVersion = 1;
+
+// A checkpoint interval (from, to]: replay steps from+1..to starting at the
+// exact state of checkpoint `from` and ending at checkpoint `to`.
+struct Segment {
+  int64_t from = 0, to = 0;
+};
+
+struct Guarantee {
+  int64_t steps = 0;        // T: steps covered by the head (head.size - 1)
+  int64_t k = 0;            // step challenges
+  double fraction = 0;      // f: the tampering fraction the guarantee is stated for
+  int64_t bad_steps = 0;    // ceil(f * T)
+  double detection = 0;     // exact: 1 - C(T - bad, k) / C(T, k)
+  double detection_binomial = 0;  // 1 - (1 - f)^k, the bound stated in DESIGN.md
+  std::string words() const;       // the guarantee as one English sentence
+};
+
+struct Challenge {
+  TreeHead head;            // the signed head challenged
+  Hash32 nonce;             // from the verifier or a public beacon, after the head
+  Hash32 seed;              // H(kChallenge || head.signed_bytes() || nonce)
+  std::vector<int64_t> steps;       // distinct, sorted, in [1, T]
+  std::vector<Segment> segments;    // distinct checkpoint intervals, sorted
+  Guarantee guarantee;
+
+  nlohmann::json to_json() const;
+  // Parses and re-derives: throws wit::Error if the steps or segments are not
+  // the ones the head and nonce give (a hand-edited challenge is refused).
+  static Challenge from_json(const nlohmann::json& j, const std::string& where);
+  static Challenge load(const std::string& path);
+};
+
+// Probability that k distinct uniform draws from T steps all miss `bad` bad steps.
+double miss_probability(int64_t T, int64_t bad, int64_t k);
+// Smallest k with detection >= confidence against a fraction f of bad steps
+// (at least one bad step); k <= T.
+int64_t k_for_confidence(int64_t T, double fraction, double confidence);
+
+// Derives a challenge: k distinct steps uniformly from [1, T] (T = head.size - 1)
+// and `n_segments` distinct intervals among the checkpoint intervals of width
+// `checkpoint_every` (the last one may be shorter) by a ChaCha20 stream keyed
+// by the challenge seed. `fraction` is recorded in the guarantee.
+Challenge derive_challenge(const TreeHead& head, const Hash32& nonce, int64_t k, int64_t n_segments,
+                           int64_t checkpoint_every, double fraction);
+
+}  // namespace wit
