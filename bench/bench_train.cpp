@@ -1,0 +1,389 @@
+// Witness-overhead benchmark of the reference trainer: at three GPT sizes, the
+// wall time of a bare training step (train_step) against what wit-train adds
+// to witness it, each as a percentage of the bare step, and the weight
+// sketch's throughput against a plain memcpy of the same weights.
+//
+// Usage: bench_train [--threads N] [--reps R] [--sizes LIST] [--dir DIR]
+//   --threads  LibTorch intra-op threads (default 1; the witness work is
+//              single-threaded, so 1 compares like with like)
+//   --reps     timed repetitions per measurement, median reported (default 7;
+//              the cheap measurements repeat more)
+//   --sizes    comma-separated subset of 0.5M,3M,10M (default all three)
+//   --dir      where the temporary log and checkpoints go (default: temp dir)
+// Prints a markdown table on stdout and progress on stderr. Writes only in a
+// temporary directory under DIR, removed before exit.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "wit/commitment.h"
+#include "wit/error.h"
+#include "wit/manifest.h"
+#include "wit/merkle.h"
+#include "wit/sign.h"
+#include "wit/sketch.h"
+#include "wit/state.h"
+#include "wit/wlog.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kBatch = 8, kContext = 128;
+// The manifest's defaults for how often the amortized witnesses happen.
+constexpr int64_t kProbeEvery = 50, kCheckpointEvery = 100, kHeadEvery = 10;
+
+struct ModelSize {
+  const char* label;
+  int64_t n_layer, n_head, d_model;
+};
+// Parameters: L (12 d^2 + 13 d) + (257 + context) d + 2 d.
+const ModelSize kSizes[] = {
+    {"0.5M", 2, 4, 128},   // 0.45M
+    {"3M", 4, 4, 256},     // 3.26M
+    {"10M", 6, 6, 384},    // 10.8M
+};
+
+// splitmix64: the records only need to look like text of varied length.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+};
+
+// Records of 100-299 bytes of words, so most rows fill the 128-byte context.
+std::vector<std::string> make_records(size_t n, uint64_t seed) {
+  static const char* words[] = {"the", "of", "training", "witness", "a", "log", "model", "step", "batch",
+                                "weights", "sketch", "replay", "proof", "data", "and", "to", "in", "is",
+                                "verifier", "trainer", "seed", "order", "Merkle", "root", "checkpoint"};
+  Rng r{seed};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; i++) {
+    const size_t want = 100 + r.next() % 200;
+    std::string s;
+    while (s.size() < want) {
+      if (!s.empty()) s += ' ';
+      s += words[r.next() % (sizeof words / sizeof *words)];
+    }
+    s.resize(want);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Median wall time of fn() in milliseconds over `reps` runs.
+double time_ms(int reps, const std::function<void()>& fn) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; i++) {
+    auto t0 = Clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  return median(t);
+}
+
+// Median time of one fn() in milliseconds, timing `inner` calls at a time
+// (for operations too short to time one by one).
+double time_ms_batched(int reps, int inner, const std::function<void()>& fn) {
+  return time_ms(reps, [&] {
+           for (int i = 0; i < inner; i++) fn();
+         }) /
+         inner;
+}
+
+wit::Manifest make_manifest(const ModelSize& sz) {
+  wit::Manifest mf;
+  mf.model.n_layer = sz.n_layer;
+  mf.model.n_head = sz.n_head;
+  mf.model.d_model = sz.d_model;
+  mf.model.context = kContext;
+  mf.batch_size = kBatch;
+  mf.steps = 100000;  // so the schedule is in its cosine part, as in most of a run
+  mf.checkpoint_every = kCheckpointEvery;
+  mf.head_every = kHeadEvery;
+  mf.fp.probe_every = kProbeEvery;
+  // sketch_k, probe_records and probe_dim: the manifest defaults (512, 8, 64).
+  for (size_t i = 0; i < 32; i++) mf.fp.sketch_seed.b[i] = uint8_t(0xa5 ^ i);
+  return mf;
+}
+
+struct Result {
+  std::string label;
+  uint64_t params = 0;
+  double step = 0;                      // bare train_step
+  double sketches = 0;                  // w, m, v: three sketches of k floats
+  double batch_root = 0;                // B leaf hashes + the tree
+  double entry = 0;                     // encode_entry + WitnessLog::append
+  double head = 0;                      // sync + sign + append_head, per head
+  double probe = 0;                     // probe_fingerprint, per probe
+  double ckpt_root = 0, ckpt_write = 0; // per checkpoint
+  double sketch_one = 0, memcpy_one = 0; // one pass over the weights
+};
+
+Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
+  Result r;
+  r.label = sz.label;
+  const wit::Manifest mf = make_manifest(sz);
+  r.params = wit::param_count(mf.model);
+  std::fprintf(stderr, "bench_train: %s: n_layer %lld, d_model %lld, n_head %lld, context %lld: %llu parameters\n",
+               sz.label, (long long)sz.n_layer, (long long)sz.d_model, (long long)sz.n_head, (long long)kContext,
+               (unsigned long long)r.params);
+
+  const std::vector<std::string> records = make_records(64, 1234 + uint64_t(sz.d_model));
+  std::vector<wit::BatchRecords> batches;
+  for (size_t b = 0; b + kBatch <= records.size(); b += kBatch)
+    batches.emplace_back(records.begin() + int64_t(b), records.begin() + int64_t(b + kBatch));
+  const wit::BatchRecords probe(records.begin(), records.begin() + mf.fp.probe_records);
+
+  uint8_t seed_bytes[32];
+  for (int i = 0; i < 32; i++) seed_bytes[i] = uint8_t(i * 7 + 1);
+  wit::TrainState state = wit::TrainState::initial(mf.model, wit::ByteView(seed_bytes, 32));
+
+  // (a) The bare step. Two untimed steps first: allocator, BLAS and autograd warm-up.
+  size_t next_batch = 0;
+  wit::StepOutput out;
+  auto step = [&] {
+    out = wit::train_step(mf, state, batches[next_batch]);
+    next_batch = (next_batch + 1) % batches.size();
+  };
+  step();
+  step();
+  r.step = time_ms(reps, step);
+  std::fprintf(stderr, "bench_train: %s: bare step %.2f ms (median of %d), loss %.3f\n", sz.label, r.step, reps,
+               double(out.mean_loss));
+
+  // (b) Witnesses of every step. The sketches read the state after real steps,
+  // so the moments are non-zero, as in training.
+  const int cheap = std::max(reps, 15);
+  wit::TrainState::Sketches sk;
+  r.sketches = time_ms(cheap, [&] { sk = state.sketches(mf); });
+
+  const wit::BatchRecords& batch = batches[0];
+  wit::Hash32 broot;
+  r.batch_root = time_ms_batched(cheap, 200, [&] {
+    std::vector<wit::Hash32> leaves;
+    leaves.reserve(batch.size());
+    for (const auto& rec : batch) leaves.push_back(wit::record_leaf(wit::ByteView(rec)));
+    broot = wit::merkle_root(wit::kBlake2bTree, leaves, 1);
+  });
+
+  const std::string log_path = dir + "/run-" + sz.label + ".wlog";
+  const std::string heads_path = dir + "/run-" + sz.label + ".heads";
+  wit::WitnessLog log = wit::WitnessLog::open(log_path, true, true);
+  {
+    wit::LogEntry g;
+    g.genesis = true;
+    g.g.n_params = r.params;
+    log.append(wit::encode_entry(g));
+  }
+  wit::LogEntry e;
+  e.s.lr = out.lr;
+  e.s.mean_loss = out.mean_loss;
+  e.s.grad_norm = out.grad_norm;
+  e.s.batch_root = broot;
+  e.s.losses = out.losses;
+  e.s.sketch = sk.w;
+  e.s.sketch_m = sk.m;
+  e.s.sketch_v = sk.v;
+  uint64_t t = 0;
+  r.entry = time_ms_batched(cheap, 50, [&] {
+    e.s.step = ++t;
+    log.append(wit::encode_entry(e));
+  });
+
+  const wit::SecretKey key = wit::generate_key();
+  const wit::Hash32 run_id = mf.run_id();
+  r.head = time_ms(reps, [&] {
+    log.sync();
+    wit::TreeHead h = wit::sign_head(key, run_id, log.size(), log.root(log.size()), 0);
+    wit::append_head(heads_path, h);
+  });
+
+  // (c) Amortized witnesses.
+  std::vector<float> fp;
+  r.probe = time_ms(reps, [&] { fp = wit::probe_fingerprint(mf, state, probe); });
+  wit::Hash32 croot;
+  const int ckpt_reps = std::max(3, reps / 2);
+  r.ckpt_root = time_ms(ckpt_reps, [&] { croot = state.root(); });
+  const std::string ckpt = dir + "/step-" + sz.label + ".safetensors";
+  r.ckpt_write = time_ms(ckpt_reps, [&] { state.save(ckpt); });
+  fs::remove(ckpt);
+
+  // (d) One sketch pass over the weights against memcpy of the same bytes.
+  std::vector<wit::TensorView> params;
+  uint64_t n = 0;
+  for (const auto& tv : state.tensors())
+    if (tv.dtype == wit::DType::kF32 && tv.name.rfind("adam.", 0) != 0) {
+      params.push_back(tv);
+      n += tv.numel();
+    }
+  if (n != r.params) throw wit::Error("parameter count mismatch in the benchmark");
+  const wit::SketchSpec spec{uint64_t(mf.fp.sketch_k), wit::sketch_seed(mf.fp.sketch_seed, "weights")};
+  std::vector<double> acc(spec.k);
+  std::vector<uint8_t> dst(4 * n, 1);  // touched, so memcpy pays no page faults
+  const int passes = std::max(21, reps * 3);
+  r.sketch_one = time_ms(passes, [&] {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    uint64_t off = 0;
+    for (const auto& tv : params) {
+      wit::sketch_add(spec, reinterpret_cast<const float*>(tv.data.data), tv.numel(), off, acc.data());
+      off += tv.numel();
+    }
+  });
+  r.memcpy_one = time_ms(passes, [&] {
+    uint8_t* d = dst.data();
+    for (const auto& tv : params) {
+      std::memcpy(d, tv.data.data, tv.data.size);
+      d += tv.data.size;
+    }
+  });
+  // The same pass must give the sketch the state reports; reading dst keeps the copy observable.
+  if (std::vector<float>(acc.begin(), acc.end()) != state.sketches(mf).w)
+    throw wit::Error("the benchmark's sketch differs from TrainState::sketches");
+  volatile uint8_t sink = dst[4 * n - 1];
+  (void)sink;
+  std::fprintf(stderr, "bench_train: %s: done\n", sz.label);
+  return r;
+}
+
+std::string pct(double part_ms, double step_ms) {
+  char b[96];
+  std::snprintf(b, sizeof b, "%.3f%% (%.3g ms)", 100.0 * part_ms / step_ms, part_ms);
+  return b;
+}
+
+std::string num(const char* fmt, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+void print_table(const std::vector<Result>& rs, unsigned threads, int reps) {
+  auto row = [&](const std::string& metric, const std::function<std::string(const Result&)>& cell,
+                 const std::string& target) {
+    std::string line = "| " + metric + " |";
+    for (const auto& r : rs) line += " " + cell(r) + " |";
+    std::printf("%s %s |\n", line.c_str(), target.c_str());
+  };
+  std::string head = "| metric |", rule = "|---|";
+  for (const auto& r : rs) {
+    head += " " + r.label + " |";
+    rule += "---|";
+  }
+  std::printf("%s target |\n%s---|\n", head.c_str(), rule.c_str());
+  row("parameters", [](const Result& r) { return num("%.0f", double(r.params)); }, "");
+  row("bare step (train_step), ms", [](const Result& r) { return num("%.1f", r.step); }, "");
+  row("weight + moment sketches (3 x k=512)", [](const Result& r) { return pct(r.sketches, r.step); }, "<= 1%");
+  row("per-example losses", [](const Result&) { return std::string("free (returned by the step)"); }, "<= 1%");
+  row("batch root (B=8 leaf hashes + tree)", [](const Result& r) { return pct(r.batch_root, r.step); }, "<= 1%");
+  row("entry encode + log append", [](const Result& r) { return pct(r.entry, r.step); }, "<= 1%");
+  row("signed head: fsync + sign (every 10)", [](const Result& r) { return pct(r.head / kHeadEvery, r.step); },
+      "<= 1%");
+  row("probe fingerprint (every 50)", [](const Result& r) { return pct(r.probe / kProbeEvery, r.step); }, "<= 1%");
+  row("checkpoint root, hashing (every 100)", [](const Result& r) { return pct(r.ckpt_root / kCheckpointEvery, r.step); },
+      "<= 1%");
+  row("checkpoint write + fsync (every 100)", [](const Result& r) { return pct(r.ckpt_write / kCheckpointEvery, r.step); },
+      "<= 1%");
+  row("all witnesses, amortized",
+      [](const Result& r) {
+        return pct(r.sketches + r.batch_root + r.entry + r.head / kHeadEvery + r.probe / kProbeEvery +
+                       (r.ckpt_root + r.ckpt_write) / kCheckpointEvery,
+                   r.step);
+      },
+      "");
+  auto gbs = [](double ms, uint64_t params) { return 4.0 * double(params) / (ms * 1e-3) / 1e9; };
+  row("one sketch pass over the weights, GB/s",
+      [&](const Result& r) { return num("%.2f", gbs(r.sketch_one, r.params)) + num(" (%.3g ms)", r.sketch_one); }, "");
+  row("memcpy of the weights, GB/s",
+      [&](const Result& r) { return num("%.2f", gbs(r.memcpy_one, r.params)) + num(" (%.3g ms)", r.memcpy_one); }, "");
+  row("sketch throughput / memcpy", [](const Result& r) { return num("%.0f%%", 100.0 * r.memcpy_one / r.sketch_one); },
+      ">= 50%");
+  std::printf("\nBatch %lld, context %lld, %u LibTorch thread(s), CPU; medians of %d runs (cheap items: more). "
+              "Percentages are of the bare step; amortized items are divided by their interval. "
+              "Sketch GB/s counts the 4-byte weights read once.\n",
+              (long long)kBatch, (long long)kContext, threads, reps);
+}
+
+[[noreturn]] void usage() {
+  std::fprintf(stderr, "usage: bench_train [--threads N] [--reps R] [--sizes 0.5M,3M,10M] [--dir DIR]\n");
+  std::exit(2);
+}
+
+int run(int argc, char** argv) {
+  unsigned threads = 1;
+  int reps = 7;
+  std::string sizes = "0.5M,3M,10M";
+  std::string dir = fs::temp_directory_path().string();
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) usage();
+    if (a == "--threads") threads = unsigned(std::strtoul(argv[++i], nullptr, 10));
+    else if (a == "--reps") reps = std::atoi(argv[++i]);
+    else if (a == "--sizes") sizes = argv[++i];
+    else if (a == "--dir") dir = argv[++i];
+    else usage();
+  }
+  if (reps < 1 || threads < 1) usage();
+  wit::set_torch_threads(threads);
+
+  std::string tmpl = dir + "/wit-bench-train.XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw wit::Error("cannot create a temporary directory", dir);
+  struct Remove {
+    std::string p;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } remove_dir{tmpl};
+
+  std::string cpu;
+  {
+    std::ifstream f("/proc/cpuinfo");
+    for (std::string line; std::getline(f, line);)
+      if (line.rfind("model name", 0) == 0) {
+        cpu = line.substr(line.find(':') + 2);
+        break;
+      }
+  }
+  std::fprintf(stderr, "bench_train: libtorch %s, %u thread(s), %ld cores online, %s\n", wit::torch_version().c_str(),
+               threads, sysconf(_SC_NPROCESSORS_ONLN), cpu.c_str());
+
+  std::vector<Result> results;
+  for (const auto& sz : kSizes)
+    if (("," + sizes + ",").find(std::string(",") + sz.label + ",") != std::string::npos)
+      results.push_back(bench_size(sz, reps, tmpl));
+  if (results.empty()) usage();
+  print_table(results, threads, reps);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_train: error: %s\n", e.what());
+    return 2;
+  }
+}
