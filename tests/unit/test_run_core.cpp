@@ -2,6 +2,7 @@
 // ChaCha20 stream, the data order, seeded initial weights and the manifest.
 #include <catch2/catch.hpp>
 #include <sodium.h>
+#include <xxhash.h>
 
 #include <cmath>
 #include <numeric>
@@ -41,6 +42,34 @@ TEST_CASE("sketch is linear and shards sum to the whole", "[sketch]") {
     for (size_t c = 0; c + 1 < cuts.size(); c++)
       sketch_add(spec, a.data() + cuts[c], cuts[c + 1] - cuts[c], cuts[c], acc.data());
     for (uint64_t j = 0; j < k; j++) CHECK(std::fabs(float(acc[j]) - sa[j]) < 1e-4);
+  }
+}
+
+TEST_CASE("sketch kernels give exactly the bits of the plain definition", "[sketch]") {
+  // The definition (sketch.h), written out plainly: bucket (base + j) mod k,
+  // sign bit j, base and signs from XXH3-128 of the block number.
+  auto reference = [](const SketchSpec& s, const float* v, uint64_t n, uint64_t off, std::vector<double>& acc) {
+    for (uint64_t i = 0; i < n; i++) {
+      const uint64_t g = off + i, block = g / 64, j = g % 64;
+      uint8_t b[8];
+      put_le64(b, block);
+      XXH128_hash_t h = XXH3_128bits_withSeed(b, 8, s.seed);
+      const double x = double(v[i]);
+      acc[(h.high64 % s.k + j) % s.k] += ((h.low64 >> j) & 1) ? -x : x;
+    }
+  };
+  ChaChaStream rnd(derive_key("sketch-kernels", {}));
+  for (int trial = 0; trial < 300; trial++) {
+    const uint64_t k = std::vector<uint64_t>{16, 63, 64, 65, 100, 512, 4096}[rnd.uniform(7)];
+    const uint64_t n = rnd.uniform(3000), off = rnd.uniform(100000);
+    SketchSpec spec{k, rnd.next_u64()};
+    auto v = noise(n, uint64_t(trial));
+    std::vector<double> want(k), got(k);
+    for (uint64_t j = 0; j < k; j++) want[j] = got[j] = double(rnd.uniform(1000)) / 7.0;  // non-zero start
+    reference(spec, v.data(), n, off, want);
+    sketch_add(spec, v.data(), n, off, got.data());
+    INFO("trial " << trial << " k=" << k << " n=" << n << " offset=" << off);
+    REQUIRE(want == got);
   }
 }
 

@@ -19,7 +19,7 @@ struct SketchSpec {
   uint64_t seed = 0;  // first 8 bytes (le) of the manifest's sketch seed, plus a per-use offset
 };
 
-// Derives the 64-bit XXH3 seed for one use of the sketch ("weights", "m", "v", "probe").
+// Derives the 64-bit XXH3 seed for one use of the sketch ("weights", "adam.m", "adam.v", "probe").
 uint64_t sketch_seed(const Hash32& manifest_seed, const char* use);
 
 // acc[k] += sketch of values[0..n) sitting at global indices [offset, offset + n).
