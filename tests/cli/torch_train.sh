@@ -83,6 +83,10 @@ grep -q '"sketch_rel"' out && ok || fail "distance output"
 printf '{"steps": 5, "lerning_rate": 1}\n' >bad.json
 run 2 wit-train -q --config bad.json --data data.commit.json --index data.widx --out X data.txt
 error_is wit-train "unknown key 'lerning_rate'"
+printf '{"steps": 5, "optimizer": {"learning_rate": 1}}\n' >bad2.json
+run 2 wit-train -q --config bad2.json --data data.commit.json --index data.widx --out X2 data.txt
+error_is wit-train "unknown key 'optimizer.learning_rate'"
+absent X X2
 head -c 2000 data.txt >short.txt
 run 2 wit-train -q --config cfg.json --data data.commit.json --index data.widx --out X short.txt
 error_is wit-train 'do not match the commitment'

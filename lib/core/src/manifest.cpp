@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "wit/error.h"
 #include "wit/hash.h"
@@ -186,6 +187,15 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
   // The default sketch seed is public and tied to the data; a config may fix its own.
   m.fp.sketch_seed = hash_tagged(tags::kSketchSeed, ByteView(data.root.data(), 32));
   json j = m.to_json();
+  // A misspelt key inside an object would otherwise vanish into the defaults.
+  std::function<void(const json&, const json&, const std::string&)> known = [&](const json& def, const json& over,
+                                                                              const std::string& at) {
+    for (auto it = over.begin(); it != over.end(); ++it) {
+      if (!def.contains(it.key())) throw Error("invalid training config: unknown key '" + at + it.key() + "'", where);
+      if (it->is_object() && def[it.key()].is_object()) known(def[it.key()], *it, at + it.key() + ".");
+    }
+  };
+  known(j, cfg.overrides, "");
   j.merge_patch(cfg.overrides);
   return Manifest::from_json(j, where);
 }

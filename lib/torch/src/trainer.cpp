@@ -69,33 +69,42 @@ TrainSummary train(const TrainOptions& opt) {
   Dataset dataset(data, opt.files, 0);
   TrainConfig cfg = TrainConfig::load(opt.config_path);
 
-  fs::create_directories(fs::path(run) / "ckpt");
-  // Stale temporaries of an interrupted atomic write are never needed.
-  for (const auto& e : fs::directory_iterator(fs::path(run) / "ckpt"))
-    if (e.path().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
-
+  // Everything is validated before anything is written into the run directory.
   std::string key_path = opt.key_path;
+  bool new_key = false;
+  SecretKey key;
   if (key_path.empty()) {
     key_path = (fs::path(run) / "trainer.key").string();
-    if (!fs::exists(key_path)) {
-      save_key(key_path, generate_key());
-      if (!opt.quiet) cli::note("generated signing key " + key_path + " (keep it out of published bundles)");
-    }
+    new_key = !fs::exists(key_path);
   }
-  SecretKey key = load_key(key_path);
+  key = new_key ? generate_key() : load_key(key_path);
   Bytes seed = load_or_make_seed(cfg, run);
   nlohmann::json software = {{"wit", WIT_VERSION}, {"libtorch", torch_version()}};
   Manifest mf = make_manifest(cfg, data, key.pub(), seed_commitment(ByteView(seed)), software, opt.config_path);
   const std::string manifest_path = paths.manifest();
-  if (fs::exists(manifest_path)) {
-    if (read_file(manifest_path) != mf.dump())
-      throw Error("the run directory holds a different run (config, data, key or software differ)", run,
-                  "use a new --out directory");
-  } else {
-    if (!fs::exists((fs::path(run) / "seed").string()))
-      write_secret(paths.seed_secret(), to_hex(ByteView(seed)) + "\n");
+  const bool existing = fs::exists(manifest_path);
+  if (existing && read_file(manifest_path) != mf.dump())
+    throw Error("the run directory holds a different run (config, data, key or software differ)", run,
+                "use a new --out directory");
+
+  fs::create_directories(fs::path(run) / "ckpt");
+  // Stale temporaries of an interrupted atomic write are never needed.
+  for (const auto& e : fs::directory_iterator(fs::path(run) / "ckpt"))
+    if (e.path().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
+  if (new_key) {
+    save_key(key_path, key);
+    if (!opt.quiet) cli::note("generated signing key " + key_path + " (keep it out of published bundles)");
+  }
+  if (!existing) {
+    if (!fs::exists(paths.seed())) write_secret(paths.seed_secret(), to_hex(ByteView(seed)) + "\n");
     write_file_atomic(manifest_path, mf.dump());
   }
+  // Where the trainer's data lives, so 'wit-replay respond' can find it later
+  // (trainer-local: absolute paths, never part of a bundle).
+  nlohmann::json where = {{"commit", fs::absolute(opt.commit_path).string()},
+                          {"index", fs::absolute(opt.index_path).string()}, {"files", nlohmann::json::array()}};
+  for (const auto& f : opt.files) where["files"].push_back(fs::absolute(f).string());
+  write_file_atomic((fs::path(run) / "data.json").string(), where.dump(2) + "\n");
   const Hash32 run_id = mf.run_id();
   const std::string log_path = paths.log();
   const std::string heads_path = paths.heads();
