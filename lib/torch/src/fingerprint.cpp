@@ -72,7 +72,13 @@ json ProbeSet::to_json(const Manifest& mf) const {
 
 ProbeSet ProbeSet::load(const std::string& path, const Manifest& mf, const std::optional<Bytes>& seed) {
   json j = json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("format", std::string()) != kProbeSetFormat)
+  if (j.is_discarded()) throw Error("invalid probe set: not valid json", path);
+  return from_json(j, mf, seed, path);
+}
+
+ProbeSet ProbeSet::from_json(const json& j, const Manifest& mf, const std::optional<Bytes>& seed,
+                             const std::string& path) {
+  if (!j.is_object() || j.value("format", std::string()) != kProbeSetFormat)
     throw Error("not a wit probe set", path);
   if (j.value("version", 0) != 1) throw Error("unsupported probe set version", path);
   if (!j.contains("records") || !j["records"].is_array()) throw Error("invalid probe set: missing records", path);

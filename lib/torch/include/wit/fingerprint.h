@@ -39,6 +39,8 @@ struct ProbeSet {
   // Parses and checks every record against the manifest's data root (and,
   // given the revealed seed, that the indices are the ones the seed chooses).
   static ProbeSet load(const std::string& path, const Manifest& mf, const std::optional<Bytes>& seed);
+  static ProbeSet from_json(const nlohmann::json& j, const Manifest& mf, const std::optional<Bytes>& seed,
+                            const std::string& where);
 };
 
 Fingerprint fingerprint_state(const Manifest& mf, const TrainState& st, const ProbeSet* probe);

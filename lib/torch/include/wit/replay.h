@@ -1,0 +1,71 @@
+// Replay challenges: the trainer's response bundle (states before the
+// challenged steps, log entries with inclusion proofs, batch records with
+// proofs into the data commitment), the verifier's check of it by replaying
+// each step with the shared training step, and the measurement of replay
+// noise that the verifier's thresholds come from. Formats: docs/replay.md.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/bundle.h"
+#include "wit/challenge.h"
+
+namespace wit {
+
+struct ResponseOptions {
+  std::string run;                  // RUN directory
+  std::vector<std::string> files;   // data files (default: RUN/data.json)
+  std::string commit_path, index_path;
+  unsigned threads = 0;             // 0 = all cores (as training used by default)
+  std::string device = "cpu";
+  bool quiet = false;
+};
+
+// Builds the response to `c` from a run directory. Throws wit::Error when the
+// run cannot answer (head not in RUN/run.heads, data missing, ...).
+Bundle build_response(const Challenge& c, const ResponseOptions& opt);
+
+// The fields compared on a replayed step, each a relative distance.
+inline constexpr const char* kReplayFields[] = {"state", "losses", "grad_norm", "weights", "adam_m", "adam_v", "probe"};
+
+// Measured replay noise: for each field, the largest relative distance seen
+// between replays of the same step under different thread counts.
+struct Calibration {
+  std::string run_id;
+  std::vector<unsigned> threads;        // the two thread counts compared
+  std::vector<int64_t> steps;           // steps replayed
+  nlohmann::json noise = nlohmann::json::object();  // field -> max relative distance
+  nlohmann::json to_json() const;
+  static Calibration from_json(const nlohmann::json& j, const std::string& where);
+  static Calibration load(const std::string& path);
+};
+
+struct VerifyOptions {
+  unsigned threads = 0;
+  std::string device = "cpu";
+  std::optional<Calibration> calibration;  // none: calibrate on the bundle's first steps
+  int calibration_steps = 2;
+  double margin = 10;                       // threshold = margin x max(noise, rounding floor)
+  bool quiet = false;
+};
+
+struct Report {
+  bool certified = false;
+  nlohmann::json doc;  // report.json
+};
+
+// Verifies a response bundle against a challenge. Format problems in the
+// bundle's container throw wit::Error; everything the trainer answered wrongly
+// (missing members, bad proofs, states or replays outside the thresholds)
+// rejects the run with the reason in the report.
+Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt);
+
+// Replays the bundle's challenged steps under two thread counts and records
+// the differences (the noise honest replays on other hardware must stay within).
+Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, unsigned threads_b,
+                      int max_steps, const std::string& device);
+
+}  // namespace wit
