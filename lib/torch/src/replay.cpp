@@ -370,6 +370,7 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
   cal.run_id = v.run_id.hex();
   cal.threads = {threads_a, threads_b};
   for (const char* f : kFields) cal.noise[f] = 0.0;
+  std::string last_reason;
   for (int64_t s : c.steps) {
     if (int(cal.steps.size()) >= max_steps) break;
     try {
@@ -395,10 +396,12 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
         cal.noise[it.key()] = std::max(cal.noise[it.key()].get<double>(), it->get<double>());
       cal.steps.push_back(s);
     } catch (const Verifier::Reject& r) {
-      throw Error("cannot calibrate on this bundle: " + r.reason, b.where);
+      // A step the bundle cannot answer is skipped here; verification rejects it.
+      last_reason = r.reason;
     }
   }
-  if (cal.steps.empty()) throw Error("the challenge has no step to calibrate on", b.where);
+  if (cal.steps.empty())
+    throw Error("no challenged step to calibrate on" + (last_reason.empty() ? "" : " (" + last_reason + ")"), b.where);
   return cal;
 }
 
@@ -447,7 +450,11 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
         cli::note("calibration was measured on another run; using it anyway");
     } else {
       const unsigned n = opt.threads ? opt.threads : 2;
-      cal = calibrate(b, c, 1, n == 1 ? 2 : n, opt.calibration_steps, opt.device);
+      try {
+        cal = calibrate(b, c, 1, n == 1 ? 2 : n, opt.calibration_steps, opt.device);
+      } catch (const Error& e) {
+        verdict_reason = std::string("cannot measure replay noise: ") + e.what();
+      }
     }
   }
   set_torch_threads(opt.threads);
@@ -479,7 +486,9 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
         thr[it.key()] = opt.margin * std::max(noise.value(it.key(), 0.0), floor.value(it.key(), 0.0));
       for (const char* f : kFields) {
         if (!d.contains(f)) continue;
-        if (!(d[f].get<double>() <= thr[f].get<double>()))
+        // Infinite: the log claims no update at all where the replay makes one.
+        const double df = d[f].get<double>();
+        if (!(std::isfinite(df) && df <= thr[f].get<double>()))
           throw Verifier::Reject{f, std::string(f) + " differs beyond the replay noise at step " + std::to_string(s)};
       }
       chk["pass"] = true;
@@ -490,8 +499,9 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
       chk["reason"] = r.reason;
       if (verdict_reason.empty()) verdict_reason = r.reason;
     }
-    for (auto it = d.begin(); it != d.end(); ++it)
-      if (std::isinf(it->get<double>())) *it = "inf";
+    for (json* m : {&d, &thr})
+      for (auto it = m->begin(); it != m->end(); ++it)
+        if (it->is_number() && !std::isfinite(it->get<double>())) *it = "inf";
     chk["distances"] = d;
     chk["thresholds"] = thr;
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();

@@ -130,7 +130,7 @@ TrainSummary train(const TrainOptions& opt) {
   TrainSummary sum;
   TrainState state;
   if (log.size() == 0) {
-    state = TrainState::initial(mf.model, ByteView(seed), opt.device);
+    state = opt.init_fn ? opt.init_fn(mf, ByteView(seed)) : TrainState::initial(mf.model, ByteView(seed), opt.device);
     LogEntry g;
     g.genesis = true;
     g.g.run_id = run_id;
@@ -189,7 +189,7 @@ TrainSummary train(const TrainOptions& opt) {
       batch.push_back(dataset.record(i));
       leaves.push_back(dataset.leaf(i));
     }
-    StepOutput out = train_step(mf, state, batch);
+    StepOutput out = opt.step_fn ? opt.step_fn(mf, state, batch, t) : train_step(mf, state, batch);
     LogEntry e;
     e.s.step = uint64_t(t);
     e.s.lr = out.lr;

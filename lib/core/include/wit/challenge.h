@@ -36,6 +36,7 @@ struct Challenge {
   TreeHead head;            // the signed head challenged
   Hash32 nonce;             // from the verifier or a public beacon, after the head
   Hash32 seed;              // H(kChallenge || head.signed_bytes() || nonce)
+  int64_t checkpoint_every = 0;     // C the segments were drawn with; 0 when there are none
   std::vector<int64_t> steps;       // distinct, sorted, in [1, T]
   std::vector<Segment> segments;    // distinct checkpoint intervals, sorted
   Guarantee guarantee;
@@ -47,8 +48,17 @@ struct Challenge {
   static Challenge load(const std::string& path);
 };
 
-// Probability that k distinct uniform draws from T steps all miss `bad` bad steps.
+// Most step challenges one challenge may hold (it is a JSON artifact, not a replay plan).
+inline constexpr int64_t kMaxChallengeSteps = int64_t(1) << 24;
+
+// Probability that k distinct uniform draws from T steps all miss `bad` bad
+// steps: C(T - bad, k) / C(T, k). Needs 0 <= bad <= T and 0 <= k <= T.
 double miss_probability(int64_t T, int64_t bad, int64_t k);
+// The bad steps a fraction f of T stands for: ceil(f * T), at least 1, with
+// f * T within 1e-9 (relative) of an integer taken as that integer.
+int64_t bad_steps_for(int64_t T, double fraction);
+// The guarantee of k step challenges over T steps against a fraction f.
+Guarantee make_guarantee(int64_t T, int64_t k, double fraction);
 // Smallest k with detection >= confidence against a fraction f of bad steps
 // (at least one bad step); k <= T.
 int64_t k_for_confidence(int64_t T, double fraction, double confidence);

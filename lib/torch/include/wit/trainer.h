@@ -2,8 +2,11 @@
 // (manifest, witness log, signed heads, checkpoints), resumable after a crash.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "wit/state.h"
 
 namespace wit {
 
@@ -17,6 +20,13 @@ struct TrainOptions {
   unsigned threads = 0;      // LibTorch intra-op threads (0 = all cores)
   bool quiet = false;
   int64_t stop_after = 0;    // stop after this step without finishing (0 = run to the end)
+
+  // The training step and the initial state, replaceable: a trainer with its
+  // own step still gets witnessed by this loop. Empty = wit's own (train_step,
+  // TrainState::initial). The attack suite's forging tool uses these to build
+  // dishonest runs that log as if they were honest.
+  std::function<StepOutput(const Manifest&, TrainState&, const BatchRecords& declared, int64_t step)> step_fn;
+  std::function<TrainState(const Manifest&, ByteView seed)> init_fn;
 };
 
 struct TrainSummary {

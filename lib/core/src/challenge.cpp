@@ -1,0 +1,317 @@
+// Challenges: the seed from a signed head and a nonce, the uniform draws of
+// steps and checkpoint intervals (Floyd's algorithm on a ChaCha20 stream), the
+// exact detection guarantee, and the JSON form. Format: docs/challenge.md.
+#include "wit/challenge.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <unordered_set>
+
+#include "wit/error.h"
+#include "wit/hash.h"
+#include "wit/io.h"
+#include "wit/rng.h"
+#include "wit/tags.h"
+
+namespace wit {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Heads past this size would overflow the int64 arithmetic below; no log gets near it.
+constexpr uint64_t kMaxHeadSize = uint64_t(1) << 62;
+
+Hash32 challenge_seed(const TreeHead& head, const Hash32& nonce) {
+  Blake2b h;
+  h.update_field(ByteView(tags::kChallenge));
+  const Bytes hb = head.signed_bytes();
+  h.update_field(ByteView(hb));
+  h.update(ByteView(nonce.data(), Hash32::size()));
+  return h.final();
+}
+
+// Floyd's algorithm: k distinct values uniformly from [1, n] (every k-subset
+// equally likely), consuming exactly k uniform() draws from the stream. For
+// j = n-k+1 .. n: t = 1 + uniform(j); take t, or j if t is already taken.
+// Returned sorted. Preconditions: 0 <= k <= n.
+std::vector<int64_t> floyd_sample(ChaChaStream& s, int64_t n, int64_t k) {
+  std::unordered_set<int64_t> taken;
+  taken.reserve(size_t(k));
+  std::vector<int64_t> out;
+  out.reserve(size_t(k));
+  for (int64_t j = n - k + 1; j <= n; j++) {
+    const int64_t t = 1 + int64_t(s.uniform(uint64_t(j)));
+    const int64_t v = taken.count(t) ? j : t;
+    taken.insert(v);
+    out.push_back(v);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// p as a percentage rounded down to hundredths (the sentence says "at least"),
+// with 1e-10 of slack so that a computed 0.09999999999999998 reads 10.00%, and
+// 100% only for exactly 1 (callers pass the detection of an uncertain draw
+// below 1, so rounding never makes it read as certain).
+std::string percent(double p) {
+  if (p >= 1.0) return "100%";
+  double v = std::floor(p * 10000.0 + 1e-6) / 100.0;
+  if (v > 99.99) v = 99.99;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", v);
+  return buf;
+}
+
+std::string fraction_percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g%%", f * 100.0);
+  return buf;
+}
+
+bool fraction_ok(double f) { return f > 0 && f <= 1; }  // false for NaN
+
+}  // namespace
+
+double miss_probability(int64_t T, int64_t bad, int64_t k) {
+  if (T < 0 || bad < 0 || bad > T || k < 0 || k > T)
+    throw Error("miss probability needs 0 <= bad <= T and 0 <= k <= T",
+                "T = " + std::to_string(T) + ", bad = " + std::to_string(bad) + ", k = " + std::to_string(k));
+  if (bad == 0 || k == 0) return 1.0;
+  if (k > T - bad) return 0.0;
+  // C(T-bad, k) / C(T, k) = prod_{j<m} (T-M-j) / (T-j), with m = min(k, bad) and
+  // M = max(k, bad) (the formula is symmetric in k and bad). Every factor is at
+  // most 1 - M/T, so the product falls below the smallest double after about
+  // sqrt(745 T) factors at worst; stop there (it is 0 as a double).
+  const int64_t m = std::min(k, bad), M = std::max(k, bad);
+  const long double tiny = (long double)std::numeric_limits<double>::denorm_min() / 4;
+  long double p = 1;
+  for (int64_t j = 0; j < m; j++) {
+    p *= (long double)(T - M - j) / (long double)(T - j);
+    if (p < tiny || p == 0) return 0.0;
+  }
+  return double(p);
+}
+
+int64_t bad_steps_for(int64_t T, double fraction) {
+  if (!fraction_ok(fraction)) throw Error("fraction must be in (0, 1]", std::to_string(fraction));
+  const long double x = (long double)fraction * (long double)T;
+  const long double r = std::nearbyint(x);
+  int64_t bad = std::fabs(x - r) <= 1e-9L * std::max((long double)1, x) ? int64_t(r) : int64_t(std::ceil(x));
+  return std::min(std::max<int64_t>(bad, 1), T);
+}
+
+int64_t k_for_confidence(int64_t T, double fraction, double confidence) {
+  if (T < 1) throw Error("no steps to challenge", "T = " + std::to_string(T));
+  if (!(confidence > 0 && confidence < 1)) throw Error("confidence must be in (0, 1)", std::to_string(confidence));
+  const int64_t bad = bad_steps_for(T, fraction);
+  // Detection 1 - miss(k) grows with k and is exactly 1 at k = T - bad + 1:
+  // binary search for the smallest k with detection >= confidence.
+  int64_t lo = 1, hi = T - bad + 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (1.0 - miss_probability(T, bad, mid) >= confidence)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+Guarantee make_guarantee(int64_t T, int64_t k, double fraction) {
+  Guarantee g;
+  g.steps = T;
+  g.k = k;
+  g.fraction = fraction;
+  g.bad_steps = bad_steps_for(T, fraction);
+  g.detection = 1.0 - miss_probability(T, g.bad_steps, k);
+  // 1 - (1 - f)^k without cancellation for small f.
+  g.detection_binomial = fraction >= 1 ? 1.0 : -std::expm1(double(k) * std::log1p(-fraction));
+  return g;
+}
+
+std::string Guarantee::words() const {
+  const std::string steps_s = std::to_string(steps) + (steps == 1 ? " step" : " steps");
+  const std::string bad_s = std::to_string(bad_steps) + (bad_steps == 1 ? " step" : " steps");
+  const std::string chal_s = k == 1 ? "this 1 challenge" : "these " + std::to_string(k) + " challenges";
+  std::string s = "a run that tampered with at least " + fraction_percent(fraction) + " of its " + steps_s + " (" +
+                  bad_s + ") is caught by " + chal_s;
+  // Certain exactly when k exceeds the good steps; a detection that merely
+  // rounds to 1 as a double is still "at least 99.99%".
+  if (k > steps - bad_steps)
+    s += " with certainty";
+  else
+    s += " with probability at least " + percent(std::min(detection, std::nextafter(1.0, 0.0)));
+  s += " (hypergeometric; 1-(1-f)^k = " + percent(detection_binomial) + ")";
+  return s;
+}
+
+Challenge derive_challenge(const TreeHead& head, const Hash32& nonce, int64_t k, int64_t n_segments,
+                           int64_t checkpoint_every, double fraction) {
+  const std::string hw = "head of size " + std::to_string(head.size);
+  if (head.size < 2) throw Error("head covers no training steps", hw);
+  if (head.size > kMaxHeadSize) throw Error("head size is too large", hw);
+  if (!head.signature_ok()) throw Error("tree head signature does not verify", hw);
+  const int64_t T = int64_t(head.size) - 1;
+  if (k < 1 || k > T)
+    throw Error("k must be between 1 and the " + std::to_string(T) + " steps the head covers", "k = " + std::to_string(k));
+  if (k > kMaxChallengeSteps)
+    throw Error("too many challenges (at most " + std::to_string(kMaxChallengeSteps) + ")", "k = " + std::to_string(k));
+  if (!fraction_ok(fraction)) throw Error("fraction must be in (0, 1]", std::to_string(fraction));
+  if (n_segments < 0) throw Error("negative segment count", std::to_string(n_segments));
+  int64_t intervals = 0;
+  if (n_segments > 0) {
+    if (checkpoint_every < 1)
+      throw Error("segments need a checkpoint interval of at least 1", "checkpoint_every = " + std::to_string(checkpoint_every));
+    intervals = (T - 1) / checkpoint_every + 1;  // ceil(T / C)
+    if (n_segments > intervals)
+      throw Error("more segments than the head's " + std::to_string(intervals) + " checkpoint intervals",
+                  std::to_string(n_segments));
+  }
+
+  Challenge c;
+  c.head = head;
+  c.nonce = nonce;
+  c.seed = challenge_seed(head, nonce);
+  c.checkpoint_every = n_segments > 0 ? checkpoint_every : 0;
+  ChaChaStream s(c.seed);
+  c.steps = floyd_sample(s, T, k);
+  // Segments continue the same stream after the k step draws.
+  for (int64_t i : floyd_sample(s, intervals, n_segments))
+    c.segments.push_back({(i - 1) * checkpoint_every, std::min(i * checkpoint_every, T)});
+  c.guarantee = make_guarantee(T, k, fraction);
+  return c;
+}
+
+json Challenge::to_json() const {
+  json segs = json::array();
+  for (const Segment& g : segments) segs.push_back({{"from", g.from}, {"to", g.to}});
+  json gj = {{"steps", guarantee.steps},
+             {"k", guarantee.k},
+             {"fraction", guarantee.fraction},
+             {"bad_steps", guarantee.bad_steps},
+             {"detection", guarantee.detection},
+             {"detection_binomial", guarantee.detection_binomial},
+             {"statement", guarantee.words()}};
+  return {{"format", kChallengeFormat},
+          {"version", kChallengeVersion},
+          {"run_id", head.run_id.hex()},
+          {"head", head.to_json()},
+          {"nonce", nonce.hex()},
+          {"seed", seed.hex()},
+          {"checkpoint_every", checkpoint_every},
+          {"steps", steps},
+          {"segments", segs},
+          {"guarantee", gj}};
+}
+
+Challenge Challenge::from_json(const json& j, const std::string& where) {
+  auto bad = [&](const std::string& why) -> Error { return Error("invalid challenge: " + why, where); };
+  if (!j.is_object()) throw bad("not a json object");
+  if (!j.contains("format") || !j["format"].is_string()) throw bad("missing field 'format'");
+  if (j["format"].get<std::string>() != kChallengeFormat)
+    throw bad("not a challenge (format '" + j["format"].get<std::string>() + "')");
+  if (!j.contains("version") || !j["version"].is_number_integer()) throw bad("missing field 'version'");
+  if (j["version"].get<int64_t>() != kChallengeVersion)
+    throw Error("unsupported challenge version " + std::to_string(j["version"].get<int64_t>()) + " (this wit reads " +
+                    std::to_string(kChallengeVersion) + ")",
+                where);
+  static const char* const kFields[] = {"format", "version", "run_id",   "head",     "nonce",
+                                        "seed",   "checkpoint_every", "steps", "segments", "guarantee"};
+  for (const auto& kv : j.items())
+    if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return kv.key() == f; }) ==
+        std::end(kFields))
+      throw bad("unknown field '" + kv.key() + "'");
+  auto field = [&](const json& o, const char* key) -> const json& {
+    if (!o.contains(key)) throw bad(std::string("missing field '") + key + "'");
+    return o[key];
+  };
+  auto hash = [&](const json& o, const char* key) {
+    const json& v = field(o, key);
+    Hash32 h;
+    if (!v.is_string() || !Hash32::from_hex(v.get<std::string>(), h))
+      throw bad(std::string("field '") + key + "' is not 64 hex digits");
+    return h;
+  };
+  auto integer = [&](const json& v, const std::string& name) -> int64_t {
+    if (v.is_number_unsigned() && v.get<uint64_t>() <= uint64_t(INT64_MAX)) return int64_t(v.get<uint64_t>());
+    if (v.is_number_integer() && v.get<int64_t>() >= 0) return v.get<int64_t>();
+    throw bad("field '" + name + "' is not a non-negative integer");
+  };
+  auto number = [&](const json& o, const char* key) {
+    const json& v = field(o, key);
+    if (!v.is_number()) throw bad(std::string("field 'guarantee.") + key + "' is not a number");
+    return v.get<double>();
+  };
+
+  const TreeHead head = TreeHead::from_json(field(j, "head"), where);
+  if (!head.signature_ok()) throw bad("the head's signature does not verify");
+  if (head.size < 2 || head.size > kMaxHeadSize) throw bad("the head covers no training steps");
+  if (hash(j, "run_id") != head.run_id) throw bad("field 'run_id' is not the head's run id");
+  const Hash32 nonce = hash(j, "nonce");
+  if (hash(j, "seed") != challenge_seed(head, nonce)) throw bad("the seed is not the one the head and nonce give");
+  const int64_t ckpt = integer(field(j, "checkpoint_every"), "checkpoint_every");
+
+  const json& js = field(j, "steps");
+  if (!js.is_array()) throw bad("field 'steps' is not an array");
+  std::vector<int64_t> steps;
+  for (const json& v : js) steps.push_back(integer(v, "steps"));
+  const json& jg = field(j, "segments");
+  if (!jg.is_array()) throw bad("field 'segments' is not an array");
+  std::vector<Segment> segs;
+  for (const json& v : jg) {
+    if (!v.is_object() || v.size() != 2) throw bad("a segment is not an object {\"from\", \"to\"}");
+    segs.push_back({integer(field(v, "from"), "segments.from"), integer(field(v, "to"), "segments.to")});
+  }
+
+  const json& gj = field(j, "guarantee");
+  if (!gj.is_object()) throw bad("field 'guarantee' is not an object");
+  for (const auto& kv : gj.items())
+    if (kv.key() != "steps" && kv.key() != "k" && kv.key() != "fraction" && kv.key() != "bad_steps" &&
+        kv.key() != "detection" && kv.key() != "detection_binomial" && kv.key() != "statement")
+      throw bad("unknown field 'guarantee." + kv.key() + "'");
+  const double fraction = number(gj, "fraction");
+  if (!fraction_ok(fraction)) throw bad("field 'guarantee.fraction' is not in (0, 1]");
+
+  const int64_t T = int64_t(head.size) - 1;
+  const int64_t k = int64_t(steps.size());
+  if (k < 1 || k > T) throw bad("it has " + std::to_string(k) + " steps for a head covering " + std::to_string(T));
+  if (!segs.empty() && ckpt < 1) throw bad("it has segments but no checkpoint interval");
+  if (segs.empty() && ckpt != 0) throw bad("field 'checkpoint_every' is set without segments");
+  if (ckpt > 0 && int64_t(segs.size()) > (T - 1) / ckpt + 1) throw bad("more segments than checkpoint intervals");
+
+  Challenge c = derive_challenge(head, nonce, k, int64_t(segs.size()), ckpt, fraction);
+  if (c.steps != steps) throw bad("the steps are not the ones the head and nonce give");
+  for (size_t i = 0; i < segs.size(); i++)
+    if (segs[i].from != c.segments[i].from || segs[i].to != c.segments[i].to)
+      throw bad("the segments are not the ones the head and nonce give");
+
+  // The guarantee is derived too. Its probabilities may differ in the last bits
+  // between platforms (long double), so they are compared with a tolerance, and
+  // the statement is checked against the numbers as written.
+  Guarantee g = c.guarantee;
+  if (integer(field(gj, "steps"), "guarantee.steps") != g.steps || integer(field(gj, "k"), "guarantee.k") != g.k ||
+      integer(field(gj, "bad_steps"), "guarantee.bad_steps") != g.bad_steps)
+    throw bad("the guarantee does not match its steps");
+  const double det = number(gj, "detection"), bin = number(gj, "detection_binomial");
+  if (!(std::fabs(det - g.detection) <= 1e-9) || !(std::fabs(bin - g.detection_binomial) <= 1e-9))
+    throw bad("the guarantee's probabilities are not the ones its steps give");
+  g.detection = det;
+  g.detection_binomial = bin;
+  const json& st = field(gj, "statement");
+  if (!st.is_string() || st.get<std::string>() != g.words()) throw bad("the guarantee's statement does not match it");
+  c.guarantee = g;
+  return c;
+}
+
+Challenge Challenge::load(const std::string& path) {
+  const std::string where = path == "-" ? "stdin" : path;
+  const json j = json::parse(read_file(path), nullptr, false);
+  if (j.is_discarded()) throw Error("invalid challenge: not valid json", where);
+  return from_json(j, where);
+}
+
+}  // namespace wit

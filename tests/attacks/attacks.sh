@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The attack suite: each attack of DESIGN.md section 9 built for real by
+# wit-forge (wit's own trainer loop with a deviant step, or a tampered
+# bundle), then checked: the verifier rejects it, every tampered step fails
+# its replay, no honest step does, and over many nonces the detection rate
+# matches the exact hypergeometric prediction. Honest runs pass, also when the
+# verifier replays with another thread count than the trainer used.
+source "$(dirname "$0")/../cli/lib.sh"
+: "${WIT_ATTACK_BIN:?set WIT_ATTACK_BIN to the folder of wit-forge and attack_stats}"
+FORGE=$WIT_ATTACK_BIN/wit-forge
+STATS=$WIT_ATTACK_BIN/attack_stats
+K=5         # challenges per verification in the rate experiment
+NONCES=400  # nonces per rate experiment
+
+if [ -f /usr/share/games/fortunes/computers ]; then
+  awk 'BEGIN{RS="\n%\n"} NR<=300 {printf "%s\n%%\n", $0}' /usr/share/games/fortunes/computers >data.txt
+else
+  for i in $(seq 1 300); do printf 'record %d of a small corpus for training\n%%\n' "$i"; done >data.txt
+fi
+run 0 wit-commit --reader fortune -q -o data.commit.json data.txt
+config() {  # config CHECKPOINT_EVERY
+  cat <<CFG
+{"model": {"n_layer": 1, "n_head": 2, "d_model": 32, "context": 48},
+ "batch_size": 4, "steps": 40, "checkpoint_every": $1, "head_every": 10,
+ "optimizer": {"lr": 0.003},
+ "fingerprint": {"sketch_k": 128, "probe_every": 10, "probe_records": 4, "probe_dim": 16},
+ "seed": "a77ac4a77ac4a77ac4a77ac4a77ac4a77ac4a77ac4a77ac4a77ac4a77ac4a77a"}
+CFG
+}
+config 1 >every.json
+config 10 >sparse.json
+run 0 wit-log keygen -o key
+nonce() { printf '%064x' "$1"; }
+
+# Builds RUN with wit-forge ATTACK, challenges every step, responds, and verifies
+# with one thread (the trainer used two). Leaves RUN.report.json; returns verify's exit.
+attack_run() {
+  local attack=$1 runname=$2 fraction=$3
+  shift 3
+  run 0 "$FORGE" train "$attack" --fraction "$fraction" --attack-seed 7 -j2 --config every.json \
+    --data data.commit.json --index data.widx --key key --out "$runname" "$@" data.txt || return 2
+  wit-log head "$runname" >"$runname.head.json"
+  run 0 wit-challenge -q --head "$runname.head.json" --nonce "$(nonce 1)" -k 40 -o "$runname.all.json"
+  run 0 wit-replay respond -q -j2 --run "$runname" "$runname.all.json" -o "$runname.wbundle"
+  wit-replay verify -q -j1 --bundle "$runname.wbundle" "$runname.all.json" -o "$runname.report.json" >/dev/null 2>"$T/err"
+}
+
+# --- honest: certified, zero rejections over many nonces, other thread count
+attack_run honest H 0
+rc=$?
+[ "$rc" -eq 0 ] && ok || fail "honest run rejected (exit $rc): $(cat "$T/err")"
+run 0 "$STATS" H.report.json H.head.json H/tampered.json "$K" "$NONCES"
+cat out
+for n in 11 12 13; do
+  run 0 wit-challenge -q --head H.head.json --nonce "$(nonce $n)" -k "$K" -o h$n.json
+  run 0 wit-replay respond -q --run H h$n.json -o h$n.wbundle
+  run 0 wit-replay verify -q -j1 --bundle h$n.wbundle h$n.json -o h$n.report.json
+done
+run 0 wit-log verify H
+
+# --- attacks 2, 3, 5: data addition, subtraction, learning rate on a fraction f of the steps
+for attack in add-data skip lr; do
+  attack_run "$attack" "A-$attack" 0.2
+  rc=$?
+  [ "$rc" -eq 1 ] && ok || fail "$attack: full replay did not reject (exit $rc)"
+  run 0 "$STATS" "A-$attack.report.json" "A-$attack.head.json" "A-$attack/tampered.json" "$K" "$NONCES"
+  cat out
+  # The log itself is well formed and signed: only replay exposes the attack.
+  run 0 wit-log verify "A-$attack"
+done
+
+# --- attack 4: batches trained out of the committed order
+attack_run reorder A-reorder 0.1
+[ $? -eq 1 ] && ok || fail "reorder not rejected"
+run 0 "$STATS" A-reorder.report.json A-reorder.head.json A-reorder/tampered.json "$K" "$NONCES"
+cat out
+
+# --- attack 1: a fabricated trajectory interpolated from init to an honest run's final weights
+attack_run interpolate A-interp 1.0 --final H/ckpt/step-000040.safetensors
+[ $? -eq 1 ] && ok || fail "interpolated trajectory not rejected"
+run 0 "$STATS" A-interp.report.json A-interp.head.json A-interp/tampered.json "$K" 50
+cat out
+
+# --- attack 8: an init not generated from the committed seed (another run's trained weights)
+attack_run foreign-init A-init 0 --final H/ckpt/step-000040.safetensors
+[ $? -eq 1 ] && ok || fail "foreign init not rejected"
+grep -q 'not the one generated from the committed seed' A-init.report.json && ok || fail "foreign init: wrong reason"
+run 1 wit-log verify A-init
+
+# --- attacks 6 and 7 on an honest run with sparse checkpoints: tampered states, rewritten entries
+run 0 wit-train -q -j2 --config sparse.json --data data.commit.json --index data.widx --key key --out P data.txt
+wit-log head P >P.head.json
+for n in $(seq 20 60); do
+  wit-challenge -q --head P.head.json --nonce "$(nonce $n)" -k 6 -o p.json
+  # a challenged step right after a checkpoint (exact root) and one that is not (sketch only)
+  at_ckpt=$(grep -oE '^ *(11|21|31),?$' p.json | head -n 1 | tr -dc 0-9)
+  off_ckpt=$(grep -oE '^ *([2-9]|1[2-9]|2[2-9]|3[2-9]),?$' p.json | head -n 1 | tr -dc 0-9)
+  [ -n "$at_ckpt" ] && [ -n "$off_ckpt" ] && break
+done
+[ -n "$at_ckpt" ] && [ -n "$off_ckpt" ] && ok || fail "no challenge hit both kinds of step"
+run 0 wit-replay respond -q --run P p.json -o p.wbundle
+run 0 wit-replay verify -q --bundle p.wbundle p.json -o p.report.json
+run 0 "$FORGE" tamper-state --bundle p.wbundle --step $((at_ckpt - 1)) -o t1.wbundle
+run 1 wit-replay verify -q --bundle t1.wbundle p.json -o t1.report.json
+grep -q 'differs from its logged checkpoint root' t1.report.json && ok || fail "tampered checkpoint state: wrong reason"
+run 0 "$FORGE" tamper-state --bundle p.wbundle --step $((off_ckpt - 1)) -o t2.wbundle
+run 1 wit-replay verify -q --bundle t2.wbundle p.json -o t2.report.json
+grep -q '"failed": "state"' t2.report.json && ok || fail "tampered state between checkpoints: not caught by the sketch"
+run 0 "$FORGE" rewrite-entry --bundle p.wbundle --step "$off_ckpt" -o t3.wbundle
+run 1 wit-replay verify -q --bundle t3.wbundle p.json -o t3.report.json
+grep -q 'not in the signed log' t3.report.json && ok || fail "rewritten entry: wrong reason"
+
+# --- bad input: never a crash, exit 1 or 2 with a one-line reason
+run 0 "$FORGE" drop-state --bundle p.wbundle --step $((off_ckpt - 1)) -o t4.wbundle
+run 1 wit-replay verify -q --bundle t4.wbundle p.json -o t4.report.json
+grep -q 'bundle lacks the state' t4.report.json && ok || fail "missing state: wrong reason"
+head -c 5000 p.wbundle >trunc.wbundle
+run 2 wit-replay verify -q --bundle trunc.wbundle p.json
+error_is wit-replay 'trunc.wbundle'
+run 0 wit-challenge -q --head H.head.json --nonce "$(nonce 99)" -k 3 -o other.json
+run 2 wit-replay respond -q --run P other.json -o x.wbundle
+error_is wit-replay 'another run'
+absent x.wbundle
+run 1 wit-replay verify -q --bundle p.wbundle other.json -o x.report.json
+grep -q 'another run' x.report.json && ok || fail "bundle for another run: wrong reason"
+sed 's/"sig": "\(.\)/"sig": "0\1/; s/"sig": "0\(.\)\(.\)/"sig": "\2\1/' p.json >badsig.json
+cmp -s p.json badsig.json && fail "signature not changed" || ok
+run 2 wit-replay verify -q --bundle p.wbundle badsig.json
+error_is wit-replay 'signature|head'
+
+finish

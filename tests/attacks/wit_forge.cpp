@@ -1,0 +1,203 @@
+// wit-forge (test-only, never installed): builds dishonest runs whose logs and
+// signed heads look valid — each attack of DESIGN.md section 9 built for real
+// with wit's own trainer loop and a deviant training step — and tampers with
+// response bundles, so the attack suite can check that wit-replay rejects them.
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "wit/bundle.h"
+#include "wit/cli.h"
+#include "wit/commitment.h"
+#include "wit/error.h"
+#include "wit/io.h"
+#include "wit/order.h"
+#include "wit/rng.h"
+#include "wit/safetensors.h"
+#include "wit/trainer.h"
+#include "wit/wlog.h"
+
+using namespace wit;
+using nlohmann::json;
+
+namespace {
+
+std::set<int64_t> choose_tampered(int64_t T, double f, uint64_t attack_seed) {
+  uint8_t b[8];
+  put_le64(b, attack_seed);
+  auto perm = random_permutation(derive_key("wit-forge/tampered", {ByteView(b, 8)}), uint64_t(T));
+  std::set<int64_t> out;
+  const int64_t n = std::max<int64_t>(1, int64_t(std::llround(f * double(T))));
+  for (int64_t i = 0; i < n && i < T; i++) out.insert(int64_t(perm[size_t(i)]) + 1);
+  return out;
+}
+
+// The state with its parameters replaced by `values` (name order), keeping m, v, step.
+TrainState with_params(const Manifest& mf, const TrainState& st, const std::vector<std::vector<float>>& values,
+                       int64_t step) {
+  std::vector<TensorView> ts = st.tensors();
+  std::vector<float> dummy;
+  uint8_t stepb[8];
+  put_le64(stepb, uint64_t(step));
+  size_t p = 0;
+  for (auto& t : ts) {
+    if (t.name == kStepTensor) t.data = ByteView(stepb, 8);
+    else if (t.name.rfind("adam.", 0) != 0) t.data = ByteView(reinterpret_cast<const uint8_t*>(values[p++].data()), 4 * t.numel());
+  }
+  return TrainState::from_tensors(mf.model, ts, "forged state");
+}
+
+std::vector<std::vector<float>> params_of(const TrainState& st) {
+  std::vector<std::vector<float>> out;
+  for (const auto& t : st.tensors())
+    if (t.name != kStepTensor && t.name.rfind("adam.", 0) != 0) {
+      const float* f = reinterpret_cast<const float*>(t.data.data);
+      out.emplace_back(f, f + t.numel());
+    }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Build attacked runs and tampered bundles for the attack suite (test-only)"};
+  cli::setup(app, "wit-forge");
+  app.require_subcommand(1);
+  TrainOptions o;
+  std::string attack, final_ckpt, in, out;
+  double fraction = 0.2;
+  uint64_t attack_seed = 1;
+  int64_t step = 0;
+  auto* train = app.add_subcommand("train", "Train a run with an attack on a fraction of its steps");
+  train->add_option("ATTACK", attack, "honest, add-data, skip, lr, reorder, interpolate, foreign-init")
+      ->required()
+      ->check(CLI::IsMember({"honest", "add-data", "skip", "lr", "reorder", "interpolate", "foreign-init"}));
+  train->add_option("--fraction", fraction, "Fraction of steps tampered with");
+  train->add_option("--attack-seed", attack_seed, "Chooses the tampered steps");
+  train->add_option("--final", final_ckpt, "An honest run's final checkpoint (interpolate, foreign-init)");
+  train->add_option("--config", o.config_path)->required();
+  train->add_option("--data", o.commit_path)->required();
+  train->add_option("--index", o.index_path)->required();
+  train->add_option("--out", o.out_dir)->required();
+  train->add_option("--key", o.key_path);
+  train->add_option("-j,--threads", o.threads);
+  train->add_option("FILE", o.files)->required();
+  auto* ts = app.add_subcommand("tamper-state", "Change one weight of a state in a response bundle");
+  auto* rw = app.add_subcommand("rewrite-entry", "Rewrite a log entry in a response bundle, keeping its old proof");
+  auto* dr = app.add_subcommand("drop-state", "Leave a state out of a response bundle");
+  for (auto* s : {ts, rw, dr}) {
+    s->add_option("--bundle", in)->required();
+    s->add_option("--step", step)->required();
+    s->add_option("-o,--output", out)->required();
+  }
+
+  return cli::run(app, argc, argv, [&]() -> int {
+    if (*ts || *rw || *dr) {
+      Bundle b = Bundle::load(in);
+      char name[64];
+      if (*dr) {
+        std::snprintf(name, sizeof name, "state/%06lld.safetensors", static_cast<long long>(step));
+        Bundle kept;
+        for (const auto& [n, bytes] : b.members())
+          if (n != name) kept.put(n, bytes);
+        b = kept;
+      } else if (*ts) {
+        std::snprintf(name, sizeof name, "state/%06lld.safetensors", static_cast<long long>(step));
+        Bytes bytes = b.get(name);
+        Safetensors f = Safetensors::parse(ByteView(bytes), name);
+        std::vector<TensorView> tensors = f.tensors();
+        std::vector<float> changed;
+        for (auto& t : tensors)
+          if (t.name == "wte") {
+            const float* v = reinterpret_cast<const float*>(t.data.data);
+            changed.assign(v, v + t.numel());
+            changed[7] += 0.05f;  // one weight of the embedding
+            t.data = ByteView(reinterpret_cast<const uint8_t*>(changed.data()), 4 * changed.size());
+          }
+        b.put(name, encode_safetensors(tensors));
+      } else {
+        std::snprintf(name, sizeof name, "log/%06lld.json", static_cast<long long>(step));
+        json e = json::parse(b.get_text(name));
+        Bytes enc;
+        from_hex(e["entry_hex"].get<std::string>(), enc);
+        LogEntry le = decode_entry(ByteView(enc), name);
+        le.s.losses[0] += 0.5f;  // a nicer-looking loss, after the head was signed
+        e["entry_hex"] = to_hex(ByteView(encode_entry(le)));
+        b.put(name, e.dump() + "\n");
+      }
+      b.save(out);
+      return 0;
+    }
+    // A training attack: wit's own loop, a deviant step on the tampered steps.
+    TrainConfig cfg = TrainConfig::load(o.config_path);
+    const int64_t T = cfg.overrides.value("steps", int64_t(100));
+    const std::set<int64_t> bad = attack == "honest" ? std::set<int64_t>{} : choose_tampered(T, fraction, attack_seed);
+    Commitment data = Commitment::load(o.commit_path);
+    auto dataset = std::make_shared<Dataset>(data, o.files, 0);
+    std::shared_ptr<DataOrder> order;
+    std::optional<TrainState> final_state, init_state;
+
+    auto declared_lr = [](const Manifest& mf, int64_t t) { return float(mf.lr_at(t)); };
+    if (attack == "add-data") {
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        if (!bad.count(t)) return train_step(mf, st, batch);
+        BatchRecords used = batch;
+        used[0] = "an undeclared record, trained on at step " + std::to_string(t) + " but never committed";
+        return train_step(mf, st, used);
+      };
+    } else if (attack == "skip" || attack == "lr") {
+      const double scale = attack == "skip" ? 0.0 : 3.0;
+      o.step_fn = [&, scale](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        if (!bad.count(t)) return train_step(mf, st, batch);
+        Manifest other = mf;
+        other.opt.lr *= scale;  // skip: the step is logged but nothing is learned
+        StepOutput out = train_step(other, st, batch);
+        out.lr = declared_lr(mf, t);
+        return out;
+      };
+    } else if (attack == "reorder") {
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        if (!bad.count(t)) return train_step(mf, st, batch);
+        if (!order) {
+          Bytes seed;
+          std::string text = read_file(o.out_dir + "/seed.secret");
+          from_hex(text.substr(0, 64), seed);
+          order = std::make_shared<DataOrder>(mf.run_id(), ByteView(seed), dataset->size(), uint64_t(mf.batch_size));
+        }
+        BatchRecords other;
+        for (uint64_t i : order->batch(t == mf.steps ? t - 1 : t + 1)) other.push_back(dataset->record(i));
+        return train_step(mf, st, other);  // another step's committed batch, trained out of order
+      };
+    } else if (attack == "interpolate") {
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        if (!final_state) final_state = TrainState::load(mf.model, final_ckpt);
+        if (!init_state) init_state = st.clone();
+        TrainState probe = st.clone();
+        StepOutput out = train_step(mf, probe, batch);  // losses and moments look real
+        auto a = params_of(*init_state), z = params_of(*final_state);
+        const float w = float(t) / float(mf.steps);
+        for (size_t p = 0; p < a.size(); p++)
+          for (size_t i = 0; i < a[p].size(); i++) a[p][i] = a[p][i] + w * (z[p][i] - a[p][i]);
+        st = with_params(mf, probe, a, t);
+        return out;
+      };
+    } else if (attack == "foreign-init") {
+      o.init_fn = [&](const Manifest& mf, ByteView seed) {
+        TrainState fresh = TrainState::initial(mf.model, seed);
+        if (final_ckpt.empty()) {
+          Bytes other(seed.data, seed.data + seed.size);
+          other[0] ^= 1;
+          return TrainState::initial(mf.model, ByteView(other));
+        }
+        // Someone else's trained weights passed off as a fresh init (step 0, zero moments).
+        return with_params(mf, fresh, params_of(TrainState::load(mf.model, final_ckpt)), 0);
+      };
+    }
+    o.quiet = true;
+    wit::train(o);
+    json t = json::array();
+    for (int64_t s : bad) t.push_back(s);
+    write_file_atomic(o.out_dir + "/tampered.json", json{{"attack", attack}, {"steps", t}}.dump() + "\n");
+    return 0;
+  });
+}
