@@ -100,6 +100,11 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
     if (index_path.empty()) index_path = d.value("index", std::string());
     if (files.empty()) files = d.value("files", std::vector<std::string>{});
   }
+  if (opt.threads == 0) {
+    // Regenerate states with the trainer's thread count, so they come out bit-identical.
+    json d = json::parse(read_file((fs::path(opt.run) / "data.json").string()), nullptr, false);
+    if (!d.is_discarded() && d.is_object()) set_torch_threads(d.value("threads", 0u));
+  }
   Commitment data = Commitment::load(commit_path);
   Index index(index_path);
   index.check_matches(data, commit_path);
@@ -392,8 +397,14 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
       as_logged.s.sketch_m = ska.m;
       as_logged.s.sketch_v = ska.v;
       json d = step_distances(v.mf, before, bb, ob, as_logged, nullptr);
-      for (auto it = d.begin(); it != d.end(); ++it)
-        cal.noise[it.key()] = std::max(cal.noise[it.key()].get<double>(), it->get<double>());
+      // Noise in units of the step's float32 rounding floor: the floor scales
+      // with the update size, so the ratio carries over to steps with smaller updates.
+      json floor = rounding_floor(before, as_logged);
+      for (auto it = d.begin(); it != d.end(); ++it) {
+        const double f = floor.value(it.key(), 0.0);
+        const double ratio = f > 0 && std::isfinite(f) ? it->get<double>() / f : 0.0;
+        cal.noise[it.key()] = std::max(cal.noise[it.key()].get<double>(), ratio);
+      }
       cal.steps.push_back(s);
     } catch (const Verifier::Reject& r) {
       // A step the bundle cannot answer is skipped here; verification rejects it.
@@ -478,12 +489,22 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
       json sd = step_distances(v.mf, before, st, out, logged, probe_now ? &*probe_now : nullptr);
       d.update(sd);
       json floor = rounding_floor(before, logged);
-      // A state regenerated from a checkpoint may carry the noise of every step since it.
+      // threshold = margin x max(1, measured noise in floors) x this step's floor.
+      // A state regenerated from a checkpoint may carry the noise of every step
+      // since it, and the replayed step inherits the deviation of its start state.
       const int64_t since = v.mf.checkpoint_every ? (s - 1) % v.mf.checkpoint_every : s - 1;
       json noise = cal.noise;
-      noise["state"] = cal.noise.value("weights", 0.0) * double(std::max<int64_t>(1, since));
-      for (auto it = d.begin(); it != d.end(); ++it)
-        thr[it.key()] = opt.margin * std::max(noise.value(it.key(), 0.0), floor.value(it.key(), 0.0));
+      // Noise in m or v feeds into the weights of later steps, so the largest of
+      // the three, accumulated linearly over the regenerated steps.
+      noise["state"] = std::max({1.0, cal.noise.value("weights", 0.0), cal.noise.value("adam_m", 0.0),
+                                 cal.noise.value("adam_v", 0.0)}) *
+                       double(std::max<int64_t>(1, since));
+      const double inherited = d.value("state", 0.0);
+      for (auto it = d.begin(); it != d.end(); ++it) {
+        double t = opt.margin * std::max(1.0, noise.value(it.key(), 0.0)) * floor.value(it.key(), 0.0);
+        if (it.key() == "weights" || it.key() == "adam_m" || it.key() == "adam_v") t += inherited;
+        thr[it.key()] = t;
+      }
       for (const char* f : kFields) {
         if (!d.contains(f)) continue;
         // Infinite: the log claims no update at all where the replay makes one.

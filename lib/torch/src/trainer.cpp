@@ -102,7 +102,8 @@ TrainSummary train(const TrainOptions& opt) {
   // Where the trainer's data lives, so 'wit-replay respond' can find it later
   // (trainer-local: absolute paths, never part of a bundle).
   nlohmann::json where = {{"commit", fs::absolute(opt.commit_path).string()},
-                          {"index", fs::absolute(opt.index_path).string()}, {"files", nlohmann::json::array()}};
+                          {"index", fs::absolute(opt.index_path).string()}, {"files", nlohmann::json::array()},
+                          {"threads", opt.threads}};
   for (const auto& f : opt.files) where["files"].push_back(fs::absolute(f).string());
   write_file_atomic((fs::path(run) / "data.json").string(), where.dump(2) + "\n");
   const Hash32 run_id = mf.run_id();

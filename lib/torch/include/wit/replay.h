@@ -31,8 +31,9 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt);
 // The fields compared on a replayed step, each a relative distance.
 inline constexpr const char* kReplayFields[] = {"state", "losses", "grad_norm", "weights", "adam_m", "adam_v", "probe"};
 
-// Measured replay noise: for each field, the largest relative distance seen
-// between replays of the same step under different thread counts.
+// Measured replay noise: for each field, the largest distance seen between
+// replays of the same step under different thread counts, in units of that
+// step's float32 rounding floor (so it carries over to steps with smaller updates).
 struct Calibration {
   std::string run_id;
   std::vector<unsigned> threads;        // the two thread counts compared
@@ -48,7 +49,7 @@ struct VerifyOptions {
   std::string device = "cpu";
   std::optional<Calibration> calibration;  // none: calibrate on the bundle's first steps
   int calibration_steps = 2;
-  double margin = 10;                       // threshold = margin x max(noise, rounding floor)
+  double margin = 10;                       // threshold = margin x max(1, noise) x rounding floor
   bool quiet = false;
 };
 
