@@ -15,7 +15,10 @@ inline constexpr uint32_t kBundleVersion = 1;
 
 class Bundle {
  public:
-  // Names: 1..255 bytes of [A-Za-z0-9._/-], no "..", no leading '/'.
+  // Names: 1..255 bytes of [A-Za-z0-9._/-], no "..", no leading '/', no
+  // empty or "." path component (so no "//", no trailing '/'): every name is a
+  // safe relative path. An invalid name throws wit::Error; putting a name
+  // again replaces its data.
   void put(const std::string& name, Bytes data);
   void put(const std::string& name, const std::string& text);
   bool has(const std::string& name) const { return members_.count(name) != 0; }
@@ -28,7 +31,9 @@ class Bundle {
   // Strict: wrong magic and unknown version give different messages; a
   // truncated or corrupt zstd frame, bad names, duplicate names, sizes past the
   // end, or trailing bytes are each a one-line wit::Error naming `where`.
-  // Decompressed size is capped (default 16 GiB) against zip bombs.
+  // Decompressed size is capped (default 16 GiB) against zip bombs: a header
+  // above the cap is refused before anything is allocated, and no more than
+  // the header's (capped) size is ever allocated for members.
   static Bundle decode(ByteView b, const std::string& where, uint64_t max_size = uint64_t(16) << 30);
   static Bundle load(const std::string& path);
   void save(const std::string& path, int zstd_level = 3) const;  // atomic

@@ -1,0 +1,475 @@
+// Bundles: the layout against a payload built by hand from docs/bundle.md,
+// round trips, determinism, and one rejection (and its message) per check of
+// the strict decoder, including headers that lie about the payload size.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include <zstd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "wit/bundle.h"
+#include "wit/error.h"
+#include "wit/io.h"
+
+using namespace wit;
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+namespace fs = std::filesystem;
+
+namespace {
+
+Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+// A payload with the members in the order given (the encoder would sort
+// them): count, members, XXH3-64. `count` overrides the member count when not
+// negative; `good_sum` false writes a wrong checksum.
+struct RawMember {
+  std::string name;
+  Bytes data;
+};
+Bytes payload_of(const std::vector<RawMember>& ms, int64_t count = -1, bool good_sum = true) {
+  Bytes p;
+  append_le32(p, count < 0 ? uint32_t(ms.size()) : uint32_t(count));
+  for (const RawMember& m : ms) {
+    p.push_back(uint8_t(m.name.size()));
+    p.push_back(uint8_t(m.name.size() >> 8));
+    p.insert(p.end(), m.name.begin(), m.name.end());
+    append_le64(p, m.data.size());
+    p.insert(p.end(), m.data.begin(), m.data.end());
+  }
+  append_le64(p, XXH3_64bits(p.data(), p.size()) ^ (good_sum ? 0 : 1));
+  return p;
+}
+
+// One zstd frame of `payload`, with or without its content size in the frame header.
+Bytes frame_of(const Bytes& payload, bool content_size = true, int window_log = 0) {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, content_size ? 1 : 0);
+  if (window_log) ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, window_log);
+  Bytes out(ZSTD_compressBound(payload.size()) + 64);
+  size_t n;
+  if (content_size) {
+    n = ZSTD_compress2(c, out.data(), out.size(), payload.data(), payload.size());
+  } else {
+    // Streaming without a pledge (the input first, then the end, so zstd
+    // cannot infer the size): the frame header has no content size.
+    ZSTD_inBuffer in{payload.data(), payload.size(), 0};
+    ZSTD_outBuffer o{out.data(), out.size(), 0};
+    REQUIRE(!ZSTD_isError(ZSTD_compressStream2(c, &o, &in, ZSTD_e_continue)));
+    REQUIRE(in.pos == in.size);
+    ZSTD_inBuffer none{nullptr, 0, 0};
+    REQUIRE(ZSTD_compressStream2(c, &o, &none, ZSTD_e_end) == 0);
+    n = o.pos;
+    REQUIRE(ZSTD_getFrameContentSize(out.data(), n) == ZSTD_CONTENTSIZE_UNKNOWN);
+  }
+  ZSTD_freeCCtx(c);
+  REQUIRE(!ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+Bytes header_of(uint64_t declared, uint32_t version = kBundleVersion, uint32_t flags = 0) {
+  Bytes h(kBundleMagic, kBundleMagic + 8);
+  append_le32(h, version);
+  append_le32(h, flags);
+  append_le64(h, declared);
+  return h;
+}
+
+Bytes cat(std::initializer_list<Bytes> parts) {
+  Bytes out;
+  for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+// A whole file around a payload, the header's size being the payload's own.
+Bytes file_of(const Bytes& payload, bool content_size = true) {
+  return cat({header_of(payload.size()), frame_of(payload, content_size)});
+}
+
+std::string decode_error(const Bytes& b, uint64_t cap = uint64_t(16) << 30) {
+  try {
+    Bundle::decode(b, "x.bundle", cap);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(decoded)";
+}
+
+Bundle sample() {
+  Bundle b;
+  b.put("manifest.json", std::string("{\"steps\":3}\n"));
+  Bytes all(256);
+  for (int i = 0; i < 256; i++) all[i] = uint8_t(i);
+  b.put("ckpt/step-000002.safetensors", all);
+  b.put("empty", Bytes{});
+  b.put("proofs/inclusion-2.json", std::string("[]"));
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("bundle layout matches the documented format", "[bundle]") {
+  Bundle b;
+  b.put("b", text("xyz"));
+  b.put("a/c", Bytes{0, 1, 2});
+  const Bytes enc = b.encode();
+  const Bytes want_payload = payload_of({{"a/c", {0, 1, 2}}, {"b", text("xyz")}});
+  REQUIRE(enc.size() > 24);
+  CHECK(std::memcmp(enc.data(), "WITBNDL\n", 8) == 0);
+  CHECK(get_le32(enc.data() + 8) == 1);
+  CHECK(get_le32(enc.data() + 12) == 0);
+  CHECK(get_le64(enc.data() + 16) == want_payload.size());
+  CHECK(ZSTD_getFrameContentSize(enc.data() + 24, enc.size() - 24) == want_payload.size());
+  CHECK(ZSTD_findFrameCompressedSize(enc.data() + 24, enc.size() - 24) == enc.size() - 24);
+  Bytes payload(want_payload.size());
+  size_t n = ZSTD_decompress(payload.data(), payload.size(), enc.data() + 24, enc.size() - 24);
+  REQUIRE(n == want_payload.size());
+  CHECK(payload == want_payload);
+}
+
+TEST_CASE("bundle round trips", "[bundle]") {
+  SECTION("empty bundle") {
+    Bundle b;
+    const Bytes enc = b.encode();
+    CHECK(get_le64(enc.data() + 16) == 12);
+    Bundle d = Bundle::decode(enc, "e");
+    CHECK(d.members().empty());
+    CHECK(d.where == "e");
+  }
+  SECTION("binary and text members") {
+    Bundle b = sample();
+    Bundle d = Bundle::decode(b.encode(), "s");
+    CHECK(d.members() == b.members());
+    CHECK(d.get_text("manifest.json") == "{\"steps\":3}\n");
+    CHECK(d.get("empty").empty());
+    CHECK(d.get("ckpt/step-000002.safetensors").size() == 256);
+    CHECK(d.has("proofs/inclusion-2.json"));
+    CHECK(!d.has("proofs"));
+  }
+  SECTION("every zstd level") {
+    Bundle b = sample();
+    for (int level : {1, 3, 9, 19}) CHECK(Bundle::decode(b.encode(level), "s").members() == b.members());
+  }
+  SECTION("put replaces") {
+    Bundle b;
+    b.put("a", std::string("one"));
+    b.put("a", std::string("two"));
+    CHECK(b.members().size() == 1);
+    CHECK(b.get_text("a") == "two");
+  }
+  SECTION("a frame without its content size decodes too") {
+    Bytes payload = payload_of({{"a", text("1")}, {"b", text("22")}});
+    Bundle d = Bundle::decode(file_of(payload, false), "f");
+    CHECK(d.get_text("b") == "22");
+  }
+}
+
+TEST_CASE("bundle with a large low-entropy member compresses", "[bundle]") {
+  const size_t n = 50u << 20;
+  Bytes big(n);
+  std::mt19937 rng(7);
+  for (size_t i = 0; i < n; i += 4096) {
+    const uint8_t v = uint8_t(rng() % 4);
+    std::memset(big.data() + i, v, std::min<size_t>(4096, n - i));
+  }
+  Bundle b;
+  b.put("ckpt/big.bin", big);
+  b.put("note", std::string("hello"));
+  const Bytes enc = b.encode();
+  CHECK(enc.size() < n / 100);
+  Bundle d = Bundle::decode(enc, "big");
+  REQUIRE(d.get("ckpt/big.bin").size() == n);
+  CHECK(d.get("ckpt/big.bin") == big);
+  CHECK(d.get_text("note") == "hello");
+}
+
+TEST_CASE("bundle encoding is deterministic", "[bundle]") {
+  Bundle a, b;
+  a.put("x", std::string("1"));
+  a.put("a/b", std::string("2"));
+  a.put("m", Bytes{9, 9, 9});
+  b.put("m", Bytes{9, 9, 9});
+  b.put("x", std::string("1"));
+  b.put("a/b", std::string("2"));
+  CHECK(a.encode() == b.encode());
+  CHECK(a.encode() == a.encode());
+  CHECK(Bundle::decode(a.encode(), "a").encode() == a.encode());
+}
+
+TEST_CASE("bundle member names", "[bundle]") {
+  Bundle b;
+  for (const std::string ok : {"a", "a/b", ".hidden", "a.b", "x-y_z", "A0/B1/c.json", "a/.b"})
+    CHECK_NOTHROW(b.put(ok, std::string("v")));
+  CHECK_NOTHROW(b.put(std::string(255, 'n'), std::string("v")));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "empty"},
+      {std::string(256, 'n'), "longer than 255 bytes"},
+      {"..", "contains '..'"},
+      {"a/../b", "contains '..'"},
+      {"a..b", "contains '..'"},
+      {"/abs", "starts with '/'"},
+      {"a//b", "has an empty path component"},
+      {"a/", "has an empty path component"},
+      {".", "has a '.' path component"},
+      {"./a", "has a '.' path component"},
+      {"a/./b", "has a '.' path component"},
+      {"a/.", "has a '.' path component"},
+      {"a b", "byte 0x20 is not allowed"},
+      {"a\n", "byte 0x0a is not allowed"},
+      {"caf\xc3\xa9", "byte 0xc3 is not allowed"},
+      {std::string("a\0b", 3), "byte 0x00 is not allowed"},
+      {"a\\b", "byte 0x5c is not allowed"},
+  };
+  for (const auto& [name, why] : bad) {
+    INFO(name);
+    CHECK_THROWS_WITH(b.put(name, std::string("v")), Contains("invalid bundle member name (" + why + ")"));
+  }
+  // The message stays on one line even for a name with a newline.
+  CHECK_THROWS_WITH(b.put("a\nb", std::string("v")), Equals("invalid bundle member name (byte 0x0a is not allowed): a\\x0ab"));
+}
+
+TEST_CASE("bundle get of a missing member", "[bundle]") {
+  Bundle b = Bundle::decode(sample().encode(), "resp.bundle");
+  CHECK_THROWS_WITH(b.get("nope"), Equals("bundle lacks member nope: resp.bundle"));
+  CHECK_THROWS_WITH(b.get_text("ckpt"), Equals("bundle lacks member ckpt: resp.bundle"));
+  Bundle fresh;
+  CHECK_THROWS_WITH(fresh.get("x"), Equals("bundle lacks member x"));
+}
+
+TEST_CASE("bundle header errors", "[bundle]") {
+  const Bytes good = sample().encode();
+  SECTION("wrong magic") {
+    Bytes b = good;
+    b[7] = 'X';
+    CHECK(decode_error(b) == "not a wit bundle (wrong magic): x.bundle");
+    CHECK(decode_error(text("PK\x03\x04")) == "not a wit bundle (wrong magic): x.bundle");
+    CHECK(decode_error(text("{\"a\":1}\n and more than twenty-four bytes")) ==
+          "not a wit bundle (wrong magic): x.bundle");
+  }
+  SECTION("truncated header") {
+    CHECK(decode_error(Bytes{}) == "bundle is truncated (header needs 24 bytes, file has 0): x.bundle");
+    CHECK(decode_error(Bytes(good.begin(), good.begin() + 5)) ==
+          "bundle is truncated (header needs 24 bytes, file has 5): x.bundle");
+    CHECK(decode_error(Bytes(good.begin(), good.begin() + 23)) ==
+          "bundle is truncated (header needs 24 bytes, file has 23): x.bundle");
+  }
+  SECTION("wrong version") {
+    Bytes b = good;
+    put_le32(b.data() + 8, 2);
+    CHECK(decode_error(b) == "unsupported bundle version 2 (this wit reads version 1): x.bundle");
+    put_le32(b.data() + 8, 0);
+    CHECK(decode_error(b) == "unsupported bundle version 0 (this wit reads version 1): x.bundle");
+  }
+  SECTION("unknown flags") {
+    Bytes b = good;
+    put_le32(b.data() + 12, 4);
+    CHECK(decode_error(b) == "unsupported bundle flags 0x00000004 (this wit reads flags 0): x.bundle at byte 12");
+  }
+  SECTION("declared size below the minimum") {
+    Bytes b = good;
+    put_le64(b.data() + 16, 11);
+    CHECK(decode_error(b) == "bundle header is corrupt (payload size 11 is below the minimum 12): x.bundle at byte 16");
+  }
+}
+
+TEST_CASE("bundle size lies and decompression bombs", "[bundle]") {
+  const Bytes good = sample().encode();
+  const uint64_t size = get_le64(good.data() + 16);
+  SECTION("declared size too big or too small, frame states its size") {
+    Bytes b = good;
+    put_le64(b.data() + 16, size + 1);
+    CHECK(decode_error(b) == "bundle payload size does not match its header (header says " +
+                                 std::to_string(size + 1) + " bytes, frame holds " + std::to_string(size) +
+                                 "): x.bundle at byte 16");
+    put_le64(b.data() + 16, size - 1);
+    CHECK_THAT(decode_error(b), Contains("bundle payload size does not match its header (header says " +
+                                         std::to_string(size - 1) + " bytes"));
+  }
+  SECTION("declared size too big or too small, frame without its size") {
+    const Bytes payload = payload_of({{"a", text("hello")}, {"b", text("world")}});
+    const Bytes frame = frame_of(payload, false);
+    CHECK(decode_error(cat({header_of(payload.size() + 10), frame})) ==
+          "bundle payload size does not match its header (header says " + std::to_string(payload.size() + 10) +
+              " bytes, frame holds " + std::to_string(payload.size()) + "): x.bundle at byte 16");
+    // One byte short: the last member's data no longer fits before the checksum.
+    CHECK(decode_error(cat({header_of(payload.size() - 1), frame})) ==
+          "bundle member b (5 bytes) runs past the end of the payload: x.bundle at payload byte 20");
+    // A payload whose layout ends at the declared size while the frame goes on.
+    const Bytes empty_payload = payload_of({});
+    CHECK_THAT(decode_error(cat({header_of(12), frame_of(cat({empty_payload, Bytes(3, 0)}), false)})),
+               Contains("frame holds more"));
+  }
+  SECTION("declared size above the cap is refused before allocating") {
+    Bytes b = good;
+    put_le64(b.data() + 16, uint64_t(1) << 62);
+    CHECK(decode_error(b) == "bundle payload size 4611686018427387904 exceeds the limit of 17179869184 bytes: "
+                             "x.bundle at byte 16");
+    put_le64(b.data() + 16, UINT64_MAX);
+    CHECK_THAT(decode_error(b), Contains("exceeds the limit"));
+    CHECK(decode_error(good, size - 1) == "bundle payload size " + std::to_string(size) +
+                                             " exceeds the limit of " + std::to_string(size - 1) +
+                                             " bytes: x.bundle at byte 16");
+    CHECK_NOTHROW(Bundle::decode(good, "x", size));
+  }
+  SECTION("a real bomb: 64 MiB of zeros in a few kilobytes, under a 1 MiB cap") {
+    Bundle big;
+    big.put("zeros", Bytes(64u << 20));
+    const Bytes enc = big.encode();
+    CHECK(enc.size() < 64 * 1024);
+    CHECK_THAT(decode_error(enc, 1u << 20), Contains("exceeds the limit of 1048576 bytes"));
+  }
+  SECTION("a header that agrees with a lying frame header still cannot pass") {
+    // A frame that says 1 MiB and holds a few bytes: the member length is
+    // bounded by the declared size, and the frame runs out.
+    Bytes payload = payload_of({{"m", Bytes(100, 7)}});
+    put_le64(payload.data() + 4 + 2 + 1, (1u << 20) - 4 - 2 - 1 - 8 - 8);
+    Bytes frame = frame_of(payload, false);
+    CHECK_THAT(decode_error(cat({header_of(1u << 20), frame})),
+               Contains("bundle payload size does not match its header (header says 1048576 bytes, frame holds 123)"));
+  }
+  SECTION("a zstd window larger than both the payload and 8 MiB") {
+    const Bytes payload = payload_of({{"a", text("x")}});
+    CHECK_NOTHROW(Bundle::decode(cat({header_of(payload.size()), frame_of(payload, false, 23)}), "x"));
+    CHECK(decode_error(cat({header_of(payload.size()), frame_of(payload, false, 24)})) ==
+          "bundle is corrupt (zstd window too large for the payload): x.bundle at byte 24");
+  }
+}
+
+TEST_CASE("bundle truncated or corrupt frame", "[bundle]") {
+  const Bytes good = sample().encode();
+  SECTION("truncated at several offsets") {
+    for (size_t cut : {size_t(24), size_t(25), size_t(27), size_t(30), size_t(40), good.size() / 2, good.size() - 4,
+                       good.size() - 1}) {
+      INFO(cut);
+      CHECK_THAT(decode_error(Bytes(good.begin(), good.begin() + cut)), Contains("bundle is truncated or corrupt"));
+    }
+  }
+  SECTION("every flipped byte in the frame is caught") {
+    // The sample (mostly raw literals) and a bundle zstd really compresses
+    // (entropy-coded literals, matches, repeat offsets).
+    Bundle text_bundle;
+    std::string lines;
+    for (int i = 0; i < 300; i++) lines += "step " + std::to_string(i * 7 % 101) + " loss 2." + std::to_string(i) + "\n";
+    text_bundle.put("log.txt", lines);
+    for (const Bytes& enc : {good, text_bundle.encode()}) {
+      for (size_t i = 24; i < enc.size(); i++) {
+        Bytes b = enc;
+        b[i] ^= 0x55;
+        INFO(i);
+        CHECK_THROWS_AS(Bundle::decode(b, "x"), Error);
+      }
+    }
+  }
+  SECTION("trailing bytes after the frame") {
+    Bytes b = good;
+    b.push_back(0);
+    CHECK(decode_error(b) == "bundle has trailing bytes after the compressed payload: x.bundle at byte " +
+                                 std::to_string(good.size()));
+    // A second frame is trailing bytes too: a bundle is exactly one frame.
+    Bytes two = cat({good, Bytes(good.begin() + 24, good.end())});
+    CHECK_THAT(decode_error(two), Contains("trailing bytes after the compressed payload"));
+  }
+  SECTION("not a zstd frame at all") {
+    Bytes b = cat({header_of(12), text("this is not zstd data")});
+    CHECK(decode_error(b) == "bundle is truncated or corrupt: x.bundle at byte 24");
+  }
+}
+
+TEST_CASE("bundle payload errors", "[bundle]") {
+  auto err = [](const Bytes& payload) { return decode_error(file_of(payload)); };
+  SECTION("the hand-built payload decodes") {
+    Bundle d = Bundle::decode(file_of(payload_of({{"a", text("1")}, {"b/c", text("2")}})), "h");
+    CHECK(d.get_text("b/c") == "2");
+  }
+  SECTION("bad names") {
+    CHECK(err(payload_of({{"", text("v")}})) == "bundle member name is invalid (empty): x.bundle at payload byte 4");
+    CHECK(err(payload_of({{std::string(256, 'n'), text("v")}})) ==
+          "bundle member name is invalid (longer than 255 bytes): x.bundle at payload byte 4");
+    CHECK(err(payload_of({{"a", text("1")}, {"..", text("v")}})) ==
+          "bundle member name is invalid (contains '..'): x.bundle at payload byte 16");
+    CHECK(err(payload_of({{"/etc/passwd", text("v")}})) ==
+          "bundle member name is invalid (starts with '/'): x.bundle at payload byte 4");
+    CHECK(err(payload_of({{"a\tb", text("v")}})) ==
+          "bundle member name is invalid (byte 0x09 is not allowed): x.bundle at payload byte 4");
+    CHECK(err(payload_of({{"a//b", text("v")}})) ==
+          "bundle member name is invalid (has an empty path component): x.bundle at payload byte 4");
+  }
+  SECTION("duplicate and unsorted names") {
+    CHECK(err(payload_of({{"a", text("1")}, {"a", text("2")}})) ==
+          "bundle has duplicate member a: x.bundle at payload byte 16");
+    CHECK(err(payload_of({{"b", text("1")}, {"a", text("2")}})) ==
+          "bundle member names are out of order (a after b): x.bundle at payload byte 16");
+    // Byte order, not length order: "a/b" < "ab" because '/' < 'b'.
+    CHECK(err(payload_of({{"ab", text("1")}, {"a/b", text("2")}})) ==
+          "bundle member names are out of order (a/b after ab): x.bundle at payload byte 17");
+  }
+  SECTION("counts and lengths past the end") {
+    CHECK(err(payload_of({{"a", text("1")}}, 2)) ==
+          "bundle member count 2 cannot fit in a payload of 24 bytes: x.bundle at payload byte 0");
+    CHECK(err(payload_of({}, 0xFFFFFFFF)) ==
+          "bundle member count 4294967295 cannot fit in a payload of 12 bytes: x.bundle at payload byte 0");
+    // Two members' worth of bytes, but the first one claims them all.
+    Bytes p = payload_of({{"a", text("12345678901")}, {"b", {}}});
+    put_le64(p.data() + 4 + 2 + 1, 40);
+    put_le64(p.data() + p.size() - 8, XXH3_64bits(p.data(), p.size() - 8));
+    CHECK(err(p) == "bundle member a (40 bytes) runs past the end of the payload: x.bundle at payload byte 4");
+    put_le64(p.data() + 4 + 2 + 1, UINT64_MAX);
+    CHECK_THAT(err(p), Contains("bundle member a (18446744073709551615 bytes) runs past the end of the payload"));
+    // A name length that runs into the checksum.
+    Bytes q = payload_of({{"a", {}}, {"b", {}}});
+    q[4 + 11] = 9;
+    CHECK(err(q) == "bundle member 1 runs past the end of the payload: x.bundle at payload byte 15");
+  }
+  SECTION("checksum") {
+    CHECK(err(payload_of({{"a", text("1")}}, -1, false)) ==
+          "bundle is corrupt (payload checksum mismatch): x.bundle at payload byte 16");
+  }
+  SECTION("trailing bytes in the payload") {
+    Bytes p = payload_of({{"a", text("1")}});
+    p.insert(p.end(), {0, 0, 0});
+    CHECK(err(p) == "bundle payload has trailing bytes: x.bundle at payload byte 24");
+    CHECK(decode_error(file_of(p, false)) == "bundle payload has trailing bytes: x.bundle at payload byte 24");
+  }
+}
+
+TEST_CASE("bundle save and load", "[bundle]") {
+  const fs::path dir = fs::temp_directory_path() / ("wit-bundle-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "resp.bundle").string();
+  Bundle b = sample();
+  b.save(path);
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);  // no temp file left
+  Bundle d = Bundle::load(path);
+  CHECK(d.members() == b.members());
+  CHECK(d.where == path);
+  {
+    MappedFile f(path);
+    CHECK(Bytes(f.data(), f.data() + f.size()) == b.encode());
+  }
+  SECTION("\"-\" reads standard input") {
+    const int saved = ::dup(0);
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    ::dup2(fd, 0);
+    ::close(fd);
+    Bundle s = Bundle::load("-");
+    ::dup2(saved, 0);
+    ::close(saved);
+    CHECK(s.members() == b.members());
+    CHECK(s.where == "stdin");
+  }
+  SECTION("errors name the file") {
+    CHECK_THROWS_WITH(Bundle::load((dir / "missing").string()), Contains("missing"));
+    const std::string junk = (dir / "junk").string();
+    write_file_atomic(junk, "definitely not a bundle");
+    CHECK_THROWS_WITH(Bundle::load(junk), Equals("not a wit bundle (wrong magic): " + junk));
+  }
+  fs::remove_all(dir);
+}
