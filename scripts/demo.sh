@@ -2,8 +2,9 @@
 # The end-to-end demo on Debian's fortunes corpus: split it deterministically
 # into train and eval sets, commit both, answer data-usage questions with
 # proofs verified from the commitment alone, and train a small GPT with
-# witnesses that anyone can check. Later stages (challenges, replay,
-# evaluation, leaderboard) join as they land.
+# witnesses that anyone can check, then challenge it with a fresh nonce and
+# verify the trainer's answer by replay. Evaluation and the leaderboard join
+# as they land.
 set -euo pipefail
 BUILD=${1:-build}
 BIN=$(cd "$BUILD/bin" && pwd)
@@ -61,6 +62,13 @@ wit-log verify run
 say "8. the released model is bound to the run by its probe fingerprint"
 final=$(ls run/ckpt/*.safetensors | tail -n 1)
 wit-sketch match --run run "$final"
+
+say "9. a verifier challenges the run with a fresh nonce; the trainer responds; the verifier replays"
+nonce=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+wit-log head run >head.json
+wit-challenge --head head.json --nonce "$nonce" --confidence 0.9 --fraction 0.1 -o challenge.json
+wit-replay respond --run run challenge.json -o response.wbundle
+wit-replay verify --bundle response.wbundle challenge.json -o report.json
 
 say "done: artifacts are in $(pwd)"
 ls -l

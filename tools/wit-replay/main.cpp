@@ -6,6 +6,7 @@
 #include "wit/error.h"
 #include "wit/io.h"
 #include "wit/replay.h"
+#include "wit/state.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Respond to replay challenges, verify responses by replaying, calibrate replay noise"};
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
   }
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
+    if (device != "cpu" && !wit::cuda_available())
+      throw wit::Error("this LibTorch has no CUDA device", "--device " + device, "use --device cpu");
     wit::Challenge c = wit::Challenge::load(challenge_path);
     if (*respond) {
       ro.run = run;

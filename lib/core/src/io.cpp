@@ -102,6 +102,14 @@ AtomicFile::AtomicFile(const std::string& path, bool binary) : path_(path) {
       throw Error("refusing to write binary output to a terminal", "stdout", "use -o FILE or a pipe");
     return;
   }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device or pipe (/dev/null, a fifo) is written in place; there is nothing to replace.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error("cannot open: " + lower_first(errno_text()), path);
+    direct_ = true;
+    return;
+  }
   tmp_ = path + ".tmp.XXXXXX";
   fd_ = ::mkstemp(tmp_.data());
   if (fd_ < 0) throw Error("cannot create: " + lower_first(errno_text()), path);
@@ -110,7 +118,7 @@ AtomicFile::AtomicFile(const std::string& path, bool binary) : path_(path) {
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!stdout_ && !done_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+  if (!stdout_ && !direct_ && !done_ && !tmp_.empty()) ::unlink(tmp_.c_str());
 }
 
 void AtomicFile::write(ByteView v) {
@@ -121,6 +129,12 @@ void AtomicFile::write(ByteView v) {
 void AtomicFile::commit() {
   if (done_) return;
   if (stdout_) {
+    done_ = true;
+    return;
+  }
+  if (direct_) {
+    ::close(fd_);
+    fd_ = -1;
     done_ = true;
     return;
   }

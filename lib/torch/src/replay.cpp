@@ -234,6 +234,15 @@ struct Verifier {
   }
 
   void load_common() {
+    try {
+      load_common_members();
+    } catch (const Error& e) {
+      // Anything the trainer's bundle lacks or gets wrong rejects the run.
+      throw Reject{"bundle", e.what()};
+    }
+  }
+
+  void load_common_members() {
     const std::string mf_text = b.get_text("manifest.json");
     json mj = json::parse(mf_text, nullptr, false);
     if (mj.is_discarded()) throw Reject{"manifest", "manifest is not valid json"};
@@ -422,6 +431,14 @@ json Calibration::to_json() const {
 }
 
 Calibration Calibration::from_json(const json& j, const std::string& where) {
+  try {
+    return from_json_checked(j, where);
+  } catch (const json::exception&) {
+    throw Error("invalid calibration: a field has the wrong type", where);
+  }
+}
+
+Calibration Calibration::from_json_checked(const json& j, const std::string& where) {
   if (!j.is_object() || j.value("format", std::string()) != "wit.calibration") throw Error("not a wit calibration", where);
   if (j.value("version", 0) != 1) throw Error("unsupported calibration version", where);
   Calibration c;

@@ -50,7 +50,7 @@ class AtomicFile {
  private:
   std::string path_, tmp_;
   int fd_ = -1;
-  bool stdout_ = false, done_ = false;
+  bool stdout_ = false, direct_ = false, done_ = false;
 };
 
 // Convenience: atomically replace `path` ("-" = stdout) with `content`.

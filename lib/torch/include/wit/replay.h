@@ -42,6 +42,9 @@ struct Calibration {
   nlohmann::json to_json() const;
   static Calibration from_json(const nlohmann::json& j, const std::string& where);
   static Calibration load(const std::string& path);
+
+ private:
+  static Calibration from_json_checked(const nlohmann::json& j, const std::string& where);
 };
 
 struct VerifyOptions {
