@@ -110,6 +110,18 @@ run 0 "$FORGE" rewrite-entry --bundle p.wbundle --step "$off_ckpt" -o t3.wbundle
 run 1 wit-replay verify -q --bundle t3.wbundle p.json -o t3.report.json
 grep -q 'not in the signed log' t3.report.json && ok || fail "rewritten entry: wrong reason"
 
+# --- segment challenges: whole checkpoint intervals replayed from exact roots
+run 0 wit-challenge -q --run P --nonce "$(nonce 5)" -k 1 --segments 4 -o pseg.json
+run 0 wit-replay respond -q --run P pseg.json -o pseg.wbundle
+run 0 wit-replay verify -q --bundle pseg.wbundle pseg.json -o pseg.report.json
+grep -q '"kind": "segment"' pseg.report.json && ok || fail "no segment checks in the report"
+run 0 "$FORGE" train lr --fraction 0.1 --attack-seed 3 -j2 --config sparse.json --data data.commit.json \
+  --index data.widx --key key --out L data.txt
+run 0 wit-challenge -q --run L --nonce "$(nonce 5)" -k 1 --segments 4 -o lseg.json
+run 0 wit-replay respond -q --run L lseg.json -o lseg.wbundle
+run 1 wit-replay verify -q --bundle lseg.wbundle lseg.json -o lseg.report.json
+grep -q '"kind": "segment"' lseg.report.json && grep -q '"pass": false' lseg.report.json && ok || fail "lr attack not caught by segments"
+
 # --- bad input: never a crash, exit 1 or 2 with a one-line reason
 run 0 "$FORGE" drop-state --bundle p.wbundle --step $((off_ckpt - 1)) -o t4.wbundle
 run 1 wit-replay verify -q --bundle t4.wbundle p.json -o t4.report.json

@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
     wit::write_file_atomic(out, r.doc.dump(2) + "\n");
     if (!quiet) {
       if (r.certified)
-        wit::cli::note("certified: " + std::to_string(c.steps.size()) + " challenged steps replayed within the noise; " +
-                       c.guarantee.words());
+        wit::cli::note("certified: " + std::to_string(c.steps.size()) + " challenged steps and " +
+                       std::to_string(c.segments.size()) + " segments replayed within the noise; " + c.guarantee.words());
       else
         wit::cli::note("rejected: " + r.doc["reason"].get<std::string>());
     }

@@ -487,56 +487,48 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
   }
   set_torch_threads(opt.threads);
   double replay_seconds = 0;
-  for (int64_t s : verdict_reason.empty() ? c.steps : std::vector<int64_t>{}) {
-    auto ts = std::chrono::steady_clock::now();
-    json chk = {{"kind", "step"}, {"step", s}};
-    json d = json::object(), thr = json::object();
-    try {
-      BatchRecords batch = v.batch(s);
-      TrainState st = v.state(s - 1, d);
-      const LogEntry& logged = v.entry(s);
-      const float lr_want = float(v.mf.lr_at(s));
-      if (std::fabs(double(logged.s.lr) - lr_want) > 1e-6 * std::fabs(double(lr_want)))
-        throw Verifier::Reject{"lr", "step " + std::to_string(s) + " logs learning rate " + std::to_string(logged.s.lr) +
-                                         ", the schedule says " + std::to_string(lr_want)};
-      TrainState::Sketches before = st.sketches(v.mf);
-      StepOutput out = train_step(v.mf, st, batch);
-      std::optional<std::vector<float>> probe_now;
-      if (logged.s.probe && v.probe) probe_now = probe_fingerprint(v.mf, st, v.probe->records);
-      json sd = step_distances(v.mf, before, st, out, logged, probe_now ? &*probe_now : nullptr);
-      d.update(sd);
-      json floor = rounding_floor(before, logged);
-      // threshold = margin x max(1, measured noise in floors) x this step's floor.
-      // A state regenerated from a checkpoint may carry the noise of every step
-      // since it, and the replayed step inherits the deviation of its start state.
-      const int64_t since = v.mf.checkpoint_every ? (s - 1) % v.mf.checkpoint_every : s - 1;
-      json noise = cal.noise;
-      // Noise in m or v feeds into the weights of later steps, so the largest of
-      // the three, accumulated linearly over the regenerated steps.
-      noise["state"] = std::max({1.0, cal.noise.value("weights", 0.0), cal.noise.value("adam_m", 0.0),
-                                 cal.noise.value("adam_v", 0.0)}) *
-                       double(std::max<int64_t>(1, since));
-      const double inherited = d.value("state", 0.0);
-      for (auto it = d.begin(); it != d.end(); ++it) {
-        double t = opt.margin * std::max(1.0, noise.value(it.key(), 0.0)) * floor.value(it.key(), 0.0);
-        if (it.key() == "weights" || it.key() == "adam_m" || it.key() == "adam_v") t += inherited;
-        thr[it.key()] = t;
-      }
-      for (const char* f : kFields) {
-        if (!d.contains(f)) continue;
-        // Infinite: the log claims no update at all where the replay makes one.
-        const double df = d[f].get<double>();
-        if (!(std::isfinite(df) && df <= thr[f].get<double>()))
-          throw Verifier::Reject{f, std::string(f) + " differs beyond the replay noise at step " + std::to_string(s)};
-      }
-      chk["pass"] = true;
-      chk["failed"] = nullptr;
-    } catch (const Verifier::Reject& r) {
-      chk["pass"] = false;
-      chk["failed"] = r.field;
-      chk["reason"] = r.reason;
-      if (verdict_reason.empty()) verdict_reason = r.reason;
+  // Replays step s from `st` (advancing it) and compares with the log. The
+  // start state's own deviation is `start_dev` (relative to the update), and
+  // `carried` counts the replayed steps before this one whose noise it may carry.
+  auto replay_compare = [&](TrainState& st, int64_t s, double start_dev, int64_t carried, json& d, json& thr) {
+    BatchRecords batch = v.batch(s);
+    const LogEntry& logged = v.entry(s);
+    const float lr_want = float(v.mf.lr_at(s));
+    if (std::fabs(double(logged.s.lr) - lr_want) > 1e-6 * std::fabs(double(lr_want)))
+      throw Verifier::Reject{"lr", "step " + std::to_string(s) + " logs learning rate " + std::to_string(logged.s.lr) +
+                                       ", the schedule says " + std::to_string(lr_want)};
+    TrainState::Sketches before = st.sketches(v.mf);
+    StepOutput out = train_step(v.mf, st, batch);
+    std::optional<std::vector<float>> probe_now;
+    if (logged.s.probe && v.probe) probe_now = probe_fingerprint(v.mf, st, v.probe->records);
+    d.update(step_distances(v.mf, before, st, out, logged, probe_now ? &*probe_now : nullptr));
+    json floor = rounding_floor(before, logged);
+    // threshold = margin x max(1, measured noise in floors) x this step's floor,
+    // scaled by the steps whose noise the start state may carry (noise in m or
+    // v feeds into later weights, so the largest of the three, accumulated
+    // linearly); replayed W, m, v also inherit the start state's deviation.
+    const double carry = std::max({1.0, cal.noise.value("weights", 0.0), cal.noise.value("adam_m", 0.0),
+                                   cal.noise.value("adam_v", 0.0)});
+    const double grow = double(1 + carried);
+    json noise = cal.noise;
+    noise["state"] = carry * double(std::max<int64_t>(1, carried));
+    for (auto it = d.begin(); it != d.end(); ++it) {
+      if (std::find(std::begin(kFields), std::end(kFields), it.key()) == std::end(kFields)) continue;
+      const bool st_field = it.key() == "state";
+      double t = opt.margin * std::max(1.0, noise.value(it.key(), 0.0)) * floor.value(it.key(), 0.0) *
+                 (st_field ? 1.0 : grow);
+      if (it.key() == "weights" || it.key() == "adam_m" || it.key() == "adam_v") t += start_dev;
+      thr[it.key()] = t;
     }
+    for (const char* f : kFields) {
+      if (!d.contains(f)) continue;
+      // Infinite: the log claims no update at all where the replay makes one.
+      const double df = d[f].get<double>();
+      if (!(std::isfinite(df) && df <= thr[f].get<double>()))
+        throw Verifier::Reject{f, std::string(f) + " differs beyond the replay noise at step " + std::to_string(s)};
+    }
+  };
+  auto finish_check = [&](json& chk, json& d, json& thr, std::chrono::steady_clock::time_point ts) {
     for (json* m : {&d, &thr})
       for (auto it = m->begin(); it != m->end(); ++it)
         if (it->is_number() && !std::isfinite(it->get<double>())) *it = "inf";
@@ -546,6 +538,79 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
     chk["seconds"] = secs;
     replay_seconds += secs;
     checks.push_back(chk);
+  };
+  auto reject = [&](json& chk, const Verifier::Reject& r) {
+    chk["pass"] = false;
+    chk["failed"] = r.field;
+    chk["reason"] = r.reason;
+    if (verdict_reason.empty()) verdict_reason = r.reason;
+  };
+  const bool go = verdict_reason.empty();
+  for (int64_t s : go ? c.steps : std::vector<int64_t>{}) {
+    auto ts = std::chrono::steady_clock::now();
+    json chk = {{"kind", "step"}, {"step", s}};
+    json d = json::object(), thr = json::object();
+    try {
+      TrainState st = v.state(s - 1, d);
+      // A state regenerated from a checkpoint may carry the noise of every step since it.
+      const int64_t since = v.mf.checkpoint_every ? (s - 1) % v.mf.checkpoint_every : s - 1;
+      replay_compare(st, s, d.value("state", 0.0), since, d, thr);
+      chk["pass"] = true;
+      chk["failed"] = nullptr;
+    } catch (const Verifier::Reject& r) {
+      reject(chk, r);
+    }
+    finish_check(chk, d, thr, ts);
+  }
+  // Segments: from the exact state of checkpoint `from`, replay every step to
+  // `to`, each compared with its entry; the report keeps the worst step.
+  for (const Segment& g : go ? c.segments : std::vector<Segment>{}) {
+    auto ts = std::chrono::steady_clock::now();
+    json chk = {{"kind", "segment"}, {"from", g.from}, {"to", g.to}};
+    json worst_d = json::object(), worst_thr = json::object();
+    double worst = -1;
+    try {
+      json d0 = json::object();
+      TrainState st = v.state(g.from, d0);
+      if (g.from > 0 && !v.entry(g.from).s.ckpt_root)
+        throw Verifier::Reject{"segment", "segment start " + std::to_string(g.from) + " is not a logged checkpoint"};
+      for (int64_t s = g.from + 1; s <= g.to; s++) {
+        json d = json::object(), thr = json::object();
+        // How far the replay has drifted from the log before this step (float
+        // noise compounds through Adam's moments); the step may inherit it.
+        double drift = 0;
+        if (s > g.from + 1) {
+          const LogEntry &prev = v.entry(s - 1), &cur = v.entry(s);
+          TrainState::Sketches sk = st.sketches(v.mf);
+          drift = std::max({rel(vec_sub_norm(sk.w, prev.s.sketch), vec_sub_norm(cur.s.sketch, prev.s.sketch)),
+                            rel(vec_sub_norm(sk.m, prev.s.sketch_m), vec_sub_norm(cur.s.sketch_m, prev.s.sketch_m)),
+                            rel(vec_sub_norm(sk.v, prev.s.sketch_v), vec_sub_norm(cur.s.sketch_v, prev.s.sketch_v))});
+          d["drift"] = drift;
+        }
+        try {
+          replay_compare(st, s, drift, s - g.from - 1, d, thr);
+        } catch (const Verifier::Reject&) {
+          worst_d = d;
+          worst_thr = thr;
+          worst_d["step"] = s;
+          throw;
+        }
+        double ratio = 0;
+        for (auto it = d.begin(); it != d.end(); ++it)
+          if (thr.contains(it.key()) && thr.value(it.key(), 0.0) > 0) ratio = std::max(ratio, it->get<double>() / thr[it.key()].get<double>());
+        if (ratio > worst) {
+          worst = ratio;
+          worst_d = d;
+          worst_thr = thr;
+          worst_d["step"] = s;
+        }
+      }
+      chk["pass"] = true;
+      chk["failed"] = nullptr;
+    } catch (const Verifier::Reject& r) {
+      reject(chk, r);
+    }
+    finish_check(chk, worst_d, worst_thr, ts);
   }
   rep.certified = verdict_reason.empty();
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
