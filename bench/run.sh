@@ -149,3 +149,8 @@ if [ -n "$train_table" ]; then
   echo
   echo "$train_table"
 fi
+# e. The verifier's cost against training (needs the LibTorch tools).
+if [ -x "$build/bin/wit-replay" ]; then
+  echo
+  "$(dirname "$0")/verify.sh" "$build"
+fi

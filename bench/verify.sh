@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The verifier's cost against the training it checks: a 2,000-step run of a
+# small GPT, challenged at 99% confidence against f = 5% (k from
+# wit-challenge), next to re-running the whole training and to
+# Proof-of-Learning-style top-Q segment replay (Q = 2 checkpoint intervals per
+# epoch). Also the trainer's cost to respond. Prints a table; never a test.
+set -euo pipefail
+BUILD=${1:-build}
+BIN=$(cd "$BUILD/bin" && pwd)
+export PATH="$BIN:$PATH" OPENBLAS_NUM_THREADS=1
+STEPS=${WIT_BENCH_STEPS:-2000}
+tmp=$(mktemp -d /tmp/wit-bench-verify.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
+
+awk 'BEGIN{RS="\n%\n"} NR<=4000 {printf "%s\n%%\n", $0}' /usr/share/games/fortunes/fortunes /usr/share/games/fortunes/computers \
+  /usr/share/games/fortunes/science /usr/share/games/fortunes/literature >data.txt
+wit-commit -q --reader fortune -o data.commit.json data.txt
+n=$(sed -n 's/^  "n": \([0-9]*\),/\1/p' data.commit.json)
+cat >cfg.json <<CFG
+{"model": {"n_layer": 2, "n_head": 2, "d_model": 64, "context": 64},
+ "batch_size": 8, "steps": $STEPS, "checkpoint_every": 100, "head_every": 100,
+ "fingerprint": {"sketch_k": 256, "probe_every": 100, "probe_records": 8, "probe_dim": 32}}
+CFG
+echo "bench verify: training $STEPS steps on $n records" >&2
+t0=$(now); wit-train -q -j1 --config cfg.json --data data.commit.json --index data.widx --out run data.txt; t1=$(now)
+train=$(secs "$t0" "$t1")
+wit-log head run >head.json
+nonce=$(printf '%064x' 2026)
+wit-challenge -q --head head.json --nonce "$nonce" --confidence 0.99 --fraction 0.05 -o ch.json
+k=$(sed -n 's/^    "k": \([0-9]*\),/\1/p' ch.json)
+t0=$(now); wit-replay respond -q -j1 --run run ch.json -o r.wbundle; t1=$(now)
+respond=$(secs "$t0" "$t1")
+t0=$(now); wit-replay verify -q -j1 --bundle r.wbundle ch.json -o report.json; t1=$(now)
+verify=$(secs "$t0" "$t1")
+t0=$(now); wit-replay verify -q -j1 --calibration-steps 1 --bundle r.wbundle ch.json -o report1.json; t1=$(now)
+verify1=$(secs "$t0" "$t1")
+epochs=$(calc "($STEPS * 8) / $n")
+q=$(printf '%.0f' "$(calc "2 * $epochs")")
+[ "$q" -lt 1 ] && q=1
+wit-challenge -q --run run --nonce "$nonce" -k 1 --segments "$q" -o seg.json
+wit-replay respond -q -j1 --run run seg.json -o seg.wbundle
+t0=$(now); wit-replay verify -q -j1 --calibration-steps 1 --bundle seg.wbundle seg.json -o seg.report.json; t1=$(now)
+pol=$(secs "$t0" "$t1")
+ratio() { printf '%.4f' "$(calc "$1 / $2")"; }
+echo
+echo "| measurement | seconds | fraction of training |"
+echo "|---|---|---|"
+echo "| training, $STEPS steps with witnesses | $(printf '%.1f' "$train") | 1 |"
+echo "| verifier: k=$k challenges (99% vs f=5%), self-calibrating on 2 steps | $(printf '%.1f' "$verify") | $(ratio "$verify" "$train") |"
+echo "| verifier: same, calibrating on 1 step | $(printf '%.1f' "$verify1") | $(ratio "$verify1" "$train") |"
+echo "| k/T (the ideal: one step per challenge) | | $(ratio "$k" "$STEPS") |"
+echo "| target: 1.3 x k/T | | $(ratio "1.3 * $k" "$STEPS") |"
+echo "| re-running the whole training | $(printf '%.1f' "$train") | 1 |"
+echo "| PoL-style top-Q replay: Q=$q intervals of 100 steps ($(printf '%.2f' "$epochs") epochs) | $(printf '%.1f' "$pol") | $(ratio "$pol" "$train") |"
+echo "| trainer's cost to respond (regenerating states) | $(printf '%.1f' "$respond") | $(ratio "$respond" "$train") |"
+grep -q '"verdict": "certified"' report.json && echo "verdict: certified" || echo "verdict: NOT certified (see report.json)"
