@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "wit/error.h"
+#include "wit/json_fields.h"
 #include "wit/hash.h"
 
 namespace wit {
@@ -19,40 +20,13 @@ json hashes_json(const std::vector<Hash32>& v) {
   return a;
 }
 
-[[noreturn]] void bad(const std::string& why, const std::string& where) {
-  throw Error("invalid proof: " + why, where);
-}
-
-const json& need(const json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) bad(std::string("missing field '") + key + "'", where);
-  return j[key];
-}
-
-Hash32 get_hash(const json& j, const char* key, const std::string& where) {
-  const json& v = need(j, key, where);
-  Hash32 h;
-  if (!v.is_string() || !Hash32::from_hex(v.get<std::string>(), h))
-    bad(std::string("field '") + key + "' is not 64 hex digits", where);
-  return h;
-}
-
-uint64_t get_u64(const json& j, const char* key, const std::string& where) {
-  const json& v = need(j, key, where);
-  if (!v.is_number_unsigned()) bad(std::string("field '") + key + "' is not a non-negative integer", where);
-  return v.get<uint64_t>();
-}
-
+constexpr const char* kKind = "invalid proof";
+[[noreturn]] void bad(const std::string& why, const std::string& where) { jsonf::bad(kKind, why, where); }
+const json& need(const json& j, const char* key, const std::string& where) { return jsonf::need(j, key, kKind, where); }
+Hash32 get_hash(const json& j, const char* key, const std::string& where) { return jsonf::hash(j, key, kKind, where); }
+uint64_t get_u64(const json& j, const char* key, const std::string& where) { return jsonf::u64(j, key, kKind, where); }
 std::vector<Hash32> get_path(const json& j, const std::string& where) {
-  const json& v = need(j, "path", where);
-  if (!v.is_array()) bad("field 'path' is not an array", where);
-  if (v.size() > 64) bad("path has more than 64 hashes", where);
-  std::vector<Hash32> out;
-  for (const auto& e : v) {
-    Hash32 h;
-    if (!e.is_string() || !Hash32::from_hex(e.get<std::string>(), h)) bad("path hash is not 64 hex digits", where);
-    out.push_back(h);
-  }
-  return out;
+  return jsonf::hashes(j, "path", 64, kKind, where);
 }
 
 void check_envelope(const json& doc, const std::string& where) {

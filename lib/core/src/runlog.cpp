@@ -15,6 +15,7 @@
 #include <map>
 
 #include "wit/error.h"
+#include "wit/json_fields.h"
 #include "wit/io.h"
 #include "wit/manifest.h"
 #include "wit/model_spec.h"
@@ -62,41 +63,13 @@ std::string short_hex(const std::string& hex) { return hex.substr(0, 16); }
 
 // ---- proof document parsing (malformed → wit::Error) ------------------------
 
-[[noreturn]] void bad(const std::string& why, const std::string& where) {
-  throw Error("invalid log proof: " + why, where);
-}
-
-const json& need(const json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) bad(std::string("missing field '") + key + "'", where);
-  return j[key];
-}
-
-Hash32 get_hash(const json& j, const char* key, const std::string& where) {
-  const json& v = need(j, key, where);
-  Hash32 h;
-  if (!v.is_string() || !Hash32::from_hex(v.get<std::string>(), h))
-    bad(std::string("field '") + key + "' is not 64 hex digits", where);
-  return h;
-}
-
-uint64_t get_u64(const json& j, const char* key, const std::string& where) {
-  const json& v = need(j, key, where);
-  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-    bad(std::string("field '") + key + "' is not a non-negative integer", where);
-  return v.get<uint64_t>();
-}
-
+constexpr const char* kKind = "invalid log proof";
+[[noreturn]] void bad(const std::string& why, const std::string& where) { jsonf::bad(kKind, why, where); }
+const json& need(const json& j, const char* key, const std::string& where) { return jsonf::need(j, key, kKind, where); }
+Hash32 get_hash(const json& j, const char* key, const std::string& where) { return jsonf::hash(j, key, kKind, where); }
+uint64_t get_u64(const json& j, const char* key, const std::string& where) { return jsonf::u64(j, key, kKind, where); }
 std::vector<Hash32> get_path(const json& j, const std::string& where) {
-  const json& v = need(j, "path", where);
-  if (!v.is_array()) bad("field 'path' is not an array", where);
-  if (v.size() > 128) bad("path has more than 128 hashes", where);
-  std::vector<Hash32> out;
-  for (const auto& e : v) {
-    Hash32 h;
-    if (!e.is_string() || !Hash32::from_hex(e.get<std::string>(), h)) bad("path hash is not 64 hex digits", where);
-    out.push_back(h);
-  }
-  return out;
+  return jsonf::hashes(j, "path", 128, kKind, where);
 }
 
 // One end of a consistency proof: a signed head, or an unsigned {size, root}.

@@ -1,0 +1,21 @@
+// Reading typed fields of wit's JSON documents with one-line errors of the
+// form "<kind>: <why>: <where>", e.g. "invalid proof: missing field 'leaf': p.json".
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/bytes.h"
+
+namespace wit::jsonf {
+
+[[noreturn]] void bad(const char* kind, const std::string& why, const std::string& where);
+const nlohmann::json& need(const nlohmann::json& j, const char* key, const char* kind, const std::string& where);
+Hash32 hash(const nlohmann::json& j, const char* key, const char* kind, const std::string& where);
+uint64_t u64(const nlohmann::json& j, const char* key, const char* kind, const std::string& where);
+// An array of hex hashes under `key`, at most `max` long.
+std::vector<Hash32> hashes(const nlohmann::json& j, const char* key, size_t max, const char* kind,
+                           const std::string& where);
+
+}  // namespace wit::jsonf

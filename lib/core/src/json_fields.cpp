@@ -1,0 +1,48 @@
+// Typed JSON field access with one-line errors (json_fields.h).
+#include "wit/json_fields.h"
+
+#include "wit/error.h"
+
+namespace wit::jsonf {
+
+using nlohmann::json;
+
+void bad(const char* kind, const std::string& why, const std::string& where) {
+  throw Error(std::string(kind) + ": " + why, where);
+}
+
+const json& need(const json& j, const char* key, const char* kind, const std::string& where) {
+  if (!j.is_object() || !j.contains(key)) bad(kind, std::string("missing field '") + key + "'", where);
+  return j[key];
+}
+
+Hash32 hash(const json& j, const char* key, const char* kind, const std::string& where) {
+  const json& v = need(j, key, kind, where);
+  Hash32 h;
+  if (!v.is_string() || !Hash32::from_hex(v.get<std::string>(), h))
+    bad(kind, std::string("field '") + key + "' is not 64 hex digits", where);
+  return h;
+}
+
+uint64_t u64(const json& j, const char* key, const char* kind, const std::string& where) {
+  const json& v = need(j, key, kind, where);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+    bad(kind, std::string("field '") + key + "' is not a non-negative integer", where);
+  return v.get<uint64_t>();
+}
+
+std::vector<Hash32> hashes(const json& j, const char* key, size_t max, const char* kind, const std::string& where) {
+  const json& v = need(j, key, kind, where);
+  if (!v.is_array()) bad(kind, std::string("field '") + key + "' is not an array", where);
+  if (v.size() > max) bad(kind, std::string("field '") + key + "' has more than " + std::to_string(max) + " hashes", where);
+  std::vector<Hash32> out;
+  for (const auto& e : v) {
+    Hash32 h;
+    if (!e.is_string() || !Hash32::from_hex(e.get<std::string>(), h))
+      bad(kind, std::string("a hash in '") + key + "' is not 64 hex digits", where);
+    out.push_back(h);
+  }
+  return out;
+}
+
+}  // namespace wit::jsonf
