@@ -224,6 +224,20 @@ Hash32 WitnessLog::range_hash(Range r) const {
   return kBlake2bTree.node(range_hash({r.begin, r.begin + k}), range_hash({r.begin + k, r.end}));
 }
 
+namespace {
+// Cuts `path` to `size` bytes, durably.
+void truncate_file(const std::string& path, uint64_t size, const char* what) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(std::string(what) + ": " + errno_text(), path);
+  if (::ftruncate(fd, off_t(size)) != 0 || ::fsync(fd) != 0) {
+    std::string msg = std::string(what) + ": " + errno_text();
+    ::close(fd);
+    throw Error(msg, path);
+  }
+  ::close(fd);
+}
+}  // namespace
+
 WitnessLog WitnessLog::open(const std::string& path, bool repair, bool create) {
   WitnessLog log;
   log.path_ = path;
@@ -283,14 +297,7 @@ WitnessLog WitnessLog::open(const std::string& path, bool repair, bool create) {
     if (!repair)
       throw Error("witness log ends in a torn frame (" + std::to_string(size - off) + " bytes)", at(path, off),
                   "a writer crashed mid-append; resuming the run or 'wit-log sign --repair' cuts it");
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw Error("cannot open for repair: " + errno_text(), path);
-    if (::ftruncate(fd, off_t(off)) != 0 || ::fsync(fd) != 0) {
-      std::string msg = "cannot cut the torn tail: " + errno_text();
-      ::close(fd);
-      throw Error(msg, path);
-    }
-    ::close(fd);
+    truncate_file(path, off, "cannot cut the torn tail");
     log.torn_ = size - off;
   }
   return log;
@@ -367,14 +374,7 @@ void WitnessLog::truncate(uint64_t n) {
     throw Error("cannot truncate to " + std::to_string(n) + " entries: the log has " + std::to_string(size()), path_);
   if (n == size()) return;
   const uint64_t off = offsets_[n];
-  int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open for truncation: " + errno_text(), path_);
-  if (::ftruncate(fd, off_t(off)) != 0 || ::fsync(fd) != 0) {
-    std::string msg = "cannot truncate: " + errno_text();
-    ::close(fd);
-    throw Error(msg, path_);
-  }
-  ::close(fd);
+  truncate_file(path_, off, "cannot truncate");
   entries_.resize(n);
   leaves_.resize(n);
   offsets_.resize(n);
