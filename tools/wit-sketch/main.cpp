@@ -7,22 +7,10 @@
 #include "wit/error.h"
 #include "wit/fingerprint.h"
 #include "wit/io.h"
+#include "wit/runlog.h"
 #include "wit/sketch.h"
 #include "wit/wlog.h"
 
-namespace {
-
-std::optional<wit::Bytes> revealed_seed(const std::string& run) {
-  const std::string p = run + "/seed";
-  if (!std::filesystem::exists(p)) return std::nullopt;
-  std::string t = wit::read_file(p);
-  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-  wit::Bytes b;
-  if (!wit::from_hex(t, b) || b.size() != 32) throw wit::Error("seed file is not 64 hex digits", p);
-  return b;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Fingerprint checkpoints and released models; compare fingerprints; match a model to a run"};
@@ -74,7 +62,7 @@ int main(int argc, char** argv) {
     wit::Manifest mf = wit::Manifest::load(run + "/run.json");
     wit::ProbeSet probe;
     const bool want_probe = *match || !no_probe;
-    if (want_probe) probe = wit::ProbeSet::load(run + "/probe.json", mf, revealed_seed(run));
+    if (want_probe) probe = wit::ProbeSet::load(run + "/probe.json", mf, wit::read_revealed_seed(wit::RunPaths(run)));
     wit::TrainState st = wit::TrainState::load(mf.model, model, device, true);
     wit::Fingerprint f = wit::fingerprint_state(mf, st, want_probe ? &probe : nullptr);
     if (*fp) {

@@ -113,6 +113,19 @@ RunPaths::RunPaths(std::string d) : dir(std::move(d)) {
   if (dir.empty()) dir = ".";
 }
 
+Bytes parse_seed_hex(std::string text, const std::string& where) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.pop_back();
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.erase(text.begin());
+  Bytes b;
+  if (!from_hex(text, b) || b.size() != 32) throw Error("seed is not 64 hex digits", where);
+  return b;
+}
+
+std::optional<Bytes> read_revealed_seed(const RunPaths& rp) {
+  if (!std::filesystem::exists(rp.seed())) return std::nullopt;
+  return parse_seed_hex(read_file(rp.seed()), rp.seed());
+}
+
 std::string RunPaths::checkpoint(uint64_t step) const {
   char name[48];
   std::snprintf(name, sizeof name, "step-%06llu.safetensors", static_cast<unsigned long long>(step));

@@ -39,12 +39,6 @@ std::string member(const char* dir, int64_t step, const char* ext) {
   return buf;
 }
 
-Bytes parse_seed(std::string text, const std::string& where) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  Bytes b;
-  if (!from_hex(text, b) || b.size() != 32) throw Error("seed is not 64 hex digits", where);
-  return b;
-}
 
 json hashes_json(const std::vector<Hash32>& v) {
   json a = json::array();
@@ -88,7 +82,7 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   if (log.size() < c.head.size || log.root(c.head.size) != c.head.root)
     throw Error("the log does not match the challenged head", paths.log());
   if (!fs::exists(paths.seed())) throw Error("the seed is not revealed yet (training has not finished)", opt.run);
-  const Bytes seed = parse_seed(read_file(paths.seed()), paths.seed());
+  const Bytes seed = parse_seed_hex(read_file(paths.seed()), paths.seed());
 
   std::string commit_path = opt.commit_path, index_path = opt.index_path;
   std::vector<std::string> files = opt.files;
@@ -252,7 +246,7 @@ struct Verifier {
     if (run_id != c.head.run_id) throw Reject{"manifest", "the bundle is for another run than the challenged head"};
     if (!(c.head.key == mf.trainer_key)) throw Reject{"head", "the head is not signed by the run's trainer key"};
     if (!c.head.signature_ok()) throw Reject{"head", "the head's signature does not verify"};
-    seed = parse_seed(b.get_text("seed"), "seed");
+    seed = parse_seed_hex(b.get_text("seed"), "seed");
     if (seed_commitment(ByteView(seed)) != mf.seed_commitment)
       throw Reject{"seed", "the revealed seed does not match the manifest's seed commitment"};
     for (const auto& [name, bytes] : b.members()) {

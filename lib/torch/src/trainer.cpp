@@ -35,10 +35,7 @@ Bytes load_or_make_seed(const TrainConfig& cfg, const std::string& run) {
   const std::string revealed = (fs::path(run) / "seed").string();
   for (const std::string& p : {secret, revealed}) {
     if (!fs::exists(p)) continue;
-    Bytes b;
-    std::string text = read_file(p);
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    if (!from_hex(text, b) || b.size() != 32) throw Error("seed file is not 64 hex digits", p);
+    Bytes b = parse_seed_hex(read_file(p), p);
     if (cfg.seed && *cfg.seed != b) throw Error("the config's seed differs from the run's", p);
     return b;
   }

@@ -29,6 +29,12 @@ struct RunPaths {
   std::string seed_secret() const { return dir + "/seed.secret"; }  // trainer only, before the reveal
 };
 
+// A seed file's 32 bytes (64 hex digits, surrounding white space allowed);
+// throws wit::Error naming `where` otherwise.
+Bytes parse_seed_hex(std::string text, const std::string& where);
+// RUN/seed if the seed has been revealed.
+std::optional<Bytes> read_revealed_seed(const RunPaths& rp);
+
 // One entry as a JSON object (wit-log show). Per-example losses are always
 // printed; the sketches and the probe are {"n","l2"} summaries unless `full`.
 nlohmann::json entry_json(const LogEntry& e, uint64_t index, const Hash32& leaf, bool full);
