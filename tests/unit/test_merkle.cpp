@@ -3,6 +3,7 @@
 // flipped bit, truncation, an extra hash, or swapped roots.
 #include <catch2/catch.hpp>
 
+#include "wit/blake2b_x4.h"
 #include "wit/hash.h"
 #include "wit/merkle.h"
 
@@ -188,6 +189,25 @@ TEST_CASE("exclusion proofs in a sorted tree", "[merkle][exclusion]") {
       p.right.leaf = sorted[2];
       p.right.path = t.hashes(inclusion_ranges(2, n));
       CHECK(verify_exclusion(kBlake2bTree, p, root) == ProofError::kNotAdjacent);
+    }
+  }
+}
+
+TEST_CASE("four-lane leaf hashing equals the one-at-a-time leaf", "[merkle][blake2b]") {
+  if (!leaves_x4_available()) {
+    WARN("no AVX2 on this CPU: the four-lane kernel is not used here");
+    return;
+  }
+  for (size_t len : {0u, 1u, 2u, 126u, 127u, 128u, 129u, 255u, 256u, 257u, 1000u, 2047u, 2048u, 2049u, 4096u, 5000u}) {
+    std::vector<std::vector<uint8_t>> msgs(4, std::vector<uint8_t>(len + 1));
+    for (int j = 0; j < 4; j++)
+      for (size_t i = 0; i < len; i++) msgs[size_t(j)][i] = uint8_t((i * 31 + size_t(j) * 7 + len) & 0xff);
+    const uint8_t* ptrs[4] = {msgs[0].data(), msgs[1].data(), msgs[2].data(), msgs[3].data()};
+    Hash32 got[4];
+    leaves_x4(ptrs, len, got);
+    for (int j = 0; j < 4; j++) {
+      INFO("len=" << len << " lane=" << j);
+      CHECK(got[j] == kBlake2bTree.leaf(ByteView(msgs[size_t(j)].data(), len)));
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <numeric>
 
+#include "wit/blake2b_x4.h"
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/io.h"
@@ -21,8 +22,8 @@ Hash32 record_leaf(ByteView record) { return kBlake2bTree.leaf(record); }
 
 namespace {
 
-Hash32 source_digest(uint64_t size, uint64_t piece_size, const std::vector<Hash32>& pieces) {
-  Hash32 mth = merkle_root(kBlake2bTree, pieces, 1);
+Hash32 source_digest(uint64_t size, uint64_t piece_size, const std::vector<Hash32>& pieces, unsigned threads) {
+  Hash32 mth = merkle_root(kBlake2bTree, pieces, threads);
   Blake2b h;
   h.update_field(ByteView(tags::kSourceDigest));
   h.update_le64(size).update_le64(piece_size).update(ByteView(mth.data(), 32));
@@ -125,16 +126,37 @@ LeafSet hash_records(const ReaderSpec& spec, const std::vector<std::string>& pat
   out.source_of.resize(total);
   // Leaves of all readers as one flat range, so both cores stay busy even
   // when one file holds most of the records.
+  const bool x4 = leaves_x4_available();
   parallel_for(total, threads, 256, [&](uint64_t b, uint64_t e) {
-    std::string scratch;
+    std::string scratch[4];
     size_t r = size_t(std::upper_bound(offset.begin(), offset.end(), b) - offset.begin()) - 1;
     uint64_t pending = 0;
-    for (uint64_t i = b; i < e; i++) {
+    for (uint64_t i = b; i < e;) {
       while (r + 1 < offset.size() && i >= offset[r + 1]) r++;
-      ByteView rec = out.readers[r]->record(i - offset[r], scratch);
+      // Four records of one reader with equal lengths (token windows always)
+      // are hashed together, one per AVX2 lane.
+      const uint64_t end_r = r + 1 < offset.size() ? std::min(e, offset[r + 1]) : e;
+      if (x4 && i + 4 <= end_r) {
+        ByteView v[4];
+        for (int j = 0; j < 4; j++) v[j] = out.readers[r]->record(i + uint64_t(j) - offset[r], scratch[j]);
+        if (v[0].size == v[1].size && v[0].size == v[2].size && v[0].size == v[3].size) {
+          const uint8_t* d[4] = {v[0].data, v[1].data, v[2].data, v[3].data};
+          leaves_x4(d, v[0].size, &out.leaves[i]);
+          for (int j = 0; j < 4; j++) out.source_of[i + uint64_t(j)] = uint32_t(r);
+          pending += 4 * v[0].size;
+          i += 4;
+          if (on_bytes && pending >= (uint64_t(1) << 22)) {
+            on_bytes(pending);
+            pending = 0;
+          }
+          continue;
+        }
+      }
+      ByteView rec = out.readers[r]->record(i - offset[r], scratch[0]);
       out.leaves[i] = record_leaf(rec);
       out.source_of[i] = uint32_t(r);
       pending += rec.size;
+      i++;
       if (on_bytes && pending >= (uint64_t(1) << 22)) {
         on_bytes(pending);
         pending = 0;
@@ -170,7 +192,7 @@ LeafSet hash_records(const ReaderSpec& spec, const std::vector<std::string>& pat
           }
         });
       }
-      si.digest = source_digest(si.size, si.piece_size, pieces);
+      si.digest = source_digest(si.size, si.piece_size, pieces, threads);
       out.sources.push_back(si);
     }
   }
@@ -179,13 +201,25 @@ LeafSet hash_records(const ReaderSpec& spec, const std::vector<std::string>& pat
 
 void sort_unique(const std::vector<Hash32>& leaves, std::vector<Hash32>& sorted,
                  std::vector<uint64_t>& first_pos) {
-  std::vector<uint64_t> order(leaves.size());
-  std::iota(order.begin(), order.end(), 0);
-  // Ties broken by position, so the first occurrence survives de-duplication.
-  std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) {
-    int c = std::memcmp(leaves[a].data(), leaves[b].data(), 32);
-    return c < 0 || (c == 0 && a < b);
+  // Sort (first 8 bytes big-endian, position) pairs, which compare as plain
+  // integers; only equal prefixes (rare) fall back to the full 32 bytes. Ties
+  // are broken by position, so the first occurrence survives de-duplication.
+  struct Key {
+    uint64_t prefix, pos;
+  };
+  std::vector<Key> keys(leaves.size());
+  for (uint64_t i = 0; i < leaves.size(); i++) {
+    uint64_t p = 0;
+    for (int k = 0; k < 8; k++) p = (p << 8) | leaves[i].b[size_t(k)];
+    keys[i] = {p, i};
+  }
+  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    int c = std::memcmp(leaves[a.pos].data() + 8, leaves[b.pos].data() + 8, 24);
+    return c < 0 || (c == 0 && a.pos < b.pos);
   });
+  std::vector<uint64_t> order(keys.size());
+  for (uint64_t i = 0; i < keys.size(); i++) order[i] = keys[i].pos;
   sorted.clear();
   first_pos.clear();
   for (uint64_t i : order) {
