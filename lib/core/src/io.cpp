@@ -66,9 +66,10 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   if (S_ISREG(st.st_mode) && st.st_size >= (1 << 16)) {
     size_ = size_t(st.st_size);
     if (size_ > 0) {
-      // Populated up front: one pass in the kernel instead of a fault per page
-      // while the hashing threads run.
-      map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      // Populated up front (one pass in the kernel instead of a fault per page
+      // while the hashing threads run), unless the file is too large to hold.
+      const int populate = size_ <= (size_t(4) << 30) ? MAP_POPULATE : 0;
+      map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | populate, fd, 0);
       if (map_ == MAP_FAILED) {
         map_ = nullptr;
         ::close(fd);
