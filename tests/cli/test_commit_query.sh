@@ -68,6 +68,11 @@ sed 's/"record": "./"record": "X/' emb.json >emb_bad.json
 run 1 wit-query verify --commit a.commit.json emb_bad.json
 grep -q 'embedded record' out && ok || fail "embedded record mismatch not named"
 
+# a misspelt key is refused, not ignored (an unchecked "recOrd" must not pass)
+sed 's/"record": /"recOrd": /' emb.json >misspelt.json
+run 2 wit-query verify --commit a.commit.json misspelt.json
+error_is wit-query "unknown field 'recOrd'"
+
 # --- contamination certificates
 run 0 wit-query contamination --commit a.commit.json --index a.widx -o clean.json eval.txt
 [ "$(json_get clean.json clean)" = "true" ] && ok || fail "clean certificate not clean"

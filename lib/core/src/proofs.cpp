@@ -104,6 +104,14 @@ json exclusion_document(const Commitment& c, const ExclusionProof& p, const std:
   return d;
 }
 
+// One spelling only: a misspelt key (say "recOrd") must not pass unchecked.
+static void only_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
+  if (!j.is_object()) bad("expected an object", where);
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == k; }))
+      bad("unknown field '" + it.key() + "'", where);
+}
+
 InclusionProof parse_inclusion_body(const json& j, const std::string& where) {
   InclusionProof p;
   p.leaf = get_hash(j, "leaf", where);
@@ -121,6 +129,7 @@ ExclusionProof parse_exclusion_body(const json& j, const std::string& where) {
     const json& b = need(j, side, where);
     if (b.is_null()) continue;
     if (!b.is_object()) bad(std::string("field '") + side + "' is neither null nor an object", where);
+    only_keys(b, {"index", "leaf", "path"}, where);
     Bracket& br = std::string(side) == "left" ? p.left : p.right;
     (std::string(side) == "left" ? p.has_left : p.has_right) = true;
     br.index = get_u64(b, "index", where);
@@ -156,14 +165,18 @@ Verdict verify_certificate(const json& doc, const Commitment& c, const std::stri
   const json& clean = need(doc, "clean", where);
   if (!absent.is_array() || !present.is_array() || !clean.is_boolean())
     bad("fields 'absent', 'present' must be arrays and 'clean' a boolean", where);
+  only_keys(doc, {"format", "version", "hash", "commitment", "eval", "clean", "absent", "present", "ngram_overlap"},
+            where);
   size_t i = 0;
   for (const auto& a : absent) {
+    only_keys(a, {"leaf", "size", "left", "right", "eval_index"}, where);
     Verdict v = verify_exclusion_in(parse_exclusion_body(a, where), c);
     if (!v.ok) return {false, "absent[" + std::to_string(i) + "]: " + v.reason, ""};
     i++;
   }
   i = 0;
   for (const auto& p : present) {
+    only_keys(p, {"leaf", "index", "size", "path", "eval_index"}, where);
     Verdict v = verify_inclusion_in(parse_inclusion_body(p, where), c);
     if (!v.ok) return {false, "present[" + std::to_string(i) + "]: " + v.reason, ""};
     i++;
@@ -201,11 +214,13 @@ Verdict verify_document(const json& doc, const Commitment& c, const std::string&
   if (format == "wit.contamination") return verify_certificate(doc, c, where);
   const json& type = need(doc, "type", where);
   if (type == "inclusion") {
+    only_keys(doc, {"format", "version", "type", "hash", "commitment", "leaf", "index", "size", "path", "record"}, where);
     InclusionProof p = parse_inclusion_body(doc, where);
     if (auto m = record_mismatch(doc, p.leaf, where)) return {false, *m, ""};
     return verify_inclusion_in(p, c);
   }
   if (type == "exclusion") {
+    only_keys(doc, {"format", "version", "type", "hash", "commitment", "leaf", "size", "left", "right", "record"}, where);
     ExclusionProof p = parse_exclusion_body(doc, where);
     if (auto m = record_mismatch(doc, p.value, where)) return {false, *m, ""};
     return verify_exclusion_in(p, c);
