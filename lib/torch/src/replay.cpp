@@ -331,7 +331,8 @@ struct Verifier {
   // The state after step i, checked exactly against a root where the log has
   // one (genesis, checkpoints) and otherwise against the logged sketches of W,
   // m and v, relative to the size of the next step's logged update.
-  TrainState state(int64_t i, json& d) {
+  // `sk` (optional) receives the state's sketches, so a replay need not compute them again.
+  TrainState state(int64_t i, json& d, TrainState::Sketches* sk_out = nullptr) {
     const std::string name = member("state", i, "safetensors");
     if (!b.has(name)) throw Reject{"state", "bundle lacks the state after step " + std::to_string(i)};
     TrainState st;
@@ -353,6 +354,7 @@ struct Verifier {
       throw Reject{"state_root", "the state after step " + std::to_string(i) + " differs from its logged checkpoint root"};
     const LogEntry& next = entry(i + 1);
     TrainState::Sketches sk = st.sketches(mf);
+    if (sk_out) *sk_out = sk;
     d["state"] = std::max({rel(vec_sub_norm(sk.w, e.s.sketch), vec_sub_norm(next.s.sketch, e.s.sketch)),
                            rel(vec_sub_norm(sk.m, e.s.sketch_m), vec_sub_norm(next.s.sketch_m, e.s.sketch_m)),
                            rel(vec_sub_norm(sk.v, e.s.sketch_v), vec_sub_norm(next.s.sketch_v, e.s.sketch_v))});
@@ -484,14 +486,15 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
   // Replays step s from `st` (advancing it) and compares with the log. The
   // start state's own deviation is `start_dev` (relative to the update), and
   // `carried` counts the replayed steps before this one whose noise it may carry.
-  auto replay_compare = [&](TrainState& st, int64_t s, double start_dev, int64_t carried, json& d, json& thr) {
+  auto replay_compare = [&](TrainState& st, int64_t s, double start_dev, int64_t carried, json& d, json& thr,
+                            const TrainState::Sketches* known_before) {
     BatchRecords batch = v.batch(s);
     const LogEntry& logged = v.entry(s);
     const float lr_want = float(v.mf.lr_at(s));
     if (std::fabs(double(logged.s.lr) - lr_want) > 1e-6 * std::fabs(double(lr_want)))
       throw Verifier::Reject{"lr", "step " + std::to_string(s) + " logs learning rate " + std::to_string(logged.s.lr) +
                                        ", the schedule says " + std::to_string(lr_want)};
-    TrainState::Sketches before = st.sketches(v.mf);
+    const TrainState::Sketches before = known_before ? *known_before : st.sketches(v.mf);
     StepOutput out = train_step(v.mf, st, batch);
     std::optional<std::vector<float>> probe_now;
     if (logged.s.probe && v.probe) probe_now = probe_fingerprint(v.mf, st, v.probe->records);
@@ -545,10 +548,12 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
     json chk = {{"kind", "step"}, {"step", s}};
     json d = json::object(), thr = json::object();
     try {
-      TrainState st = v.state(s - 1, d);
+      TrainState::Sketches sk;
+      sk.w.clear();
+      TrainState st = v.state(s - 1, d, &sk);
       // A state regenerated from a checkpoint may carry the noise of every step since it.
       const int64_t since = v.mf.checkpoint_every ? (s - 1) % v.mf.checkpoint_every : s - 1;
-      replay_compare(st, s, d.value("state", 0.0), since, d, thr);
+      replay_compare(st, s, d.value("state", 0.0), since, d, thr, sk.w.empty() ? nullptr : &sk);
       chk["pass"] = true;
       chk["failed"] = nullptr;
     } catch (const Verifier::Reject& r) {
@@ -573,16 +578,16 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
         // How far the replay has drifted from the log before this step (float
         // noise compounds through Adam's moments); the step may inherit it.
         double drift = 0;
+        const TrainState::Sketches sk = st.sketches(v.mf);
         if (s > g.from + 1) {
           const LogEntry &prev = v.entry(s - 1), &cur = v.entry(s);
-          TrainState::Sketches sk = st.sketches(v.mf);
           drift = std::max({rel(vec_sub_norm(sk.w, prev.s.sketch), vec_sub_norm(cur.s.sketch, prev.s.sketch)),
                             rel(vec_sub_norm(sk.m, prev.s.sketch_m), vec_sub_norm(cur.s.sketch_m, prev.s.sketch_m)),
                             rel(vec_sub_norm(sk.v, prev.s.sketch_v), vec_sub_norm(cur.s.sketch_v, prev.s.sketch_v))});
           d["drift"] = drift;
         }
         try {
-          replay_compare(st, s, drift, s - g.from - 1, d, thr);
+          replay_compare(st, s, drift, s - g.from - 1, d, thr, &sk);
         } catch (const Verifier::Reject&) {
           worst_d = d;
           worst_thr = thr;
