@@ -148,7 +148,11 @@ void AtomicFile::commit() {
     throw Error("cannot rename into place: " + lower_first(errno_text()), path_);
   done_ = true;
   // Make the rename durable too.
-  std::string dir = path_.find('/') == std::string::npos ? "." : path_.substr(0, path_.rfind('/'));
+  sync_parent_dir(path_);
+}
+
+void sync_parent_dir(const std::string& path) {
+  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
   if (dir.empty()) dir = "/";
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {

@@ -67,13 +67,7 @@ void write_secret_file(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     throw Error(msg, path);
   }
-  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-  if (dir.empty()) dir = "/";
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  sync_parent_dir(path);
 }
 
 // The parsed and checked fields of a key file; `has_secret` is false for a .pub file.

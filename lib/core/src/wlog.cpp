@@ -247,13 +247,7 @@ WitnessLog WitnessLog::open(const std::string& path, bool repair, bool create) {
     if (fd < 0) throw Error("cannot create: " + errno_text(), path);
     ::fsync(fd);
     ::close(fd);
-    std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-    if (dir.empty()) dir = "/";
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
-    }
+    sync_parent_dir(path);
     return log;
   }
   MappedFile f(path);
@@ -468,13 +462,7 @@ void append_head(const std::string& path, const TreeHead& h) {
   if (::fsync(fd) != 0) fail("cannot sync: " + errno_text());
   ::close(fd);
   if (created) {
-    std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-    if (dir.empty()) dir = "/";
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
-    }
+    sync_parent_dir(path);
   }
 }
 

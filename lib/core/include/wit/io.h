@@ -56,6 +56,9 @@ class AtomicFile {
 // Convenience: atomically replace `path` ("-" = stdout) with `content`.
 void write_file_atomic(const std::string& path, const std::string& content, bool binary = false);
 
+// Makes a create or rename in `path`'s directory durable (fsync of the directory).
+void sync_parent_dir(const std::string& path);
+
 bool is_terminal_stdout();
 bool is_terminal_stderr();
 
