@@ -1,80 +1,12 @@
-// The GPT forward pass and THE training step (shared by training and replay),
-// plus the probe fingerprint.
-#include <torch/torch.h>
-
+// THE training step (shared by training and replay) and the probe
+// fingerprint, over the GPT in model.h.
 #include <cmath>
 
-#include "state_impl.h"
+#include "model.h"
 #include "wit/error.h"
 #include "wit/sketch.h"
 
 namespace wit {
-
-namespace {
-
-struct Rows {
-  torch::Tensor idx, targets, mask;  // [B, T] long, long, float
-};
-
-// One record per row: a start token (PAD), the record bytes truncated to the
-// context, then PAD. Targets are the next tokens; the first PAD after the
-// record is a real target (end of record), the rest are masked out.
-Rows make_rows(const BatchRecords& recs, int64_t T, torch::Device dev) {
-  const int64_t B = int64_t(recs.size());
-  auto idx = torch::full({B, T}, ModelConfig::kPad, torch::kLong);
-  auto tgt = torch::full({B, T}, ModelConfig::kPad, torch::kLong);
-  auto mask = torch::zeros({B, T}, torch::kFloat32);
-  auto I = idx.accessor<int64_t, 2>();
-  auto Y = tgt.accessor<int64_t, 2>();
-  auto M = mask.accessor<float, 2>();
-  for (int64_t b = 0; b < B; b++) {
-    const std::string& r = recs[size_t(b)];
-    const int64_t L = std::min<int64_t>(int64_t(r.size()), T);
-    for (int64_t t = 0; t < T; t++) {
-      if (t >= 1 && t - 1 < L) I[b][t] = uint8_t(r[size_t(t - 1)]);
-      if (t < L) Y[b][t] = uint8_t(r[size_t(t)]);
-      M[b][t] = t <= L && t < T ? 1.0f : 0.0f;
-    }
-  }
-  return {idx.to(dev), tgt.to(dev), mask.to(dev)};
-}
-
-torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx) {
-  const ModelConfig& c = s.cfg;
-  const int64_t B = idx.size(0), T = idx.size(1), D = c.d_model, H = c.n_head, hd = D / H;
-  auto x = torch::embedding(s.p("wte"), idx) + s.p("wpe").slice(0, 0, T);
-  auto causal = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(idx.device())).triu(1);
-  const double scale = 1.0 / std::sqrt(double(hd));
-  for (int64_t l = 0; l < c.n_layer; l++) {
-    const std::string p = "h." + std::to_string(l) + ".";
-    auto h = torch::layer_norm(x, {D}, s.p(p + "ln1.weight"), s.p(p + "ln1.bias"), 1e-5);
-    auto qkv = torch::linear(h, s.p(p + "attn.qkv.weight"), s.p(p + "attn.qkv.bias")).chunk(3, -1);
-    auto q = qkv[0].view({B, T, H, hd}).transpose(1, 2);
-    auto k = qkv[1].view({B, T, H, hd}).transpose(1, 2);
-    auto v = qkv[2].view({B, T, H, hd}).transpose(1, 2);
-    auto att = torch::matmul(q, k.transpose(-2, -1)).mul(scale).masked_fill(causal, -INFINITY).softmax(-1);
-    auto y = torch::matmul(att, v).transpose(1, 2).contiguous().view({B, T, D});
-    x = x + torch::linear(y, s.p(p + "attn.proj.weight"), s.p(p + "attn.proj.bias"));
-    h = torch::layer_norm(x, {D}, s.p(p + "ln2.weight"), s.p(p + "ln2.bias"), 1e-5);
-    h = torch::gelu(torch::linear(h, s.p(p + "mlp.fc.weight"), s.p(p + "mlp.fc.bias")));
-    x = x + torch::linear(h, s.p(p + "mlp.proj.weight"), s.p(p + "mlp.proj.bias"));
-  }
-  x = torch::layer_norm(x, {D}, s.p("lnf.weight"), s.p("lnf.bias"), 1e-5);
-  return torch::matmul(x, s.p("wte").t());  // tied output head
-}
-
-// Log-probability of each target token, [B, T].
-torch::Tensor target_logp(const TrainState::Impl& s, const Rows& r) {
-  auto logp = torch::log_softmax(forward(s, r.idx), -1);
-  return logp.gather(2, r.targets.unsqueeze(2)).squeeze(2);
-}
-
-std::vector<float> to_vector(const torch::Tensor& t) {
-  auto c = t.detach().to(torch::kCPU).to(torch::kFloat32).contiguous();
-  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
-
-}  // namespace
 
 StepOutput train_step(const Manifest& mf, TrainState& state, const BatchRecords& batch) {
   TrainState::Impl& s = state.impl();
