@@ -172,6 +172,19 @@ error_is wit-query 'cut.commit.json'
 run 2 wit-commit --reader fortune -o no/such/dir/x.commit.json train.txt
 error_is wit-commit 'no/such/dir'
 
+# --- show: a person reads a commitment (and checks an index against it)
+run 0 wit-commit show a.commit.json --index a.widx
+root=$(json_get a.commit.json root)
+grep -q "^root  *$root" out && ok || fail "show lacks the root"
+grep -q "^records  *$(json_get a.commit.json n) ($(json_get a.commit.json n_unique) distinct), read as fortune" out && ok || fail "show lacks the counts"
+grep -q "^index  *a.widx: matches" out && ok || fail "show did not check the index"
+run 2 wit-commit show a.commit.json --index j.widx
+error_is wit-commit 'does not belong'
+run 2 wit-commit show train.txt
+error_is wit-commit 'train.txt'
+run 2 wit-commit
+error_is wit-commit 'no input files'
+
 # --- help and version
 run 0 wit-commit --help
 grep -q -- '--reader' out && ok || fail "help lacks --reader"

@@ -42,9 +42,27 @@ int main(int argc, char** argv) {
   app.add_flag("--no-index", no_index, "Write no index");
   app.add_option("-j,--threads", threads, "Hashing threads (0 = all cores)")->default_str("0");
   app.add_flag("-q,--quiet", quiet, "No progress or summary on stderr");
-  app.add_option("FILE", files, "Input files (a directory for --reader files; - = stdin)")->required();
+  app.add_option("FILE", files, "Input files (a directory for --reader files; - = stdin)");
+  std::string show_commit, show_index;
+  auto* show = app.add_subcommand("show", "Print a commitment for a person to read (and check an index against it)");
+  show->add_option("COMMIT", show_commit, "Commitment JSON")->required();
+  show->add_option("--index", show_index, "Also check that this index was built for the commitment");
+  app.require_subcommand(0, 1);
 
   return wit::cli::run(app, argc, argv, [&] {
+    if (show->parsed()) {
+      wit::Commitment c = wit::Commitment::load(show_commit);
+      std::string text = "commitment   " + show_commit + " (" + wit::kCommitFormat + " version " +
+                         std::to_string(wit::kCommitVersion) + ")\n" + c.describe();
+      if (!show_index.empty()) {
+        wit::Index idx(show_index);
+        idx.check_matches(c, show_commit);
+        text += "index        " + show_index + ": matches\n";
+      }
+      std::cout << text;
+      return wit::cli::kOk;
+    }
+    if (files.empty()) throw wit::Error("no input files (wit-commit [options] FILE... or wit-commit show COMMIT)");
     wit::ReaderSpec spec;
     spec.kind = wit::ReaderSpec::parse_kind(reader);
     spec.field = field;

@@ -12,6 +12,7 @@
 #include "wit/io.h"
 #include "wit/merkle.h"
 #include "wit/parallel.h"
+#include "wit/progress.h"
 #include "wit/tags.h"
 
 namespace wit {
@@ -63,6 +64,26 @@ json Commitment::to_json() const {
 }
 
 std::string Commitment::dump() const { return to_json().dump(2) + "\n"; }
+
+std::string Commitment::describe() const {
+  std::string reader_words = ReaderSpec::kind_name(reader.kind);
+  if (reader.kind == ReaderKind::kJsonl) reader_words += " (field \"" + reader.field + "\")";
+  if (reader.kind == ReaderKind::kTokens) reader_words += " (" + std::to_string(reader.seq_len) + " tokens a record)";
+  uint64_t bytes = 0;
+  for (const auto& s : sources) bytes += s.size;
+  std::string o;
+  o += "records      " + std::to_string(n) + " (" + std::to_string(n_unique) + " distinct), read as " + reader_words + "\n";
+  o += "root         " + root.hex() + "\n";
+  o += "             dataset order: inclusion proofs, the data order of training runs\n";
+  o += "sorted_root  " + sorted_root.hex() + "\n";
+  o += "             sorted distinct records: exclusion proofs, contamination certificates\n";
+  o += "sources      " + std::to_string(sources.size()) + " file(s), " + human_bytes(double(bytes)) + "\n";
+  for (const auto& s : sources)
+    o += "  " + s.path + "  " + human_bytes(double(s.size)) + ", " + std::to_string(s.records) + " records, digest " +
+         s.digest.hex().substr(0, 16) + "\n";
+  o += "hash         BLAKE2b-256, RFC 6962 trees (docs/commitment.md)\n";
+  return o;
+}
 
 Commitment Commitment::from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw Error("invalid commitment: not a json object", where);

@@ -40,6 +40,9 @@ struct Commitment {
   // Throws wit::Error naming `where` on a wrong format name, unknown version or bad field.
   static Commitment from_json(const nlohmann::json& j, const std::string& where);
   static Commitment load(const std::string& path);
+  // What a person needs to read the commitment (wit-commit show): counts,
+  // reader, both roots and what each is for, and the sources.
+  std::string describe() const;
 };
 
 // H(0x00 || record): a record's leaf in both trees.
