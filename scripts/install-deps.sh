@@ -7,10 +7,11 @@ pkgs=(
   build-essential cmake pkg-config ccache git
   libsodium-dev libzstd-dev libxxhash-dev nlohmann-json3-dev libcli11-dev catch2
   libtorch-dev libgloo-dev libopenblas0-pthread
-  fortunes groff-base
+  fortunes groff-base jq
+  chromium
   clang libclang-rt-14-dev
 )
-# Optional extras asked for by name: WIT_EXTRA_PKGS="chromium" scripts/install-deps.sh
+# Optional extras asked for by name: WIT_EXTRA_PKGS="gdb valgrind" scripts/install-deps.sh
 # shellcheck disable=SC2206
 pkgs+=(${WIT_EXTRA_PKGS:-})
 

@@ -83,6 +83,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& p : doc["present"]) check_inclusion(p, doc);
   } else if (doc["type"] == "inclusion") {
     check_inclusion(doc, doc);
+  } else if (doc["type"] == "usage") {
+    check_inclusion(doc["inclusion"], doc);  // the steps are checked against the signed head inside
   } else {
     check_exclusion(doc, doc);
   }

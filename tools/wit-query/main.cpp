@@ -9,6 +9,7 @@
 #include "wit/index.h"
 #include "wit/io.h"
 #include "wit/proofs.h"
+#include "wit/usage.h"
 
 namespace {
 
@@ -73,6 +74,16 @@ int main(int argc, char** argv) {
   inc_args.add(inc);
   exc_args.add(exc);
 
+  RecordArgs use_args;
+  std::string run_dir;
+  auto* use = app.add_subcommand("usage", "Prove at which steps of a run a record was trained on (exit 1 if at none)");
+  use->add_option("--run", run_dir, "Run directory (its seed revealed)")->required();
+  use->add_option("--commit", commit_path, "The run's data commitment JSON")->required();
+  use->add_option("--index", index_path, "Data index (.widx)")->required();
+  use->add_option("-o,--output", out, "Proof to write (- = stdout)");
+  use->add_flag("-q,--quiet", quiet, "No summary on stderr");
+  use_args.add(use);
+
   auto* con = app.add_subcommand("contamination", "Certify that no record of an eval set is in the committed data");
   std::string reader, field = "text";
   uint64_t seq_len = 0;
@@ -134,6 +145,25 @@ int main(int argc, char** argv) {
         if (!quiet) wit::cli::note("excluded: not among " + std::to_string(l.commit.n_unique) + " distinct records");
       }
       return wit::cli::kOk;
+    }
+    if (*use) {
+      Loaded l = load(commit_path, index_path);
+      std::optional<std::string> record;
+      const wit::Hash32 leaf = use_args.resolve(record);
+      const auto pos = l.index->find(leaf);
+      if (!pos) {
+        wit::cli::note("record " + leaf.hex() + " is not in the committed data, so no step trained on it");
+        std::cerr << "hint: 'wit-query exclude' proves its absence\n";
+        return wit::cli::kNegative;
+      }
+      const nlohmann::json doc =
+          wit::usage_document(l.commit, *l.index, run_dir, leaf, *pos, use_args.embed ? record : std::nullopt);
+      // Check what we are about to publish: a run whose log or heads are off gives no proof.
+      const wit::Verdict v = wit::verify_document(doc, l.commit, run_dir);
+      if (!v.ok) throw wit::Error("the run cannot prove usage: " + v.reason, run_dir);
+      emit(out, doc);
+      if (!quiet) wit::cli::note(v.summary);
+      return doc["steps"].empty() ? wit::cli::kNegative : wit::cli::kOk;
     }
     if (*con) {
       Loaded l = load(commit_path, index_path);

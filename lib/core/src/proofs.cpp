@@ -7,6 +7,7 @@
 #include "wit/error.h"
 #include "wit/json_fields.h"
 #include "wit/hash.h"
+#include "wit/usage.h"
 
 namespace wit {
 
@@ -225,6 +226,7 @@ Verdict verify_document(const json& doc, const Commitment& c, const std::string&
     if (auto m = record_mismatch(doc, p.value, where)) return {false, *m, ""};
     return verify_exclusion_in(p, c);
   }
+  if (type == "usage") return verify_usage(doc, c, where);
   bad("unknown proof type " + type.dump(), where);
 }
 
