@@ -99,12 +99,6 @@ int main(int argc, char** argv) {
     if (nonce_hex.empty() && nonce_file.empty())
       throw wit::Error("missing --nonce HEX or --nonce-file F", "", "the nonce must come after the head, from someone other than the trainer");
     if (!k && !confidence) throw wit::Error("missing -k N or --confidence P --fraction F", "", "run 'wit-challenge --help' for usage");
-    if (confidence && !fraction) throw wit::Error("--confidence needs --fraction", "", "e.g. --confidence 0.99 --fraction 0.05");
-    if (confidence && !(*confidence > 0 && *confidence < 1))
-      throw wit::Error("--confidence must be between 0 and 1 (exclusive)", std::to_string(*confidence));
-    if (fraction && !(*fraction > 0 && *fraction <= 1))
-      throw wit::Error("--fraction must be in (0, 1]", std::to_string(*fraction));
-    if (segments < 0) throw wit::Error("--segments must not be negative", std::to_string(segments));
 
     const wit::Hash32 nonce = !nonce_hex.empty()
                                   ? parse_nonce(nonce_hex, nonce_hex, "--nonce")
@@ -122,24 +116,9 @@ int main(int argc, char** argv) {
       head = read_head_file(head_path);
       head_where = head_path == "-" ? "stdin" : head_path;
     }
-    if (!head.signature_ok()) throw wit::Error("the head's signature does not verify", head_where);
-    if (head.size < 2) throw wit::Error("the head covers no training steps", head_where);
-    const int64_t T = int64_t(head.size) - 1;
-    if (segments > 0 && !checkpoint_every)
-      throw wit::Error("--segments needs --checkpoint-every", std::to_string(segments), "or pass --run RUN to read it from the manifest");
-    if (segments > 0 && *checkpoint_every < 1)
-      throw wit::Error("--checkpoint-every must be at least 1", std::to_string(*checkpoint_every));
-
     const bool default_fraction = !fraction;
-    const double f = fraction.value_or(0.05);
-    const int64_t n = k ? *k : wit::k_for_confidence(T, f, *confidence);
-    if (n < 1 || n > T)
-      throw wit::Error("-k must be between 1 and the " + std::to_string(T) + " steps the head covers", std::to_string(n));
-    if (n > wit::kMaxChallengeSteps)
-      throw wit::Error("too many challenges (at most " + std::to_string(wit::kMaxChallengeSteps) + ")", std::to_string(n),
-                       "lower --confidence or raise --fraction");
-
-    const wit::Challenge c = wit::derive_challenge(head, nonce, n, segments, checkpoint_every.value_or(0), f);
+    const wit::Challenge c =
+        wit::issue_challenge(head, head_where, nonce, wit::ChallengeRequest{k, confidence, fraction, segments, checkpoint_every});
     wit::write_file_atomic(out, c.to_json().dump(2) + "\n");
     if (!quiet) {
       wit::cli::note(count(c.steps.size(), "step") + " and " + count(c.segments.size(), "segment") + " of run " +

@@ -34,6 +34,10 @@ Hash32 challenge_seed(const TreeHead& head, const Hash32& nonce) {
   return h.final();
 }
 
+bool fraction_ok(double f) { return f > 0 && f <= 1; }  // false for NaN
+
+}  // namespace
+
 // Floyd's algorithm: k distinct values uniformly from [1, n] (every k-subset
 // equally likely), consuming exactly k uniform() draws from the stream. For
 // j = n-k+1 .. n: t = 1 + uniform(j); take t, or j if t is already taken.
@@ -71,10 +75,6 @@ std::string fraction_percent(double f) {
   std::snprintf(buf, sizeof buf, "%.6g%%", f * 100.0);
   return buf;
 }
-
-bool fraction_ok(double f) { return f > 0 && f <= 1; }  // false for NaN
-
-}  // namespace
 
 double miss_probability(int64_t T, int64_t bad, int64_t k) {
   if (T < 0 || bad < 0 || bad > T || k < 0 || k > T)
@@ -305,6 +305,33 @@ Challenge Challenge::from_json(const json& j, const std::string& where) {
   if (!st.is_string() || st.get<std::string>() != g.words()) throw bad("the guarantee's statement does not match it");
   c.guarantee = g;
   return c;
+}
+
+Challenge issue_challenge(const TreeHead& head, const std::string& head_where, const Hash32& nonce,
+                          const ChallengeRequest& req) {
+  if (!req.k && !req.confidence) throw Error("missing -k N or --confidence P --fraction F", "", "run with --help for usage");
+  if (req.k && req.confidence) throw Error("-k and --confidence exclude each other");
+  if (req.confidence && !req.fraction) throw Error("--confidence needs --fraction", "", "e.g. --confidence 0.99 --fraction 0.05");
+  if (req.confidence && !(*req.confidence > 0 && *req.confidence < 1))
+    throw Error("--confidence must be between 0 and 1 (exclusive)", std::to_string(*req.confidence));
+  if (req.fraction && !fraction_ok(*req.fraction)) throw Error("--fraction must be in (0, 1]", std::to_string(*req.fraction));
+  if (req.segments < 0) throw Error("--segments must not be negative", std::to_string(req.segments));
+  if (!head.signature_ok()) throw Error("the head's signature does not verify", head_where);
+  if (head.size < 2) throw Error("the head covers no training steps", head_where);
+  const int64_t T = int64_t(head.size) - 1;
+  if (req.segments > 0 && !req.checkpoint_every)
+    throw Error("--segments needs --checkpoint-every", std::to_string(req.segments),
+                "or pass --run RUN to read it from the manifest");
+  if (req.segments > 0 && *req.checkpoint_every < 1)
+    throw Error("--checkpoint-every must be at least 1", std::to_string(*req.checkpoint_every));
+  const double f = req.fraction.value_or(0.05);
+  const int64_t n = req.k ? *req.k : k_for_confidence(T, f, *req.confidence);
+  if (n < 1 || n > T)
+    throw Error("-k must be between 1 and the " + std::to_string(T) + " steps the head covers", std::to_string(n));
+  if (n > kMaxChallengeSteps)
+    throw Error("too many challenges (at most " + std::to_string(kMaxChallengeSteps) + ")", std::to_string(n),
+                "lower --confidence or raise --fraction");
+  return derive_challenge(head, nonce, n, req.segments, req.checkpoint_every.value_or(0), f);
 }
 
 Challenge Challenge::load(const std::string& path) {

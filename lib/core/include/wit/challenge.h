@@ -3,6 +3,7 @@
 // (exact hypergeometric over the T logged steps). Format: docs/challenge.md.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,11 +64,36 @@ Guarantee make_guarantee(int64_t T, int64_t k, double fraction);
 // (at least one bad step); k <= T.
 int64_t k_for_confidence(int64_t T, double fraction, double confidence);
 
+// Floyd's algorithm: k distinct values uniformly from [1, n] (every k-subset
+// equally likely), consuming exactly k uniform() draws from the stream; sorted.
+// Preconditions: 0 <= k <= n. Shared by challenges and eval spot checks.
+class ChaChaStream;
+std::vector<int64_t> floyd_sample(ChaChaStream& s, int64_t n, int64_t k);
+// A probability as "at least" percent text: rounded down to hundredths,
+// "100%" only for exactly 1 ("12.34%").
+std::string percent(double p);
+// A fraction as percent text with up to 6 significant digits ("5%", "0.1%").
+std::string fraction_percent(double f);
+
 // Derives a challenge: k distinct steps uniformly from [1, T] (T = head.size - 1)
 // and `n_segments` distinct intervals among the checkpoint intervals of width
 // `checkpoint_every` (the last one may be shorter) by a ChaCha20 stream keyed
 // by the challenge seed. `fraction` is recorded in the guarantee.
 Challenge derive_challenge(const TreeHead& head, const Hash32& nonce, int64_t k, int64_t n_segments,
                            int64_t checkpoint_every, double fraction);
+
+// What a challenger asks for (wit-challenge's and wit-board challenge's options).
+struct ChallengeRequest {
+  std::optional<int64_t> k;             // k steps, or
+  std::optional<double> confidence;     // the smallest k reaching this detection against `fraction`
+  std::optional<double> fraction;       // needed with `confidence`; 0.05 with k alone
+  int64_t segments = 0;
+  std::optional<int64_t> checkpoint_every;  // needed with segments > 0
+};
+// Checks the request and the head (signature, at least one step) and derives
+// the challenge; throws wit::Error with a one-line reason (`head_where` names
+// the head's file) on a bad request or head.
+Challenge issue_challenge(const TreeHead& head, const std::string& head_where, const Hash32& nonce,
+                          const ChallengeRequest& req);
 
 }  // namespace wit

@@ -1,7 +1,8 @@
 // Fingerprints of a checkpoint or released model: the weight sketch (and the
 // optimizer-moment sketches when the state has them) and the probe
-// fingerprint, computed with a run's manifest; distances between two; and the
-// run's probe set (RUN/probe.json), which binds probe records to the data.
+// fingerprint, computed with a run's manifest (the document and distances are
+// in fingerprint_doc.h); and the run's probe set (RUN/probe.json), which binds
+// probe records to the data.
 #pragma once
 #include <optional>
 #include <string>
@@ -9,26 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/fingerprint_doc.h"
 #include "wit/manifest.h"
 #include "wit/proofs.h"
 #include "wit/state.h"
 
 namespace wit {
 
-inline constexpr const char* kFingerprintFormat = "wit.fingerprint";
 inline constexpr const char* kProbeSetFormat = "wit.probe-set";
-
-struct Fingerprint {
-  Hash32 run_id;
-  std::optional<Hash32> state_root;  // checkpoint root, when the file is a full state
-  int64_t step = -1;                 // -1 for a released model without a step
-  std::vector<float> w, m, v;        // m and v empty for a released model
-  std::optional<std::vector<float>> probe;
-
-  nlohmann::json to_json() const;
-  static Fingerprint from_json(const nlohmann::json& j, const std::string& where);
-  static Fingerprint load(const std::string& path);
-};
 
 // The probe records of a run, each with its inclusion proof in the data commitment.
 struct ProbeSet {
@@ -44,12 +33,5 @@ struct ProbeSet {
 };
 
 Fingerprint fingerprint_state(const Manifest& mf, const TrainState& st, const ProbeSet* probe);
-
-struct FingerprintDistance {
-  double sketch = 0, sketch_rel = 0;  // L2 and L2 / max(|a|, |b|)
-  std::optional<double> probe, probe_rel;
-  nlohmann::json to_json() const;
-};
-FingerprintDistance fingerprint_distance(const Fingerprint& a, const Fingerprint& b);
 
 }  // namespace wit
