@@ -1,7 +1,8 @@
 // wit-forge (test-only, never installed): builds dishonest runs whose logs and
 // signed heads look valid — each attack of DESIGN.md section 9 built for real
 // with wit's own trainer loop and a deviant training step — and tampers with
-// response bundles, so the attack suite can check that wit-replay rejects them.
+// response bundles, so the attack suite can check that wit-replay rejects them;
+// and forges eval commitments with an inflated score (eval inflate).
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -10,6 +11,7 @@
 #include "wit/cli.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
+#include "wit/eval.h"
 #include "wit/io.h"
 #include "wit/order.h"
 #include "wit/rng.h"
@@ -91,7 +93,34 @@ int main(int argc, char** argv) {
     s->add_option("-o,--output", out)->required();
   }
 
+  // An inflated eval: one example's loss lowered, then recommitted with
+  // commit_scores so that eval.json and its scores are consistent (only a
+  // spot check that re-evaluates that example can catch it).
+  auto* ev = app.add_subcommand("eval", "Forge eval commitments");
+  ev->require_subcommand(1);
+  auto* inflate = ev->add_subcommand("inflate", "Lower one example's loss and recommit the eval consistently");
+  std::string eval_in, scores_in, scores_out;
+  uint64_t example = 0;
+  double factor = 0.5;
+  inflate->add_option("--index", example, "The example (0-based) whose loss is lowered")->required();
+  inflate->add_option("--factor", factor, "Its loss is multiplied by this (default 0.5)");
+  inflate->add_option("--eval", eval_in, "The honest eval.json")->required();
+  inflate->add_option("--scores", scores_in, "Its scores")->required();
+  inflate->add_option("-o,--output", out, "The forged eval.json")->required();
+  inflate->add_option("--scores-out", scores_out, "The forged scores")->required();
+
   return cli::run(app, argc, argv, [&]() -> int {
+    if (*inflate) {
+      const EvalCommitment e = EvalCommitment::load(eval_in);
+      EvalScores s = EvalScores::load(scores_in);
+      if (auto why = check_scores(e, s)) throw Error("the honest eval does not check: " + *why, eval_in);
+      if (example >= s.scores.size()) throw Error("no such example", std::to_string(example));
+      s.scores[size_t(example)].loss *= factor;
+      const EvalCommitment forged = commit_scores(e.run_id, e.step, e.checkpoint_root, e.eval_root, s);
+      write_file_atomic(scores_out, s.to_json().dump() + "\n");
+      write_file_atomic(out, forged.to_json().dump(2) + "\n");
+      return 0;
+    }
     if (*ts || *rw || *dr) {
       Bundle b = Bundle::load(in);
       char name[64];

@@ -37,5 +37,12 @@ inline constexpr std::string_view kTreeHead = "wit/tree-head/v1";
 inline constexpr std::string_view kSketchSeed = "wit/sketch-seed/v1";
 // Challenge seed: H(kChallenge || head bytes || nonce).
 inline constexpr std::string_view kChallenge = "wit/challenge/v1";
+// Certified evaluation (docs/eval.md). A score leaf is an RFC 6962 leaf:
+// H(0x00 || le64 len || kEvalScoreLeaf || record leaf || le64 loss bits || le64 accuracy bits).
+inline constexpr std::string_view kEvalScoreLeaf = "wit/eval-score-leaf/v1";
+// The eval commitment's id: H(kEvalCommitment || canonical eval.json bytes).
+inline constexpr std::string_view kEvalCommitment = "wit/eval-commitment/v1";
+// Eval spot-check seed: H(kEvalCheck || eval id || le64 len || nonce).
+inline constexpr std::string_view kEvalCheck = "wit/eval-check/v1";
 
 }  // namespace wit::tags

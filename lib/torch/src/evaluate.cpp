@@ -1,0 +1,207 @@
+// Certified evaluation with the model: per-example scores (one row per
+// record), the checkpoint bound by the run's log, wit-eval run and the
+// re-evaluation of a spot check. Format: docs/eval.md.
+#include "wit/evaluate.h"
+
+#include <filesystem>
+
+#include "model.h"
+#include "wit/commitment.h"
+#include "wit/error.h"
+#include "wit/index.h"
+#include "wit/io.h"
+#include "wit/progress.h"
+#include "wit/runlog.h"
+#include "wit/wlog.h"
+
+namespace wit {
+
+namespace fs = std::filesystem;
+
+Score score_record(const TrainState& state, const std::string& record) {
+  const TrainState::Impl& s = state.impl();
+  torch::NoGradGuard no_grad;
+  const Rows rows = make_rows(BatchRecords{record}, s.cfg.context, s.device);
+  // The log-probabilities training uses (target_logp), and the argmax of the
+  // same forward pass's logits for the accuracy.
+  const std::vector<float> lp = to_vector(target_logp(s, rows));
+  const torch::Tensor hit = forward(s, rows.idx).argmax(-1).eq(rows.targets).to(torch::kCPU);
+  const std::vector<float> mask = to_vector(rows.mask);
+  const auto H = hit.accessor<bool, 2>();
+  double sum = 0, hits = 0, count = 0;
+  for (size_t t = 0; t < mask.size(); t++)
+    if (mask[t] != 0) {
+      sum += double(lp[t]);
+      hits += H[0][int64_t(t)] ? 1 : 0;
+      count += 1;
+    }
+  // make_rows always counts the end-of-record target, so count >= 1.
+  return {-sum / count, hits / count};
+}
+
+std::vector<Score> score_records(const Manifest& mf, const TrainState& state, const std::vector<std::string>& records,
+                                 unsigned threads, const std::function<void()>& on_done) {
+  (void)mf;  // the state carries the model config; the manifest names the run it belongs to
+  set_torch_threads(threads);
+  std::vector<Score> out;
+  out.reserve(records.size());
+  for (const std::string& r : records) {
+    out.push_back(score_record(state, r));
+    if (on_done) on_done();
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- the checkpoint
+
+namespace {
+
+// The root the run's log binds at `step`: the genesis' init root at 0, else
+// the step entry's checkpoint root (absent when the step is no checkpoint).
+std::optional<Hash32> logged_root(const WitnessLog& log, int64_t step) {
+  if (step < 0 || uint64_t(step) >= log.size()) return std::nullopt;
+  const LogEntry e = log.entry(uint64_t(step));
+  if (step == 0) return e.genesis ? std::optional<Hash32>(e.g.init_root) : std::nullopt;
+  if (e.genesis || e.s.step != uint64_t(step)) return std::nullopt;
+  return e.s.ckpt_root;
+}
+
+}  // namespace
+
+EvalTarget load_eval_target(const std::string& run, const std::string& checkpoint, std::optional<int64_t> step,
+                            const std::string& device) {
+  const RunPaths rp(run);
+  EvalTarget t;
+  t.mf = Manifest::load(rp.manifest());
+  t.run_id = t.mf.run_id();
+  const WitnessLog log = WitnessLog::open(rp.log(), false);
+  if (log.size() < 2) throw Error("the run's log has no training steps", rp.log());
+  const LogEntry first = log.entry(0);
+  if (!first.genesis || first.g.run_id != t.run_id) throw Error("the log's genesis does not name the run", rp.log());
+  std::string path = checkpoint;
+  // The step the checkpoint must be of: the one asked for, else (the run's
+  // own checkpoint) the log's final step.
+  std::optional<int64_t> want = step;
+  if (path.empty()) {
+    if (!want) want = int64_t(log.size()) - 1;
+    path = rp.checkpoint(uint64_t(std::max<int64_t>(*want, 0)));
+    if (!fs::exists(path))
+      throw Error("no checkpoint of step " + std::to_string(*want) + " in the run", path,
+                  step ? "" : "the run may not have finished; pass --checkpoint FILE");
+  }
+  t.state = TrainState::load(t.mf.model, path, device);
+  t.step = t.state.step();
+  if (want && t.step != *want)
+    throw Error("the checkpoint is of step " + std::to_string(t.step) + ", not " + std::to_string(*want), path);
+  t.root = t.state.root();
+  const std::optional<Hash32> logged = logged_root(log, t.step);
+  if (!logged)
+    throw Error("the run's log has no checkpoint root at step " + std::to_string(t.step), path,
+                "evaluate a checkpoint the log binds (every checkpoint_every steps and the last)");
+  if (*logged != t.root)
+    throw Error("the checkpoint's root is not the one the run's log has at step " + std::to_string(t.step), path);
+  return t;
+}
+
+// ---------------------------------------------------------------- the eval set
+
+namespace {
+
+struct EvalSet {
+  Commitment commit;
+  std::unique_ptr<Dataset> data;
+};
+
+EvalSet open_eval_set(const EvalOptions& o) {
+  if (o.commit_path.empty()) throw Error("missing --commit EVAL.commit.json", "", "the eval set's commitment from wit-commit");
+  if (o.files.empty()) throw Error("missing the eval set's files", "", "give the files the eval commitment was made from");
+  EvalSet s;
+  s.commit = Commitment::load(o.commit_path);
+  if (!o.index_path.empty()) Index(o.index_path).check_matches(s.commit, o.commit_path);
+  if (s.commit.n < 1) throw Error("the eval set is empty", o.commit_path);
+  if (s.commit.n > kMaxEvalExamples) throw Error("the eval set has too many records", o.commit_path);
+  s.data = std::make_unique<Dataset>(s.commit, o.files, o.threads);
+  return s;
+}
+
+}  // namespace
+
+EvalRun run_eval(const EvalOptions& opt) {
+  EvalTarget t = load_eval_target(opt.run, opt.checkpoint, std::nullopt, opt.device);
+  EvalSet set = open_eval_set(opt);
+  const uint64_t n = set.data->size();
+  std::vector<std::string> records;
+  EvalScores scores;
+  records.reserve(size_t(n));
+  for (uint64_t i = 0; i < n; i++) {
+    records.push_back(set.data->record(i));
+    scores.record_leaves.push_back(set.data->leaf(i));
+  }
+  Progress progress("evaluating", n, "records", opt.quiet);
+  scores.scores = score_records(t.mf, t.state, records, opt.threads, [&] { progress.add(1); });
+  progress.finish();
+  EvalRun r;
+  r.eval = commit_scores(t.run_id, t.step, t.root, set.commit.root, scores);
+  r.scores = std::move(scores);
+  return r;
+}
+
+std::string dump_eval_scores(const EvalScores& s) {
+  const nlohmann::json j = s.to_json();
+  std::string out = "{\n  \"eval_id\": " + j["eval_id"].dump() + ",\n  \"format\": " + j["format"].dump() +
+                    ",\n  \"scores\": [";
+  const auto& a = j["scores"];
+  for (size_t i = 0; i < a.size(); i++) out += (i ? ",\n    " : "\n    ") + a[i].dump();
+  out += "\n  ],\n  \"version\": " + j["version"].dump() + "\n}\n";
+  return out;
+}
+
+EvalCheck check_eval(const EvalCommitment& e, const EvalScores& s, const EvalCheckOptions& opt) {
+  const EvalOptions& o = opt.data;
+  // The request first: a bad one is bad input whatever the eval holds.
+  if (opt.nonce.empty() || opt.nonce.size() > kMaxEvalNonceBytes)
+    throw Error("the nonce must be 1 to " + std::to_string(kMaxEvalNonceBytes) + " bytes of hex",
+                std::to_string(opt.nonce.size()) + " bytes");
+  if (!opt.k && !opt.confidence) throw Error("missing -k N or --confidence P --fraction F", "", "run with --help for usage");
+  if (opt.k && opt.confidence) throw Error("-k and --confidence exclude each other");
+  if (opt.confidence && !opt.fraction) throw Error("--confidence needs --fraction", "", "e.g. --confidence 0.99 --fraction 0.05");
+  if (opt.confidence && !(*opt.confidence > 0 && *opt.confidence < 1))
+    throw Error("--confidence must be between 0 and 1 (exclusive)", std::to_string(*opt.confidence));
+  if (opt.fraction && !(*opt.fraction > 0 && *opt.fraction <= 1))
+    throw Error("--fraction must be in (0, 1]", std::to_string(*opt.fraction));
+  const double fraction = opt.fraction.value_or(0.05);
+  const uint64_t k = opt.k ? *opt.k : uint64_t(k_for_confidence(int64_t(e.n), fraction, *opt.confidence));
+  if (k < 1 || k > e.n)
+    throw Error("-k must be between 1 and the eval's " + std::to_string(e.n) + " examples", std::to_string(k));
+  if (k > kMaxEvalCheck)
+    throw Error("too many spot checks (at most " + std::to_string(kMaxEvalCheck) + ")", std::to_string(k));
+
+  const RunPaths rp(o.run);
+  const Manifest mf = Manifest::load(rp.manifest());
+  if (e.run_id != mf.run_id()) throw Error("the eval is of another run", o.run);
+  EvalSet set = open_eval_set(o);
+  if (set.commit.root != e.eval_root)
+    throw Error("the eval set commitment is not the one the eval is of (eval_root)", o.commit_path);
+
+  EvalCheck out;
+  if (auto why = check_scores(e, s)) {
+    out.rejected = "the scores do not reproduce the eval commitment: " + *why;
+    return out;
+  }
+  {
+    const WitnessLog log = WitnessLog::open(rp.log(), false);
+    const std::optional<Hash32> logged = logged_root(log, e.step);
+    if (!logged || *logged != e.checkpoint_root) {
+      out.rejected = "the eval's checkpoint is not the one the run's log has at step " + std::to_string(e.step);
+      return out;
+    }
+  }
+  EvalTarget t = load_eval_target(o.run, o.checkpoint, e.step, o.device);
+  set_torch_threads(o.threads);
+  out.report = make_eval_check_report(e, s, ByteView(opt.nonce), k, fraction, [&](uint64_t i) {
+    return std::make_pair(set.data->leaf(i), score_record(t.state, set.data->record(i)));
+  });
+  return out;
+}
+
+}  // namespace wit

@@ -1,0 +1,65 @@
+// Fuzz target for the certified-evaluation parsers (docs/eval.md): eval.json
+// (EvalCommitment), the scores file (EvalScores) and spot-check reports
+// (EvalCheckReport). Every input is rejected with a wit::Error or accepted;
+// an accepted document survives to_json() and a re-parse unchanged, and an
+// accepted report's seed, indices and verdict are the ones its nonce and items give.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/error.h"
+#include "wit/eval.h"
+
+namespace {
+
+[[noreturn]] void broken(const char* what, const nlohmann::json& doc) {
+  std::fprintf(stderr, "fuzz_eval: %s:\n%s\n", what, doc.dump(2).c_str());
+  std::abort();
+}
+
+template <class T>
+void round_trip(const nlohmann::json& j, const T& parsed) {
+  const nlohmann::json again = parsed.to_json();
+  try {
+    const T r = T::from_json(nlohmann::json::parse(again.dump()), "fuzz (re-parse)");
+    if (r.to_json() != again) broken("an accepted document changes in a round trip", j);
+  } catch (const wit::Error& e) {
+    std::fprintf(stderr, "fuzz_eval: re-parse failed: %s\n", e.what());
+    broken("an accepted document does not survive to_json", j);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, false);
+  if (j.is_discarded()) return 0;
+  // Every parser sees every input: each must refuse the others' documents.
+  try {
+    const wit::EvalCommitment e = wit::EvalCommitment::from_json(j, "fuzz");
+    if (e.n < 1 || e.metric != wit::kEvalMetric) broken("accepted an eval without examples or of another metric", j);
+    if (e.id() != wit::EvalCommitment::from_json(e.to_json(), "fuzz").id()) broken("the eval id is not stable", j);
+    round_trip(j, e);
+  } catch (const wit::Error&) {
+  }
+  try {
+    const wit::EvalScores s = wit::EvalScores::from_json(j, "fuzz");
+    if (s.scores.empty() || s.scores.size() != s.record_leaves.size()) broken("accepted scores without examples", j);
+    round_trip(j, s);
+  } catch (const wit::Error&) {
+  }
+  try {
+    const wit::EvalCheckReport r = wit::EvalCheckReport::from_json(j, "fuzz");
+    if (r.seed != wit::eval_check_seed(r.eval_id, wit::ByteView(r.nonce)) ||
+        r.indices != wit::eval_check_indices(r.seed, r.n, r.k) || r.items.size() != r.k)
+      broken("accepted a report whose seed or indices are not its nonce's", j);
+    bool all_pass = true;
+    for (const auto& it : r.items) all_pass = all_pass && it.pass;
+    if ((r.verdict == "certified") != all_pass) broken("accepted a verdict its items do not give", j);
+    round_trip(j, r);
+  } catch (const wit::Error&) {
+  }
+  return 0;
+}
