@@ -1,0 +1,127 @@
+// The leaderboard's judgement of one run bundle: re-checks what is cheap
+// (bundle digests, signatures, proofs, that reports answer their challenges
+// under the run's signed heads, that the eval is of the final checkpoint and
+// its scores reproduce, the contamination certificate) and assigns a status:
+// certified (with the confidence reached), rejected (with the first reason),
+// or pending. Rules: docs/board.md.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/run_bundle.h"
+#include "wit/wlog.h"
+
+namespace wit {
+
+inline constexpr const char* kBoardFormat = "wit.board";
+inline constexpr int kBoardVersion = 1;
+inline constexpr double kDefaultBoardFraction = 0.05;
+
+// One replayed step of a report, for the distance-vs-threshold plot.
+struct ReplayPoint {
+  int64_t step = 0;
+  bool pass = false;
+  std::string failed;                        // "" when it passed
+  std::map<std::string, double> distances;   // field -> distance (infinity allowed)
+  std::map<std::string, double> thresholds;  // field -> threshold
+};
+
+struct ChallengeState {
+  std::string name;          // challenges/NAME.json (and reports/NAME.json)
+  uint64_t head_size = 0;    // the challenged head's size
+  int64_t k = 0;
+  std::vector<int64_t> steps;
+  std::string verdict;       // "certified", "rejected" or "" (no report yet)
+  std::string reason;        // the report's reason when rejected
+  std::vector<ReplayPoint> checks;
+};
+
+struct EvalCheckState {
+  std::string name;
+  uint64_t k = 0;
+  std::string verdict;
+  std::vector<uint64_t> indices;
+};
+
+struct RunEntry {
+  std::string name, source;  // source: the bundle's file or directory name
+  std::string status;        // "certified" | "rejected" | "pending"
+  std::string reason;        // why rejected or pending; "" when certified
+  std::string run_id;        // hex, "" when unknown
+  // Compute, from the manifest.
+  int64_t steps = 0, batch_size = 0, context = 0;
+  uint64_t params = 0, tokens = 0;  // tokens: steps x batch_size x context (positions trained on, at most)
+  std::string model_config;         // "n_layer=.. n_head=.. d_model=.. context=.."
+  // Challenges.
+  std::vector<ChallengeState> challenges;
+  int64_t survived = 0, pending = 0, failed = 0;  // reports certified / missing / rejected
+  std::vector<int64_t> steps_checked;             // union over certified reports under the final head
+  double fraction = kDefaultBoardFraction;
+  int64_t bad_steps = 0;
+  double confidence = 0;  // exact hypergeometric detection over steps_checked
+  // Eval.
+  bool eval_known = false;
+  double eval_loss = 0, eval_accuracy = 0;
+  uint64_t eval_n = 0;
+  std::string eval_metric;
+  std::vector<EvalCheckState> eval_checks;
+  std::vector<uint64_t> eval_indices_checked;  // union over certified spot checks
+  int64_t eval_bad = 0;
+  double eval_confidence = 0;
+  // Contamination.
+  std::optional<bool> clean;
+  uint64_t eval_distinct = 0;
+  // Released model against the final probe fingerprint.
+  std::string model = "not given";  // "matches" | "differs" | "not given"
+  std::optional<double> model_probe_rel;
+  std::string model_note;
+  // Loss curve: (step, mean loss) from run.wlog.
+  std::vector<std::pair<int64_t, double>> loss_curve;
+
+  nlohmann::json to_json() const;
+  // A person-readable verdict, several lines (wit-board show).
+  std::string describe() const;
+};
+
+// Judges one loaded bundle. Never throws for anything in the bundle: every
+// problem becomes status "rejected" with its reason.
+RunEntry evaluate_run_bundle(const RunBundle& b, double fraction = kDefaultBoardFraction);
+// Loads and judges: a bundle that cannot even be read is a rejected entry
+// named after its path.
+RunEntry evaluate_bundle_path(const std::string& path, double fraction = kDefaultBoardFraction);
+
+// The entries of a board in their canonical order (name, then source), with
+// a second bundle of the same name rejected as a duplicate and given a unique
+// page name.
+std::vector<RunEntry> order_board(std::vector<RunEntry> entries);
+
+// The member name of a challenge in a bundle: the first 16 hex digits of its
+// seed (reports/NAME.json answers challenges/NAME.json).
+std::string challenge_member_name(const Hash32& challenge_seed);
+// Which of the bundle's challenges a replay report answers (same run, same
+// head, same challenge seed): the challenge's member name, or "" with the
+// reason in `why`. Throws wit::Error when the report is not a report at all.
+std::string match_report(const RunBundle& b, const std::string& report_text, const std::string& where, std::string& why);
+// The bundle's newest signed head, checked (signature, the manifest's run and
+// key); throws wit::Error naming the member on any problem.
+TreeHead newest_signed_head(const RunBundle& b);
+
+// board.json: {"format":"wit.board","version":1,"fraction":f,"runs":[...]}.
+std::string board_json(const std::vector<RunEntry>& runs, double fraction);
+// The static site: index.html and one page per run (inline CSS, JS and SVG; no network).
+std::string render_index_html(const std::vector<RunEntry>& runs, double fraction);
+std::string render_run_html(const RunEntry& run);
+// Writes SITE/index.html, SITE/runs/NAME.html and SITE/board.json (each atomically).
+void write_site(const std::string& site_dir, const std::vector<RunEntry>& runs, double fraction);
+
+// Text helpers shared with the renderer, exposed for tests.
+std::string html_escape(const std::string& s);
+// Shortest round-trip-safe decimal for a double, fixed across platforms ("%.17g" trimmed).
+std::string number_text(double v);
+
+}  // namespace wit

@@ -1,0 +1,722 @@
+// The leaderboard's judgement of a run bundle: the 14 checks of
+// docs/board.md, in order, the first failure being the reason a run is
+// rejected; the status and confidence; board.json. The HTML is
+// board_html.cpp's.
+#include "wit/board.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "wit/challenge.h"
+#include "wit/commitment.h"
+#include "wit/contamination.h"
+#include "wit/error.h"
+#include "wit/eval.h"
+#include "wit/fingerprint_doc.h"
+#include "wit/hash.h"
+#include "wit/manifest.h"
+#include "wit/merkle.h"
+#include "wit/model_spec.h"
+#include "wit/proofs.h"
+#include "wit/runlog.h"
+#include "wit/sketch.h"
+
+namespace wit {
+
+using nlohmann::json;
+
+namespace {
+
+// A check failed: the reason the run is rejected.
+struct Reject {
+  std::string reason;
+};
+[[noreturn]] void reject(const std::string& reason) { throw Reject{reason}; }
+
+json parse_member(const RunBundle& b, const std::string& name) {
+  const json j = json::parse(b.get(name), nullptr, false);
+  if (j.is_discarded()) reject(name + " is not valid json");
+  return j;
+}
+
+bool same_head(const TreeHead& a, const TreeHead& b) {
+  return a.run_id == b.run_id && a.size == b.size && a.root == b.root && a.time == b.time && a.key == b.key &&
+         a.sig == b.sig;
+}
+
+std::string plural(uint64_t n, const std::string& what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// heads.jsonl from memory, line by line (read_heads reads a file).
+std::vector<TreeHead> parse_heads(const std::string& text) {
+  std::vector<TreeHead> heads;
+  size_t pos = 0;
+  uint64_t line = 0;
+  while (pos < text.size()) {
+    line++;
+    const std::string where = std::string(member::kHeads) + ":" + std::to_string(line);
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) reject(where + ": torn last line (no newline)");
+    const std::string s = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    const json j = json::parse(s, nullptr, false);
+    if (j.is_discarded()) reject(where + ": not valid json");
+    heads.push_back(TreeHead::from_json(j, where));
+  }
+  return heads;
+}
+
+// run.wlog from memory: whole frames, each checksum right. Returns the entries' bytes.
+std::vector<std::string> parse_log_frames(const std::string& data) {
+  std::vector<std::string> out;
+  const uint8_t* d = reinterpret_cast<const uint8_t*>(data.data());
+  const uint64_t size = data.size();
+  uint64_t off = 0;
+  while (off < size) {
+    if (size - off < 8) reject("run.wlog ends inside a frame at byte " + std::to_string(off));
+    const uint64_t len = get_le32(d + off);
+    const uint32_t check = get_le32(d + off + 4);
+    if (len > size - off - 8) reject("run.wlog ends inside a frame at byte " + std::to_string(off));
+    const ByteView payload(d + off + 8, size_t(len));
+    if (uint32_t(xxh3_64(payload)) != check) reject("run.wlog is corrupt (bad frame checksum at byte " + std::to_string(off) + ")");
+    out.emplace_back(payload.str());
+    off += 8 + len;
+  }
+  return out;
+}
+
+// The score of one report check: distances and thresholds as numbers ("inf" allowed).
+std::map<std::string, double> number_map(const json& j, const std::string& where) {
+  std::map<std::string, double> m;
+  if (j.is_null()) return m;
+  if (!j.is_object()) reject(where + ": distances and thresholds must be objects");
+  for (const auto& [k, v] : j.items()) {
+    if (v.is_number()) m[k] = v.get<double>();
+    else if (v.is_string() && v.get<std::string>() == "inf") m[k] = INFINITY;
+    else reject(where + ": '" + k + "' is not a number");
+  }
+  return m;
+}
+
+Hash32 hash_field(const json& j, const char* key, const std::string& where) {
+  Hash32 h;
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string() || !Hash32::from_hex(j[key].get<std::string>(), h))
+    reject(where + ": field '" + key + "' is not 64 hex digits");
+  return h;
+}
+
+uint64_t uint_field(const json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned())
+    reject(where + ": field '" + key + "' is not a non-negative integer");
+  return j[key].get<uint64_t>();
+}
+
+// A replay report's envelope (format and version); throws wit::Error when it is not one.
+void check_report_envelope(const json& r, const std::string& where) {
+  if (!r.is_object() || !r.contains("format") || r["format"] != "wit.report") throw Error("not a replay report", where);
+  if (!r.contains("version") || !r["version"].is_number_integer())
+    throw Error("not a replay report (no version)", where);
+  if (r["version"].get<int64_t>() != 1)
+    throw Error("unsupported report version " + r["version"].dump() + " (this wit reads version 1)", where);
+}
+
+std::string path_name(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  std::string base = std::filesystem::path(p).filename().string();
+  if (base.empty()) base = p;
+  return base;
+}
+
+// A page name from a path: its file name without ".wbundle", restricted to [A-Za-z0-9._-].
+std::string name_from_path(const std::string& path) {
+  std::string n = path_name(path);
+  if (n.size() > 8 && n.compare(n.size() - 8, 8, ".wbundle") == 0) n.resize(n.size() - 8);
+  for (char& c : n)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+      c = '_';
+  if (!n.empty() && n[0] == '.') n[0] = '_';
+  if (n.size() > 64) n.resize(64);
+  if (n.empty()) n = "bundle";
+  return n;
+}
+
+double detection(int64_t T, int64_t bad, int64_t k) {
+  if (T < 1 || k < 1) return 0;
+  return 1.0 - miss_probability(T, std::min(bad, T), std::min(k, T));
+}
+
+// Everything the checks carry from one to the next.
+struct Ctx {
+  Ctx(const RunBundle& bundle, RunEntry& entry) : b(bundle), e(entry) {}
+  const RunBundle& b;
+  RunEntry& e;
+  std::string at = "bundle.json";  // the member being checked, for messages from the JSON library
+  Manifest mf;
+  Hash32 run_id;
+  std::vector<TreeHead> heads;
+  TreeHead newest;
+  StepEntry final_entry;
+  Commitment data;
+  std::vector<Challenge> challenges;  // parallel to e.challenges
+  EvalCommitment eval;
+  EvalScores scores;
+};
+
+void judge(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
+
+  // 1. bundle.json
+  std::string why;
+  if (!b.check_index(why)) reject(why);
+
+  // 2. manifest.json
+  c.at = member::kManifest;
+  {
+    const std::string& text = b.get(member::kManifest);
+    const json j = parse_member(b, member::kManifest);
+    c.mf = Manifest::from_json(j, member::kManifest);
+    if (c.mf.dump() != text) reject("manifest is not in canonical form: manifest.json");
+    c.run_id = c.mf.run_id();
+    e.run_id = c.run_id.hex();
+    e.steps = c.mf.steps;
+    e.batch_size = c.mf.batch_size;
+    e.context = c.mf.model.context;
+    e.params = param_count(c.mf.model);
+    e.tokens = uint64_t(std::max<int64_t>(0, e.steps)) * uint64_t(std::max<int64_t>(0, e.batch_size)) *
+               uint64_t(std::max<int64_t>(0, e.context));
+    e.model_config = "n_layer=" + std::to_string(c.mf.model.n_layer) + " n_head=" + std::to_string(c.mf.model.n_head) +
+                     " d_model=" + std::to_string(c.mf.model.d_model) + " context=" + std::to_string(c.mf.model.context);
+  }
+  const int64_t T = c.mf.steps;
+  if (T < 1) reject("manifest.json: the run has no steps");
+
+  // 3. heads.jsonl
+  c.at = member::kHeads;
+  c.heads = parse_heads(b.get(member::kHeads));
+  if (c.heads.empty()) reject("heads.jsonl holds no signed head");
+  for (size_t i = 0; i < c.heads.size(); i++) {
+    const TreeHead& h = c.heads[i];
+    const std::string where = std::string(member::kHeads) + ":" + std::to_string(i + 1);
+    if (h.run_id != c.run_id) reject(where + ": the head is of another run (heads of different runs)");
+    if (!(h.key == c.mf.trainer_key)) reject(where + ": the head is not signed by the manifest's trainer key");
+    if (!h.signature_ok()) reject(where + ": bad signature");
+    if (i > 0 && h.size < c.heads[i - 1].size) reject(where + ": the head is smaller than the one before it");
+    for (size_t j = 0; j < i; j++)
+      if (c.heads[j].size == h.size && c.heads[j].root != h.root)
+        reject(where + ": two signed heads of size " + std::to_string(h.size) + " with different roots");
+  }
+  c.newest = c.heads.back();
+  if (c.newest.size != uint64_t(T) + 1)
+    reject("the newest signed head covers " + std::to_string(c.newest.size) + " entries, not the " +
+           std::to_string(uint64_t(T) + 1) + " of the whole run");
+
+  // 4. run.wlog, when present
+  c.at = member::kLog;
+  if (b.has(member::kLog)) {
+    const std::vector<std::string> frames = parse_log_frames(b.get(member::kLog));
+    if (frames.size() != c.newest.size)
+      reject("run.wlog has " + plural(frames.size(), "entry") + ", the newest signed head covers " +
+             std::to_string(c.newest.size));
+    std::vector<Hash32> leaves;
+    leaves.reserve(frames.size());
+    for (size_t i = 0; i < frames.size(); i++) {
+      const std::string where = "run.wlog entry " + std::to_string(i);
+      const LogEntry le = decode_entry(ByteView(frames[i]), where);
+      if (i == 0) {
+        if (!le.genesis) reject(where + " is not a genesis entry");
+        if (le.g.run_id != c.run_id) reject(where + ": the genesis entry names another run");
+      } else {
+        if (le.genesis || le.s.step != i) reject(where + " is not the entry of step " + std::to_string(i));
+        e.loss_curve.emplace_back(int64_t(i), double(le.s.mean_loss));
+      }
+      leaves.push_back(entry_leaf(ByteView(frames[i])));
+    }
+    const MerkleTree tree(kBlake2bTree, leaves.data(), leaves.size(), MerkleTree::kDefaultCacheLevel, 1);
+    for (size_t i = 0; i < c.heads.size(); i++)
+      if (c.heads[i].size < 1 || tree.range_hash(Range{0, c.heads[i].size}) != c.heads[i].root)
+        reject("heads.jsonl:" + std::to_string(i + 1) + ": the head's root is not the root of run.wlog");
+  }
+
+  // 5. final.json
+  c.at = member::kFinal;
+  {
+    const json doc = parse_member(b, member::kFinal);
+    LogProofPins pins;
+    pins.key = c.mf.trainer_key;
+    pins.run_id = c.run_id;
+    const LogProofVerdict v = verify_log_proof(doc, pins, member::kFinal);
+    if (!v.ok) reject("final.json: " + v.reason);
+    if (!doc.contains("type") || doc["type"] != "inclusion") reject("final.json is not an inclusion proof");
+    if (uint_field(doc, "index", member::kFinal) != uint64_t(T))
+      reject("final.json proves entry " + doc["index"].dump() + ", not the final step " + std::to_string(T));
+    const TreeHead h = TreeHead::from_json(doc["head"], member::kFinal);
+    bool found = false;
+    for (const auto& x : c.heads) found = found || same_head(x, h);
+    if (!found) reject("final.json is not under a head in heads.jsonl");
+    Bytes entry;
+    if (!doc.contains("entry") || !doc["entry"].is_string() || !from_hex(doc["entry"].get<std::string>(), entry))
+      reject("final.json: field 'entry' is not hex");
+    const LogEntry le = decode_entry(ByteView(entry), member::kFinal);
+    if (le.genesis || le.s.step != uint64_t(T)) reject("final.json does not hold the entry of the final step");
+    if (!le.s.ckpt_root) reject("final.json: the final entry logs no checkpoint root");
+    c.final_entry = le.s;
+  }
+
+  // 6. data.commit.json
+  c.at = member::kDataCommit;
+  {
+    c.data = Commitment::from_json(parse_member(b, member::kDataCommit), member::kDataCommit);
+    const char* differs = c.data.root != c.mf.data_root                 ? "root"
+                          : c.data.sorted_root != c.mf.data_sorted_root ? "sorted_root"
+                          : c.data.n != c.mf.data_n                     ? "n"
+                                                                        : nullptr;
+    if (differs)
+      reject(std::string("data.commit.json is not the data commitment the manifest names (") + differs + " differs)");
+  }
+
+  // 7. challenges
+  for (const std::string& name : b.names_under(member::kChallenges)) {
+    const std::string where = std::string(member::kChallenges) + name + ".json";
+    c.at = where;
+    const Challenge ch = Challenge::from_json(parse_member(b, where), where);
+    if (ch.head.run_id != c.run_id) reject(where + " is a challenge of another run");
+    bool found = false;
+    for (const auto& x : c.heads) found = found || same_head(x, ch.head);
+    if (!found) reject(where + ": its head is not among the run's signed heads");
+    if (challenge_member_name(ch.seed) != name)
+      reject(where + " is not named after its seed (challenges/" + challenge_member_name(ch.seed) + ".json)");
+    ChallengeState s;
+    s.name = name;
+    s.head_size = ch.head.size;
+    s.k = int64_t(ch.steps.size());
+    s.steps = ch.steps;
+    e.challenges.push_back(s);
+    c.challenges.push_back(ch);
+  }
+
+  // 8. reports
+  std::set<std::string> with_report;
+  for (const std::string& name : b.names_under(member::kReports)) {
+    const std::string where = std::string(member::kReports) + name + ".json";
+    c.at = where;
+    size_t ci = 0;
+    while (ci < e.challenges.size() && e.challenges[ci].name != name) ci++;
+    if (ci == e.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
+    const Challenge& ch = c.challenges[ci];
+    ChallengeState& s = e.challenges[ci];
+    const json r = parse_member(b, where);
+    check_report_envelope(r, where);
+    if (hash_field(r, "run_id", where) != c.run_id) reject(where + " is a report on another run");
+    if (!r.contains("head") || !r["head"].is_object()) reject(where + ": field 'head' is not an object");
+    if (uint_field(r["head"], "size", where) != ch.head.size || hash_field(r["head"], "root", where) != ch.head.root)
+      reject(where + " is for another head than its challenge's");
+    if (hash_field(r, "challenge_seed", where) != ch.seed)
+      reject(where + " answers another challenge (challenge seed differs)");
+    if (!r.contains("verdict") || !r["verdict"].is_string() ||
+        (r["verdict"] != "certified" && r["verdict"] != "rejected"))
+      reject(where + ": field 'verdict' is not \"certified\" or \"rejected\"");
+    s.verdict = r["verdict"].get<std::string>();
+    if (r.contains("reason") && r["reason"].is_string()) s.reason = r["reason"].get<std::string>();
+    if (!r.contains("checks") || !r["checks"].is_array()) reject(where + ": field 'checks' is not an array");
+    for (const json& k : r["checks"]) {
+      if (!k.is_object() || !k.contains("step") || !k["step"].is_number_integer() || !k.contains("pass") ||
+          !k["pass"].is_boolean())
+        reject(where + ": a check is not an object with 'step' and 'pass'");
+      ReplayPoint p;
+      p.step = k["step"].get<int64_t>();
+      p.pass = k["pass"].get<bool>();
+      if (k.contains("failed") && k["failed"].is_string()) p.failed = k["failed"].get<std::string>();
+      if (k.contains("distances")) p.distances = number_map(k["distances"], where);
+      if (k.contains("thresholds")) p.thresholds = number_map(k["thresholds"], where);
+      s.checks.push_back(std::move(p));
+    }
+    if (s.verdict == "certified") {
+      bool exact = s.checks.size() == ch.steps.size();
+      for (size_t i = 0; exact && i < s.checks.size(); i++) exact = s.checks[i].step == ch.steps[i];
+      if (!exact) reject(where + ": a certified report that does not check exactly its challenge's steps");
+      for (const auto& p : s.checks)
+        if (!p.pass) reject(where + ": a certified report with a failed check (step " + std::to_string(p.step) + ")");
+    }
+    with_report.insert(name);
+  }
+
+  // Counts and the training confidence (union of steps under the newest head).
+  std::set<int64_t> union_steps;
+  for (const auto& s : e.challenges) {
+    if (s.verdict == "certified") e.survived++;
+    else if (s.verdict == "rejected") e.failed++;
+    else e.pending++;
+    if (s.verdict == "certified" && s.head_size == c.newest.size) union_steps.insert(s.steps.begin(), s.steps.end());
+  }
+  e.steps_checked.assign(union_steps.begin(), union_steps.end());
+  e.bad_steps = bad_steps_for(T, e.fraction);
+  e.confidence = detection(T, e.bad_steps, int64_t(e.steps_checked.size()));
+
+  // 9. no rejected report
+  for (const auto& s : e.challenges)
+    if (s.verdict == "rejected")
+      reject(std::string(member::kReports) + s.name + ".json: replay rejected the run: " +
+             (s.reason.empty() ? "no reason given" : s.reason));
+
+  // 10. eval.json
+  c.at = member::kEvalCommit;
+  Commitment eval_set = Commitment::from_json(parse_member(b, member::kEvalCommit), member::kEvalCommit);
+  c.at = member::kEval;
+  c.eval = EvalCommitment::from_json(parse_member(b, member::kEval), member::kEval);
+  if (c.eval.run_id != c.run_id) reject("eval.json evaluates another run");
+  if (c.eval.step != T)
+    reject("eval.json evaluates the checkpoint of step " + std::to_string(c.eval.step) + ", not the final step " +
+           std::to_string(T));
+  if (c.eval.checkpoint_root != *c.final_entry.ckpt_root)
+    reject("eval.json evaluates another checkpoint than the one the final entry logs (checkpoint root differs)");
+  if (c.eval.eval_root != eval_set.root) reject("eval.json is not on the eval set of eval.commit.json (root differs)");
+  if (c.eval.n != eval_set.n) reject("eval.json is not on the eval set of eval.commit.json (n differs)");
+  e.eval_metric = c.eval.metric;
+  e.eval_n = c.eval.n;
+
+  // 11. eval.scores.json
+  c.at = member::kEvalScores;
+  c.scores = EvalScores::from_json(parse_member(b, member::kEvalScores), member::kEvalScores);
+  if (auto bad = check_scores(c.eval, c.scores)) reject("eval.scores.json: " + *bad);
+  e.eval_known = true;
+  e.eval_loss = c.eval.loss;
+  e.eval_accuracy = c.eval.accuracy;
+
+  // 12. eval spot checks
+  std::set<uint64_t> union_idx;
+  for (const std::string& name : b.names_under(member::kEvalChecks)) {
+    const std::string where = std::string(member::kEvalChecks) + name + ".json";
+    c.at = where;
+    const EvalCheckReport r = EvalCheckReport::from_json(parse_member(b, where), where);
+    if (r.eval_id != c.eval.id()) reject(where + " checks another eval (eval_id differs)");
+    if (challenge_member_name(r.seed) != name)
+      reject(where + " is not named after its seed (eval-checks/" + challenge_member_name(r.seed) + ".json)");
+    if (auto bad = check_eval_report(r, c.eval, &c.scores)) reject(where + ": " + *bad);
+    if (r.verdict != "certified")
+      reject(where + ": the spot check failed: " + (r.reason.empty() ? std::string("verdict ") + r.verdict : r.reason));
+    for (const auto& it : r.items)
+      if (!it.pass) reject(where + ": the spot check failed: example " + std::to_string(it.index) + " did not pass");
+    EvalCheckState s;
+    s.name = name;
+    s.k = r.k;
+    s.verdict = r.verdict;
+    s.indices = r.indices;
+    union_idx.insert(r.indices.begin(), r.indices.end());
+    e.eval_checks.push_back(std::move(s));
+  }
+  e.eval_indices_checked.assign(union_idx.begin(), union_idx.end());
+  if (c.eval.n >= 1 && c.eval.n <= uint64_t(INT64_MAX)) {
+    e.eval_bad = bad_steps_for(int64_t(c.eval.n), e.fraction);
+    e.eval_confidence = detection(int64_t(c.eval.n), e.eval_bad, int64_t(e.eval_indices_checked.size()));
+  }
+
+  // 13. contamination.json
+  c.at = member::kContamination;
+  {
+    const json cert = parse_member(b, member::kContamination);
+    if (!cert.is_object() || !cert.contains("format") || cert["format"] != kContaminationFormat)
+      reject("contamination.json is not a contamination certificate");
+    const Verdict v = verify_document(cert, c.data, member::kContamination);
+    if (!v.ok) reject("contamination certificate does not verify: " + v.reason);
+    const Verdict cov = certificate_covers(cert, c.scores.record_leaves, member::kContamination);
+    if (!cov.ok) reject("contamination certificate does not cover the eval set: " + cov.reason);
+    if (!cert.contains("clean") || !cert["clean"].is_boolean()) reject("contamination.json: field 'clean' is not a boolean");
+    const uint64_t present = cert["present"].size(), absent = cert["absent"].size();
+    e.eval_distinct = present + absent;
+    e.clean = cert["clean"].get<bool>();
+    if (!*e.clean)
+      reject("the eval set is contaminated: " + std::to_string(present) + " of " + std::to_string(e.eval_distinct) +
+             " distinct eval records are in the training data");
+  }
+
+  // 14. model.fingerprint.json
+  c.at = member::kModelFingerprint;
+  if (b.has(member::kModelFingerprint)) {
+    const Fingerprint fp = Fingerprint::from_json(parse_member(b, member::kModelFingerprint), member::kModelFingerprint);
+    e.model = "differs";
+    if (fp.run_id != c.run_id) {
+      e.model_note = "a fingerprint of another run";
+    } else if (!fp.probe || !c.final_entry.probe) {
+      e.model_note = !fp.probe ? "the fingerprint has no probe" : "the final entry logs no probe";
+    } else if (fp.probe->size() != c.final_entry.probe->size()) {
+      e.model_note = "probe sizes differ";
+    } else {
+      const double d = l2_distance(*fp.probe, *c.final_entry.probe);
+      const double rel = d / std::max({l2_norm(*fp.probe), l2_norm(*c.final_entry.probe), 1e-30});
+      e.model_probe_rel = rel;
+      if (rel <= kProbeMatchTolerance) e.model = "matches";
+    }
+  }
+}
+
+}  // namespace
+
+std::string number_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  for (int prec = 1; prec <= 17; prec++) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+std::string challenge_member_name(const Hash32& seed) { return seed.hex().substr(0, 16); }
+
+RunEntry evaluate_run_bundle(const RunBundle& b, double fraction) {
+  RunEntry e;
+  e.fraction = fraction;
+  e.source = path_name(b.path);
+  std::string why;
+  const auto declared = b.check_index(why);
+  e.name = declared ? *declared : name_from_path(b.path);
+  Ctx c(b, e);
+  try {
+    judge(c);
+  } catch (const Reject& r) {
+    e.status = "rejected";
+    e.reason = r.reason;
+  } catch (const std::bad_alloc&) {
+    e.status = "rejected";
+    e.reason = "out of memory while reading the bundle";
+  } catch (const Error& x) {
+    e.status = "rejected";
+    e.reason = x.what();  // names the member
+  } catch (const std::exception& x) {
+    // The JSON library's exceptions do not say where: name the member being checked.
+    e.status = "rejected";
+    e.reason = c.at + ": " + x.what();
+  }
+  if (e.status == "rejected") {
+    e.reason = e.reason.substr(0, e.reason.find('\n'));
+    return e;
+  }
+  const bool replayed = !e.steps_checked.empty();
+  const bool spot_checked = !e.eval_checks.empty();
+  if (replayed && spot_checked) {
+    e.status = "certified";
+    e.reason.clear();
+  } else {
+    e.status = "pending";
+    if (e.challenges.empty()) e.reason = "no challenge issued yet";
+    else if (!replayed && e.pending > 0) e.reason = "waiting for the report of " + plural(e.pending, "challenge");
+    else if (!replayed) e.reason = "no certified replay report under the newest signed head";
+    else e.reason = "no eval spot check yet";
+  }
+  return e;
+}
+
+RunEntry evaluate_bundle_path(const std::string& path, double fraction) {
+  RunBundle b;
+  try {
+    b = RunBundle::load(path);
+  } catch (const std::exception& x) {
+    RunEntry e;
+    e.fraction = fraction;
+    e.source = path_name(path);
+    e.name = name_from_path(path);
+    e.status = "rejected";
+    e.reason = std::string(x.what()).substr(0, std::string(x.what()).find('\n'));
+    return e;
+  }
+  return evaluate_run_bundle(b, fraction);
+}
+
+std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const RunEntry& a, const RunEntry& b) {
+    return a.name != b.name ? a.name < b.name : a.source < b.source;
+  });
+  std::set<std::string> taken;
+  for (const auto& e : entries) taken.insert(e.name);
+  std::set<std::string> seen;
+  for (auto& e : entries) {
+    if (seen.insert(e.name).second) continue;
+    const std::string orig = e.name;
+    std::string page;
+    for (int i = 2;; i++) {
+      std::string suffix = "-" + std::to_string(i);
+      page = orig.substr(0, 64 - suffix.size()) + suffix;
+      if (!taken.count(page)) break;
+    }
+    taken.insert(page);
+    seen.insert(page);
+    e.name = page;
+    e.status = "rejected";
+    e.reason = "another bundle on the board has the name " + orig;
+  }
+  return entries;
+}
+
+std::string match_report(const RunBundle& b, const std::string& report_text, const std::string& where, std::string& why) {
+  const json r = json::parse(report_text, nullptr, false);
+  if (r.is_discarded()) throw Error("not a replay report (not valid json)", where);
+  check_report_envelope(r, where);
+  Hash32 run_id, root, seed;
+  try {
+    run_id = hash_field(r, "run_id", where);
+    if (!r.contains("head") || !r["head"].is_object()) reject(where + ": field 'head' is not an object");
+    root = hash_field(r["head"], "root", where);
+    seed = hash_field(r, "challenge_seed", where);
+    (void)uint_field(r["head"], "size", where);
+  } catch (const Reject& x) {
+    throw Error("invalid replay report: " + x.reason);
+  }
+  const uint64_t size = r["head"]["size"].get<uint64_t>();
+  for (const std::string& name : b.names_under(member::kChallenges)) {
+    const std::string m = std::string(member::kChallenges) + name + ".json";
+    const json j = json::parse(b.get(m), nullptr, false);
+    if (j.is_discarded()) continue;
+    try {
+      const Challenge c = Challenge::from_json(j, m);
+      if (c.head.run_id == run_id && c.head.size == size && c.head.root == root && c.seed == seed) return name;
+    } catch (const Error&) {
+      continue;
+    }
+  }
+  why = where + " answers no challenge of the bundle (run id, head size and root, and challenge seed must all be a challenge's)";
+  return "";
+}
+
+TreeHead newest_signed_head(const RunBundle& b) {
+  const json j = json::parse(b.get(member::kManifest), nullptr, false);
+  if (j.is_discarded()) throw Error("invalid manifest: not valid json", member::kManifest);
+  const Manifest mf = Manifest::from_json(j, member::kManifest);
+  std::vector<TreeHead> heads;
+  try {
+    heads = parse_heads(b.get(member::kHeads));
+  } catch (const Reject& r) {
+    throw Error(r.reason);
+  }
+  if (heads.empty()) throw Error("no signed heads", member::kHeads);
+  const TreeHead h = heads.back();
+  const std::string where = std::string(member::kHeads) + ":" + std::to_string(heads.size());
+  if (h.run_id != mf.run_id()) throw Error("the newest head names another run", where);
+  if (!(h.key == mf.trainer_key)) throw Error("the newest head is not signed by the trainer key", where);
+  if (!h.signature_ok()) throw Error("the newest head's signature does not verify", where);
+  return h;
+}
+
+json RunEntry::to_json() const {
+  auto num = [](double v) -> json { return std::isfinite(v) ? json(v) : json(number_text(v)); };
+  json j;
+  j["name"] = name;
+  j["source"] = source;
+  j["status"] = status;
+  j["reason"] = reason;
+  j["run_id"] = run_id;
+  j["compute"] = {{"steps", steps},   {"batch_size", batch_size}, {"context", context},
+                  {"params", params}, {"tokens", tokens},         {"model", model_config}};
+  json list = json::array();
+  for (const auto& c : challenges) {
+    json checks = json::array();
+    for (const auto& p : c.checks) {
+      json d = json::object(), t = json::object();
+      for (const auto& [k, v] : p.distances) d[k] = num(v);
+      for (const auto& [k, v] : p.thresholds) t[k] = num(v);
+      checks.push_back({{"step", p.step}, {"pass", p.pass}, {"failed", p.failed}, {"distances", d}, {"thresholds", t}});
+    }
+    list.push_back({{"name", c.name},
+                    {"head_size", c.head_size},
+                    {"k", c.k},
+                    {"steps", c.steps},
+                    {"verdict", c.verdict.empty() ? "pending" : c.verdict},
+                    {"reason", c.reason},
+                    {"checks", checks}});
+  }
+  j["challenges"] = {{"issued", challenges.size()}, {"survived", survived}, {"pending", pending},
+                     {"failed", failed},            {"list", list}};
+  j["confidence"] = {{"fraction", num(fraction)},
+                     {"steps", steps},
+                     {"bad_steps", bad_steps},
+                     {"steps_checked", steps_checked},
+                     {"detection", num(confidence)}};
+  if (eval_known) {
+    json checks = json::array();
+    for (const auto& c : eval_checks)
+      checks.push_back({{"name", c.name}, {"k", c.k}, {"verdict", c.verdict}, {"indices", c.indices}});
+    j["eval"] = {{"metric", eval_metric},
+                 {"loss", num(eval_loss)},
+                 {"accuracy", num(eval_accuracy)},
+                 {"n", eval_n},
+                 {"checks", checks},
+                 {"examples_checked", eval_indices_checked.size()},
+                 {"bad_examples", eval_bad},
+                 {"detection", num(eval_confidence)}};
+  } else {
+    j["eval"] = nullptr;
+  }
+  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}} : json(nullptr);
+  j["model"] = {{"fingerprint", model},
+                {"probe_rel", model_probe_rel ? num(*model_probe_rel) : json(nullptr)},
+                {"note", model_note}};
+  json curve = json::array();
+  for (const auto& [s, l] : loss_curve) curve.push_back({s, num(l)});
+  j["loss_curve"] = curve;
+  return j;
+}
+
+std::string RunEntry::describe() const {
+  std::ostringstream o;
+  o << name << ": " << status;
+  if (!reason.empty()) o << " (" << reason << ")";
+  o << "\n";
+  o << "bundle: " << source << "\n";
+  if (!run_id.empty()) o << "run: " << run_id << "\n";
+  if (steps > 0)
+    o << "compute: " << steps << " steps x batch " << batch_size << " x context " << context << " (up to " << tokens
+      << " tokens), " << params << " parameters; " << model_config << "\n";
+  o << "challenges: " << challenges.size() << " issued, " << survived << " survived, " << pending << " pending, "
+    << failed << " failed\n";
+  if (status != "rejected" && steps > 0) {
+    o << "confidence: " << percent(confidence) << " against tampering with " << fraction_percent(fraction)
+      << " of the steps (" << bad_steps << " of " << steps << "); " << plural(steps_checked.size(), "distinct step")
+      << " replayed under the newest head\n";
+  }
+  if (eval_known) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "eval: loss %.4f nats/byte, accuracy %.2f%% over %llu examples (%s)\n", eval_loss,
+                  100 * eval_accuracy, static_cast<unsigned long long>(eval_n), eval_metric.c_str());
+    o << buf;
+    o << "eval spot checks: " << plural(eval_checks.size(), "report") << ", "
+      << plural(eval_indices_checked.size(), "distinct example") << " re-evaluated";
+    if (!eval_indices_checked.empty())
+      o << "; inflating " << fraction_percent(fraction) << " of the scores (" << plural(eval_bad, "example")
+        << ") is caught with probability " << percent(eval_confidence);
+    o << "\n";
+  }
+  if (clean)
+    o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
+      << " distinct eval records proved against the training data)\n";
+  if (status == "rejected" && model == "not given") {
+    o << "(the checks stop at the first failure)\n";
+    return o.str();
+  }
+  o << "released model: " << model;
+  if (model_probe_rel) o << " (relative probe distance " << number_text(*model_probe_rel) << ")";
+  if (!model_note.empty()) o << " (" << model_note << ")";
+  o << "\n";
+  return o.str();
+}
+
+std::string board_json(const std::vector<RunEntry>& runs, double fraction) {
+  json j;
+  j["format"] = kBoardFormat;
+  j["version"] = kBoardVersion;
+  j["fraction"] = fraction;
+  json list = json::array();
+  for (const auto& r : runs) list.push_back(r.to_json());
+  j["runs"] = list;
+  // Strings from a bundle need not be UTF-8: replace what is not, rather than throw.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace wit

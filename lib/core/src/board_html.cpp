@@ -1,0 +1,324 @@
+// The leaderboard's static site: index.html (sortable table), one page per
+// run with a loss curve and replay distance-vs-threshold plots as inline SVG,
+// and board.json. No network, no timestamps: the same bundles give the same bytes.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "wit/board.h"
+#include "wit/challenge.h"
+#include "wit/error.h"
+#include "wit/io.h"
+
+namespace wit {
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default:
+        // Control characters other than tab and newline would only confuse a reader.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') o += "&#xfffd;";
+        else o += c;
+    }
+  }
+  return o;
+}
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  if (!std::isfinite(v)) return number_text(v);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+const char* kCss = R"CSS(
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:72em;padding:0 1em;color:#1d1d1f;background:#fff}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em}
+p.lede{color:#555;margin-top:0}
+table{border-collapse:collapse;width:100%;margin:.6em 0}
+th,td{padding:.35em .6em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
+th{background:#f4f4f6;cursor:pointer;user-select:none;white-space:nowrap}
+th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{content:" \25BC"}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.status{display:inline-block;padding:.1em .5em;border-radius:.8em;font-weight:600;font-size:.9em}
+.certified{background:#d9f2df;color:#11602a}.rejected{background:#fbdada;color:#8a1212}.pending{background:#fff1c7;color:#6b5100}
+.reason{color:#555;font-size:.9em}
+code{font-size:.9em;word-break:break-all}
+svg{background:#fafafa;border:1px solid #e3e3e3;margin:.4em 0}
+svg text{font-size:11px;fill:#444}
+dl{display:grid;grid-template-columns:max-content auto;gap:.3em 1em}dt{font-weight:600}dd{margin:0}
+)CSS";
+
+const char* kSortJs = R"JS(
+(function(){
+  var t=document.getElementById('runs');if(!t)return;
+  var body=t.tBodies[0];
+  var rows=Array.prototype.slice.call(body.rows);
+  var count={certified:0,pending:0,rejected:0};
+  rows.forEach(function(r){var s=r.getAttribute('data-status');if(s in count)count[s]++;});
+  var sum=document.getElementById('summary');
+  if(sum)sum.textContent=rows.length+' runs: '+count.certified+' certified, '+count.pending+' pending, '+count.rejected+' rejected';
+  var ths=t.tHead.rows[0].cells;
+  Array.prototype.forEach.call(ths,function(th,i){
+    th.addEventListener('click',function(){
+      var asc=th.getAttribute('aria-sort')!=='ascending';
+      Array.prototype.forEach.call(ths,function(h){h.removeAttribute('aria-sort');});
+      th.setAttribute('aria-sort',asc?'ascending':'descending');
+      var num=th.getAttribute('data-type')==='num';
+      var rs=Array.prototype.slice.call(body.rows);
+      rs.sort(function(a,b){
+        var x=a.cells[i].getAttribute('data-v'),y=b.cells[i].getAttribute('data-v');
+        var c=num?(parseFloat(x)-parseFloat(y)):(x<y?-1:x>y?1:0);
+        return asc?c:-c;});
+      rs.forEach(function(r){body.appendChild(r);});
+    });
+  });
+  document.documentElement.setAttribute('data-sortable','yes');
+})();
+)JS";
+
+std::string page_head(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         "<title>" + html_escape(title) + "</title>\n<style>" + kCss + "</style>\n</head>\n<body>\n";
+}
+
+std::string badge(const std::string& status) {
+  return "<span class=\"status " + html_escape(status) + "\">" + html_escape(status) + "</span>";
+}
+
+// A line chart of (x, y) points as inline SVG, with axes and min/max labels.
+std::string line_chart(const std::vector<std::pair<double, double>>& pts, const std::string& id, const std::string& label,
+                       const std::string& xlabel) {
+  const double W = 640, H = 240, L = 56, R = 12, T = 14, B = 34;
+  double x0 = pts.front().first, x1 = pts.front().first, y0 = INFINITY, y1 = -INFINITY;
+  for (const auto& [x, y] : pts) {
+    x0 = std::min(x0, x); x1 = std::max(x1, x);
+    if (std::isfinite(y)) { y0 = std::min(y0, y); y1 = std::max(y1, y); }
+  }
+  if (!(y0 <= y1)) y0 = y1 = 0;  // no finite value at all
+  if (x1 == x0) x1 = x0 + 1;
+  if (y1 == y0) y1 = y0 + 1;
+  auto px = [&](double x) { return L + (x - x0) / (x1 - x0) * (W - L - R); };
+  auto py = [&](double y) { return T + (y1 - y) / (y1 - y0) * (H - T - B); };
+  std::ostringstream o;
+  o << "<svg id=\"" << id << "\" role=\"img\" aria-label=\"" << html_escape(label) << "\" width=\"" << W << "\" height=\"" << H
+    << "\" viewBox=\"0 0 " << W << " " << H << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+  o << "<path class=\"axis\" d=\"M" << L << " " << T << "V" << H - B << "H" << W - R << "\" stroke=\"#888\" fill=\"none\"/>\n";
+  o << "<path class=\"curve\" d=\"";
+  bool first = true;
+  for (const auto& [x, y] : pts) {
+    if (!std::isfinite(y)) continue;
+    o << (first ? "M" : "L") << fixed(px(x), 1) << " " << fixed(py(y), 1);
+    first = false;
+  }
+  o << "\" stroke=\"#1f6feb\" stroke-width=\"1.5\" fill=\"none\"/>\n";
+  o << "<text x=\"4\" y=\"" << T + 8 << "\">" << fixed(y1, 3) << "</text>\n";
+  o << "<text x=\"4\" y=\"" << H - B << "\">" << fixed(y0, 3) << "</text>\n";
+  o << "<text x=\"" << L << "\" y=\"" << H - 18 << "\">" << number_text(x0) << "</text>\n";
+  o << "<text x=\"" << W - R - 40 << "\" y=\"" << H - 18 << "\">" << number_text(x1) << "</text>\n";
+  o << "<text x=\"" << (W / 2 - 30) << "\" y=\"" << H - 4 << "\">" << html_escape(xlabel) << "</text>\n";
+  o << "</svg>\n";
+  return o.str();
+}
+
+const char* kFieldColours[] = {"#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7d8c", "#57606a"};
+
+// Replay distances against their thresholds: per challenged step, each
+// field's distance / threshold on a log scale; the dashed line is the
+// threshold (ratio 1), a point above it is a failed comparison.
+std::string replay_chart(const ChallengeState& c, const std::string& id) {
+  const double W = 640, H = 260, L = 56, R = 150, T = 14, B = 34;
+  const double lo = -6, hi = 2;  // log10 of the ratio shown
+  std::set<std::string> fields;
+  int64_t s0 = c.checks.front().step, s1 = s0;
+  for (const auto& p : c.checks) {
+    s0 = std::min(s0, p.step);
+    s1 = std::max(s1, p.step);
+    for (const auto& [k, v] : p.distances)
+      if (p.thresholds.count(k)) fields.insert(k);
+  }
+  const double xs0 = double(s0) - 0.5, xs1 = double(s1) + 0.5;
+  auto px = [&](double x) { return L + (x - xs0) / (xs1 - xs0) * (W - L - R); };
+  auto py = [&](double lr) { return T + (hi - std::clamp(lr, lo, hi)) / (hi - lo) * (H - T - B); };
+  std::ostringstream o;
+  o << "<svg id=\"" << id << "\" class=\"replay\" role=\"img\" aria-label=\"replay distance over threshold, challenge "
+    << html_escape(c.name) << "\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H
+    << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+  o << "<path class=\"axis\" d=\"M" << L << " " << T << "V" << H - B << "H" << W - R << "\" stroke=\"#888\" fill=\"none\"/>\n";
+  o << "<path class=\"threshold\" d=\"M" << L << " " << fixed(py(0), 1) << "H" << W - R
+    << "\" stroke=\"#d1242f\" stroke-dasharray=\"5 4\" fill=\"none\"/>\n";
+  for (double g : {-6.0, -4.0, -2.0, 0.0, 2.0})
+    o << "<text x=\"4\" y=\"" << fixed(py(g) + 4, 1) << "\">1e" << int(g) << "</text>\n";
+  int fi = 0;
+  for (const auto& f : fields) {
+    const char* col = kFieldColours[fi % 8];
+    std::ostringstream d;
+    for (const auto& p : c.checks) {
+      auto dt = p.distances.find(f);
+      auto th = p.thresholds.find(f);
+      if (dt == p.distances.end() || th == p.thresholds.end()) continue;
+      double ratio = th->second > 0 ? dt->second / th->second : (dt->second > 0 ? INFINITY : 0);
+      if (std::isnan(ratio)) ratio = 0;
+      const double lr = ratio > 0 ? std::log10(ratio) : lo;  // also NaN -> lo
+      const double x = px(double(p.step)) + (fi - double(fields.size()) / 2) * 3;
+      d << "M" << fixed(x - 3, 1) << " " << fixed(py(lr), 1) << "h6";
+      o << "<circle cx=\"" << fixed(x, 1) << "\" cy=\"" << fixed(py(lr), 1) << "\" r=\"3\" fill=\"" << col << "\"><title>step "
+        << p.step << " " << html_escape(f) << ": " << number_text(dt->second) << " / " << number_text(th->second)
+        << "</title></circle>\n";
+    }
+    o << "<path class=\"field\" d=\"" << d.str() << "\" stroke=\"" << col << "\" fill=\"none\"/>\n";
+    // style, not the fill attribute: the page's CSS for svg text would override an attribute.
+    o << "<text x=\"" << W - R + 10 << "\" y=\"" << T + 12 + 14 * fi << "\" style=\"fill:" << col << "\">&#9679; "
+      << html_escape(f) << "</text>\n";
+    fi++;
+  }
+  o << "<text x=\"" << L << "\" y=\"" << H - 18 << "\">step " << s0 << "</text>\n";
+  o << "<text x=\"" << W - R - 60 << "\" y=\"" << H - 18 << "\">step " << s1 << "</text>\n";
+  o << "<text x=\"" << (W / 2 - 80) << "\" y=\"" << H - 4 << "\">distance / threshold (log scale; dashed = 1)</text>\n";
+  o << "</svg>\n";
+  return o.str();
+}
+
+std::string confidence_text(const RunEntry& e) {
+  if (e.status != "certified") return "&#8212;";
+  return html_escape(percent(e.confidence));
+}
+
+}  // namespace
+
+std::string render_index_html(const std::vector<RunEntry>& runs, double fraction) {
+  std::ostringstream o;
+  o << page_head("wit leaderboard");
+  o << "<h1>wit leaderboard</h1>\n<p class=\"lede\">Every run below was re-checked from its bundle: signatures, proofs, "
+       "that replay reports answer challenges under the run's signed heads, that the score is of the final checkpoint and "
+       "reproduces from per-example scores, and the contamination certificate. Confidence: the probability that tampering "
+       "with "
+    << html_escape(fraction_percent(fraction))
+    << " of a run's steps would have been caught by the challenges it survived. Click a column to sort.</p>\n";
+  o << "<p id=\"summary\">" << runs.size() << " runs</p>\n";
+  o << "<table id=\"runs\">\n<thead><tr><th data-type=\"str\">run</th><th data-type=\"str\">status</th>"
+       "<th data-type=\"num\">eval loss</th><th data-type=\"num\">accuracy</th><th data-type=\"num\">confidence</th>"
+       "<th data-type=\"num\">challenges survived</th><th data-type=\"num\">steps</th><th data-type=\"num\">parameters</th>"
+       "<th data-type=\"str\">released model</th></tr></thead>\n<tbody>\n";
+  for (const auto& e : runs) {
+    const std::string n = html_escape(e.name);
+    o << "<tr data-status=\"" << html_escape(e.status) << "\" data-name=\"" << n << "\">";
+    o << "<td data-v=\"" << n << "\"><a href=\"runs/" << n << ".html\">" << n << "</a></td>";
+    o << "<td data-v=\"" << html_escape(e.status) << "\">" << badge(e.status);
+    if (!e.reason.empty()) o << "<br><span class=\"reason\">" << html_escape(e.reason) << "</span>";
+    o << "</td>";
+    const bool score = e.eval_known && e.status != "rejected";
+    o << "<td class=\"num\" data-v=\"" << (score ? fixed(e.eval_loss, 6) : "1e300") << "\">" << (score ? fixed(e.eval_loss, 4) : "&#8212;") << "</td>";
+    o << "<td class=\"num\" data-v=\"" << (score ? fixed(e.eval_accuracy, 6) : "-1") << "\">"
+      << (score ? fixed(100 * e.eval_accuracy, 2) + "%" : "&#8212;") << "</td>";
+    o << "<td class=\"num\" data-v=\"" << (e.status == "certified" ? fixed(e.confidence, 8) : "-1") << "\">" << confidence_text(e) << "</td>";
+    o << "<td class=\"num\" data-v=\"" << e.survived << "\">" << e.survived << " of " << e.challenges.size() << "</td>";
+    o << "<td class=\"num\" data-v=\"" << e.steps << "\">" << e.steps << "</td>";
+    o << "<td class=\"num\" data-v=\"" << e.params << "\">" << e.params << "</td>";
+    o << "<td data-v=\"" << html_escape(e.model) << "\">" << html_escape(e.model) << "</td>";
+    o << "</tr>\n";
+  }
+  o << "</tbody>\n</table>\n<p><a href=\"board.json\">board.json</a>: the same, as JSON.</p>\n";
+  o << "<script>" << kSortJs << "</script>\n</body>\n</html>\n";
+  return o.str();
+}
+
+std::string render_run_html(const RunEntry& e) {
+  std::ostringstream o;
+  o << page_head("wit: " + e.name);
+  o << "<p><a href=\"../index.html\">&#8592; leaderboard</a></p>\n";
+  o << "<h1>" << html_escape(e.name) << " " << badge(e.status) << "</h1>\n";
+  if (!e.reason.empty()) o << "<p class=\"reason\" id=\"reason\">" << html_escape(e.reason) << "</p>\n";
+  o << "<dl>\n";
+  o << "<dt>bundle</dt><dd>" << html_escape(e.source) << "</dd>\n";
+  if (!e.run_id.empty()) o << "<dt>run id</dt><dd><code>" << html_escape(e.run_id) << "</code></dd>\n";
+  if (e.steps)
+    o << "<dt>compute</dt><dd>" << e.steps << " steps &#215; batch " << e.batch_size << " &#215; context " << e.context
+      << " (up to " << e.tokens << " tokens), " << e.params << " parameters; " << html_escape(e.model_config) << "</dd>\n";
+  o << "<dt>challenges</dt><dd>" << e.challenges.size() << " issued, " << e.survived << " survived, " << e.pending
+    << " pending, " << e.failed << " failed</dd>\n";
+  if (e.status == "certified")
+    o << "<dt>confidence</dt><dd>" << html_escape(percent(e.confidence)) << " against tampering with "
+      << html_escape(fraction_percent(e.fraction)) << " of the steps (" << e.bad_steps << " of " << e.steps << "); "
+      << e.steps_checked.size() << " distinct steps replayed</dd>\n";
+  if (e.eval_known) {
+    o << "<dt>certified score</dt><dd>eval loss " << fixed(e.eval_loss, 4) << " nats/byte, accuracy "
+      << fixed(100 * e.eval_accuracy, 2) << "% over " << e.eval_n << " examples</dd>\n";
+    o << "<dt>eval spot checks</dt><dd>" << e.eval_checks.size() << (e.eval_checks.size() == 1 ? " report, " : " reports, ")
+      << e.eval_indices_checked.size() << " distinct examples re-evaluated";
+    if (!e.eval_indices_checked.empty())
+      o << "; inflating " << html_escape(fraction_percent(e.fraction)) << " of the scores (" << e.eval_bad
+        << " examples) is caught with probability " << html_escape(percent(e.eval_confidence));
+    o << "</dd>\n";
+  }
+  if (e.clean)
+    o << "<dt>contamination</dt><dd>" << (*e.clean ? "clean" : "contaminated") << ": " << e.eval_distinct
+      << " distinct eval records proved against the training data</dd>\n";
+  o << "<dt>released model</dt><dd id=\"model\">" << html_escape(e.model);
+  if (e.model_probe_rel) o << " (relative probe distance " << number_text(*e.model_probe_rel) << ")";
+  if (!e.model_note.empty()) o << " (" << html_escape(e.model_note) << ")";
+  o << "</dd>\n</dl>\n";
+
+  o << "<h2>Loss curve</h2>\n";
+  if (e.loss_curve.empty()) {
+    o << "<p>No log in the bundle.</p>\n";
+  } else {
+    std::vector<std::pair<double, double>> pts;
+    for (const auto& [s, l] : e.loss_curve) pts.emplace_back(double(s), l);
+    o << line_chart(pts, "loss-curve", "mean training loss per step", "step");
+  }
+  o << "<h2>Challenges and replay</h2>\n";
+  if (e.challenges.empty()) o << "<p>No challenges yet.</p>\n";
+  for (const auto& c : e.challenges) {
+    o << "<h3>" << html_escape(c.name) << ": " << (c.verdict.empty() ? "pending" : html_escape(c.verdict)) << "</h3>\n";
+    o << "<p>" << c.k << " steps under the head of size " << c.head_size;
+    if (!c.reason.empty()) o << "; reason: " << html_escape(c.reason);
+    o << "</p>\n";
+    if (!c.checks.empty()) {
+      o << replay_chart(c, "replay-" + html_escape(c.name));
+      o << "<table class=\"checks\"><thead><tr><th>step</th><th>pass</th><th>failed</th></tr></thead><tbody>\n";
+      for (const auto& p : c.checks)
+        o << "<tr><td class=\"num\">" << p.step << "</td><td>" << (p.pass ? "yes" : "no") << "</td><td>"
+          << html_escape(p.failed) << "</td></tr>\n";
+      o << "</tbody></table>\n";
+    }
+  }
+  o << "</body>\n</html>\n";
+  return o.str();
+}
+
+void write_site(const std::string& site_dir, const std::vector<RunEntry>& runs, double fraction) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(fs::path(site_dir) / "runs", ec);
+  if (ec) throw Error("cannot create directory: " + ec.message(), site_dir + "/runs");
+  std::set<std::string> pages;
+  for (const auto& e : runs) {
+    pages.insert(e.name + ".html");
+    write_file_atomic(site_dir + "/runs/" + e.name + ".html", render_run_html(e));
+  }
+  // Pages of runs no longer on the board would make two builds of the same
+  // bundles differ; only *.html files directly in runs/ are removed.
+  for (const auto& f : fs::directory_iterator(fs::path(site_dir) / "runs", ec)) {
+    const std::string n = f.path().filename().string();
+    if (f.is_regular_file() && n.size() > 5 && n.compare(n.size() - 5, 5, ".html") == 0 && !pages.count(n))
+      fs::remove(f.path(), ec);
+  }
+  write_file_atomic(site_dir + "/board.json", board_json(runs, fraction));
+  write_file_atomic(site_dir + "/index.html", render_index_html(runs, fraction));
+}
+
+}  // namespace wit

@@ -1,0 +1,232 @@
+// Run bundles: loading a directory or .wbundle, bundle.json and its member
+// digests, writing a bundle back. Format: docs/run-bundle.md.
+#include "wit/run_bundle.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/bundle.h"
+#include "wit/error.h"
+#include "wit/hash.h"
+#include "wit/io.h"
+
+namespace fs = std::filesystem;
+
+namespace wit {
+
+using nlohmann::json;
+
+namespace {
+
+bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+}  // namespace
+
+const std::vector<std::string>& required_members() {
+  static const std::vector<std::string> r = {member::kManifest,   member::kHeads,      member::kFinal,
+                                             member::kDataCommit, member::kEvalCommit, member::kEval,
+                                             member::kEvalScores, member::kContamination};
+  return r;
+}
+
+bool run_bundle_name_ok(const std::string& name) {
+  if (name.empty() || name.size() > 64 || name[0] == '.') return false;
+  return std::all_of(name.begin(), name.end(), name_char);
+}
+
+bool run_bundle_member_allowed(const std::string& name) {
+  for (const auto& r : required_members())
+    if (name == r) return true;
+  if (name == member::kLog || name == member::kModelFingerprint) return true;
+  for (const char* dir : {member::kChallenges, member::kReports, member::kEvalChecks}) {
+    const std::string d = dir;
+    if (name.size() > d.size() + 5 && name.compare(0, d.size(), d) == 0 &&
+        name.compare(name.size() - 5, 5, ".json") == 0)
+      return run_bundle_name_ok(name.substr(d.size(), name.size() - d.size() - 5));
+  }
+  return false;
+}
+
+std::string member_digest(const std::string& bytes) { return blake2b_256(ByteView(bytes)).hex(); }
+
+bool is_wbundle_path(const std::string& path) {
+  return path.size() > 8 && path.compare(path.size() - 8, 8, ".wbundle") == 0;
+}
+
+const std::string& RunBundle::get(const std::string& name) const {
+  auto it = files.find(name);
+  if (it == files.end()) throw Error("bundle lacks member " + name, path);
+  return it->second;
+}
+
+std::vector<std::string> RunBundle::names_under(const std::string& prefix) const {
+  std::vector<std::string> out;
+  for (auto it = files.lower_bound(prefix); it != files.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    std::string rest = it->first.substr(prefix.size());
+    if (rest.size() > 5 && rest.compare(rest.size() - 5, 5, ".json") == 0) rest.resize(rest.size() - 5);
+    out.push_back(rest);
+  }
+  return out;
+}
+
+RunBundle RunBundle::load(const std::string& path) {
+  RunBundle b;
+  b.path = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error("cannot read bundle: " + std::string(std::strerror(errno)), path);
+  if (!S_ISDIR(st.st_mode)) {
+    MappedFile f(path);
+    b = decode(f.view(), path);
+    b.path = path;
+    return b;
+  }
+  uint64_t total = 0;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(path, fs::directory_options::none, ec), end;
+  if (ec) throw Error("cannot read bundle: " + ec.message(), path);
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw Error("cannot read bundle: " + ec.message(), path);
+    const fs::directory_entry& e = *it;
+    const std::string rel = fs::relative(e.path(), path).generic_string();
+    if (e.is_symlink()) throw Error("bundle holds a symbolic link", e.path().string());
+    if (e.is_directory()) continue;
+    if (!e.is_regular_file()) throw Error("bundle holds something that is not a regular file", e.path().string());
+    if (b.files.size() >= kRunBundleMaxMembers) throw Error("bundle has too many members", path);
+    // Refuse before reading: a huge file must not be read into memory first.
+    const uint64_t fsize = e.file_size(ec);
+    if (ec || fsize > kRunBundleMaxBytes - total) throw Error("bundle is larger than 4 GiB", path);
+    std::string data = read_file(e.path().string());
+    total += data.size();
+    if (total > kRunBundleMaxBytes) throw Error("bundle is larger than 4 GiB", path);
+    b.files[rel] = std::move(data);
+  }
+  return b;
+}
+
+RunBundle RunBundle::decode(ByteView data, const std::string& where) {
+  RunBundle b;
+  b.path = where;
+  b.archive = true;
+  const Bundle z = Bundle::decode(data, where, kRunBundleMaxBytes);
+  if (z.members().size() > kRunBundleMaxMembers) throw Error("bundle has too many members", where);
+  for (const auto& [name, bytes] : z.members()) b.files[name] = std::string(bytes.begin(), bytes.end());
+  return b;
+}
+
+std::string RunBundle::index_json(const std::string& name) const {
+  json members = json::object();
+  for (const auto& [n, data] : files)
+    if (n != kRunBundleIndex) members[n] = member_digest(data);
+  json j = {{"format", kRunBundleFormat}, {"version", kRunBundleVersion}, {"name", name}, {"members", members}};
+  return j.dump(2) + "\n";
+}
+
+std::string RunBundle::declared_name() const {
+  auto it = files.find(kRunBundleIndex);
+  if (it == files.end()) return "";
+  json j = json::parse(it->second, nullptr, false);
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) return "";
+  return j["name"].get<std::string>();
+}
+
+std::optional<std::string> RunBundle::check_index(std::string& reason) const {
+  auto fail = [&](const std::string& why) -> std::optional<std::string> {
+    reason = why;
+    return std::nullopt;
+  };
+  auto it = files.find(kRunBundleIndex);
+  if (it == files.end()) return fail("missing member bundle.json");
+  const json j = json::parse(it->second, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return fail("bundle.json is not a json object");
+  if (!j.contains("format") || j["format"] != kRunBundleFormat) return fail("bundle.json is not a run bundle index (format is not \"wit.run-bundle\")");
+  if (!j.contains("version") || !j["version"].is_number_integer()) return fail("bundle.json has no version");
+  if (j["version"].get<int64_t>() != kRunBundleVersion)
+    return fail("unsupported run bundle version " + j["version"].dump() + " (this wit reads version 1)");
+  for (const auto& [k, v] : j.items())
+    if (k != "format" && k != "version" && k != "name" && k != "members") return fail("bundle.json has an unknown field '" + k + "'");
+  if (!j.contains("name") || !j["name"].is_string() || !run_bundle_name_ok(j["name"].get<std::string>()))
+    return fail("bundle.json has no valid name (1 to 64 of A-Z a-z 0-9 . _ -)");
+  if (!j.contains("members") || !j["members"].is_object()) return fail("bundle.json has no members object");
+  const json& m = j["members"];
+  for (const auto& [name, digest] : m.items()) {
+    if (!run_bundle_member_allowed(name)) return fail("bundle.json lists an unknown member " + name);
+    if (!digest.is_string()) return fail("bundle.json: the digest of " + name + " is not a string");
+    auto f = files.find(name);
+    if (f == files.end()) return fail("missing member " + name);
+    if (member_digest(f->second) != digest.get<std::string>()) return fail("member " + name + " does not match its hash in bundle.json");
+  }
+  for (const auto& [name, data] : files) {
+    if (name == kRunBundleIndex) continue;
+    if (!m.contains(name)) return fail("member " + name + " is not listed in bundle.json");
+  }
+  for (const auto& r : required_members())
+    if (!files.count(r)) return fail("missing member " + r);
+  return j["name"].get<std::string>();
+}
+
+namespace {
+
+void write_dir_member(const std::string& dir, const std::string& name, const std::string& data) {
+  const fs::path p = fs::path(dir) / name;
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  if (ec) throw Error("cannot create directory: " + ec.message(), p.parent_path().string());
+  write_file_atomic(p.string(), data);
+}
+
+Bundle to_container(const std::map<std::string, std::string>& files) {
+  Bundle z;
+  for (const auto& [name, data] : files) z.put(name, data);
+  return z;
+}
+
+}  // namespace
+
+void RunBundle::put_and_save(const std::string& name, const std::string& bytes) {
+  if (!run_bundle_member_allowed(name)) throw Error("not a run bundle member name", name);
+  std::string bname = declared_name();
+  if (!run_bundle_name_ok(bname)) throw Error("bundle.json has no valid name", path);
+  files[name] = bytes;
+  files[kRunBundleIndex] = index_json(bname);
+  if (archive) {
+    to_container(files).save(path);
+    return;
+  }
+  write_dir_member(path, name, bytes);
+  write_dir_member(path, kRunBundleIndex, files[kRunBundleIndex]);
+}
+
+void RunBundle::save_new() const {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(path, ec))) throw Error("output exists", path, "pick a new path; a bundle is never overwritten");
+  if (archive) {
+    to_container(files).save(path);
+    return;
+  }
+  // Build beside the target and rename, so no half-written bundle is ever at `path`.
+  std::random_device rd;
+  const std::string tmp = path + ".tmp." + std::to_string(rd());
+  try {
+    fs::create_directory(tmp);
+    for (const auto& [name, data] : files) write_dir_member(tmp, name, data);
+    fs::rename(tmp, path);
+    sync_parent_dir(path);
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(tmp, ec);
+    throw Error("cannot write bundle: " + e.code().message(), path);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+}  // namespace wit

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The leaderboard in a real browser: torch_board.sh builds the site from real
+# bundles, then headless Chromium (Debian's `chromium`) opens index.html and a
+# run page from disk, with no network. Checks the DOM after the page's own
+# script ran (the summary it writes, the sortable marker), that the table
+# lists the runs with their statuses, that the SVG plots are there with path
+# data, and that a screenshot is drawn.
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/lib.sh"
+
+CHROME=${WIT_CHROMIUM:-$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)}
+if [ -z "$CHROME" ]; then
+  # Exit 77: ctest reports the test as skipped (SKIP_RETURN_CODE), not passed.
+  echo "SKIP: chromium is not installed (apt-get install chromium, or scripts/install-deps.sh); the browser test did not run" >&2
+  exit 77
+fi
+
+# Build the bundles and the site (the CLI test itself, keeping its site).
+WIT_BOARD_KEEP="$T/keep" bash "$HERE/torch_board.sh" >"$T/board.log" 2>&1 && ok ||
+  fail "torch_board.sh failed: $(tail -5 "$T/board.log")"
+SITE="$T/keep/site"
+[ -f "$SITE/index.html" ] || { fail "no site built"; finish; exit 1; }
+
+browse() {  # browse OUT ARGS... : headless Chromium, no sandbox (CI runs as root), a throwaway profile
+  local out=$1
+  shift
+  timeout 60 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+    --user-data-dir="$T/profile" --virtual-time-budget=2000 "$@" >"$out" 2>"$T/chrome.err"
+}
+
+browse "$T/index.dom" --dump-dom "file://$SITE/index.html" && ok || fail "chromium could not open index.html: $(tail -3 "$T/chrome.err")"
+dom="$T/index.dom"
+# The page's script ran: it counted the rows by status and marked the table sortable.
+grep -q '<p id="summary">[0-9]* runs: 3 certified, 1 pending, [0-9]* rejected</p>' "$dom" && ok ||
+  fail "summary not written by the page's script: $(grep -o '<p id="summary">[^<]*' "$dom")"
+grep -q 'data-sortable="yes"' "$dom" && ok || fail "sort script did not run"
+for row in 'data-status="certified" data-name="honest"' 'data-status="pending" data-name="waiting"' \
+  'data-status="rejected" data-name="resigned"' 'data-status="rejected" data-name="garbage"' \
+  'data-status="certified" data-name="nolog"'; do
+  grep -q "$row" "$dom" && ok || fail "table lacks the row: $row"
+done
+grep -q "its head is not among the run&#39;s signed heads\|its head is not among the run's signed heads" "$dom" && ok ||
+  fail "rejection reason not shown"
+rows=$(grep -o '<tr data-status=' "$dom" | wc -l)
+[ "$rows" -ge 17 ] && ok || fail "only $rows runs in the table"
+
+browse "$T/run.dom" --dump-dom "file://$SITE/runs/honest.html" && ok || fail "chromium could not open the run page"
+dom="$T/run.dom"
+grep -q '<svg id="loss-curve"' "$dom" && ok || fail "no loss curve svg"
+curve=$(grep -o '<path class="curve" d="M[^"]*"' "$dom" | head -1)
+[ "$(grep -o 'L' <<<"$curve" | wc -l)" -ge 7 ] && ok || fail "loss curve has too few points: $curve"
+grep -q '<svg id="replay-[0-9a-f]*" class="replay"' "$dom" && ok || fail "no replay plot svg"
+grep -q '<path class="threshold" d="M' "$dom" && ok || fail "no threshold line"
+grep -q '<circle cx="[0-9.]*" cy="[0-9.]*" r="3"' "$dom" && ok || fail "no replay points"
+
+# The browser draws the pages (a blank page would compress to almost nothing).
+browse /dev/null --screenshot="$T/index.png" --window-size=1280,900 "file://$SITE/index.html"
+browse /dev/null --screenshot="$T/run.png" --window-size=1280,1400 "file://$SITE/runs/honest.html"
+for png in "$T/index.png" "$T/run.png"; do
+  size=$(stat -c %s "$png" 2>/dev/null || echo 0)
+  [ "$size" -gt 20000 ] && ok || fail "screenshot $png is missing or blank ($size bytes)"
+  head -c 8 "$png" | od -An -tx1 | grep -q '89 50 4e 47' && ok || fail "screenshot $png is not a PNG"
+done
+[ -n "${WIT_BOARD_SHOTS:-}" ] && cp "$T/index.png" "$T/run.png" "$WIT_BOARD_SHOTS"/
+finish

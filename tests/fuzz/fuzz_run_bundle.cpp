@@ -1,0 +1,83 @@
+// Fuzz target for run bundles and the board's judgement of them
+// (RunBundle::decode, evaluate_run_bundle, docs/board.md): whatever the
+// bytes, decoding either throws wit::Error or gives a bundle, and judging a
+// bundle never throws and always gives one of the three statuses, with a
+// reason unless certified; the entry renders to JSON and HTML.
+//
+// Inputs that start with the bundle magic are decoded as a .wbundle. Any
+// other input is a member list in plain text, so the fuzzer reaches the
+// checks without producing zstd or digests:
+//   byte 0: flags (bit 0: write a fresh bundle.json over the members)
+//   then members, each "\n=== NAME\n" followed by its bytes.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "wit/board.h"
+#include "wit/bundle.h"
+#include "wit/error.h"
+#include "wit/hash.h"
+#include "wit/run_bundle.h"
+
+namespace {
+
+void judge(const wit::RunBundle& b) {
+  wit::RunEntry e;
+  try {
+    e = wit::evaluate_run_bundle(b);
+  } catch (...) {
+    std::abort();  // judging never throws
+  }
+  if (e.status != "certified" && e.status != "pending" && e.status != "rejected") std::abort();
+  if (e.status != "certified" && e.reason.empty()) std::abort();
+  if (e.name.empty()) std::abort();
+  (void)e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  (void)wit::render_run_html(e);
+  (void)wit::board_json({e}, 0.05);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static bool init = (wit::init_crypto(), true);
+  (void)init;
+  const wit::ByteView in(data, size);
+  if (size >= 8 && std::string(reinterpret_cast<const char*>(data), 8) == std::string(wit::kBundleMagic, 8)) {
+    wit::RunBundle b;
+    try {
+      // A header may claim up to the 4 GiB a run bundle may hold; the fuzzer
+      // stays under 64 MiB (fuzz_bundle covers the container itself).
+      (void)wit::Bundle::decode(in, "fuzz.wbundle", uint64_t(64) << 20);
+      b = wit::RunBundle::decode(in, "fuzz.wbundle");
+    } catch (const wit::Error&) {
+      return 0;
+    }
+    b.path = "fuzz.wbundle";
+    judge(b);
+    return 0;
+  }
+  if (size == 0) return 0;
+  const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  wit::RunBundle b;
+  b.path = "fuzz";
+  const std::string sep = "\n=== ";
+  size_t pos = text.find(sep);
+  while (pos != std::string::npos) {
+    const size_t name_start = pos + sep.size();
+    const size_t nl = text.find('\n', name_start);
+    if (nl == std::string::npos) break;
+    const std::string name = text.substr(name_start, nl - name_start);
+    const size_t next = text.find(sep, nl + 1);
+    b.files[name] = text.substr(nl + 1, next == std::string::npos ? std::string::npos : next - nl - 1);
+    pos = next;
+  }
+  if (data[0] & 1) {
+    try {
+      b.files[wit::kRunBundleIndex] = b.index_json("fuzz");
+    } catch (const std::exception&) {
+      return 0;  // a member name that is not UTF-8 cannot be a JSON key (nor a name a bundle can hold)
+    }
+  }
+  judge(b);
+  return 0;
+}

@@ -1,0 +1,535 @@
+// The leaderboard without LibTorch: a complete run bundle built in memory from
+// real parts (a real data and eval commitment, witness log, signed heads,
+// final-entry proof, challenge, eval commitment with scores and a spot check,
+// contamination certificate, fingerprint; only the replay report's numbers
+// are written by hand, as wit-replay verify would), judged certified; then
+// each way a bundle can be wrong, judged rejected with its reason and never a
+// crash; a report of another head; the duplicate-name rule; two builds of a
+// board byte-identical; a .wbundle giving the same verdict.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "wit/board.h"
+#include "wit/challenge.h"
+#include "wit/commitment.h"
+#include "wit/contamination.h"
+#include "wit/error.h"
+#include "wit/eval.h"
+#include "wit/fingerprint_doc.h"
+#include "wit/hash.h"
+#include "wit/index.h"
+#include "wit/io.h"
+#include "wit/manifest.h"
+#include "wit/model_spec.h"
+#include "wit/run_bundle.h"
+#include "wit/runlog.h"
+#include "wit/sign.h"
+#include "wit/wlog.h"
+
+using namespace wit;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& what) {
+  static int counter = 0;
+  const fs::path d = fs::temp_directory_path() /
+                     ("wit-board-test-" + std::to_string(::getpid()) + "-" + what + "-" + std::to_string(counter++));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write_text(const fs::path& p, const std::string& s) {
+  std::ofstream f(p, std::ios::binary);
+  f << s;
+}
+
+Hash32 made_up(uint64_t i) {
+  Hash32 h;
+  for (size_t j = 0; j < 32; j += 8) put_le64(h.data() + j, i * 0x9e3779b97f4a7c15ull + j);
+  return h;
+}
+
+std::vector<float> floats(size_t n, float base) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; i++) v[i] = base + 0.01f * float(i);
+  return v;
+}
+
+// Everything a bundle is made of, kept so that tests can make variants.
+struct Fixture {
+  fs::path dir;
+  SecretKey key = (init_crypto(), generate_key());
+  Manifest mf;
+  Hash32 run_id;
+  std::vector<TreeHead> heads;  // sizes 5 and 9
+  Challenge challenge;          // k = 3 under the newest head
+  EvalCommitment eval;
+  EvalScores scores;
+  std::map<std::string, std::string> files;
+
+  static constexpr int64_t kSteps = 8;
+
+  Fixture() {
+    dir = temp_dir("run");
+    // Data: 30 training lines, 10 eval lines (disjoint), 10 dirty ones (5 in training).
+    std::string train, ev, dirty;
+    for (int i = 0; i < 30; i++) train += "training record " + std::to_string(i) + "\n";
+    for (int i = 0; i < 10; i++) ev += "held-out record " + std::to_string(i) + "\n";
+    for (int i = 25; i < 35; i++) dirty += "training record " + std::to_string(i) + "\n";
+    write_text(dir / "train.txt", train);
+    write_text(dir / "eval.txt", ev);
+    write_text(dir / "dirty.txt", dirty);
+    ReaderSpec spec;
+    spec.kind = ReaderKind::kLines;
+    const CommitResult data = commit_dataset(spec, {(dir / "train.txt").string()}, 1);
+    const CommitResult evset = commit_dataset(spec, {(dir / "eval.txt").string()}, 1);
+    write_text(dir / "data.commit.json", data.commitment.dump());
+
+    mf.model.n_layer = 1;
+    mf.model.n_head = 2;
+    mf.model.d_model = 16;
+    mf.model.context = 16;
+    mf.batch_size = 4;
+    mf.steps = kSteps;
+    mf.checkpoint_every = 4;
+    mf.head_every = 4;
+    mf.fp.sketch_k = 64;
+    mf.fp.sketch_seed = made_up(1);
+    mf.fp.probe_every = 4;
+    mf.fp.probe_dim = 8;
+    mf.data_root = data.commitment.root;
+    mf.data_sorted_root = data.commitment.sorted_root;
+    mf.data_n = data.commitment.n;
+    mf.data_n_unique = data.commitment.n_unique;
+    mf.data_reader = spec;
+    mf.seed_commitment = made_up(2);
+    mf.trainer_key = key.pub();
+    mf.software = {{"wit", "test_board"}};
+    run_id = mf.run_id();
+
+    // The log: genesis and 8 steps, checkpoint roots at 4 and 8, probes at 4 and 8.
+    WitnessLog log = WitnessLog::open((dir / "run.wlog").string(), false, true);
+    LogEntry g;
+    g.genesis = true;
+    g.g.run_id = run_id;
+    g.g.init_root = made_up(3);
+    g.g.n_params = param_count(mf.model);
+    log.append(encode_entry(g));
+    for (int64_t s = 1; s <= kSteps; s++) {
+      LogEntry e;
+      e.s.step = uint64_t(s);
+      e.s.lr = 0.001f;
+      e.s.mean_loss = 5.5f - 0.25f * float(s);
+      e.s.grad_norm = 1.0f;
+      e.s.batch_root = made_up(100 + uint64_t(s));
+      e.s.losses = floats(4, 5.0f);
+      e.s.sketch = floats(64, float(s));
+      e.s.sketch_m = floats(64, 0.01f);
+      e.s.sketch_v = floats(64, 0.001f);
+      if (s % 4 == 0) {
+        e.s.probe = floats(8, -3.0f + float(s));
+        e.s.ckpt_root = made_up(200 + uint64_t(s));
+      }
+      log.append(encode_entry(e));
+    }
+    log.sync();
+    std::string heads_text;
+    for (uint64_t size : {uint64_t(5), uint64_t(9)}) {
+      heads.push_back(sign_head(key, run_id, size, log.root(size), 1700000000 + size));
+      heads_text += heads.back().to_json().dump() + "\n";
+    }
+    challenge = issue_challenge(heads.back(), "heads", made_up(7), ChallengeRequest{3, {}, {}, 0, {}});
+
+    // The eval: made-up scores of the eval set's records, committed; a spot check of 4.
+    scores.record_leaves = evset.leaves;
+    for (size_t i = 0; i < evset.leaves.size(); i++) scores.scores.push_back({2.0 + 0.125 * double(i), 0.5});
+    eval = commit_scores(run_id, kSteps, made_up(200 + kSteps), evset.commitment.root, scores);
+    const std::string nonce = "spot check nonce";
+    const EvalCheckReport check = make_eval_check_report(eval, scores, ByteView(nonce), 4, 0.05, [&](uint64_t i) {
+      return std::make_pair(scores.record_leaves[i], scores.scores[i]);
+    });
+    REQUIRE(check.verdict == "certified");
+
+    // The certificate of the eval set against the training data.
+    const Bytes idx_bytes = encode_index(data);
+    const Index idx(ByteView(idx_bytes), "train.widx");
+    ContaminationInput in;
+    in.commitment = &data.commitment;
+    in.commit_path = (dir / "data.commit.json").string();
+    in.index = &idx;
+    in.eval_reader = spec;
+    in.eval_paths = {(dir / "eval.txt").string()};
+    in.ngrams = false;
+    in.threads = 1;
+    const json cert = contamination_certificate(in);
+    REQUIRE(cert["clean"] == true);
+
+    Fingerprint fp;
+    fp.run_id = run_id;
+    fp.state_root = made_up(200 + kSteps);
+    fp.step = kSteps;
+    fp.w = floats(64, float(kSteps));
+    fp.m = floats(64, 0.01f);
+    fp.v = floats(64, 0.001f);
+    fp.probe = floats(8, -3.0f + float(kSteps));
+
+    files[member::kManifest] = mf.dump();
+    files[member::kHeads] = heads_text;
+    files[member::kFinal] = log_inclusion_document(log, heads.back(), kSteps).dump(2) + "\n";
+    files[member::kLog] = read_file((dir / "run.wlog").string());
+    files[member::kDataCommit] = data.commitment.dump();
+    files[member::kEvalCommit] = evset.commitment.dump();
+    files[member::kEval] = eval.to_json().dump(2) + "\n";
+    files[member::kEvalScores] = scores.to_json().dump(2) + "\n";
+    files[member::kContamination] = cert.dump(2) + "\n";
+    files[member::kModelFingerprint] = fp.to_json().dump(2) + "\n";
+    files[challenge_path(challenge)] = challenge.to_json().dump(2) + "\n";
+    files["reports/" + challenge_member_name(challenge.seed) + ".json"] = report(challenge).dump(2) + "\n";
+    files["eval-checks/" + challenge_member_name(check.seed) + ".json"] = check.to_json().dump(2) + "\n";
+
+    // A contaminated variant's parts.
+    const CommitResult dirtyset = commit_dataset(spec, {(dir / "dirty.txt").string()}, 1);
+    dirty_commit = dirtyset.commitment.dump();
+    dirty_scores.record_leaves = dirtyset.leaves;
+    for (size_t i = 0; i < dirtyset.leaves.size(); i++) dirty_scores.scores.push_back({3.0, 0.25});
+    dirty_eval = commit_scores(run_id, kSteps, made_up(200 + kSteps), dirtyset.commitment.root, dirty_scores);
+    dirty_check = make_eval_check_report(dirty_eval, dirty_scores, ByteView(nonce), 3, 0.05, [&](uint64_t i) {
+      return std::make_pair(dirty_scores.record_leaves[i], dirty_scores.scores[i]);
+    });
+    in.eval_paths = {(dir / "dirty.txt").string()};
+    dirty_cert = contamination_certificate(in);
+  }
+  ~Fixture() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+
+  std::string dirty_commit;
+  EvalScores dirty_scores;
+  EvalCommitment dirty_eval;
+  EvalCheckReport dirty_check;
+  json dirty_cert;
+
+  static std::string challenge_path(const Challenge& c) { return "challenges/" + challenge_member_name(c.seed) + ".json"; }
+
+  // A replay report as wit-replay verify writes it (the fields the board reads).
+  static json report(const Challenge& c, bool certified = true) {
+    json checks = json::array();
+    for (int64_t s : c.steps)
+      checks.push_back({{"kind", "step"},
+                        {"step", s},
+                        {"pass", certified},
+                        {"failed", certified ? json(nullptr) : json("weights")},
+                        {"distances", {{"weights", certified ? 1e-8 : 1.0}, {"state", 0.0}, {"losses", "inf"}}},
+                        {"thresholds", {{"weights", 1e-6}, {"state", 1e-4}, {"losses", 1e-6}}},
+                        {"seconds", 0.5}});
+    return {{"format", "wit.report"},
+            {"version", 1},
+            {"run_id", c.head.run_id.hex()},
+            {"head", {{"size", c.head.size}, {"root", c.head.root.hex()}}},
+            {"challenge_seed", c.seed.hex()},
+            {"verdict", certified ? "certified" : "rejected"},
+            {"reason", certified ? json(nullptr) : json("step 3: weights differ")},
+            {"checks", checks},
+            {"margin", 10.0}};
+  }
+
+  RunBundle bundle(const std::string& name = "honest") const {
+    RunBundle b;
+    b.path = (dir / name).string();
+    b.files = files;
+    b.files[kRunBundleIndex] = b.index_json(name);
+    return b;
+  }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+// The bundle with `member` replaced (or removed when `bytes` is null) and re-indexed.
+RunBundle variant(const std::string& member, const std::optional<std::string>& bytes, const std::string& name = "v") {
+  RunBundle b = fixture().bundle(name);
+  if (bytes) b.files[member] = *bytes;
+  else b.files.erase(member);
+  b.files[kRunBundleIndex] = b.index_json(name);
+  return b;
+}
+
+std::string reason_of(const RunBundle& b) {
+  const RunEntry e = evaluate_run_bundle(b);
+  CHECK(e.status == "rejected");
+  return e.reason;
+}
+
+std::string report_member() { return "reports/" + challenge_member_name(fixture().challenge.seed) + ".json"; }
+
+}  // namespace
+
+TEST_CASE("board: an honest bundle is certified with the exact confidence", "[board]") {
+  init_crypto();
+  const RunEntry e = evaluate_run_bundle(fixture().bundle());
+  INFO(e.reason);
+  REQUIRE(e.status == "certified");
+  CHECK(e.name == "honest");
+  CHECK(e.run_id == fixture().run_id.hex());
+  CHECK(e.survived == 1);
+  CHECK(e.pending == 0);
+  CHECK(e.failed == 0);
+  CHECK(e.steps_checked.size() == 3);
+  CHECK(e.bad_steps == 1);  // ceil(0.05 * 8)
+  CHECK(e.confidence == Approx(1.0 - 35.0 / 56.0));  // 1 - C(7,3)/C(8,3)
+  CHECK(e.eval_known);
+  CHECK(e.eval_n == 10);
+  CHECK(e.eval_indices_checked.size() == 4);
+  CHECK(e.eval_bad == 1);
+  CHECK(e.eval_confidence == Approx(0.4));  // 1 - C(9,4)/C(10,4)
+  CHECK(e.clean == std::optional<bool>(true));
+  CHECK(e.model == "matches");
+  CHECK(e.loss_curve.size() == 8);
+  CHECK(e.params == param_count(fixture().mf.model));
+  CHECK(e.tokens == 8 * 4 * 16);
+  CHECK(e.describe().rfind("honest: certified\n", 0) == 0);
+  CHECK(e.describe().find("challenges: 1 issued, 1 survived, 0 pending, 0 failed") != std::string::npos);
+}
+
+TEST_CASE("board: a report of another head is rejected", "[board]") {
+  const Fixture& f = fixture();
+  // The same challenge's report, but for the older head (size 5).
+  json r = Fixture::report(f.challenge);
+  r["head"] = {{"size", f.heads[0].size}, {"root", f.heads[0].root.hex()}};
+  CHECK(reason_of(variant(report_member(), r.dump(2))).find("is for another head than its challenge's") != std::string::npos);
+  // A challenge (and its honest report) under a head the bundle's heads.jsonl does not hold.
+  const TreeHead resigned = sign_head(f.key, f.run_id, f.heads[1].size, f.heads[1].root, 1800000000);
+  const Challenge c2 = issue_challenge(resigned, "h", made_up(9), ChallengeRequest{2, {}, {}, 0, {}});
+  RunBundle b = f.bundle("resigned");
+  b.files[Fixture::challenge_path(c2)] = c2.to_json().dump(2) + "\n";
+  b.files["reports/" + challenge_member_name(c2.seed) + ".json"] = Fixture::report(c2).dump(2) + "\n";
+  b.files[kRunBundleIndex] = b.index_json("resigned");
+  CHECK(reason_of(b).find("its head is not among the run's signed heads") != std::string::npos);
+  // A report of another run.
+  r = Fixture::report(f.challenge);
+  r["run_id"] = made_up(42).hex();
+  CHECK(reason_of(variant(report_member(), r.dump(2))).find("is a report on another run") != std::string::npos);
+  // A report of another challenge of the same head.
+  const Challenge c3 = issue_challenge(f.heads[1], "h", made_up(10), ChallengeRequest{3, {}, {}, 0, {}});
+  CHECK(reason_of(variant(report_member(), Fixture::report(c3).dump(2))) ==
+        report_member() + " answers another challenge (challenge seed differs)");
+  // A certified report that skipped a step.
+  r = Fixture::report(f.challenge);
+  r["checks"].erase(r["checks"].begin());
+  CHECK(reason_of(variant(report_member(), r.dump(2))).find("does not check exactly its challenge's steps") != std::string::npos);
+}
+
+TEST_CASE("board: one rejected report or spot check rejects the run - missing ones leave it pending", "[board]") {
+  const Fixture& f = fixture();
+  CHECK(reason_of(variant(report_member(), Fixture::report(f.challenge, false).dump(2))) ==
+        report_member() + ": replay rejected the run: step 3: weights differ");
+  const RunEntry failed = evaluate_run_bundle(variant(report_member(), Fixture::report(f.challenge, false).dump(2)));
+  CHECK(failed.failed == 1);  // the board shows the failed challenge
+  CHECK(failed.survived == 0);
+  const RunEntry waiting = evaluate_run_bundle(variant(report_member(), std::nullopt));
+  CHECK(waiting.status == "pending");
+  CHECK(waiting.pending == 1);
+  CHECK(waiting.reason == "waiting for the report of 1 challenge");
+  RunBundle nocheck = f.bundle("nocheck");
+  for (const auto& n : nocheck.names_under("eval-checks/")) nocheck.files.erase("eval-checks/" + n + ".json");
+  nocheck.files[kRunBundleIndex] = nocheck.index_json("nocheck");
+  const RunEntry e = evaluate_run_bundle(nocheck);
+  CHECK(e.status == "pending");
+  CHECK(e.reason == "no eval spot check yet");
+  // An inflated score: the scores no longer reproduce the commitment.
+  EvalScores s = f.scores;
+  s.scores[3].loss = 0.001;
+  CHECK(reason_of(variant(member::kEvalScores, s.to_json().dump(2))).rfind("eval.scores.json: ", 0) == 0);
+}
+
+TEST_CASE("board: the eval must be of the final checkpoint, and the eval set clean", "[board]") {
+  const Fixture& f = fixture();
+  EvalScores s = f.scores;
+  const EvalCommitment early = commit_scores(f.run_id, 4, made_up(204), f.eval.eval_root, s);
+  CHECK(reason_of(variant(member::kEval, early.to_json().dump(2))) ==
+        "eval.json evaluates the checkpoint of step 4, not the final step 8");
+  s = f.scores;
+  const EvalCommitment other = commit_scores(made_up(5), 8, made_up(208), f.eval.eval_root, s);
+  CHECK(reason_of(variant(member::kEval, other.to_json().dump(2))) == "eval.json evaluates another run");
+  // A contaminated eval set, with everything else consistent.
+  RunBundle b = f.bundle("dirty");
+  for (const auto& n : b.names_under("eval-checks/")) b.files.erase("eval-checks/" + n + ".json");
+  b.files[member::kEvalCommit] = f.dirty_commit;
+  b.files[member::kEval] = f.dirty_eval.to_json().dump(2);
+  b.files[member::kEvalScores] = f.dirty_scores.to_json().dump(2);
+  b.files["eval-checks/" + challenge_member_name(f.dirty_check.seed) + ".json"] = f.dirty_check.to_json().dump(2);
+  b.files[member::kContamination] = f.dirty_cert.dump(2);
+  b.files[kRunBundleIndex] = b.index_json("dirty");
+  CHECK(reason_of(b) == "the eval set is contaminated: 5 of 10 distinct eval records are in the training data");
+  // The dirty set's certificate does not cover the clean eval set.
+  CHECK(reason_of(variant(member::kContamination, f.dirty_cert.dump(2))).rfind("contamination certificate does not cover the eval set", 0) == 0);
+}
+
+TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[board]") {
+  const Fixture& f = fixture();
+  RunBundle b = f.bundle();
+  b.files.erase(member::kEval);
+  CHECK(reason_of(b) == "missing member eval.json");
+  b = f.bundle();
+  b.files[kRunBundleIndex] = std::string(b.files[kRunBundleIndex]).replace(b.files[kRunBundleIndex].find("\"version\": 1"), 12, "\"version\": 2");
+  CHECK(reason_of(b).rfind("unsupported run bundle version 2", 0) == 0);
+  b = f.bundle();
+  b.files[member::kManifest] += " ";
+  CHECK(reason_of(b) == "member manifest.json does not match its hash in bundle.json");
+  b = f.bundle();
+  b.files["reports/extra.json"] = "{}";
+  CHECK(reason_of(b) == "member reports/extra.json is not listed in bundle.json");
+  CHECK(reason_of(variant(member::kManifest, f.files.at(member::kManifest) + "\n")) == "manifest is not in canonical form: manifest.json");
+  json r = Fixture::report(f.challenge);
+  r["version"] = 2;
+  CHECK(reason_of(variant(report_member(), r.dump())).rfind("unsupported report version 2", 0) == 0);
+  CHECK(reason_of(variant(member::kFinal, std::nullopt)) == "missing member final.json");
+  // Heads of another run, a head that is not the whole run, a log that is not the heads'.
+  std::string heads = f.files.at(member::kHeads);
+  const TreeHead h = sign_head(f.key, made_up(77), 9, f.heads[1].root, 1);
+  CHECK(reason_of(variant(member::kHeads, heads + h.to_json().dump() + "\n")) ==
+        "heads.jsonl:3: the head is of another run (heads of different runs)");
+  CHECK(reason_of(variant(member::kHeads, heads.substr(0, heads.find('\n') + 1))) ==
+        "the newest signed head covers 5 entries, not the 9 of the whole run");
+  std::string log = f.files.at(member::kLog);
+  CHECK(reason_of(variant(member::kLog, log.substr(0, log.size() - 3))).rfind("run.wlog ends inside a frame", 0) == 0);
+  // Without run.wlog the run is judged by its signatures and proofs alone.
+  const RunEntry nolog = evaluate_run_bundle(variant(member::kLog, std::nullopt));
+  CHECK(nolog.status == "certified");
+  CHECK(nolog.loss_curve.empty());
+  // A released model that is not the final one differs, without rejecting.
+  Fingerprint fp = Fingerprint::from_json(json::parse(f.files.at(member::kModelFingerprint)), "fp");
+  (*fp.probe)[0] += 1.0f;
+  const RunEntry differs = evaluate_run_bundle(variant(member::kModelFingerprint, fp.to_json().dump()));
+  CHECK(differs.status == "certified");
+  CHECK(differs.model == "differs");
+  // Unreadable bundles and paths.
+  const RunEntry gone = evaluate_bundle_path("/nonexistent/garbage.wbundle");
+  CHECK(gone.status == "rejected");
+  CHECK(gone.name == "garbage");
+  CHECK_THROWS_AS(RunBundle::decode(ByteView(std::string("not a bundle")), "x.wbundle"), Error);
+}
+
+TEST_CASE("board: every mutation of every member is judged without throwing", "[board]") {
+  const Fixture& f = fixture();
+  size_t judged = 0;
+  for (const auto& [name, bytes] : f.files) {
+    for (int kind = 0; kind < 5; kind++) {
+      std::string m = bytes;
+      if (kind == 0) m = m.substr(0, m.size() / 2);
+      else if (kind == 1) m[m.size() / 3] ^= 0x01;
+      else if (kind == 2) m[m.size() - 2] = '9';
+      else if (kind == 3) m = "[]";
+      else m = "{\"format\": 1}";
+      RunEntry e;
+      REQUIRE_NOTHROW(e = evaluate_run_bundle(variant(name, m)));
+      if (e.status != "rejected" && e.status != "certified") FAIL(name << " kind " << kind << ": " << e.status);
+      judged++;
+    }
+  }
+  CHECK(judged == f.files.size() * 5);
+}
+
+TEST_CASE("board: a board is byte-identical when built twice - duplicate names are rejected", "[board]") {
+  const Fixture& f = fixture();
+  std::vector<RunEntry> runs = {evaluate_run_bundle(f.bundle("zeta")), evaluate_run_bundle(f.bundle("alpha")),
+                                evaluate_run_bundle(variant(report_member(), std::nullopt, "alpha")),
+                                evaluate_bundle_path("/nonexistent/broken.wbundle")};
+  runs[1].source = "a";
+  runs[2].source = "b";
+  runs = order_board(runs);
+  REQUIRE(runs.size() == 4);
+  CHECK(runs[0].name == "alpha");
+  CHECK(runs[0].status == "certified");
+  CHECK(runs[1].name == "alpha-2");
+  CHECK(runs[1].status == "rejected");
+  CHECK(runs[1].reason == "another bundle on the board has the name alpha");
+  CHECK(runs[2].name == "broken");
+  CHECK(runs[3].name == "zeta");
+  const fs::path d1 = temp_dir("site"), d2 = temp_dir("site");
+  write_file_atomic((d2 / "runs-stale.txt").string(), "x");
+  fs::create_directories(d2 / "runs");
+  write_file_atomic((d2 / "runs" / "gone.html").string(), "stale");
+  write_site(d1.string(), runs, 0.05);
+  write_site(d2.string(), runs, 0.05);
+  CHECK_FALSE(fs::exists(d2 / "runs" / "gone.html"));
+  for (const char* p : {"index.html", "board.json", "runs/alpha.html", "runs/alpha-2.html", "runs/zeta.html", "runs/broken.html"}) {
+    INFO(p);
+    REQUIRE(fs::exists(d1 / p));
+    CHECK(read_file((d1 / p).string()) == read_file((d2 / p).string()));
+  }
+  const std::string page = read_file((d1 / "runs/alpha.html").string());
+  CHECK(page.find("<path class=\"curve\" d=\"M") != std::string::npos);
+  CHECK(page.find("<svg id=\"replay-") != std::string::npos);
+  const json board = json::parse(read_file((d1 / "board.json").string()));
+  CHECK(board["format"] == "wit.board");
+  CHECK(board["runs"].size() == 4);
+  CHECK(board["runs"][0]["challenges"]["list"][0]["checks"][0]["distances"]["losses"] == "inf");
+  fs::remove_all(d1);
+  fs::remove_all(d2);
+}
+
+TEST_CASE("board: a .wbundle and a directory give the same verdict - add and match reports", "[board]") {
+  const Fixture& f = fixture();
+  const fs::path d = temp_dir("wb");
+  RunBundle b = f.bundle();
+  b.path = (d / "honest.wbundle").string();
+  b.archive = true;
+  b.save_new();
+  CHECK_THROWS_AS(b.save_new(), Error);  // never overwritten
+  RunBundle dirb = f.bundle();
+  dirb.path = (d / "honest").string();
+  dirb.save_new();
+  const RunEntry a = evaluate_bundle_path((d / "honest.wbundle").string());
+  const RunEntry c = evaluate_bundle_path((d / "honest").string());
+  CHECK(a.status == "certified");
+  CHECK(a.to_json().dump() != "");
+  RunEntry a2 = a, c2 = c;
+  a2.source = c2.source = "";
+  CHECK(a2.to_json() == c2.to_json());
+  // A report answers the bundle's challenge; another one does not.
+  std::string why;
+  CHECK(match_report(b, Fixture::report(f.challenge).dump(), "r.json", why) == challenge_member_name(f.challenge.seed));
+  const Challenge other = issue_challenge(f.heads[1], "h", made_up(11), ChallengeRequest{2, {}, {}, 0, {}});
+  CHECK(match_report(b, Fixture::report(other).dump(), "r.json", why).empty());
+  CHECK(why.find("answers no challenge") != std::string::npos);
+  CHECK_THROWS_AS(match_report(b, "{\"format\": \"wit.report\", \"version\": 2}", "r.json", why), Error);
+  CHECK(newest_signed_head(b).size == 9);
+  // Adding a member to a directory bundle keeps it whole.
+  RunBundle loaded = RunBundle::load((d / "honest").string());
+  const Challenge c3 = issue_challenge(newest_signed_head(loaded), "h", made_up(12), ChallengeRequest{2, {}, {}, 0, {}});
+  loaded.put_and_save(Fixture::challenge_path(c3), c3.to_json().dump(2) + "\n");
+  const RunEntry grown = evaluate_bundle_path((d / "honest").string());
+  CHECK(grown.status == "certified");
+  CHECK(grown.challenges.size() == 2);
+  CHECK(grown.pending == 1);
+  // Links inside a bundle directory make it unreadable.
+  fs::create_symlink("/etc/passwd", d / "honest" / "reports" / "x.json");
+  const RunEntry linked = evaluate_bundle_path((d / "honest").string());
+  CHECK(linked.status == "rejected");
+  CHECK(linked.reason.find("symbolic link") != std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST_CASE("board: text helpers", "[board]") {
+  CHECK(html_escape("<a href=\"x\">'&'</a>") == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  CHECK(number_text(0.1) == "0.1");
+  CHECK(number_text(1.0 / 3) == "0.3333333333333333");
+  CHECK(number_text(INFINITY) == "inf");
+  CHECK(number_text(12345) == "12345");
+  CHECK(run_bundle_name_ok("a-b_c.1"));
+  CHECK_FALSE(run_bundle_name_ok(".hidden"));
+  CHECK_FALSE(run_bundle_name_ok("a/b"));
+  CHECK(run_bundle_member_allowed("reports/abc.json"));
+  CHECK_FALSE(run_bundle_member_allowed("reports/../x.json"));
+  CHECK_FALSE(run_bundle_member_allowed("other.json"));
+}
