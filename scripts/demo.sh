@@ -1,74 +1,79 @@
 #!/usr/bin/env bash
-# The end-to-end demo on Debian's fortunes corpus: split it deterministically
-# into train and eval sets, commit both, answer data-usage questions with
-# proofs verified from the commitment alone, and train a small GPT with
-# witnesses that anyone can check, then challenge it with a fresh nonce and
-# verify the trainer's answer by replay. Evaluation and the leaderboard join
-# as they land.
+# The full demo (make demo): Debian's fortunes corpus split into train and
+# eval sets, both committed; a small GPT trained with witnesses, and a second
+# run that secretly trains on undeclared data; both challenged, answered and
+# replayed; evaluated and spot-checked; the eval set certified clean; a usage
+# proof ("this fortune was trained on at steps ...") and an exclusion proof;
+# a leaderboard that certifies the honest run and rejects the tampered one.
+# Every artifact is a file target of examples/Makefile: rerun any step with
+# `make -C examples OUT=... TARGET`. Usage: scripts/demo.sh [BUILD]
 set -euo pipefail
-BUILD=${1:-build}
-BIN=$(cd "$BUILD/bin" && pwd)
+BUILD=$(cd "${1:-build}" && pwd)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${WIT_DEMO_OUT:-demo-out}
-FORTUNES=/usr/share/games/fortunes
-export PATH="$BIN:$PATH" OPENBLAS_NUM_THREADS=1
-
 mkdir -p "$OUT"
-cd "$OUT"
+OUT=$(cd "$OUT" && pwd)
+STEPS=${WIT_DEMO_STEPS:-200}
+export PATH="$BUILD/bin:$PATH" OPENBLAS_NUM_THREADS=1
+start=$(date +%s)
+
 say() { printf '\n== %s\n' "$*"; }
+mk() { make --no-print-directory -C "$ROOT/examples" BUILD="$BUILD" OUT="$OUT" STEPS="$STEPS" "${@/#/$OUT/}"; }
+quote() { sed 's/^/    | /'; }
+# The n-th fortune of a file (records are separated by lines holding '%').
+fortune() { awk -v n="$2" 'BEGIN { RS = "\n%\n" } NR == n { printf "%s", $0; exit }' "$1"; }
+show_fortune() { fortune "$@" | quote; echo; }
 
-say "1. data: Debian's fortunes, de-duplicated, split deterministically (every 10th is held out)"
-files=()
-for f in "$FORTUNES"/*; do
-  case "$f" in *.dat | *.u8) continue ;; esac
-  [ -f "$f" ] && files+=("$f")
+say "1. data: Debian's fortunes, de-duplicated, every 10th held out; both sets committed"
+mk train.commit.json eval.commit.json
+wit-commit show "$OUT/train.commit.json"
+wit-commit show "$OUT/eval.commit.json" | head -n 3
+
+say "2. train a small GPT with witnesses ($STEPS steps), and a tampered run"
+echo "   The tampered run uses wit's own loop but trains on undeclared records on 30% of its steps,"
+echo "   logging its witnesses as if it were honest."
+mk honest/run/seed tampered/run/seed
+wit-log show "$OUT/honest/run" --from "$STEPS" --to "$STEPS" | cut -c1-160
+wit-log verify "$OUT/honest/run"
+wit-log verify "$OUT/tampered/run"
+
+say "3. a verifier challenges each run with a fresh nonce; the trainer responds; the verifier replays"
+mk honest/report.json tampered/report.json
+for r in honest tampered; do
+  printf '   %-9s %s\n' "$r:" "$(jq -r '.verdict + (if .reason then " (" + .reason + ")" else "" end)' "$OUT/$r/report.json")"
 done
-# The same fortune appears in several files; held-out data must not repeat training data.
-awk 'BEGIN { RS = "\n%\n"; n = 0 }
-     NF && !seen[$0]++ { n++; out = (n % 10 == 0) ? "eval.txt" : "train.txt"; printf "%s\n%%\n", $0 > out }' "${files[@]}"
 
-say "2. commit both sets (root = dataset order, sorted_root = sorted unique records)"
-wit-commit --reader fortune -o train.commit.json train.txt
-wit-commit --reader fortune -o eval.commit.json eval.txt
-grep -E '"(n|n_unique|root|sorted_root)"' train.commit.json
-
-say "3. inclusion: a training fortune, with its proof verified from the commitment alone"
-trained=$(awk 'BEGIN{RS="\n%\n"} NR==42{printf "%s", $0; exit}' train.txt)
-printf '%s\n' "$trained" | sed 's/^/    | /'
-wit-query include --commit train.commit.json --index train.widx --text "$trained" --embed-record -o included.proof.json
-wit-query verify --commit train.commit.json included.proof.json
-
-say "4. exclusion: a held-out fortune was not trained on"
-held=$(awk 'BEGIN{RS="\n%\n"} NR==7{printf "%s", $0; exit}' eval.txt)
-printf '%s\n' "$held" | sed 's/^/    | /'
-wit-query exclude --commit train.commit.json --index train.widx --text "$held" -o excluded.proof.json
-wit-query verify --commit train.commit.json excluded.proof.json
+say "4. evaluate the final checkpoint on the eval set; spot-check the scores with a nonce"
+mk honest/eval-check.json tampered/eval-check.json
+jq -r '"   honest eval: loss \(.loss), accuracy \(.accuracy) over \(.n) fortunes"' "$OUT/honest/eval.json"
+jq -r '"   spot check: \(.verdict), \(.k) of \(.n) examples re-evaluated"' "$OUT/honest/eval-check.json"
 
 say "5. contamination certificate: no eval fortune is in the training data"
-wit-query contamination --commit train.commit.json --index train.widx -o contamination.json eval.txt
-wit-query verify --commit train.commit.json contamination.json
+mk contamination.json
+wit-query verify --commit "$OUT/train.commit.json" "$OUT/contamination.json"
 
-say "6. train a small GPT with witnesses (${WIT_DEMO_STEPS:-300} steps; per-step losses, sketches, signed heads)"
-steps=${WIT_DEMO_STEPS:-300}
-sed "s/\"steps\": [0-9]*/\"steps\": $steps/" "$ROOT/examples/tiny-gpt.json" >tiny-gpt.json
-[ -f trainer.key ] || wit-log keygen -o trainer.key
-wit-train --config tiny-gpt.json --data train.commit.json --index train.widx --key trainer.key --out run train.txt
-wit-log show run --from "$steps" --to "$steps"
-wit-log head run
+say "6. usage: a training fortune, and the steps at which the honest run trained on it"
+n=42
+until wit-query usage -q --run "$OUT/honest/run" --commit "$OUT/train.commit.json" --index "$OUT/train.widx" \
+  --text "$(fortune "$OUT/train.txt" $n)" -o "$OUT/usage.proof.json" 2>/dev/null; do
+  n=$((n + 1))  # this one was in no batch of the run: try the next
+  [ $n -lt 200 ] || { echo "no fortune among 42..199 was trained on" >&2; exit 1; }
+done
+show_fortune "$OUT/train.txt" $n
+wit-query verify --commit "$OUT/train.commit.json" "$OUT/usage.proof.json"
 
-say "7. anyone checks the log: heads, signatures, consistency, genesis = init regenerated from the revealed seed"
-wit-log verify run
+say "7. exclusion: a held-out fortune was not trained on"
+show_fortune "$OUT/eval.txt" 7
+wit-query exclude -q --commit "$OUT/train.commit.json" --index "$OUT/train.widx" \
+  --text "$(fortune "$OUT/eval.txt" 7)" -o "$OUT/excluded.proof.json"
+wit-query verify --commit "$OUT/train.commit.json" "$OUT/excluded.proof.json"
 
-say "8. the released model is bound to the run by its probe fingerprint"
-final=$(ls run/ckpt/*.safetensors | tail -n 1)
-wit-sketch match --run run "$final"
+say "8. the leaderboard: bundles re-checked, each run certified, rejected or pending"
+mk site/index.html
+# show exits 1 for a rejected run: that verdict is what the demo shows.
+for b in honest tampered; do wit-board show --fraction 0.1 "$OUT/bundles/$b" | sed 's/^/   /' || true; echo; done
 
-say "9. a verifier challenges the run with a fresh nonce; the trainer responds; the verifier replays"
-nonce=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
-wit-log head run >head.json
-wit-challenge --head head.json --nonce "$nonce" --confidence 0.9 --fraction 0.1 -o challenge.json
-wit-replay respond --run run challenge.json -o response.wbundle
-wit-replay verify --bundle response.wbundle challenge.json -o report.json
-
-say "done: artifacts are in $(pwd)"
-ls -l
+say "done in $(($(date +%s) - start)) s"
+echo "   the board:     file://$OUT/site/index.html  (and $OUT/site/board.json)"
+echo "   the artifacts: $OUT  (rerun a step: make -C examples OUT=$OUT $OUT/honest/report.json)"
+echo "   challenge a run again: wit-board challenge $OUT/bundles/honest --nonce HEX -k 8 -o c.json"
