@@ -13,7 +13,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${WIT_DEMO_OUT:-demo-out}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-STEPS=${WIT_DEMO_STEPS:-200}
+STEPS=${WIT_DEMO_STEPS:-300}
 export PATH="$BUILD/bin:$PATH" OPENBLAS_NUM_THREADS=1
 start=$(date +%s)
 

@@ -526,6 +526,7 @@ TEST_CASE("board: text helpers", "[board]") {
   CHECK(number_text(1.0 / 3) == "0.3333333333333333");
   CHECK(number_text(INFINITY) == "inf");
   CHECK(number_text(12345) == "12345");
+  CHECK(number_text(200) == "200");  // not "2e+02"
   CHECK(run_bundle_name_ok("a-b_c.1"));
   CHECK_FALSE(run_bundle_name_ok(".hidden"));
   CHECK_FALSE(run_bundle_name_ok("a/b"));

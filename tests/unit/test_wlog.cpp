@@ -289,7 +289,7 @@ TEST_CASE("log roots and proofs agree with MerkleTree at every size", "[wlog]") 
   CHECK_THROWS_AS(log.entry(70), Error);
 }
 
-TEST_CASE("open: a missing log is an error unless created; an empty file is an empty log", "[wlog]") {
+TEST_CASE("open: a missing log is an error unless created, and an empty file is an empty log", "[wlog]") {
   TempDir d;
   CHECK(contains(error_of([&] { WitnessLog::open(d / "none.wlog", true); }), "cannot open"));
   WitnessLog l = WitnessLog::open(d / "new.wlog", false, true);
