@@ -186,16 +186,17 @@ Challenge derive_challenge(const TreeHead& head, const Hash32& nonce, int64_t k,
   return c;
 }
 
+json Guarantee::to_json(const std::string& statement) const {
+  return {{"steps", steps},         {"k", k},
+          {"fraction", fraction},   {"bad_steps", bad_steps},
+          {"detection", detection}, {"detection_binomial", detection_binomial},
+          {"statement", statement}};
+}
+
 json Challenge::to_json() const {
   json segs = json::array();
   for (const Segment& g : segments) segs.push_back({{"from", g.from}, {"to", g.to}});
-  json gj = {{"steps", guarantee.steps},
-             {"k", guarantee.k},
-             {"fraction", guarantee.fraction},
-             {"bad_steps", guarantee.bad_steps},
-             {"detection", guarantee.detection},
-             {"detection_binomial", guarantee.detection_binomial},
-             {"statement", guarantee.words()}};
+  const json gj = guarantee.to_json(guarantee.words());
   return {{"format", kChallengeFormat},
           {"version", kChallengeVersion},
           {"run_id", head.run_id.hex()},

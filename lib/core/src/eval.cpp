@@ -383,13 +383,7 @@ json EvalCheckReport::to_json() const {
                        {"score_path", hashes_json(it.score_path)},
                        {"pass", it.pass},
                        {"failed", it.failed}});
-  json gj = {{"steps", guarantee.steps},
-             {"k", guarantee.k},
-             {"fraction", guarantee.fraction},
-             {"bad_steps", guarantee.bad_steps},
-             {"detection", guarantee.detection},
-             {"detection_binomial", guarantee.detection_binomial},
-             {"statement", eval_guarantee_words(guarantee)}};
+  const json gj = guarantee.to_json(eval_guarantee_words(guarantee));
   return {{"format", kEvalCheckFormat},
           {"version", kEvalVersion},
           {"eval_id", eval_id.hex()},

@@ -31,6 +31,8 @@ struct Guarantee {
   double detection = 0;     // exact: 1 - C(T - bad, k) / C(T, k)
   double detection_binomial = 0;  // 1 - (1 - f)^k, the bound stated in DESIGN.md
   std::string words() const;       // the guarantee as one English sentence
+  // {"steps","k","fraction","bad_steps","detection","detection_binomial","statement"}.
+  nlohmann::json to_json(const std::string& statement) const;
 };
 
 struct Challenge {
