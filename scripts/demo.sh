@@ -73,6 +73,16 @@ mk site/index.html
 # show exits 1 for a rejected run: that verdict is what the demo shows.
 for b in honest tampered; do wit-board show --fraction 0.1 "$OUT/bundles/$b" | sed 's/^/   /' || true; echo; done
 
+say "9. self-regulation: anyone challenges the honest run again; the trainer answers; the board grows"
+nonce=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+wit-board challenge "$OUT/bundles/honest" --nonce "$nonce" -k 16 -o "$OUT/honest/challenge-again.json"
+wit-replay respond --run "$OUT/honest/run" "$OUT/honest/challenge-again.json" -o "$OUT/honest/response-again.wbundle"
+wit-replay verify --bundle "$OUT/honest/response-again.wbundle" "$OUT/honest/challenge-again.json" \
+  -o "$OUT/honest/report-again.json" || true  # a rejection joins the bundle like a pass
+wit-board add "$OUT/bundles/honest" "$OUT/honest/report-again.json"
+wit-board build -q --fraction 0.1 "$OUT/bundles" -o "$OUT/site"
+wit-board show --fraction 0.1 "$OUT/bundles/honest" | grep -E '^(honest|challenges|confidence):' | sed 's/^/   /' || true
+
 say "done in $(($(date +%s) - start)) s"
 echo "   the board:     file://$OUT/site/index.html  (and $OUT/site/board.json)"
 echo "   the artifacts: $OUT  (rerun a step: make -C examples OUT=$OUT $OUT/honest/report.json)"
