@@ -71,9 +71,12 @@ int main(int argc, char** argv) {
   uint64_t attack_seed = 1;
   int64_t step = 0;
   auto* train = app.add_subcommand("train", "Train a run with an attack on a fraction of its steps");
-  train->add_option("ATTACK", attack, "honest, add-data, skip, lr, reorder, interpolate, foreign-init")
+  train->add_option("ATTACK", attack, "honest, add-data, skip, lr, reorder, interpolate, foreign-init, rank-add-data")
       ->required()
-      ->check(CLI::IsMember({"honest", "add-data", "skip", "lr", "reorder", "interpolate", "foreign-init"}));
+      ->check(CLI::IsMember({"honest", "add-data", "skip", "lr", "reorder", "interpolate", "foreign-init",
+                             "rank-add-data"}));
+  unsigned nproc = 1;  // rank-add-data: local data-parallel ranks (wit-train --nproc)
+  train->add_option("--nproc", nproc);
   train->add_option("--fraction", fraction, "Fraction of steps tampered with");
   train->add_option("--attack-seed", attack_seed, "Chooses the tampered steps");
   train->add_option("--final", final_ckpt, "An honest run's final checkpoint (interpolate, foreign-init)");
@@ -158,6 +161,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     // A training attack: wit's own loop, a deviant step on the tampered steps.
+    if (auto rc = launch_local_ranks(nproc, argv)) return *rc;
     TrainConfig cfg = TrainConfig::load(o.config_path);
     const int64_t T = cfg.overrides.value("steps", int64_t(100));
     const std::set<int64_t> bad = attack == "honest" ? std::set<int64_t>{} : choose_tampered(T, fraction, attack_seed);
@@ -167,7 +171,14 @@ int main(int argc, char** argv) {
     std::optional<TrainState> final_state, init_state;
 
     auto declared_lr = [](const Manifest& mf, int64_t t) { return float(mf.lr_at(t)); };
-    if (attack == "add-data") {
+    if (attack == "rank-add-data") {
+      // Data parallel: on the tampered steps rank 1 trains on an undeclared
+      // record in place of its first row; rank 0 logs the committed batch.
+      o.rows_fn = [&](int64_t t, int rank, int64_t lo, int64_t, BatchRecords& rows) {
+        if (rank == 1 && bad.count(t))
+          rows[size_t(lo)] = "an undeclared record, trained on by rank 1 at step " + std::to_string(t);
+      };
+    } else if (attack == "add-data") {
       o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
         if (!bad.count(t)) return train_step(mf, st, batch);
         BatchRecords used = batch;
@@ -223,7 +234,7 @@ int main(int argc, char** argv) {
       };
     }
     o.quiet = true;
-    wit::train(o);
+    if (wit::train(o).rank != 0) return 0;  // rank 0 writes the run (and tampered.json)
     json t = json::array();
     for (int64_t s : bad) t.push_back(s);
     write_file_atomic(o.out_dir + "/tampered.json", json{{"attack", attack}, {"steps", t}}.dump() + "\n");

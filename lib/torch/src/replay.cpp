@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include "dist.h"  // load_sharded_checkpoint
+
 #include "wit/cli.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
@@ -136,10 +138,13 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   auto checkpoint_at = [&](int64_t i) -> std::optional<TrainState> {
     if (i == 0) return TrainState::initial(mf.model, ByteView(seed), opt.device);
     const std::string p = paths.checkpoint(uint64_t(i));
-    if (!fs::exists(p)) return std::nullopt;
+    // A sharded run's checkpoint is assembled from its per-rank shards (docs/distributed.md).
+    std::optional<TrainState> sharded;
+    if (!fs::exists(p) && !fs::exists(shard_index_path(p))) return std::nullopt;
     LogEntry e = log.entry(uint64_t(i));
     if (!e.s.ckpt_root) return std::nullopt;
-    TrainState st = TrainState::load(mf.model, p, opt.device);
+    if (!fs::exists(p)) sharded = load_sharded_checkpoint(mf.model, p, opt.device);
+    TrainState st = sharded ? std::move(*sharded) : TrainState::load(mf.model, p, opt.device);
     if (st.step() != i || st.root() != *e.s.ckpt_root) return std::nullopt;
     return st;
   };

@@ -1,5 +1,6 @@
 // The training loop with witnesses, crash-safe resume and head signing.
-// Torch-free: it drives TrainState and train_step through state.h.
+// Torch-free: it drives TrainState and train_step through state.h, and the
+// data-parallel step through dist.h (rank 0 writes; see docs/distributed.md).
 #include "wit/trainer.h"
 
 #include <sodium.h>
@@ -7,7 +8,11 @@
 
 #include <chrono>
 #include <ctime>
+#include <cstdlib>
 #include <filesystem>
+#include <thread>
+
+#include "dist.h"
 
 #include "wit/cli.h"
 #include "wit/fingerprint.h"
@@ -20,6 +25,7 @@
 #include "wit/order.h"
 #include "wit/progress.h"
 #include "wit/runlog.h"
+#include "wit/safetensors.h"
 #include "wit/sign.h"
 #include "wit/state.h"
 #include "wit/wlog.h"
@@ -52,6 +58,97 @@ void write_secret(const std::string& path, const std::string& text) {
 
 uint64_t now_seconds() { return uint64_t(std::time(nullptr)); }
 
+// One step: wit's own (single process or data parallel) or a replaced one.
+StepOutput do_step(const TrainOptions& opt, Dist* dist, const Manifest& mf, TrainState& state,
+                   const BatchRecords& declared, int64_t t) {
+  if (opt.step_fn) return opt.step_fn(mf, state, declared, t);
+  const int rank = dist ? dist->rank() : 0;
+  const auto [lo, hi] = dist ? dist->rows(int64_t(declared.size())) : std::pair<int64_t, int64_t>{0, int64_t(declared.size())};
+  BatchRecords tampered;
+  if (opt.rows_fn) {
+    tampered = declared;
+    opt.rows_fn(t, rank, lo, hi, tampered);
+  }
+  const BatchRecords& batch = opt.rows_fn ? tampered : declared;
+  return dist ? dist->step(mf, state, batch) : train_step(mf, state, batch);
+}
+
+void finish_summary(const TrainOptions& opt, const Dist* dist, TrainSummary& sum) {
+  if (dist) {
+    sum.rank = dist->rank();
+    sum.world = dist->world();
+    const Dist::Traffic& tr = dist->traffic();
+    if (tr.steps) {
+      sum.grad_bytes = double(tr.grad_bytes) / double(tr.steps);
+      sum.witness_bytes = double(tr.witness_bytes) / double(tr.steps);
+    }
+  }
+  if (sum.rank != 0 || opt.stats_path.empty()) return;
+  const double n = sum.steps ? double(sum.steps) : 1.0;
+  nlohmann::json j = {{"world", sum.world},
+                      {"steps", sum.steps},
+                      {"seconds", sum.seconds},
+                      {"wall_seconds", sum.loop_seconds / n},
+                      {"step_seconds", sum.step_seconds / n},
+                      {"witness_seconds", sum.witness_seconds / n},
+                      {"grad_bytes_per_rank", sum.grad_bytes},
+                      {"witness_bytes_per_rank", sum.witness_bytes}};
+  write_file_atomic(opt.stats_path, j.dump(1) + "\n");
+}
+
+// A rank other than 0 of a data-parallel run: rank 0's manifest, seed and
+// state, the same batches, the same steps; it writes nothing.
+TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady_clock::time_point t0) {
+  Commitment data = Commitment::load(opt.commit_path);
+  Dataset dataset(data, opt.files, 0);
+  std::string m, sd, sts;
+  dist.broadcast(m);
+  dist.broadcast(sd);
+  dist.broadcast(sts);
+  Manifest mf = Manifest::from_json(nlohmann::json::parse(m), "rank 0's manifest");
+  if (mf.data_root != data.root)
+    throw Error("rank 0 trains on another data commitment", opt.commit_path);
+  Bytes seed(sd.begin(), sd.end());
+  Bytes stb(sts.begin(), sts.end());
+  Safetensors st = Safetensors::parse(ByteView(stb), "rank 0's state");
+  TrainState state = TrainState::from_tensors(mf.model, st.tensors(), "rank 0's state", opt.device);
+  if (opt.shard) dist.shard(state);
+  else dist.partition(state);
+  const RunPaths paths(opt.out_dir);
+  if (opt.shard) fs::create_directories(fs::path(opt.out_dir) / "ckpt");  // this rank's shards go there
+
+  TrainSummary sum;
+  sum.first_step = state.step() + 1;
+  DataOrder order(mf.run_id(), ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
+  const int64_t T = mf.steps;
+  const int64_t last = opt.stop_after > 0 ? std::min(T, opt.stop_after) : T;
+  const auto loop0 = std::chrono::steady_clock::now();
+  while (state.step() < last) {
+    const int64_t t = state.step() + 1;
+    BatchRecords batch;
+    for (uint64_t i : order.batch(t)) batch.push_back(dataset.record(i));
+    auto ts = std::chrono::steady_clock::now();
+    StepOutput out = do_step(opt, &dist, mf, state, batch, t);
+    auto tw = std::chrono::steady_clock::now();
+    sum.step_seconds += std::chrono::duration<double>(tw - ts).count();
+    // This rank's part of the witnesses: its range's sketches (and, sharded, its checkpoint shard).
+    if (opt.witnesses) {
+      dist.sketches(mf, state);
+      if (dist.sharded() && (t % mf.checkpoint_every == 0 || t == T))
+        dist.checkpoint(state, paths.checkpoint(uint64_t(t)));
+    }
+    sum.witness_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tw).count();
+    sum.final_loss = out.mean_loss;
+    sum.steps++;
+  }
+  sum.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop0).count();
+  sum.last_step = state.step();
+  sum.finished = state.step() == T && opt.witnesses;
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  finish_summary(opt, &dist, sum);
+  return sum;
+}
+
 }  // namespace
 
 TrainSummary train(const TrainOptions& opt) {
@@ -59,6 +156,23 @@ TrainSummary train(const TrainOptions& opt) {
   set_torch_threads(opt.threads);
   const std::string& run = opt.out_dir;
   const RunPaths paths(run);
+
+  // Data parallel: join the group first, so a missing rank shows early.
+  std::unique_ptr<Dist> dist;
+  if (DistEnv env = dist_env_from_environment(opt.dist_timeout); env.world > 1) {
+    if (opt.step_fn) throw Error("a replaced training step cannot run data parallel", "WORLD_SIZE");
+    dist = Dist::connect(env);
+  }
+  if (dist && dist->rank() != 0) {
+    try {
+      return train_rank(opt, *dist, t0);
+    } catch (...) {
+      // Under --nproc, give the launcher a moment to stop this rank when
+      // another one failed first (rank 0's error is the one worth reading).
+      if (std::getenv("WIT_LOCAL_LAUNCH")) std::this_thread::sleep_for(std::chrono::seconds(1));
+      throw;
+    }
+  }
 
   Commitment data = Commitment::load(opt.commit_path);
   Index index(opt.index_path);
@@ -145,8 +259,9 @@ TrainSummary train(const TrainOptions& opt) {
       LogEntry e = log.entry(i);
       if (!e.s.ckpt_root) continue;
       const std::string p = paths.checkpoint(i);
-      if (!fs::exists(p)) continue;
-      TrainState s = TrainState::load(mf.model, p, opt.device);
+      std::optional<TrainState> sharded;
+      if (!fs::exists(p) && !(sharded = load_sharded_checkpoint(mf.model, p, opt.device))) continue;
+      TrainState s = sharded ? std::move(*sharded) : TrainState::load(mf.model, p, opt.device);
       if (s.step() == int64_t(i) && s.root() == *e.s.ckpt_root) {
         state = std::move(s);
         from = int64_t(i);
@@ -162,6 +277,18 @@ TrainSummary train(const TrainOptions& opt) {
                 std::to_string(log.size() - 1) + " steps)");
   }
   sum.first_step = state.step() + 1;
+  if (dist) {
+    // The other ranks start from rank 0's manifest, seed and state.
+    std::string m = mf.dump(), sd(seed.begin(), seed.end());
+    Bytes st = encode_safetensors(state.tensors());
+    std::string sts(st.begin(), st.end());
+    dist->broadcast(m);
+    dist->broadcast(sd);
+    dist->broadcast(sts);
+    if (opt.shard) dist->shard(state);
+    else dist->partition(state);
+  }
+  const bool sharded = dist && dist->sharded();
 
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
   // The probe set, with proofs that its records are committed data, so anyone
@@ -178,6 +305,7 @@ TrainSummary train(const TrainOptions& opt) {
   const int64_t T = mf.steps;
   const int64_t last = opt.stop_after > 0 ? std::min(T, opt.stop_after) : T;
   Progress progress("training", uint64_t(last - state.step()), "steps", opt.quiet);
+  const auto loop0 = std::chrono::steady_clock::now();
   while (state.step() < last) {
     const int64_t t = state.step() + 1;
     std::vector<uint64_t> idx = order.batch(t);
@@ -187,7 +315,16 @@ TrainSummary train(const TrainOptions& opt) {
       batch.push_back(dataset.record(i));
       leaves.push_back(dataset.leaf(i));
     }
-    StepOutput out = opt.step_fn ? opt.step_fn(mf, state, batch, t) : train_step(mf, state, batch);
+    auto ts = std::chrono::steady_clock::now();
+    StepOutput out = do_step(opt, dist.get(), mf, state, batch, t);
+    auto tw = std::chrono::steady_clock::now();
+    sum.step_seconds += std::chrono::duration<double>(tw - ts).count();
+    if (!opt.witnesses) {  // bench only: the same run without witnesses
+      sum.final_loss = out.mean_loss;
+      sum.steps++;
+      progress.add(1);
+      continue;
+    }
     LogEntry e;
     e.s.step = uint64_t(t);
     e.s.lr = out.lr;
@@ -195,15 +332,20 @@ TrainSummary train(const TrainOptions& opt) {
     e.s.grad_norm = out.grad_norm;
     e.s.batch_root = merkle_root(kBlake2bTree, leaves, 1);
     e.s.losses = out.losses;
-    TrainState::Sketches sk = state.sketches(mf);
+    // Data parallel, the ranks share the sketching (an all-reduce of 3k doubles).
+    TrainState::Sketches sk = dist ? dist->sketches(mf, state) : state.sketches(mf);
     e.s.sketch = std::move(sk.w);
     e.s.sketch_m = std::move(sk.m);
     e.s.sketch_v = std::move(sk.v);
     if (t % mf.fp.probe_every == 0 || t == T) e.s.probe = probe_fingerprint(mf, state, probe);
     if (t % mf.checkpoint_every == 0 || t == T) {
       // The checkpoint is durable before the entry that names its root.
-      state.save(paths.checkpoint(uint64_t(t)));
-      e.s.ckpt_root = state.root();
+      if (sharded) {
+        e.s.ckpt_root = dist->checkpoint(state, paths.checkpoint(uint64_t(t)));
+      } else {
+        state.save(paths.checkpoint(uint64_t(t)));
+        e.s.ckpt_root = state.root();
+      }
     }
     Bytes enc = encode_entry(e);
     if (uint64_t(t) < log.size()) {
@@ -221,13 +363,15 @@ TrainSummary train(const TrainOptions& opt) {
     }
     // Sign only once the log ends at this step (not while re-deriving older entries).
     if ((t % mf.head_every == 0 || t == T) && log.size() == uint64_t(t) + 1 && log.size() > signed_size) sign_now();
+    sum.witness_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tw).count();
     sum.final_loss = out.mean_loss;
     sum.steps++;
     progress.add(1);
   }
   progress.finish();
+  sum.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop0).count();
   sum.last_step = state.step();
-  if (state.step() == T) {
+  if (state.step() == T && opt.witnesses) {
     if (log.size() > uint64_t(T) + 1) log.truncate(uint64_t(T) + 1);
     if (log.size() > signed_size) sign_now();
     // The seed is revealed once the log is final.
@@ -236,6 +380,7 @@ TrainSummary train(const TrainOptions& opt) {
     sum.finished = true;
   }
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  finish_summary(opt, dist.get(), sum);
   return sum;
 }
 

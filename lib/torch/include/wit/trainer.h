@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,22 @@ struct TrainOptions {
   // dishonest runs that log as if they were honest.
   std::function<StepOutput(const Manifest&, TrainState&, const BatchRecords& declared, int64_t step)> step_fn;
   std::function<TrainState(const Manifest&, ByteView seed)> init_fn;
+
+  // Data parallel (docs/distributed.md): with WORLD_SIZE > 1 in the
+  // environment (and RANK, MASTER_ADDR, MASTER_PORT, as torchrun sets them)
+  // this process is one rank of a c10d (Gloo) group; rank 0 writes the run.
+  double dist_timeout = 60;  // seconds: rendezvous and every collective
+  // Sharded optimizer state (ZeRO-1): each rank keeps, updates, sketches and
+  // checkpoints its own range of the parameters' AdamW moments.
+  bool shard = false;
+  // Test-only: changes the records this rank trains on at `step` (its rows
+  // are [lo, hi) of `batch`); the log still declares the committed batch.
+  std::function<void(int64_t step, int rank, int64_t lo, int64_t hi, BatchRecords& batch)> rows_fn;
+  std::string stats_path;  // when set, rank 0 writes timing and traffic as JSON here
+  // Benchmarks only: false trains the same steps without witnesses (no log
+  // entries, heads, checkpoints or seed reveal after the genesis), so the
+  // cost of witnessing can be measured against the same run without it.
+  bool witnesses = true;
 };
 
 struct TrainSummary {
@@ -34,9 +51,24 @@ struct TrainSummary {
   bool resumed = false, finished = false;
   float final_loss = 0;
   double seconds = 0;
+  int rank = 0, world = 1;  // this process's rank, and the number of ranks
+  // Over the steps run: seconds in the whole loop (loop_seconds, in all),
+  // per step in the step itself and in the witnesses (sketches, batch root,
+  // entry, probe, checkpoint, head); bytes per step this rank sent for the
+  // gradient all-reduce and for witnesses.
+  double step_seconds = 0, witness_seconds = 0, loop_seconds = 0;
+  double grad_bytes = 0, witness_bytes = 0;
 };
 
 // Throws wit::Error on bad input; see man/wit-train.1 for the run directory.
 TrainSummary train(const TrainOptions& opt);
+
+// --nproc N: unless RANK is already set, re-executes this program (same
+// argv) as N local ranks with RANK, WORLD_SIZE, MASTER_ADDR (default
+// 127.0.0.1) and MASTER_PORT (default: a free port) set, waits for them, and
+// returns the exit status: 0, or the first failing rank's (a rank killed by a
+// signal is reported on stderr and gives 2); the other ranks are then
+// stopped. Returns nothing when N <= 1 or this process is a rank: train here.
+std::optional<int> launch_local_ranks(unsigned nproc, char** argv);
 
 }  // namespace wit

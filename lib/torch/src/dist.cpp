@@ -1,0 +1,502 @@
+// Data-parallel training on c10d: a ProcessGroupGloo over a TCPStore
+// rendezvous (torchrun's environment variables), the data-parallel side of
+// THE training step (step.h), and the local launcher behind --nproc.
+#define USE_C10D_GLOO 1
+#include "dist.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "state_impl.h"
+#include "step.h"
+#include "wit/cli.h"
+#include "wit/error.h"
+#include "wit/io.h"
+#include "wit/merkle.h"
+#include "wit/safetensors.h"
+#include "wit/sketch.h"
+#include "wit/trainer.h"
+
+namespace wit {
+
+namespace {
+
+std::string one_line(std::string s) {
+  if (auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
+  if (s.size() > 200) s = s.substr(0, 200) + "...";
+  return s;
+}
+
+long env_int(const char* name, long lo, long hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) throw Error(std::string(name) + " is not set", "environment");
+  char* end = nullptr;
+  errno = 0;
+  long x = std::strtol(v, &end, 10);
+  if (errno || *end || x < lo || x > hi)
+    throw Error(std::string(name) + "=" + v + " is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi),
+                "environment");
+  return x;
+}
+
+bool is_loopback(const std::string& addr) { return addr == "localhost" || addr.rfind("127.", 0) == 0; }
+
+}  // namespace
+
+DistEnv dist_env_from_environment(double timeout_s) {
+  DistEnv e;
+  e.timeout_s = timeout_s;
+  const char* ws = std::getenv("WORLD_SIZE");
+  if (!ws || !*ws) return e;
+  e.world = int(env_int("WORLD_SIZE", 1, 4096));
+  if (e.world == 1) return e;
+  e.rank = int(env_int("RANK", 0, e.world - 1));
+  const char* a = std::getenv("MASTER_ADDR");
+  if (!a || !*a) throw Error("MASTER_ADDR is not set", "environment");
+  e.addr = a;
+  e.port = int(env_int("MASTER_PORT", 1, 65535));
+  return e;
+}
+
+struct Dist::Impl {
+  int rank = 0, world = 1;
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  Traffic traffic;
+  // Sharded optimizer state: owner rank of each parameter (name order), and
+  // its offset in the global index of the sketches.
+  bool sharded = false;
+  std::vector<int> owner;
+  std::vector<uint64_t> offset;
+  bool owns(size_t i) const { return owner[i] == rank; }
+
+  // Runs a collective; a dead or stuck peer becomes one clear wit::Error.
+  template <class F>
+  void collective(const char* what, F&& f) {
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      f();
+    } catch (const c10::Error& e) {
+      throw Error(std::string("lost contact with the other ranks during ") + what +
+                      " (a rank died, hung past the timeout or diverged): " + one_line(e.what_without_backtrace()),
+                  "rank " + std::to_string(rank));
+    } catch (const std::exception& e) {
+      throw Error(std::string("lost contact with the other ranks during ") + what + ": " + one_line(e.what()),
+                  "rank " + std::to_string(rank));
+    }
+    traffic.comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+Dist::Dist(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Dist::~Dist() = default;
+int Dist::rank() const { return impl_->rank; }
+int Dist::world() const { return impl_->world; }
+const Dist::Traffic& Dist::traffic() const { return impl_->traffic; }
+
+std::unique_ptr<Dist> Dist::connect(const DistEnv& env) {
+  auto impl = std::make_unique<Impl>();
+  impl->rank = env.rank;
+  impl->world = env.world;
+  const auto timeout = std::chrono::milliseconds(int64_t(env.timeout_s * 1000));
+  const std::string where = env.addr + ":" + std::to_string(env.port) + " (rank " + std::to_string(env.rank) + ")";
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = uint16_t(env.port);
+    so.isServer = env.rank == 0;
+    so.numWorkers = size_t(env.world);
+    so.waitWorkers = true;
+    so.timeout = timeout;
+    impl->store = c10::make_intrusive<c10d::TCPStore>(env.addr, so);
+    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname)
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+    else if (is_loopback(env.addr))
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    else
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    opts->threads = 1;
+    impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.world, opts);
+  } catch (const c10::Error& e) {
+    throw Error("rendezvous failed: " + one_line(e.what_without_backtrace()), where);
+  } catch (const std::exception& e) {
+    throw Error(std::string("rendezvous failed: ") + one_line(e.what()), where);
+  }
+  return std::unique_ptr<Dist>(new Dist(std::move(impl)));
+}
+
+std::pair<int64_t, int64_t> Dist::rows(int64_t B) const {
+  const int64_t W = impl_->world, r = impl_->rank, q = B / W, extra = B % W;
+  const int64_t lo = r * q + std::min(r, extra);
+  return {lo, lo + q + (r < extra ? 1 : 0)};
+}
+
+void Dist::broadcast(std::string& bytes) {
+  Impl& d = *impl_;
+  auto n = torch::tensor({int64_t(bytes.size())}, torch::kInt64);
+  d.collective("broadcast", [&] {
+    std::vector<at::Tensor> v{n};
+    d.pg->broadcast(v)->wait();
+  });
+  const int64_t size = n.item<int64_t>();
+  auto buf = torch::empty({size}, torch::kUInt8);
+  if (d.rank == 0) std::memcpy(buf.data_ptr<uint8_t>(), bytes.data(), size_t(size));
+  d.collective("broadcast", [&] {
+    std::vector<at::Tensor> v{buf};
+    d.pg->broadcast(v)->wait();
+  });
+  bytes.assign(reinterpret_cast<const char*>(buf.data_ptr<uint8_t>()), size_t(size));
+}
+
+StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords& batch) {
+  Impl& d = *impl_;
+  const int64_t B = int64_t(batch.size()), W = d.world;
+  if (B < W)
+    throw Error("a batch of " + std::to_string(B) + " records cannot be split over " + std::to_string(W) + " ranks",
+                "batch_size");
+  StepSplit split;
+  std::tie(split.lo, split.hi) = rows(B);
+  split.reduce_grads = [&](std::vector<torch::Tensor>& grads) {
+    // One all-reduce (sum) of every gradient, flattened on the CPU.
+    std::vector<torch::Tensor> flat;
+    for (const auto& g : grads) flat.push_back(g.reshape({-1}).to(torch::kCPU));
+    auto buf = torch::cat(flat);
+    d.collective("the gradient all-reduce", [&] {
+      std::vector<at::Tensor> v{buf};
+      d.pg->allreduce(v)->wait();
+    });
+    // Ring all-reduce: each rank sends 2 (W - 1) / W of the buffer.
+    d.traffic.grad_bytes += uint64_t(2 * (W - 1) * buf.numel() * 4 / W);
+    int64_t off = 0;
+    for (auto& g : grads) {
+      const int64_t n = g.numel();
+      g = buf.slice(0, off, off + n).view(g.sizes()).to(g.device());
+      off += n;
+    }
+  };
+  split.gather_losses = [&](const std::vector<float>& mine) {
+    // All-gather, padded to the largest share; the shares are in batch order.
+    const int64_t most = (B + W - 1) / W;
+    auto in = torch::zeros({most}, torch::kFloat32);
+    std::memcpy(in.data_ptr<float>(), mine.data(), 4 * mine.size());
+    std::vector<std::vector<at::Tensor>> out(1);
+    for (int64_t r = 0; r < W; r++) out[0].push_back(torch::empty({most}, torch::kFloat32));
+    std::vector<at::Tensor> inv{in};
+    d.collective("the gather of per-example losses", [&] { d.pg->allgather(out, inv)->wait(); });
+    d.traffic.witness_bytes += uint64_t((W - 1) * most * 4);
+    std::vector<float> all;
+    for (int64_t r = 0; r < W; r++) {
+      const int64_t q = B / W, n = q + (r < B % W ? 1 : 0);
+      const float* p = out[0][size_t(r)].data_ptr<float>();
+      all.insert(all.end(), p, p + n);
+    }
+    return all;
+  };
+  if (d.sharded) {
+    for (size_t i = 0; i < d.owner.size(); i++) split.owned.push_back(d.owns(i));
+    split.after_update = [&] {
+      // Every owner sends its updated parameters to the others (one broadcast per rank).
+      TrainState::Impl& s = state.impl();
+      for (int r = 0; r < W; r++) {
+        std::vector<torch::Tensor> flat;
+        for (size_t i = 0; i < d.owner.size(); i++)
+          if (d.owner[i] == r) flat.push_back(s.params[i].detach().reshape({-1}).to(torch::kCPU));
+        if (flat.empty()) continue;
+        auto buf = torch::cat(flat);
+        d.collective("the parameter exchange", [&] {
+          std::vector<at::Tensor> v{buf};
+          c10d::BroadcastOptions o;
+          o.rootRank = r;
+          d.pg->broadcast(v, o)->wait();
+        });
+        if (r == d.rank) {
+          d.traffic.grad_bytes += uint64_t((W - 1) * buf.numel() * 4);
+          continue;
+        }
+        int64_t off = 0;
+        for (size_t i = 0; i < d.owner.size(); i++) {
+          if (d.owner[i] != r) continue;
+          auto& p = s.params[i];
+          const int64_t n = p.numel();
+          p.detach().copy_(buf.slice(0, off, off + n).view(p.sizes()));
+          off += n;
+        }
+      }
+    };
+  }
+  StepOutput out = train_step_split(mf, state, batch, &split);
+  d.traffic.steps++;
+  return out;
+}
+
+bool Dist::sharded() const { return impl_->sharded; }
+
+void Dist::shard(TrainState& state) {
+  partition(state);
+  Impl& d = *impl_;
+  TrainState::Impl& s = state.impl();
+  for (size_t i = 0; i < s.params.size(); i++)
+    if (!d.owns(i)) s.m[i] = s.v[i] = torch::Tensor();  // another rank's optimizer state
+  d.sharded = true;
+}
+
+void Dist::partition(const TrainState& state) {
+  Impl& d = *impl_;
+  const TrainState::Impl& s = state.impl();
+  uint64_t total = 0;
+  for (const auto& p : s.params) total += uint64_t(p.numel());
+  d.owner.clear();
+  d.offset.clear();
+  uint64_t at = 0;
+  for (size_t i = 0; i < s.params.size(); i++) {
+    const uint64_t n = uint64_t(s.params[i].numel());
+    // Contiguous ranges in name order, cut where the tensors' midpoints cross r * total / W.
+    d.owner.push_back(int(std::min<uint64_t>(uint64_t(d.world - 1), (2 * at + n) * uint64_t(d.world) / (2 * total))));
+    d.offset.push_back(at);
+    at += n;
+  }
+}
+
+TrainState::Sketches Dist::sketches(const Manifest& mf, const TrainState& state) {
+  Impl& d = *impl_;
+  const TrainState::Impl& s = state.impl();
+  const int64_t k = mf.fp.sketch_k;
+  auto acc = torch::zeros({3 * k}, torch::kFloat64);
+  double* a = acc.data_ptr<double>();
+  const char* uses[3] = {"weights", "adam.m", "adam.v"};
+  for (int u = 0; u < 3; u++) {
+    SketchSpec spec{uint64_t(k), sketch_seed(mf.fp.sketch_seed, uses[u])};
+    const std::vector<torch::Tensor>& ts = u == 0 ? s.params : u == 1 ? s.m : s.v;
+    for (size_t i = 0; i < ts.size(); i++) {
+      if (!d.owns(i)) continue;
+      auto c = ts[i].detach().to(torch::kCPU).contiguous();
+      sketch_add(spec, c.data_ptr<float>(), uint64_t(c.numel()), d.offset[i], a + u * k);
+    }
+  }
+  d.collective("the sketch all-reduce", [&] {
+    std::vector<at::Tensor> v{acc};
+    d.pg->allreduce(v)->wait();
+  });
+  d.traffic.witness_bytes += uint64_t(2 * (d.world - 1) * 3 * k * 8 / d.world);
+  TrainState::Sketches out;
+  out.w.assign(a, a + k);
+  out.m.assign(a + k, a + 2 * k);
+  out.v.assign(a + 2 * k, a + 3 * k);
+  return out;
+}
+
+namespace {
+
+std::string strip_safetensors(const std::string& path) {
+  const std::string suf = ".safetensors";
+  if (path.size() > suf.size() && path.compare(path.size() - suf.size(), suf.size(), suf) == 0)
+    return path.substr(0, path.size() - suf.size());
+  return path;
+}
+
+std::string shard_path(const std::string& path, int r, int W) {
+  return strip_safetensors(path) + ".shard-" + std::to_string(r) + "-of-" + std::to_string(W) + ".safetensors";
+}
+
+std::string base_name(const std::string& p) { return p.substr(p.find_last_of('/') + 1); }
+
+}  // namespace
+
+std::string shard_index_path(const std::string& path) { return strip_safetensors(path) + ".index.json"; }
+
+Hash32 Dist::checkpoint(const TrainState& state, const std::string& path) {
+  Impl& d = *impl_;
+  const TrainState::Impl& s = state.impl();
+  const int W = d.world;
+  // This rank's tensors, as the full checkpoint names them.
+  std::vector<torch::Tensor> keep;
+  std::vector<TensorView> mine;
+  auto view = [&](const std::string& name, const std::vector<int64_t>& shape, const torch::Tensor& t) {
+    keep.push_back(t.detach().to(torch::kCPU).contiguous());
+    const auto& c = keep.back();
+    mine.push_back({name, DType::kF32, shape,
+                    ByteView(reinterpret_cast<const uint8_t*>(c.data_ptr<float>()), size_t(c.numel()) * 4)});
+  };
+  keep.reserve(3 * s.specs.size());
+  std::vector<std::vector<std::string>> names(static_cast<size_t>(W));
+  for (size_t i = 0; i < s.specs.size(); i++) {
+    const auto& sp = s.specs[i];
+    for (const std::string& n : {sp.name, moment_name('m', sp.name), moment_name('v', sp.name)})
+      names[size_t(d.owner[i])].push_back(n);
+    if (!d.owns(i)) continue;
+    view(sp.name, sp.shape, s.params[i]);
+    view(moment_name('m', sp.name), sp.shape, s.m[i]);
+    view(moment_name('v', sp.name), sp.shape, s.v[i]);
+  }
+  names[0].push_back(kStepTensor);
+  uint8_t step_bytes[8];
+  put_le64(step_bytes, uint64_t(s.step));
+  if (d.rank == 0) mine.push_back({kStepTensor, DType::kI64, {1}, ByteView(step_bytes, 8)});
+  // The shard is durable before its leaves leave this rank, so an index
+  // (written after the gather) never names a shard that is not on disk.
+  write_safetensors(shard_path(path, d.rank, W), mine);
+  size_t most = 0;
+  for (const auto& n : names) most = std::max(most, n.size());
+  auto in = torch::zeros({int64_t(most * 32)}, torch::kUInt8);
+  for (size_t j = 0; j < mine.size(); j++) {
+    Hash32 h = tensor_leaf(mine[j]);
+    std::memcpy(in.data_ptr<uint8_t>() + 32 * j, h.data(), 32);
+  }
+  std::vector<std::vector<at::Tensor>> out(1);
+  for (int r = 0; r < W; r++) out[0].push_back(torch::empty({int64_t(most * 32)}, torch::kUInt8));
+  std::vector<at::Tensor> inv{in};
+  d.collective("the gather of tensor leaf hashes", [&] { d.pg->allgather(out, inv)->wait(); });
+  d.traffic.witness_bytes += uint64_t((W - 1) * most * 32);
+  if (d.rank != 0) return Hash32{};
+  // The checkpoint root: the leaves of every tensor, in name order, exactly as
+  // for an unsharded checkpoint.
+  std::vector<std::pair<std::string, Hash32>> leaves;
+  nlohmann::json shards = nlohmann::json::array();
+  for (int r = 0; r < W; r++) {
+    const uint8_t* p = out[0][size_t(r)].data_ptr<uint8_t>();
+    for (size_t j = 0; j < names[size_t(r)].size(); j++) {
+      Hash32 h;
+      std::memcpy(h.data(), p + 32 * j, 32);
+      leaves.emplace_back(names[size_t(r)][j], h);
+    }
+    std::vector<std::string> sorted = names[size_t(r)];
+    std::sort(sorted.begin(), sorted.end());
+    shards.push_back({{"file", base_name(shard_path(path, r, W))}, {"tensors", sorted}});
+  }
+  std::sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Hash32> hs;
+  for (const auto& l : leaves) hs.push_back(l.second);
+  const Hash32 root = merkle_root(kBlake2bTree, hs);
+  nlohmann::json index = {{"format", "wit.checkpoint-shards"}, {"version", 1}, {"step", s.step},
+                          {"root", root.hex()}, {"shards", shards}};
+  write_file_atomic(shard_index_path(path), index.dump(1) + "\n");
+  return root;
+}
+
+std::optional<TrainState> load_sharded_checkpoint(const ModelConfig& c, const std::string& path,
+                                                  const std::string& device) {
+  const std::string ip = shard_index_path(path);
+  if (!std::filesystem::exists(ip)) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(read_file(ip), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("format", "") != "wit.checkpoint-shards" ||
+      j.value("version", 0) != 1 || !j.contains("shards") || !j["shards"].is_array() || !j.contains("root") ||
+      !j["root"].is_string())
+    throw Error("invalid checkpoint index", ip);
+  const std::string dir = ip.substr(0, ip.find_last_of('/') + 1);
+  std::vector<Safetensors> files;
+  std::vector<TensorView> all;
+  for (const auto& sh : j["shards"]) {
+    if (!sh.is_object() || !sh.contains("file") || !sh["file"].is_string() || !sh.contains("tensors") ||
+        !sh["tensors"].is_array())
+      throw Error("invalid checkpoint index: bad shard", ip);
+    const std::string f = sh["file"].get<std::string>();
+    if (f.empty() || f.find('/') != std::string::npos || f[0] == '.')
+      throw Error("invalid checkpoint index: shard file '" + f + "'", ip);
+    files.push_back(Safetensors::open(dir + f));
+    std::vector<std::string> got, want = sh["tensors"].get<std::vector<std::string>>();
+    for (const auto& t : files.back().tensors()) got.push_back(t.name);
+    std::sort(want.begin(), want.end());
+    if (got != want) throw Error("checkpoint shard holds other tensors than its index says", dir + f);
+    all.insert(all.end(), files.back().tensors().begin(), files.back().tensors().end());
+  }
+  TrainState st = TrainState::from_tensors(c, all, ip, device);
+  if (st.root().hex() != j["root"].get<std::string>())
+    throw Error("checkpoint shards do not add up to the index's root", ip);
+  return st;
+}
+
+// ---------------------------------------------------------------- launcher
+
+namespace {
+
+int free_port(const std::string& addr) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw Error("cannot open a socket to find a free port", addr);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = 0;
+  ::inet_pton(AF_INET, is_loopback(addr) ? "127.0.0.1" : "0.0.0.0", &sa.sin_addr);
+  socklen_t len = sizeof sa;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
+    ::close(fd);
+    throw Error("cannot find a free port", addr);
+  }
+  ::close(fd);
+  return ntohs(sa.sin_port);
+}
+
+}  // namespace
+
+std::optional<int> launch_local_ranks(unsigned nproc, char** argv) {
+  if (nproc <= 1) return std::nullopt;
+  if (const char* r = std::getenv("RANK"); r && *r) return std::nullopt;  // we are a rank already
+  if (nproc > 256) throw Error("--nproc " + std::to_string(nproc) + " is more than 256 local ranks", "--nproc");
+  const char* a = std::getenv("MASTER_ADDR");
+  const std::string addr = a && *a ? a : "127.0.0.1";
+  const char* p = std::getenv("MASTER_PORT");
+  const std::string port = p && *p ? std::string(p) : std::to_string(free_port(addr));
+  std::map<pid_t, unsigned> ranks;
+  for (unsigned r = 0; r < nproc; r++) {
+    pid_t pid = ::fork();
+    if (pid < 0) throw Error(std::string("cannot start rank ") + std::to_string(r) + ": " + std::strerror(errno), "--nproc");
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // the ranks never outlive their launcher
+      ::setenv("RANK", std::to_string(r).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(nproc).c_str(), 1);
+      ::setenv("MASTER_ADDR", addr.c_str(), 1);
+      ::setenv("MASTER_PORT", port.c_str(), 1);
+      ::setenv("WIT_LOCAL_LAUNCH", "1", 1);
+      ::execv("/proc/self/exe", argv);
+      std::fprintf(stderr, "%s: error: cannot start rank %u: %s\n", cli::tool_name().c_str(), r, std::strerror(errno));
+      ::_exit(2);
+    }
+    ranks[pid] = r;
+  }
+  // Like torchrun: the first rank to fail stops the others; its status is ours.
+  int rc = 0;
+  bool failed = false;
+  while (!ranks.empty()) {
+    int st = 0;
+    pid_t pid = ::waitpid(-1, &st, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    auto it = ranks.find(pid);
+    if (it == ranks.end()) continue;
+    const unsigned r = it->second;
+    ranks.erase(it);
+    const bool bad = !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    if (!bad || failed) continue;
+    failed = true;
+    if (WIFEXITED(st)) {
+      rc = WEXITSTATUS(st);
+    } else {
+      rc = cli::kError;
+      std::fprintf(stderr, "%s: error: rank %u was killed by signal %d: local ranks\n", cli::tool_name().c_str(), r,
+                   WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    }
+    for (const auto& [other, _] : ranks) ::kill(other, SIGTERM);
+  }
+  return rc;
+}
+
+}  // namespace wit

@@ -1,0 +1,84 @@
+// Private to wit_torch: data-parallel training over a c10d process group
+// (ProcessGroupGloo, TCPStore rendezvous), behind a torch-free interface so
+// the trainer loop stays torch-free. See docs/distributed.md.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "wit/state.h"
+
+namespace wit {
+
+// torchrun's environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT.
+struct DistEnv {
+  int rank = 0, world = 1;
+  std::string addr = "127.0.0.1";
+  int port = 0;
+  double timeout_s = 60;  // rendezvous and every collective
+};
+// World size 1 when WORLD_SIZE is unset; wit::Error on malformed values.
+DistEnv dist_env_from_environment(double timeout_s);
+
+class Dist {
+ public:
+  // Rendezvous through the TCPStore at addr:port (rank 0 serves it).
+  static std::unique_ptr<Dist> connect(const DistEnv& env);
+  ~Dist();
+  int rank() const;
+  int world() const;
+  // This rank's rows [lo, hi) of a batch of B: contiguous, in rank order,
+  // sizes differing by at most one (the first B mod W ranks get one more).
+  std::pair<int64_t, int64_t> rows(int64_t B) const;
+  // Rank 0's bytes on every rank.
+  void broadcast(std::string& bytes);
+  // THE training step, data parallel: this rank's rows, gradients summed
+  // over the ranks, per-example losses gathered in batch order.
+  StepOutput step(const Manifest& mf, TrainState& state, const BatchRecords& batch);
+
+  // Sharded optimizer state (ZeRO-1): the parameters, in name order, are cut
+  // into W contiguous ranges balanced by element count; rank r keeps AdamW's
+  // m and v for range r only (the others' moments are freed here), updates
+  // those parameters and sends them to the other ranks after each step.
+  void shard(TrainState& state);
+  bool sharded() const;
+  // Only the ranges, for the sketches (data parallel keeps every moment).
+  void partition(const TrainState& state);
+  // The sketches of the state, data parallel or sharded: each rank sketches
+  // its range (global indices), then one all-reduce of the 3k double
+  // accumulators, rounded once to binary32. Collective; after partition().
+  TrainState::Sketches sketches(const Manifest& mf, const TrainState& state);
+  // A sharded checkpoint for `path` (RUN/ckpt/step-NNNNNN.safetensors): each
+  // rank writes its shard (its parameters, their moments; rank 0 also
+  // wit.step) as step-NNNNNN.shard-R-of-W.safetensors, the tensor leaf
+  // hashes are gathered, and rank 0 writes step-NNNNNN.index.json binding
+  // the shards to the checkpoint root, which it returns (the others return
+  // an all-zero hash). Collective.
+  Hash32 checkpoint(const TrainState& state, const std::string& path);
+
+  // What this rank sent, for the bench: gradient all-reduce vs witnesses
+  // (the per-example losses for the log), in bytes; time in collectives.
+  struct Traffic {
+    uint64_t grad_bytes = 0, witness_bytes = 0, steps = 0;
+    double comm_seconds = 0;
+  };
+  const Traffic& traffic() const;
+
+  struct Impl;
+
+ private:
+  explicit Dist(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The state of a sharded checkpoint: for RUN/ckpt/step-NNNNNN.safetensors,
+// step-NNNNNN.index.json and the shards it names, assembled; nothing when
+// there is no index; wit::Error when a shard is missing, holds other
+// tensors than the index says, or the assembled root is not the index's.
+std::optional<TrainState> load_sharded_checkpoint(const ModelConfig& c, const std::string& path,
+                                                  const std::string& device);
+std::string shard_index_path(const std::string& path);
+
+}  // namespace wit
