@@ -19,7 +19,9 @@ CFG
 train() { wit-train -q -j1 --config cfg.json --data data.commit.json --index data.widx --key key "$@" data.txt; }
 
 run 0 wit-log keygen -o key
+t0=$(date +%s%N)
 run 0 train --out A
+run_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ -f A/seed ] && [ ! -f A/seed.secret ] && ok || fail "seed not revealed at the end"
 run 0 wit-log verify A
 
@@ -58,10 +60,14 @@ done
 # --- SIGKILL from outside at random moments, until the run completes
 rm -rf R
 kills=0
+# The kill lands at a random moment within the first 90% of a whole run's time
+# (measured on run A), at wit-train itself (exec'd, so $! is its pid).
 for attempt in $(seq 1 30); do
-  train --out R >/dev/null 2>&1 &
+  (exec wit-train -q -j1 --config cfg.json --data data.commit.json --index data.widx --key key --out R data.txt) \
+    >/dev/null 2>&1 &
   pid=$!
-  sleep "0.$(( (RANDOM % 9) + 1 ))$(( RANDOM % 10 ))"
+  ms=$(( run_ms * (5 + RANDOM % 86) / 100 ))
+  sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
   if kill -9 "$pid" 2>/dev/null; then kills=$((kills + 1)); fi
   wait "$pid" 2>/dev/null
   [ -f R/seed ] && break
