@@ -84,11 +84,24 @@ for c in D/ckpt/*.safetensors; do same_file "$c" "E/ckpt/$(basename "$c")"; done
 run 0 train --config cfg.json --out S --nproc 2 --shard --stats S.stats.json
 same_file D/run.wlog S/run.wlog   # sketches all-reduced and roots from gathered leaves: bit-exact
 run 0 wit-log verify S
+grep -q "3 checkpoints checked (3 sharded)" "$T/out" "$T/err" && ok || fail "wit-log verify did not check the shards: $(cat "$T/out" "$T/err")"
+cp -r S S3   # a shard changed after the fact: the shards no longer add up
+f=S3/ckpt/step-000016.shard-1-of-2.safetensors
+last=$(tail -c 1 "$f" | od -An -tu1 | tr -d ' ')
+printf "\\$(printf '%03o' $((last ^ 1)))" | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 1)) conv=notrunc status=none
+run 1 wit-log verify S3
+grep -q "do not add up to the index's root\|does not match entry 16" "$T/out" "$T/err" && ok || fail "a changed shard passed: $(cat "$T/out" "$T/err")"
 [ "$(ls S/ckpt)" = "$(printf '%s\n' step-0000{08,16,24}.{index.json,shard-0-of-2.safetensors,shard-1-of-2.safetensors})" ] &&
   ok || fail "sharded checkpoint files: $(ls S/ckpt | tr '\n' ' ')"
 grep -q "$(wit-log show S | sed -n 9p | grep -o '"ckpt_root":"[0-9a-f]*"' | cut -d'"' -f4)" S/ckpt/step-000008.index.json &&
   ok || fail "the index does not name the logged checkpoint root"
 grep -q '"witness_bytes_per_rank": 3232' S.stats.json && ok || fail "sharded witness bytes: $(cat S.stats.json)"
+# wit-eval reads a sharded run's final checkpoint from its shards: the same scores as the unsharded run
+head -c 3000 data.txt | awk 'BEGIN{RS="\n%\n"} NR<=6 {printf "%s\n%%\n", $0}' >ev.txt
+run 0 wit-commit --reader fortune -q -o ev.commit.json ev.txt
+run 0 wit-eval run -q --run D --commit ev.commit.json -o D.eval.json --scores D.scores.json ev.txt
+run 0 wit-eval run -q --run S --commit ev.commit.json -o S.eval.json --scores S.scores.json ev.txt
+[ "$(jq -c '.scores' D.scores.json)" = "$(jq -c '.scores' S.scores.json)" ] && ok || fail "sharded and unsharded evals differ"
 challenge_all S 24   # states between checkpoints are assembled from the shards
 rc=$?
 [ "$rc" -eq 0 ] && ok || fail "sharded run rejected by a single-process replay (exit $rc): $(head -3 "$T/err")"

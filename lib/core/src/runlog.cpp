@@ -20,6 +20,7 @@
 #include "wit/manifest.h"
 #include "wit/model_spec.h"
 #include "wit/safetensors.h"
+#include "wit/shards.h"
 
 namespace wit {
 
@@ -295,6 +296,7 @@ json RunVerdict::to_json() const {
           {"entries", entries},
           {"heads", heads},
           {"checkpoints", checkpoints},
+          {"sharded_checkpoints", sharded},
           {"seed", seed_revealed ? "checked" : "not revealed"},
           {"warnings", warnings}};
 }
@@ -306,6 +308,7 @@ std::string RunVerdict::summary() const {
   s += ", " + std::to_string(heads) + " signed head" + (heads == 1 ? "" : "s");
   s += seed_revealed ? ", seed and initial state checked" : ", seed not revealed";
   s += ", " + std::to_string(checkpoints) + " checkpoint" + (checkpoints == 1 ? "" : "s") + " checked";
+  if (sharded) s += " (" + std::to_string(sharded) + " sharded)";
   return s;
 }
 
@@ -434,24 +437,33 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (opt.checkpoints && fs::is_directory(rp.ckpt_dir(), ec)) {
+    // Whole checkpoints (step-NNNNNN.safetensors) and sharded ones (their
+    // index step-NNNNNN.index.json, which names the shard files).
     std::map<uint64_t, std::string> ckpts;
     for (const auto& de : fs::directory_iterator(rp.ckpt_dir(), ec)) {
       const std::string name = de.path().filename().string();
-      const std::string pre = "step-", suf = ".safetensors";
+      const std::string pre = "step-";
       uint64_t step = 0;
-      bool ok = name.size() > pre.size() + suf.size() && name.compare(0, pre.size(), pre) == 0 &&
-                name.compare(name.size() - suf.size(), suf.size(), suf) == 0;
-      if (ok) {
+      bool ok = false;
+      for (const std::string suf : {".safetensors", ".index.json"}) {
+        if (ok || name.size() <= pre.size() + suf.size() || name.compare(0, pre.size(), pre) != 0 ||
+            name.compare(name.size() - suf.size(), suf.size(), suf) != 0)
+          continue;
         const char* b = name.data() + pre.size();
         const char* e = name.data() + name.size() - suf.size();
         auto r = std::from_chars(b, e, step);
-        ok = r.ec == std::errc() && r.ptr == e && rp.checkpoint(step) == rp.ckpt_dir() + "/" + name;
+        const std::string whole = rp.checkpoint(step);
+        ok = r.ec == std::errc() && r.ptr == e &&
+             (suf == ".safetensors" ? whole : shard_index_path(whole)) == rp.ckpt_dir() + "/" + name;
       }
       if (!ok) {
-        if (name.find(".tmp.") == std::string::npos) v.warnings.push_back("ignored " + de.path().string());
+        // Shard files are read through their index.
+        if (name.find(".tmp.") == std::string::npos && name.find(".shard-") == std::string::npos)
+          v.warnings.push_back("ignored " + de.path().string());
         continue;
       }
-      ckpts[step] = de.path().string();
+      auto [it, fresh] = ckpts.emplace(step, de.path().string());
+      if (!fresh) return fail(rp.checkpoint(step) + ": both a whole and a sharded checkpoint of step " + std::to_string(step));
     }
     if (ec) throw Error("cannot list: " + ec.message(), rp.ckpt_dir());
     for (const auto& [step, path] : ckpts) {
@@ -461,7 +473,15 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
       if (!want) return fail(path + ": entry " + std::to_string(step) + " has no checkpoint root");
       Hash32 got;
       try {
-        got = checkpoint_root(Safetensors::open(path).tensors());
+        if (path.size() > 11 && path.compare(path.size() - 11, 11, ".index.json") == 0) {
+          const ShardedCheckpoint sc = ShardedCheckpoint::open(path);
+          if (sc.step != int64_t(step)) return fail(path + ": the index is of step " + std::to_string(sc.step));
+          got = sc.root_of_tensors();
+          if (got != sc.root) return fail(path + ": the shards do not add up to the index's root");
+          v.sharded++;
+        } else {
+          got = checkpoint_root(Safetensors::open(path).tensors());
+        }
       } catch (const Error& e) {
         return fail(e.what());
       }

@@ -4,6 +4,8 @@
 #define USE_C10D_GLOO 1
 #include "dist.h"
 
+#include "wit/shards.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -302,22 +304,9 @@ TrainState::Sketches Dist::sketches(const Manifest& mf, const TrainState& state)
 
 namespace {
 
-std::string strip_safetensors(const std::string& path) {
-  const std::string suf = ".safetensors";
-  if (path.size() > suf.size() && path.compare(path.size() - suf.size(), suf.size(), suf) == 0)
-    return path.substr(0, path.size() - suf.size());
-  return path;
-}
-
-std::string shard_path(const std::string& path, int r, int W) {
-  return strip_safetensors(path) + ".shard-" + std::to_string(r) + "-of-" + std::to_string(W) + ".safetensors";
-}
-
 std::string base_name(const std::string& p) { return p.substr(p.find_last_of('/') + 1); }
 
 }  // namespace
-
-std::string shard_index_path(const std::string& path) { return strip_safetensors(path) + ".index.json"; }
 
 Hash32 Dist::checkpoint(const TrainState& state, const std::string& path) {
   Impl& d = *impl_;
@@ -349,7 +338,7 @@ Hash32 Dist::checkpoint(const TrainState& state, const std::string& path) {
   if (d.rank == 0) mine.push_back({kStepTensor, DType::kI64, {1}, ByteView(step_bytes, 8)});
   // The shard is durable before its leaves leave this rank, so an index
   // (written after the gather) never names a shard that is not on disk.
-  write_safetensors(shard_path(path, d.rank, W), mine);
+  write_safetensors(shard_file_path(path, d.rank, W), mine);
   size_t most = 0;
   for (const auto& n : names) most = std::max(most, n.size());
   auto in = torch::zeros({int64_t(most * 32)}, torch::kUInt8);
@@ -376,13 +365,13 @@ Hash32 Dist::checkpoint(const TrainState& state, const std::string& path) {
     }
     std::vector<std::string> sorted = names[size_t(r)];
     std::sort(sorted.begin(), sorted.end());
-    shards.push_back({{"file", base_name(shard_path(path, r, W))}, {"tensors", sorted}});
+    shards.push_back({{"file", base_name(shard_file_path(path, r, W))}, {"tensors", sorted}});
   }
   std::sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Hash32> hs;
   for (const auto& l : leaves) hs.push_back(l.second);
   const Hash32 root = merkle_root(kBlake2bTree, hs);
-  nlohmann::json index = {{"format", "wit.checkpoint-shards"}, {"version", 1}, {"step", s.step},
+  nlohmann::json index = {{"format", kShardIndexFormat}, {"version", 1}, {"step", s.step},
                           {"root", root.hex()}, {"shards", shards}};
   write_file_atomic(shard_index_path(path), index.dump(1) + "\n");
   return root;
@@ -392,31 +381,9 @@ std::optional<TrainState> load_sharded_checkpoint(const ModelConfig& c, const st
                                                   const std::string& device) {
   const std::string ip = shard_index_path(path);
   if (!std::filesystem::exists(ip)) return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(read_file(ip), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("format", "") != "wit.checkpoint-shards" ||
-      j.value("version", 0) != 1 || !j.contains("shards") || !j["shards"].is_array() || !j.contains("root") ||
-      !j["root"].is_string())
-    throw Error("invalid checkpoint index", ip);
-  const std::string dir = ip.substr(0, ip.find_last_of('/') + 1);
-  std::vector<Safetensors> files;
-  std::vector<TensorView> all;
-  for (const auto& sh : j["shards"]) {
-    if (!sh.is_object() || !sh.contains("file") || !sh["file"].is_string() || !sh.contains("tensors") ||
-        !sh["tensors"].is_array())
-      throw Error("invalid checkpoint index: bad shard", ip);
-    const std::string f = sh["file"].get<std::string>();
-    if (f.empty() || f.find('/') != std::string::npos || f[0] == '.')
-      throw Error("invalid checkpoint index: shard file '" + f + "'", ip);
-    files.push_back(Safetensors::open(dir + f));
-    std::vector<std::string> got, want = sh["tensors"].get<std::vector<std::string>>();
-    for (const auto& t : files.back().tensors()) got.push_back(t.name);
-    std::sort(want.begin(), want.end());
-    if (got != want) throw Error("checkpoint shard holds other tensors than its index says", dir + f);
-    all.insert(all.end(), files.back().tensors().begin(), files.back().tensors().end());
-  }
-  TrainState st = TrainState::from_tensors(c, all, ip, device);
-  if (st.root().hex() != j["root"].get<std::string>())
-    throw Error("checkpoint shards do not add up to the index's root", ip);
+  const ShardedCheckpoint sc = ShardedCheckpoint::open(ip);
+  TrainState st = TrainState::from_tensors(c, sc.tensors, ip, device);
+  if (st.root() != sc.root) throw Error("checkpoint shards do not add up to the index's root", ip);
   return st;
 }
 

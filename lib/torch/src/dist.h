@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "wit/shards.h"  // shard_index_path
 #include "wit/state.h"
 
 namespace wit {
@@ -79,6 +80,5 @@ class Dist {
 // tensors than the index says, or the assembled root is not the index's.
 std::optional<TrainState> load_sharded_checkpoint(const ModelConfig& c, const std::string& path,
                                                   const std::string& device);
-std::string shard_index_path(const std::string& path);
 
 }  // namespace wit

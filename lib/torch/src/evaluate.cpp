@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "dist.h"  // load_sharded_checkpoint
 #include "model.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
@@ -82,14 +83,16 @@ EvalTarget load_eval_target(const std::string& run, const std::string& checkpoin
   // The step the checkpoint must be of: the one asked for, else (the run's
   // own checkpoint) the log's final step.
   std::optional<int64_t> want = step;
+  std::optional<TrainState> sharded;
   if (path.empty()) {
     if (!want) want = int64_t(log.size()) - 1;
     path = rp.checkpoint(uint64_t(std::max<int64_t>(*want, 0)));
-    if (!fs::exists(path))
+    // A sharded run's checkpoint is assembled from its shards (docs/distributed.md).
+    if (!fs::exists(path) && !(sharded = load_sharded_checkpoint(t.mf.model, path, device)))
       throw Error("no checkpoint of step " + std::to_string(*want) + " in the run", path,
                   step ? "" : "the run may not have finished; pass --checkpoint FILE");
   }
-  t.state = TrainState::load(t.mf.model, path, device);
+  t.state = sharded ? std::move(*sharded) : TrainState::load(t.mf.model, path, device);
   t.step = t.state.step();
   if (want && t.step != *want)
     throw Error("the checkpoint is of step " + std::to_string(t.step) + ", not " + std::to_string(*want), path);

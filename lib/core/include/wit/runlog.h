@@ -92,6 +92,7 @@ struct RunVerdict {
   std::vector<std::string> warnings;
   Hash32 run_id;
   uint64_t entries = 0, heads = 0, checkpoints = 0;
+  uint64_t sharded = 0;  // of the checkpoints, those stored as shards with an index
   bool seed_revealed = false;
   nlohmann::json to_json() const;
   std::string summary() const;  // one line for people
