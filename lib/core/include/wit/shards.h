@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wit/bytes.h"
@@ -18,6 +19,15 @@ inline constexpr const char* kShardIndexFormat = "wit.checkpoint-shards";
 std::string shard_index_path(const std::string& checkpoint_path);
 // step-000008.safetensors -> step-000008.shard-R-of-W.safetensors.
 std::string shard_file_path(const std::string& checkpoint_path, int rank, int world);
+
+// The index alone: its root and step, and per shard its file name (plain,
+// beside the index) and the tensor names it holds. parse throws wit::Error.
+struct ShardIndex {
+  Hash32 root;
+  int64_t step = -1;
+  std::vector<std::pair<std::string, std::vector<std::string>>> shards;
+  static ShardIndex parse(const std::string& text, const std::string& where);
+};
 
 struct ShardedCheckpoint {
   std::string index_path;
