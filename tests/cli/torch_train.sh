@@ -19,9 +19,7 @@ CFG
 train() { wit-train -q -j1 --config cfg.json --data data.commit.json --index data.widx --key key "$@" data.txt; }
 
 run 0 wit-log keygen -o key
-t0=$(date +%s%N)
 run 0 train --out A
-run_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ -f A/seed ] && [ ! -f A/seed.secret ] && ok || fail "seed not revealed at the end"
 run 0 wit-log verify A
 
@@ -60,14 +58,17 @@ done
 # --- SIGKILL from outside at random moments, until the run completes
 rm -rf R
 kills=0
-# The kill lands at a random moment within the first 90% of a whole run's time
-# (measured on run A), at wit-train itself (exec'd, so $! is its pid).
+# Each kill lands at a random point of the run: once the log has grown to a
+# random share of a whole run's log (A's), at wit-train itself (exec'd, so $!
+# is its pid) -- by progress rather than time, so a fast or loaded machine
+# does not let the run finish first.
+full=$(stat -c %s A/run.wlog)
 for attempt in $(seq 1 30); do
   (exec wit-train -q -j1 --config cfg.json --data data.commit.json --index data.widx --key key --out R data.txt) \
     >/dev/null 2>&1 &
   pid=$!
-  ms=$(( run_ms * (5 + RANDOM % 86) / 100 ))
-  sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+  target=$(( full * (5 + RANDOM % 86) / 100 ))
+  while kill -0 "$pid" 2>/dev/null && [ "$(stat -c %s R/run.wlog 2>/dev/null || echo 0)" -lt "$target" ]; do sleep 0.01; done
   if kill -9 "$pid" 2>/dev/null; then kills=$((kills + 1)); fi
   wait "$pid" 2>/dev/null
   [ -f R/seed ] && break
