@@ -308,14 +308,24 @@ Challenge Challenge::from_json(const json& j, const std::string& where) {
   return c;
 }
 
-Challenge issue_challenge(const TreeHead& head, const std::string& head_where, const Hash32& nonce,
-                          const ChallengeRequest& req) {
+int64_t request_count(const ChallengeRequest& req, int64_t n, const std::string& population, int64_t max) {
   if (!req.k && !req.confidence) throw Error("missing -k N or --confidence P --fraction F", "", "run with --help for usage");
   if (req.k && req.confidence) throw Error("-k and --confidence exclude each other");
   if (req.confidence && !req.fraction) throw Error("--confidence needs --fraction", "", "e.g. --confidence 0.99 --fraction 0.05");
   if (req.confidence && !(*req.confidence > 0 && *req.confidence < 1))
     throw Error("--confidence must be between 0 and 1 (exclusive)", std::to_string(*req.confidence));
   if (req.fraction && !fraction_ok(*req.fraction)) throw Error("--fraction must be in (0, 1]", std::to_string(*req.fraction));
+  const int64_t k = req.k ? *req.k : k_for_confidence(n, req.fraction.value_or(0.05), *req.confidence);
+  if (k < 1 || k > n)
+    throw Error("-k must be between 1 and the " + std::to_string(n) + " " + population, std::to_string(k));
+  if (k > max)
+    throw Error("too many to check at once (at most " + std::to_string(max) + ")", std::to_string(k),
+                "lower --confidence or raise --fraction");
+  return k;
+}
+
+Challenge issue_challenge(const TreeHead& head, const std::string& head_where, const Hash32& nonce,
+                          const ChallengeRequest& req) {
   if (req.segments < 0) throw Error("--segments must not be negative", std::to_string(req.segments));
   if (!head.signature_ok()) throw Error("the head's signature does not verify", head_where);
   if (head.size < 2) throw Error("the head covers no training steps", head_where);
@@ -325,14 +335,8 @@ Challenge issue_challenge(const TreeHead& head, const std::string& head_where, c
                 "or pass --run RUN to read it from the manifest");
   if (req.segments > 0 && *req.checkpoint_every < 1)
     throw Error("--checkpoint-every must be at least 1", std::to_string(*req.checkpoint_every));
-  const double f = req.fraction.value_or(0.05);
-  const int64_t n = req.k ? *req.k : k_for_confidence(T, f, *req.confidence);
-  if (n < 1 || n > T)
-    throw Error("-k must be between 1 and the " + std::to_string(T) + " steps the head covers", std::to_string(n));
-  if (n > kMaxChallengeSteps)
-    throw Error("too many challenges (at most " + std::to_string(kMaxChallengeSteps) + ")", std::to_string(n),
-                "lower --confidence or raise --fraction");
-  return derive_challenge(head, nonce, n, req.segments, req.checkpoint_every.value_or(0), f);
+  const int64_t n = request_count(req, T, "steps the head covers", kMaxChallengeSteps);
+  return derive_challenge(head, nonce, n, req.segments, req.checkpoint_every.value_or(0), req.fraction.value_or(0.05));
 }
 
 Challenge Challenge::load(const std::string& path) {

@@ -165,19 +165,12 @@ EvalCheck check_eval(const EvalCommitment& e, const EvalScores& s, const EvalChe
   if (opt.nonce.empty() || opt.nonce.size() > kMaxEvalNonceBytes)
     throw Error("the nonce must be 1 to " + std::to_string(kMaxEvalNonceBytes) + " bytes of hex",
                 std::to_string(opt.nonce.size()) + " bytes");
-  if (!opt.k && !opt.confidence) throw Error("missing -k N or --confidence P --fraction F", "", "run with --help for usage");
-  if (opt.k && opt.confidence) throw Error("-k and --confidence exclude each other");
-  if (opt.confidence && !opt.fraction) throw Error("--confidence needs --fraction", "", "e.g. --confidence 0.99 --fraction 0.05");
-  if (opt.confidence && !(*opt.confidence > 0 && *opt.confidence < 1))
-    throw Error("--confidence must be between 0 and 1 (exclusive)", std::to_string(*opt.confidence));
-  if (opt.fraction && !(*opt.fraction > 0 && *opt.fraction <= 1))
-    throw Error("--fraction must be in (0, 1]", std::to_string(*opt.fraction));
+  ChallengeRequest req;
+  if (opt.k) req.k = *opt.k > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(*opt.k);
+  req.confidence = opt.confidence;
+  req.fraction = opt.fraction;
   const double fraction = opt.fraction.value_or(0.05);
-  const uint64_t k = opt.k ? *opt.k : uint64_t(k_for_confidence(int64_t(e.n), fraction, *opt.confidence));
-  if (k < 1 || k > e.n)
-    throw Error("-k must be between 1 and the eval's " + std::to_string(e.n) + " examples", std::to_string(k));
-  if (k > kMaxEvalCheck)
-    throw Error("too many spot checks (at most " + std::to_string(kMaxEvalCheck) + ")", std::to_string(k));
+  const uint64_t k = uint64_t(request_count(req, int64_t(e.n), "examples of the eval", int64_t(kMaxEvalCheck)));
 
   const RunPaths rp(o.run);
   const Manifest mf = Manifest::load(rp.manifest());

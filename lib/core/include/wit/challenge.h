@@ -92,6 +92,11 @@ struct ChallengeRequest {
   int64_t segments = 0;
   std::optional<int64_t> checkpoint_every;  // needed with segments > 0
 };
+// How many to draw from a population of n (steps, or eval examples): checks
+// -k / --confidence / --fraction (-k alone states the guarantee for 0.05)
+// and returns k in [1, min(n, max)]; throws wit::Error with a one-line
+// reason naming `population` ("steps the head covers").
+int64_t request_count(const ChallengeRequest& req, int64_t n, const std::string& population, int64_t max);
 // Checks the request and the head (signature, at least one step) and derives
 // the challenge; throws wit::Error with a one-line reason (`head_where` names
 // the head's file) on a bad request or head.
