@@ -33,9 +33,12 @@ say "2. train a small GPT with witnesses ($STEPS steps), and a tampered run"
 echo "   The tampered run uses wit's own loop but trains on undeclared records on 30% of its steps,"
 echo "   logging its witnesses as if it were honest."
 mk honest/run/seed tampered/run/seed
-wit-log show "$OUT/honest/run" --from "$STEPS" --to "$STEPS" | cut -c1-160
+echo "   the honest run's last log entry (wit-log show; sketches and probe summarised):"
+wit-log show "$OUT/honest/run" --from "$STEPS" --to "$STEPS" |
+  jq -r '"   step \(.step): lr \(.lr), mean loss \(.mean_loss), grad norm \(.grad_norm), \(.losses | length) per-example losses,\n   batch_root \(.batch_root)\n   ckpt_root  \(.ckpt_root)\n   sketch \(.sketch.n) floats (l2 \(.sketch.l2)), probe \(.probe.n) floats"'
 wit-log verify "$OUT/honest/run"
 wit-log verify "$OUT/tampered/run"
+echo "   Both logs are well formed and signed: the log alone cannot tell them apart. Replay can."
 
 say "3. a verifier challenges each run with a fresh nonce; the trainer responds; the verifier replays"
 mk honest/report.json tampered/report.json
