@@ -13,7 +13,9 @@
 #
 # Usage: bench/dist.sh BUILD_DIR
 # Environment: WIT_BENCH_DIST_STEPS (default 40), WIT_BENCH_DIST_SIZES
-# (default "2:128 4:256": n_layer:d_model pairs), WIT_BENCH_DIST_REPS (default 2).
+# (default "2:128 4:256": n_layer:d_model pairs), WIT_BENCH_DIST_REPS (default 2),
+# WIT_BENCH_DIST_EVERY (default 50: a probe and a checkpoint every that many
+# steps, as a real run would space them; the witness time includes them).
 set -euo pipefail
 
 die() { echo "bench/dist.sh: error: $*" >&2; exit 2; }
@@ -22,7 +24,8 @@ build=$(cd "$1" 2>/dev/null && pwd) || die "no such build directory: $1"
 bin=$build/bin
 [ -x "$bin/wit-train" ] || die "wit-train is not built: $bin/wit-train"
 export OPENBLAS_NUM_THREADS=1
-steps=${WIT_BENCH_DIST_STEPS:-40}
+steps=${WIT_BENCH_DIST_STEPS:-100}
+every=${WIT_BENCH_DIST_EVERY:-50}
 sizes=${WIT_BENCH_DIST_SIZES:-"2:128 4:256"}
 reps=${WIT_BENCH_DIST_REPS:-2}
 modes="single dp sharded"
@@ -54,8 +57,8 @@ for size in $sizes; do
   L=${size%%:*} D=${size##*:}
   cat >cfg.json <<CFG
 {"model": {"n_layer": $L, "n_head": 4, "d_model": $D, "context": 64},
- "batch_size": 8, "steps": $steps, "checkpoint_every": 20, "head_every": 10,
- "fingerprint": {"sketch_k": 512, "probe_every": 20, "probe_records": 8, "probe_dim": 64},
+ "batch_size": 8, "steps": $steps, "checkpoint_every": $every, "head_every": 10,
+ "fingerprint": {"sketch_k": 512, "probe_every": $every, "probe_records": 8, "probe_dim": 64},
  "seed": "be7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7c"}
 CFG
   params=$((L * (12 * D * D + 13 * D) + (257 + 64) * D + 2 * D))
