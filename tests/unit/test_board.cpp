@@ -335,10 +335,12 @@ TEST_CASE("board: one rejected report or spot check rejects the run - missing on
   const RunEntry failed = evaluate_run_bundle(variant(report_member(), Fixture::report(f.challenge, false).dump(2)));
   CHECK(failed.failed == 1);  // the board shows the failed challenge
   CHECK(failed.survived == 0);
+  CHECK(failed.model == "not checked");  // the checks stopped before the released model
   const RunEntry waiting = evaluate_run_bundle(variant(report_member(), std::nullopt));
   CHECK(waiting.status == "pending");
   CHECK(waiting.pending == 1);
   CHECK(waiting.reason == "waiting for the report of 1 challenge");
+  CHECK(waiting.model == "matches");  // a pending run is checked to the end
   RunBundle nocheck = f.bundle("nocheck");
   for (const auto& n : nocheck.names_under("eval-checks/")) nocheck.files.erase("eval-checks/" + n + ".json");
   nocheck.files[kRunBundleIndex] = nocheck.index_json("nocheck");

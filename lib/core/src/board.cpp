@@ -439,6 +439,7 @@ void judge(Ctx& c) {
 
   // 14. model.fingerprint.json
   c.at = member::kModelFingerprint;
+  e.model = "not given";
   if (b.has(member::kModelFingerprint)) {
     const Fingerprint fp = Fingerprint::from_json(parse_member(b, member::kModelFingerprint), member::kModelFingerprint);
     e.model = "differs";
@@ -700,7 +701,7 @@ std::string RunEntry::describe() const {
   if (clean)
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
       << " distinct eval records proved against the training data)\n";
-  if (status == "rejected" && model == "not given") {
+  if (model == "not checked") {
     o << "(the checks stop at the first failure)\n";
     return o.str();
   }

@@ -77,7 +77,9 @@ struct RunEntry {
   std::optional<bool> clean;
   uint64_t eval_distinct = 0;
   // Released model against the final probe fingerprint.
-  std::string model = "not given";  // "matches" | "differs" | "not given"
+  // "matches" | "differs" | "not given" (no member) | "not checked" (an
+  // earlier check rejected the run).
+  std::string model = "not checked";
   std::optional<double> model_probe_rel;
   std::string model_note;
   // Loss curve: (step, mean loss) from run.wlog.
