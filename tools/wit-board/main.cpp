@@ -12,11 +12,8 @@
 #include "wit/challenge.h"
 #include "wit/cli.h"
 #include "wit/error.h"
-#include "wit/eval.h"
 #include "wit/io.h"
-#include "wit/manifest.h"
 #include "wit/run_bundle.h"
-#include "wit/runlog.h"
 #include "wit/wlog.h"
 
 namespace fs = std::filesystem;
@@ -148,63 +145,23 @@ int main(int argc, char** argv) {
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
     if (pack->parsed()) {
-      if (!wit::run_bundle_name_ok(p_name))
-        throw wit::Error("invalid --name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)", p_name);
       if (exists(p_out)) throw wit::Error("output exists", p_out, "pick a new path; a bundle is never overwritten");
-      wit::RunBundle b;
+      wit::PackInput in;
+      in.name = p_name;
+      in.run_dir = p_run;
+      in.data_commit = p_data;
+      in.eval_commit = p_evalc;
+      in.eval = p_eval;
+      in.eval_scores = p_scores;
+      in.contamination = p_cont;
+      in.model_fingerprint = p_fp;
+      in.challenges = p_challenges;
+      in.reports = p_reports;
+      in.eval_checks = p_checks;
+      in.include_log = !p_nolog;
+      wit::RunBundle b = wit::pack_run_bundle(in);
       b.path = p_out;
       b.archive = wit::is_wbundle_path(p_out);
-      // The run: manifest and heads byte for byte, the final entry's proof under the newest head.
-      const wit::RunPaths rp(p_run);
-      const wit::Manifest mf = wit::Manifest::load(rp.manifest());
-      b.files[wit::member::kManifest] = wit::read_file(rp.manifest());
-      b.files[wit::member::kHeads] = wit::read_file(rp.heads());
-      const auto heads = wit::read_heads(rp.heads());
-      if (heads.empty()) throw wit::Error("the run has no signed heads", rp.heads());
-      const wit::TreeHead& head = heads.back();
-      const wit::WitnessLog log = wit::WitnessLog::open(rp.log(), false);
-      if (head.size != uint64_t(mf.steps) + 1 || log.size() != head.size)
-        throw wit::Error("the run is not finished: its newest signed head covers " + std::to_string(head.size) +
-                             " entries, its log " + std::to_string(log.size()) + ", the whole run " +
-                             std::to_string(mf.steps + 1),
-                         rp.heads(), "finish training, or sign a head over the whole log (wit-log sign)");
-      if (log.root(head.size) != head.root) throw wit::Error("the newest head's root is not the root of the log", rp.heads());
-      b.files[wit::member::kFinal] = wit::log_inclusion_document(log, head, uint64_t(mf.steps)).dump(2) + "\n";
-      if (!p_nolog) b.files[wit::member::kLog] = wit::read_file(rp.log());
-      b.files[wit::member::kDataCommit] = wit::read_file(p_data);
-      b.files[wit::member::kEvalCommit] = wit::read_file(p_evalc);
-      b.files[wit::member::kEval] = wit::read_file(p_eval);
-      b.files[wit::member::kEvalScores] = wit::read_file(p_scores);
-      b.files[wit::member::kContamination] = wit::read_file(p_cont);
-      if (!p_fp.empty()) b.files[wit::member::kModelFingerprint] = wit::read_file(p_fp);
-      auto put_named = [&](const std::string& dir, const std::string& name, const std::string& text, const std::string& from) {
-        const std::string m = dir + name + ".json";
-        auto it = b.files.find(m);
-        if (it != b.files.end() && it->second != text) throw wit::Error("two different files for " + m, from);
-        b.files[m] = text;
-      };
-      for (const auto& f : p_challenges) {
-        const std::string text = wit::read_file(f);
-        const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-        if (j.is_discarded()) throw wit::Error("invalid challenge: not valid json", f);
-        const wit::Challenge c = wit::Challenge::from_json(j, f);
-        put_named(wit::member::kChallenges, wit::challenge_member_name(c.seed), text, f);
-      }
-      for (const auto& f : p_reports) {
-        const std::string text = wit::read_file(f);
-        std::string why;
-        const std::string name = wit::match_report(b, text, f, why);
-        if (name.empty()) throw wit::Error("the report answers none of the --challenge files", f);
-        put_named(wit::member::kReports, name, text, f);
-      }
-      for (const auto& f : p_checks) {
-        const std::string text = wit::read_file(f);
-        const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-        if (j.is_discarded()) throw wit::Error("invalid eval check: not valid json", f);
-        const wit::EvalCheckReport r = wit::EvalCheckReport::from_json(j, f);
-        put_named(wit::member::kEvalChecks, wit::challenge_member_name(r.seed), text, f);
-      }
-      b.files[wit::kRunBundleIndex] = b.index_json(p_name);
       b.save_new();
       if (!quiet) {
         const wit::RunEntry e = wit::evaluate_run_bundle(b);

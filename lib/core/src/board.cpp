@@ -19,6 +19,7 @@
 #include "wit/eval.h"
 #include "wit/fingerprint_doc.h"
 #include "wit/hash.h"
+#include "wit/io.h"
 #include "wit/manifest.h"
 #include "wit/merkle.h"
 #include "wit/model_spec.h"
@@ -459,6 +460,63 @@ void judge(Ctx& c) {
 }
 
 }  // namespace
+
+RunBundle pack_run_bundle(const PackInput& in) {
+  if (!run_bundle_name_ok(in.name))
+    throw Error("invalid --name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)", in.name);
+  RunBundle b;
+  // The run: manifest and heads byte for byte, the final entry's proof under the newest head.
+  const RunPaths rp(in.run_dir);
+  const Manifest mf = Manifest::load(rp.manifest());
+  b.files[member::kManifest] = read_file(rp.manifest());
+  b.files[member::kHeads] = read_file(rp.heads());
+  const auto heads = read_heads(rp.heads());
+  if (heads.empty()) throw Error("the run has no signed heads", rp.heads());
+  const TreeHead& head = heads.back();
+  const WitnessLog log = WitnessLog::open(rp.log(), false);
+  if (head.size != uint64_t(mf.steps) + 1 || log.size() != head.size)
+    throw Error("the run is not finished: its newest signed head covers " + std::to_string(head.size) +
+                    " entries, its log " + std::to_string(log.size()) + ", the whole run " + std::to_string(mf.steps + 1),
+                rp.heads(), "finish training, or sign a head over the whole log (wit-log sign)");
+  if (log.root(head.size) != head.root) throw Error("the newest head's root is not the root of the log", rp.heads());
+  b.files[member::kFinal] = log_inclusion_document(log, head, uint64_t(mf.steps)).dump(2) + "\n";
+  if (in.include_log) b.files[member::kLog] = read_file(rp.log());
+  b.files[member::kDataCommit] = read_file(in.data_commit);
+  b.files[member::kEvalCommit] = read_file(in.eval_commit);
+  b.files[member::kEval] = read_file(in.eval);
+  b.files[member::kEvalScores] = read_file(in.eval_scores);
+  b.files[member::kContamination] = read_file(in.contamination);
+  if (!in.model_fingerprint.empty()) b.files[member::kModelFingerprint] = read_file(in.model_fingerprint);
+  auto put_named = [&](const std::string& dir, const std::string& name, const std::string& text, const std::string& from) {
+    const std::string m = dir + name + ".json";
+    auto it = b.files.find(m);
+    if (it != b.files.end() && it->second != text) throw Error("two different files for " + m, from);
+    b.files[m] = text;
+  };
+  for (const auto& f : in.challenges) {
+    const std::string text = read_file(f);
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded()) throw Error("invalid challenge: not valid json", f);
+    const Challenge c = Challenge::from_json(j, f);
+    put_named(member::kChallenges, challenge_member_name(c.seed), text, f);
+  }
+  for (const auto& f : in.reports) {
+    const std::string text = read_file(f);
+    std::string why;
+    const std::string name = match_report(b, text, f, why);
+    if (name.empty()) throw Error("the report answers none of the --challenge files", f);
+    put_named(member::kReports, name, text, f);
+  }
+  for (const auto& f : in.eval_checks) {
+    const std::string text = read_file(f);
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded()) throw Error("invalid eval check: not valid json", f);
+    const EvalCheckReport r = EvalCheckReport::from_json(j, f);
+    put_named(member::kEvalChecks, challenge_member_name(r.seed), text, f);
+  }
+  b.files[kRunBundleIndex] = b.index_json(in.name);
+  return b;
+}
 
 std::string number_text(double v) {
   if (std::isnan(v)) return "nan";

@@ -113,6 +113,21 @@ std::string match_report(const RunBundle& b, const std::string& report_text, con
 // key); throws wit::Error naming the member on any problem.
 TreeHead newest_signed_head(const RunBundle& b);
 
+// What `wit-board pack` puts in a new bundle: a finished run's directory
+// (manifest, heads, final entry's proof under the newest head, and the log
+// unless include_log is false) and the files named, byte for byte;
+// challenges, reports and eval checks are parsed only to name them (a report
+// must answer one of the challenges).
+struct PackInput {
+  std::string name, run_dir, data_commit, eval_commit, eval, eval_scores, contamination;
+  std::string model_fingerprint;  // "" = none
+  std::vector<std::string> challenges, reports, eval_checks;
+  bool include_log = true;
+};
+// The bundle's members and bundle.json (path and form are the caller's, then
+// save_new()); throws wit::Error naming the file on any problem.
+RunBundle pack_run_bundle(const PackInput& in);
+
 // board.json: {"format":"wit.board","version":1,"fraction":f,"runs":[...]}.
 std::string board_json(const std::vector<RunEntry>& runs, double fraction);
 // The static site: index.html and one page per run (inline CSS, JS and SVG; no network).
