@@ -46,9 +46,7 @@ void check_header(const json& j, const char* kind, const char* format, std::init
     throw Error("unsupported " + std::string(format) + " version " + std::to_string(v.get<int64_t>()) +
                     " (this wit reads " + std::to_string(kEvalVersion) + ")",
                 where);
-  for (const auto& kv : j.items())
-    if (std::find_if(fields.begin(), fields.end(), [&](const char* n) { return kv.key() == n; }) == fields.end())
-      jsonf::bad(kind, "unknown field '" + kv.key() + "'", where);
+  jsonf::only_keys(j, fields, kind, where);
 }
 
 double finite_number(const json& j, const char* key, const char* kind, const std::string& where,
@@ -69,18 +67,12 @@ json score_json(const Score& s) { return {{"loss", s.loss}, {"accuracy", s.accur
 
 Score parse_score(const json& j, const char* kind, const std::string& where, const std::string& name) {
   if (!j.is_object()) jsonf::bad(kind, "field '" + name + "' is not an object", where);
-  for (const auto& kv : j.items())
-    if (kv.key() != "loss" && kv.key() != "accuracy") jsonf::bad(kind, "unknown field '" + name + "." + kv.key() + "'", where);
+  jsonf::only_keys(j, {"loss", "accuracy"}, kind, where, name);
   Score s{finite_number(j, "loss", kind, where, name + ".loss"), finite_number(j, "accuracy", kind, where, name + ".accuracy")};
   if (!score_ok(s)) jsonf::bad(kind, "field '" + name + "' is not a score (loss >= 0, accuracy in [0, 1])", where);
   return s;
 }
 
-json hashes_json(const std::vector<Hash32>& v) {
-  json a = json::array();
-  for (const auto& h : v) a.push_back(h.hex());
-  return a;
-}
 
 std::vector<Hash32> score_leaves(const EvalScores& s) {
   std::vector<Hash32> leaves;
@@ -380,7 +372,7 @@ json EvalCheckReport::to_json() const {
                        {"record_leaf", it.record_leaf.hex()},
                        {"claimed", score_json(it.claimed)},
                        {"recomputed", score_json(it.recomputed)},
-                       {"score_path", hashes_json(it.score_path)},
+                       {"score_path", jsonf::hex_array(it.score_path)},
                        {"pass", it.pass},
                        {"failed", it.failed}});
   const json gj = guarantee.to_json(eval_guarantee_words(guarantee));
@@ -437,10 +429,7 @@ EvalCheckReport EvalCheckReport::from_json(const json& j, const std::string& whe
   for (const json& ji : items) {
     const std::string at = "items[" + std::to_string(pos) + "]";
     if (!ji.is_object()) jsonf::bad(kKind, at + " is not an object", where);
-    for (const auto& kv : ji.items())
-      if (kv.key() != "index" && kv.key() != "record_leaf" && kv.key() != "claimed" && kv.key() != "recomputed" &&
-          kv.key() != "score_path" && kv.key() != "pass" && kv.key() != "failed")
-        jsonf::bad(kKind, "unknown field '" + at + "." + kv.key() + "'", where);
+    jsonf::only_keys(ji, {"index", "record_leaf", "claimed", "recomputed", "score_path", "pass", "failed"}, kKind, where, at);
     EvalCheckItem it;
     it.index = jsonf::u64(ji, "index", kKind, where);
     if (it.index != r.indices[pos]) jsonf::bad(kKind, at + " is not of index " + std::to_string(r.indices[pos]), where);
@@ -477,10 +466,8 @@ EvalCheckReport EvalCheckReport::from_json(const json& j, const std::string& whe
 
   const json& gj = jsonf::need(j, "guarantee", kKind, where);
   if (!gj.is_object()) jsonf::bad(kKind, "field 'guarantee' is not an object", where);
-  for (const auto& kv : gj.items())
-    if (kv.key() != "steps" && kv.key() != "k" && kv.key() != "fraction" && kv.key() != "bad_steps" &&
-        kv.key() != "detection" && kv.key() != "detection_binomial" && kv.key() != "statement")
-      jsonf::bad(kKind, "unknown field 'guarantee." + kv.key() + "'", where);
+  jsonf::only_keys(gj, {"steps", "k", "fraction", "bad_steps", "detection", "detection_binomial", "statement"}, kKind,
+                   where, "guarantee");
   const double fraction = finite_number(gj, "fraction", kKind, where, "guarantee.fraction");
   if (!fraction_ok(fraction)) jsonf::bad(kKind, "field 'guarantee.fraction' is not in (0, 1]", where);
   Guarantee g = make_guarantee(int64_t(r.n), int64_t(r.k), fraction);

@@ -1,6 +1,8 @@
 // Typed JSON field access with one-line errors (json_fields.h).
 #include "wit/json_fields.h"
 
+#include <algorithm>
+
 #include "wit/error.h"
 
 namespace wit::jsonf {
@@ -43,6 +45,20 @@ std::vector<Hash32> hashes(const json& j, const char* key, size_t max, const cha
     out.push_back(h);
   }
   return out;
+}
+
+json hex_array(const std::vector<Hash32>& v) {
+  json a = json::array();
+  for (const auto& h : v) a.push_back(h.hex());
+  return a;
+}
+
+void only_keys(const json& j, std::initializer_list<const char*> keys, const char* kind, const std::string& where,
+               const std::string& prefix) {
+  if (!j.is_object()) bad(kind, "expected an object", where);
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == k; }))
+      bad(kind, "unknown field '" + (prefix.empty() ? "" : prefix + ".") + it.key() + "'", where);
 }
 
 }  // namespace wit::jsonf

@@ -15,11 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-json hashes_json(const std::vector<Hash32>& v) {
-  json a = json::array();
-  for (const auto& h : v) a.push_back(h.hex());
-  return a;
-}
 
 constexpr const char* kKind = "invalid proof";
 [[noreturn]] void bad(const std::string& why, const std::string& where) { jsonf::bad(kKind, why, where); }
@@ -77,13 +72,13 @@ ExclusionProof prove_exclusion(const Index& idx, const Hash32& leaf) {
 }
 
 json inclusion_body(const InclusionProof& p) {
-  return {{"leaf", p.leaf.hex()}, {"index", p.index}, {"size", p.size}, {"path", hashes_json(p.path)}};
+  return {{"leaf", p.leaf.hex()}, {"index", p.index}, {"size", p.size}, {"path", jsonf::hex_array(p.path)}};
 }
 
 json exclusion_body(const ExclusionProof& p) {
   auto bracket = [](bool has, const Bracket& b) -> json {
     if (!has) return nullptr;
-    return {{"index", b.index}, {"leaf", b.leaf.hex()}, {"path", hashes_json(b.path)}};
+    return {{"index", b.index}, {"leaf", b.leaf.hex()}, {"path", jsonf::hex_array(b.path)}};
   };
   return {{"leaf", p.value.hex()}, {"size", p.size}, {"left", bracket(p.has_left, p.left)},
           {"right", bracket(p.has_right, p.right)}};
@@ -107,10 +102,7 @@ json exclusion_document(const Commitment& c, const ExclusionProof& p, const std:
 
 // One spelling only: a misspelt key (say "recOrd") must not pass unchecked.
 static void only_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
-  if (!j.is_object()) bad("expected an object", where);
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == k; }))
-      bad("unknown field '" + it.key() + "'", where);
+  jsonf::only_keys(j, keys, kKind, where);
 }
 
 InclusionProof parse_inclusion_body(const json& j, const std::string& where) {

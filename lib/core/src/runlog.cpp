@@ -54,11 +54,6 @@ json floats(const std::vector<float>& v, bool full) {
   return {{"n", v.size()}, {"l2", num(float(std::sqrt(s)))}};
 }
 
-json hashes_json(const std::vector<Hash32>& v) {
-  json a = json::array();
-  for (const auto& h : v) a.push_back(h.hex());
-  return a;
-}
 
 std::string short_hex(const std::string& hex) { return hex.substr(0, 16); }
 
@@ -176,7 +171,7 @@ json log_inclusion_document(const WitnessLog& log, const TreeHead& head, uint64_
           {"index", index},
           {"entry", to_hex(log.entry_bytes(index))},
           {"leaf", log.leaves()[index].hex()},
-          {"path", hashes_json(log.inclusion_proof(index, head.size))}};
+          {"path", jsonf::hex_array(log.inclusion_proof(index, head.size))}};
 }
 
 json log_consistency_document(const WitnessLog& log, const Hash32& run_id, uint64_t old_size, uint64_t new_size,
@@ -192,7 +187,7 @@ json log_consistency_document(const WitnessLog& log, const Hash32& run_id, uint6
           {"run_id", run_id.hex()},
           {"old", end(old_size, old_head)},
           {"new", end(new_size, new_head)},
-          {"path", hashes_json(log.consistency_proof(old_size, new_size))}};
+          {"path", jsonf::hex_array(log.consistency_proof(old_size, new_size))}};
 }
 
 LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, const std::string& where) {

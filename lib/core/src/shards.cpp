@@ -8,6 +8,7 @@
 
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 
 namespace wit {
 
@@ -32,8 +33,7 @@ ShardIndex ShardIndex::parse(const std::string& text, const std::string& ip) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   auto bad = [&](const std::string& why) { throw Error("invalid checkpoint index: " + why, ip); };
   if (j.is_discarded() || !j.is_object()) bad("not a json object");
-  for (const auto& [k, v] : j.items())
-    if (k != "format" && k != "version" && k != "root" && k != "shards" && k != "step") bad("unknown field '" + k + "'");
+  jsonf::only_keys(j, {"format", "version", "root", "shards", "step"}, "invalid checkpoint index", ip);
   if (!j.contains("format") || j["format"] != kShardIndexFormat) bad("format is not \"" + std::string(kShardIndexFormat) + "\"");
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != 1)
     bad("unsupported version");

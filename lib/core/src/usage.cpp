@@ -20,19 +20,11 @@ namespace {
 constexpr const char* kKind = "invalid proof";
 [[noreturn]] void bad(const std::string& why, const std::string& where) { jsonf::bad(kKind, why, where); }
 const json& need(const json& j, const char* key, const std::string& where) { return jsonf::need(j, key, kKind, where); }
-Hash32 get_hash(const json& j, const char* key, const std::string& where) { return jsonf::hash(j, key, kKind, where); }
 uint64_t get_u64(const json& j, const char* key, const std::string& where) { return jsonf::u64(j, key, kKind, where); }
 
-json hashes_json(const std::vector<Hash32>& v) {
-  json a = json::array();
-  for (const auto& h : v) a.push_back(h.hex());
-  return a;
-}
 
 void only_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return it.key() == k; }))
-      bad("unknown field '" + it.key() + "'", where);
+  jsonf::only_keys(j, keys, kKind, where);
 }
 
 std::string steps_text(const std::vector<int64_t>& steps) {
@@ -76,9 +68,9 @@ json usage_document(const Commitment& c, const Index& idx, const std::string& ru
     MerkleTree bt(kBlake2bTree, leaves.data(), leaves.size(), 0, 1);
     uses.push_back({{"step", s},
                     {"position", pos},
-                    {"batch_path", hashes_json(bt.hashes(inclusion_ranges(pos, leaves.size())))},
+                    {"batch_path", jsonf::hex_array(bt.hashes(inclusion_ranges(pos, leaves.size())))},
                     {"entry", to_hex(log.entry_bytes(uint64_t(s)))},
-                    {"entry_path", hashes_json(log.inclusion_proof(uint64_t(s), head->size))}});
+                    {"entry_path", jsonf::hex_array(log.inclusion_proof(uint64_t(s), head->size))}});
   }
   const InclusionProof inc = prove_inclusion(idx, leaf, position);
   json doc = {{"format", kProofFormat},

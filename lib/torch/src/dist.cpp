@@ -387,6 +387,12 @@ std::optional<TrainState> load_sharded_checkpoint(const ModelConfig& c, const st
   return st;
 }
 
+std::optional<TrainState> load_run_checkpoint(const ModelConfig& c, const std::string& path,
+                                              const std::string& device) {
+  if (std::filesystem::exists(path)) return TrainState::load(c, path, device);
+  return load_sharded_checkpoint(c, path, device);
+}
+
 // ---------------------------------------------------------------- launcher
 
 namespace {

@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "wit/shards.h"  // shard_index_path
 #include "wit/state.h"
 
 namespace wit {
@@ -80,5 +79,10 @@ class Dist {
 // tensors than the index says, or the assembled root is not the index's.
 std::optional<TrainState> load_sharded_checkpoint(const ModelConfig& c, const std::string& path,
                                                   const std::string& device);
+// A run's checkpoint RUN/ckpt/step-NNNNNN.safetensors as training wrote it:
+// that file, or (a sharded run) the state its shards add up to; nothing when
+// neither is there. Resume, replay and evaluation read checkpoints through it.
+std::optional<TrainState> load_run_checkpoint(const ModelConfig& c, const std::string& path,
+                                              const std::string& device);
 
 }  // namespace wit

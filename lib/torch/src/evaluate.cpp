@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "dist.h"  // load_sharded_checkpoint
+#include "dist.h"  // load_run_checkpoint
 #include "model.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
@@ -83,16 +83,18 @@ EvalTarget load_eval_target(const std::string& run, const std::string& checkpoin
   // The step the checkpoint must be of: the one asked for, else (the run's
   // own checkpoint) the log's final step.
   std::optional<int64_t> want = step;
-  std::optional<TrainState> sharded;
   if (path.empty()) {
     if (!want) want = int64_t(log.size()) - 1;
     path = rp.checkpoint(uint64_t(std::max<int64_t>(*want, 0)));
-    // A sharded run's checkpoint is assembled from its shards (docs/distributed.md).
-    if (!fs::exists(path) && !(sharded = load_sharded_checkpoint(t.mf.model, path, device)))
+    // Whole, or assembled from a sharded run's shards (docs/distributed.md).
+    std::optional<TrainState> st = load_run_checkpoint(t.mf.model, path, device);
+    if (!st)
       throw Error("no checkpoint of step " + std::to_string(*want) + " in the run", path,
                   step ? "" : "the run may not have finished; pass --checkpoint FILE");
+    t.state = std::move(*st);
+  } else {
+    t.state = TrainState::load(t.mf.model, path, device);
   }
-  t.state = sharded ? std::move(*sharded) : TrainState::load(t.mf.model, path, device);
   t.step = t.state.step();
   if (want && t.step != *want)
     throw Error("the checkpoint is of step " + std::to_string(t.step) + ", not " + std::to_string(*want), path);

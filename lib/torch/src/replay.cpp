@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-#include "dist.h"  // load_sharded_checkpoint
+#include "dist.h"  // load_run_checkpoint
 
 #include "wit/cli.h"
 #include "wit/commitment.h"
@@ -138,14 +138,11 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   auto checkpoint_at = [&](int64_t i) -> std::optional<TrainState> {
     if (i == 0) return TrainState::initial(mf.model, ByteView(seed), opt.device);
     const std::string p = paths.checkpoint(uint64_t(i));
-    // A sharded run's checkpoint is assembled from its per-rank shards (docs/distributed.md).
-    std::optional<TrainState> sharded;
-    if (!fs::exists(p) && !fs::exists(shard_index_path(p))) return std::nullopt;
     LogEntry e = log.entry(uint64_t(i));
     if (!e.s.ckpt_root) return std::nullopt;
-    if (!fs::exists(p)) sharded = load_sharded_checkpoint(mf.model, p, opt.device);
-    TrainState st = sharded ? std::move(*sharded) : TrainState::load(mf.model, p, opt.device);
-    if (st.step() != i || st.root() != *e.s.ckpt_root) return std::nullopt;
+    // Whole, or assembled from a sharded run's per-rank shards (docs/distributed.md).
+    std::optional<TrainState> st = load_run_checkpoint(mf.model, p, opt.device);
+    if (!st || st->step() != i || st->root() != *e.s.ckpt_root) return std::nullopt;
     return st;
   };
   for (int64_t target : need.states) {

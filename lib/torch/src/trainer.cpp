@@ -259,11 +259,9 @@ TrainSummary train(const TrainOptions& opt) {
       LogEntry e = log.entry(i);
       if (!e.s.ckpt_root) continue;
       const std::string p = paths.checkpoint(i);
-      std::optional<TrainState> sharded;
-      if (!fs::exists(p) && !(sharded = load_sharded_checkpoint(mf.model, p, opt.device))) continue;
-      TrainState s = sharded ? std::move(*sharded) : TrainState::load(mf.model, p, opt.device);
-      if (s.step() == int64_t(i) && s.root() == *e.s.ckpt_root) {
-        state = std::move(s);
+      std::optional<TrainState> s = load_run_checkpoint(mf.model, p, opt.device);
+      if (s && s->step() == int64_t(i) && s->root() == *e.s.ckpt_root) {
+        state = std::move(*s);
         from = int64_t(i);
       }
     }

@@ -1,6 +1,7 @@
 // Reading typed fields of wit's JSON documents with one-line errors of the
 // form "<kind>: <why>: <where>", e.g. "invalid proof: missing field 'leaf': p.json".
 #pragma once
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,13 @@ uint64_t u64(const nlohmann::json& j, const char* key, const char* kind, const s
 // An array of hex hashes under `key`, at most `max` long.
 std::vector<Hash32> hashes(const nlohmann::json& j, const char* key, size_t max, const char* kind,
                            const std::string& where);
+
+// The JSON array of hex hashes that `hashes` reads back.
+nlohmann::json hex_array(const std::vector<Hash32>& v);
+// One spelling only: any key of the object `j` not in `keys` is an error
+// "unknown field 'PREFIX.key'" (just 'key' without a prefix); a non-object
+// is "expected an object".
+void only_keys(const nlohmann::json& j, std::initializer_list<const char*> keys, const char* kind,
+               const std::string& where, const std::string& prefix = "");
 
 }  // namespace wit::jsonf
