@@ -24,9 +24,10 @@ Score score_record(const TrainState& state, const std::string& record) {
   torch::NoGradGuard no_grad;
   const Rows rows = make_rows(BatchRecords{record}, s.cfg.context, s.device);
   // The log-probabilities training uses (target_logp), and the argmax of the
-  // same forward pass's logits for the accuracy.
-  const std::vector<float> lp = to_vector(target_logp(s, rows));
-  const torch::Tensor hit = forward(s, rows.idx).argmax(-1).eq(rows.targets).to(torch::kCPU);
+  // same forward pass's logits for the accuracy: one forward pass.
+  const torch::Tensor logits = forward(s, rows.idx);
+  const std::vector<float> lp = to_vector(target_logp_of(logits, rows));
+  const torch::Tensor hit = logits.argmax(-1).eq(rows.targets).to(torch::kCPU);
   const std::vector<float> mask = to_vector(rows.mask);
   const auto H = hit.accessor<bool, 2>();
   double sum = 0, hits = 0, count = 0;

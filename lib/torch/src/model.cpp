@@ -52,8 +52,10 @@ torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx) {
 }
 
 // Log-probability of each target token, [B, T].
-torch::Tensor target_logp(const TrainState::Impl& s, const Rows& r) {
-  auto logp = torch::log_softmax(forward(s, r.idx), -1);
+torch::Tensor target_logp(const TrainState::Impl& s, const Rows& r) { return target_logp_of(forward(s, r.idx), r); }
+
+torch::Tensor target_logp_of(const torch::Tensor& logits, const Rows& r) {
+  auto logp = torch::log_softmax(logits, -1);
   return logp.gather(2, r.targets.unsqueeze(2)).squeeze(2);
 }
 

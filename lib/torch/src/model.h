@@ -24,6 +24,8 @@ torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx);
 
 // Log-probability of each target token, [B, T].
 torch::Tensor target_logp(const TrainState::Impl& s, const Rows& r);
+// The same from logits already computed (evaluation also needs their argmax).
+torch::Tensor target_logp_of(const torch::Tensor& logits, const Rows& r);
 
 // A float tensor's values on the CPU, as float32.
 std::vector<float> to_vector(const torch::Tensor& t);
