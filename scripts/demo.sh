@@ -35,7 +35,7 @@ echo "   logging its witnesses as if it were honest."
 mk honest/run/seed tampered/run/seed
 echo "   the honest run's last log entry (wit-log show; sketches and probe summarised):"
 wit-log show "$OUT/honest/run" --from "$STEPS" --to "$STEPS" |
-  jq -r '"   step \(.step): lr \(.lr), mean loss \(.mean_loss), grad norm \(.grad_norm), \(.losses | length) per-example losses,\n   batch_root \(.batch_root)\n   ckpt_root  \(.ckpt_root)\n   sketch \(.sketch.n) floats (l2 \(.sketch.l2)), probe \(.probe.n) floats"'
+  jq -r '"   step \(.step): lr \(.lr), mean loss \(.mean_loss), grad norm \(.grad_norm), \(.losses | length) per-example losses,\n   batch_root \(.batch_root)\n   state_root \(.state_root)\n   sketch \(.sketch.n) floats (l2 \(.sketch.l2)), probe \(.probe.n) floats"'
 wit-log verify "$OUT/honest/run"
 wit-log verify "$OUT/tampered/run"
 echo "   Both logs are well formed and signed: the log alone cannot tell them apart. Replay can."

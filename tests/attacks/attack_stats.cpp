@@ -5,7 +5,9 @@
 // hypergeometric prediction with a binomial confidence interval.
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <set>
+#include <string>
 
 #include "wit/challenge.h"
 #include "wit/error.h"
@@ -14,7 +16,47 @@
 using namespace wit;
 using nlohmann::json;
 
+// --fields REPORT TAMPERED: how the tampered steps failed. Prints
+// "tampered weights-or-adam_m N/M" (failed on the full comparison of W or m)
+// and "tampered sketch-blind N/M" (the fingerprint-only distance, sketch_replay,
+// no larger than 10 x the largest of the honest steps: the sketches alone
+// would have passed them).
+int fields(const char* report_path, const char* tampered_path) {
+  json report = json::parse(read_file(report_path));
+  json tj = json::parse(read_file(tampered_path));
+  std::set<int64_t> tampered;
+  for (const auto& s : tj["steps"]) tampered.insert(s.get<int64_t>());
+  auto value = [](const json& d, const char* f) {
+    if (!d.contains(f)) return -1.0;
+    return d[f].is_number() ? d[f].get<double>() : INFINITY;
+  };
+  double honest_max = 0;
+  for (const auto& c : report["checks"])
+    if (!tampered.count(c["step"].get<int64_t>())) honest_max = std::max(honest_max, value(c["distances"], "sketch_replay"));
+  int wm = 0, blind = 0, n = 0;
+  for (const auto& c : report["checks"]) {
+    if (!tampered.count(c["step"].get<int64_t>())) continue;
+    n++;
+    const std::string f = c["failed"].is_string() ? c["failed"].get<std::string>() : "";
+    wm += f == "weights" || f == "adam_m";
+    const double sr = value(c["distances"], "sketch_replay");
+    blind += sr >= 0 && sr <= 10 * honest_max;
+  }
+  std::printf("honest sketch_replay max %.3g\n", honest_max);
+  std::printf("tampered weights-or-adam_m %d/%d\n", wm, n);
+  std::printf("tampered sketch-blind %d/%d\n", blind, n);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--fields") {
+    try {
+      return fields(argv[2], argv[3]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "attack_stats: error: %s\n", e.what());
+      return 2;
+    }
+  }
   if (argc != 6) {
     std::fprintf(stderr, "usage: attack_stats REPORT HEAD TAMPERED K NONCES\n");
     return 2;

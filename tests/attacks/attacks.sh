@@ -69,6 +69,26 @@ for attack in add-data skip lr; do
   run 0 wit-log verify "A-$attack"
 done
 
+# --- attack 12: the adaptive forger. Each tampered step keeps the honest W and m plus
+# what training on undeclared records changes, projected off the public W and m
+# sketches: the fingerprints of the logged states are exactly what an honest replay
+# gives (sketch_replay ~ noise), only the full comparison of exact states sees it.
+attack_run nullspace A-null 0.2
+[ $? -eq 1 ] && ok || fail "null-space forger not rejected"
+run 0 "$STATS" A-null.report.json A-null.head.json A-null/tampered.json "$K" "$NONCES"
+cat out
+"$STATS" --fields A-null.report.json A-null/tampered.json >fields.txt && ok || fail "report fields: $(cat fields.txt)"
+cat fields.txt
+grep -q '^tampered weights-or-adam_m 8/8$' fields.txt && ok || fail "not every tampered step failed on W or m"
+grep -q '^tampered sketch-blind 8/8$' fields.txt && ok || fail "the forger's updates were visible to the sketches"
+run 0 wit-log verify A-null
+
+# --- a state jump: a logged state that is not the declared step from the one before
+attack_run state-jump A-jump 0.2 --scale 0.01
+[ $? -eq 1 ] && ok || fail "state jump (1% of the update) not rejected"
+run 0 "$STATS" A-jump.report.json A-jump.head.json A-jump/tampered.json "$K" "$NONCES"
+cat out
+
 # --- attack 4: batches trained out of the committed order
 attack_run reorder A-reorder 0.1
 [ $? -eq 1 ] && ok || fail "reorder not rejected"
@@ -92,7 +112,7 @@ run 0 wit-train -q -j2 --config sparse.json --data data.commit.json --index data
 wit-log head P >P.head.json
 for n in $(seq 20 60); do
   wit-challenge -q --head P.head.json --nonce "$(nonce $n)" -k 6 -o p.json
-  # a challenged step right after a checkpoint (exact root) and one that is not (sketch only)
+  # a challenged step right after a checkpoint and one that is not: both states are bound exactly
   at_ckpt=$(grep -oE '^ *(11|21|31),?$' p.json | head -n 1 | tr -dc 0-9)
   off_ckpt=$(grep -oE '^ *([2-9]|1[2-9]|2[2-9]|3[2-9]),?$' p.json | head -n 1 | tr -dc 0-9)
   [ -n "$at_ckpt" ] && [ -n "$off_ckpt" ] && break
@@ -100,12 +120,12 @@ done
 [ -n "$at_ckpt" ] && [ -n "$off_ckpt" ] && ok || fail "no challenge hit both kinds of step"
 run 0 wit-replay respond -q --run P p.json -o p.wbundle
 run 0 wit-replay verify -q --bundle p.wbundle p.json -o p.report.json
-run 0 "$FORGE" tamper-state --bundle p.wbundle --step $((at_ckpt - 1)) -o t1.wbundle
-run 1 wit-replay verify -q --bundle t1.wbundle p.json -o t1.report.json
-grep -q 'differs from its logged checkpoint root' t1.report.json && ok || fail "tampered checkpoint state: wrong reason"
-run 0 "$FORGE" tamper-state --bundle p.wbundle --step $((off_ckpt - 1)) -o t2.wbundle
-run 1 wit-replay verify -q --bundle t2.wbundle p.json -o t2.report.json
-grep -q '"failed": "state"' t2.report.json && ok || fail "tampered state between checkpoints: not caught by the sketch"
+for s in $((at_ckpt - 1)) $((off_ckpt - 1)) "$off_ckpt"; do
+  run 0 "$FORGE" tamper-state --bundle p.wbundle --step "$s" -o t1.wbundle
+  run 1 wit-replay verify -q --bundle t1.wbundle p.json -o t1.report.json
+  grep -q "the state after step $s differs from its logged state root" t1.report.json && ok ||
+    fail "tampered state after step $s: wrong reason: $(grep reason t1.report.json | head -n 1)"
+done
 run 0 "$FORGE" rewrite-entry --bundle p.wbundle --step "$off_ckpt" -o t3.wbundle
 run 1 wit-replay verify -q --bundle t3.wbundle p.json -o t3.report.json
 grep -q 'not in the signed log' t3.report.json && ok || fail "rewritten entry: wrong reason"
@@ -123,9 +143,16 @@ run 1 wit-replay verify -q --bundle lseg.wbundle lseg.json -o lseg.report.json
 grep -q '"kind": "segment"' lseg.report.json && grep -q '"pass": false' lseg.report.json && ok || fail "lr attack not caught by segments"
 
 # --- bad input: never a crash, exit 1 or 2 with a one-line reason
-run 0 "$FORGE" drop-state --bundle p.wbundle --step $((off_ckpt - 1)) -o t4.wbundle
-run 1 wit-replay verify -q --bundle t4.wbundle p.json -o t4.report.json
-grep -q 'bundle lacks the state' t4.report.json && ok || fail "missing state: wrong reason"
+for s in $((off_ckpt - 1)) "$off_ckpt"; do  # the state before a challenged step, and the one after it
+  run 0 "$FORGE" drop-state --bundle p.wbundle --step "$s" -o t4.wbundle
+  run 1 wit-replay verify -q --bundle t4.wbundle p.json -o t4.report.json
+  grep -q "bundle lacks the state after step $s" t4.report.json && ok || fail "missing state $s: wrong reason"
+done
+absent t4.partial.json
+# a state for another step in place of the right one
+run 0 "$FORGE" swap-state --bundle p.wbundle --step "$off_ckpt" -o t5.wbundle
+run 1 wit-replay verify -q --bundle t5.wbundle p.json -o t5.report.json
+grep -q "holds step" t5.report.json && ok || fail "a state of another step: wrong reason"
 head -c 5000 p.wbundle >trunc.wbundle
 run 2 wit-replay verify -q --bundle trunc.wbundle p.json
 error_is wit-replay 'trunc.wbundle'

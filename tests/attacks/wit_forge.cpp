@@ -16,6 +16,7 @@
 #include "wit/order.h"
 #include "wit/rng.h"
 #include "wit/safetensors.h"
+#include "wit/sketch.h"
 #include "wit/trainer.h"
 #include "wit/wlog.h"
 
@@ -59,6 +60,63 @@ std::vector<std::vector<float>> params_of(const TrainState& st) {
   return out;
 }
 
+// Copies of the state's W and m (name order), to edit and put back.
+struct Editable {
+  std::vector<std::vector<float>> w, m;
+};
+Editable editable(const TrainState& st) {
+  Editable e;
+  for (const auto& t : st.tensors()) {
+    const float* f = reinterpret_cast<const float*>(t.data.data);
+    if (t.name.rfind("adam.m.", 0) == 0) e.m.emplace_back(f, f + t.numel());
+    else if (t.name != kStepTensor && t.name.rfind("adam.", 0) != 0) e.w.emplace_back(f, f + t.numel());
+  }
+  return e;
+}
+TrainState with_edits(const Manifest& mf, const TrainState& st, const Editable& e) {
+  std::vector<TensorView> ts = st.tensors();
+  size_t w = 0, m = 0;
+  for (auto& t : ts) {
+    const std::vector<float>* v = nullptr;
+    if (t.name.rfind("adam.m.", 0) == 0) v = &e.m[m++];
+    else if (t.name != kStepTensor && t.name.rfind("adam.", 0) != 0) v = &e.w[w++];
+    if (v) t.data = ByteView(reinterpret_cast<const uint8_t*>(v->data()), 4 * v->size());
+  }
+  return TrainState::from_tensors(mf.model, ts, "forged state");
+}
+
+// Projects `d` (the tensors of one sketched vector, global index in name
+// order) onto the null space of that public count-sketch: each bucket's rows
+// are disjoint +-1 vectors, so removing s_i * (sum_b s_j d_j) / n_b from every
+// member i of bucket b leaves a vector that sketches to exactly zero.
+void project_off_sketch(const SketchSpec& spec, std::vector<std::vector<float>>& d) {
+  std::vector<double> sum(spec.k, 0.0);
+  std::vector<uint64_t> count(spec.k, 0);
+  auto each = [&](auto&& f) {
+    uint64_t g = 0;
+    for (auto& t : d)
+      for (float& x : t) {
+        uint64_t b;
+        int s;
+        sketch_slot(spec, g++, b, s);
+        f(x, b, s);
+      }
+  };
+  each([&](float& x, uint64_t b, int s) {
+    sum[b] += s * double(x);
+    count[b]++;
+  });
+  each([&](float& x, uint64_t b, int s) { x = float(double(x) - s * sum[b] / double(count[b])); });
+}
+
+// Undeclared records the forger wants its model to learn.
+BatchRecords undeclared(size_t n, int64_t t) {
+  BatchRecords out;
+  for (size_t i = 0; i < n; i++)
+    out.push_back("SECRET " + std::to_string((t + int64_t(i)) % 8) + ": undeclared text the forger's model memorises, never committed");
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,10 +129,16 @@ int main(int argc, char** argv) {
   uint64_t attack_seed = 1;
   int64_t step = 0;
   auto* train = app.add_subcommand("train", "Train a run with an attack on a fraction of its steps");
-  train->add_option("ATTACK", attack, "honest, add-data, skip, lr, reorder, interpolate, foreign-init, rank-add-data")
+  train->add_option("ATTACK", attack,
+                    "honest, add-data, skip, lr, reorder, interpolate, foreign-init, rank-add-data, nullspace, "
+                    "state-jump")
       ->required()
       ->check(CLI::IsMember({"honest", "add-data", "skip", "lr", "reorder", "interpolate", "foreign-init",
-                             "rank-add-data"}));
+                             "rank-add-data", "nullspace", "state-jump"}));
+  double scale = 1;
+  train->add_option("--scale", scale,
+                    "nullspace: share of the undeclared data's difference kept; state-jump: the nudge as a share "
+                    "of the step's own update");
   unsigned nproc = 1;  // rank-add-data: local data-parallel ranks (wit-train --nproc)
   train->add_option("--nproc", nproc);
   train->add_option("--fraction", fraction, "Fraction of steps tampered with");
@@ -90,7 +154,8 @@ int main(int argc, char** argv) {
   auto* ts = app.add_subcommand("tamper-state", "Change one weight of a state in a response bundle");
   auto* rw = app.add_subcommand("rewrite-entry", "Rewrite a log entry in a response bundle, keeping its old proof");
   auto* dr = app.add_subcommand("drop-state", "Leave a state out of a response bundle");
-  for (auto* s : {ts, rw, dr}) {
+  auto* sw = app.add_subcommand("swap-state", "Answer the state after STEP with the state after STEP - 1");
+  for (auto* s : {ts, rw, dr, sw}) {
     s->add_option("--bundle", in)->required();
     s->add_option("--step", step)->required();
     s->add_option("-o,--output", out)->required();
@@ -124,10 +189,15 @@ int main(int argc, char** argv) {
       write_file_atomic(out, forged.to_json().dump(2) + "\n");
       return 0;
     }
-    if (*ts || *rw || *dr) {
+    if (*ts || *rw || *dr || *sw) {
       Bundle b = Bundle::load(in);
       char name[64];
-      if (*dr) {
+      if (*sw) {
+        char prev[64];
+        std::snprintf(name, sizeof name, "state/%06lld.safetensors", static_cast<long long>(step));
+        std::snprintf(prev, sizeof prev, "state/%06lld.safetensors", static_cast<long long>(step - 1));
+        b.put(name, b.get(prev));
+      } else if (*dr) {
         std::snprintf(name, sizeof name, "state/%06lld.safetensors", static_cast<long long>(step));
         Bundle kept;
         for (const auto& [n, bytes] : b.members())
@@ -219,6 +289,47 @@ int main(int argc, char** argv) {
         for (size_t p = 0; p < a.size(); p++)
           for (size_t i = 0; i < a[p].size(); i++) a[p][i] = a[p][i] + w * (z[p][i] - a[p][i]);
         st = with_params(mf, probe, a, t);
+        return out;
+      };
+    } else if (attack == "nullspace") {
+      // The adaptive forger: the honest step's W and m plus the difference
+      // that training on undeclared records makes, projected onto the null
+      // space of the public W and m sketches (v stays honest). Every logged
+      // witness is what an honest replay from the logged state reproduces:
+      // losses, grad norm and batch root of the declared batch, and sketches
+      // (the hidden part sketches to zero). Only the exact state roots and the
+      // full comparison of states can see it.
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        if (!bad.count(t)) return train_step(mf, st, batch);
+        TrainState honest = st.clone(), other = st.clone();
+        StepOutput out = train_step(mf, honest, batch);
+        train_step(mf, other, undeclared(batch.size(), t));
+        Editable h = editable(honest), u = editable(other);
+        const std::pair<std::vector<std::vector<float>>*, const char*> parts[] = {{&h.w, "weights"}, {&h.m, "adam.m"}};
+        for (const auto& [hp, use] : parts) {
+          const std::vector<std::vector<float>>& up = hp == &h.w ? u.w : u.m;
+          std::vector<std::vector<float>> d = up;
+          for (size_t i = 0; i < d.size(); i++)
+            for (size_t j = 0; j < d[i].size(); j++) d[i][j] = float(scale) * (d[i][j] - (*hp)[i][j]);
+          const SketchSpec spec{uint64_t(mf.fp.sketch_k), sketch_seed(mf.fp.sketch_seed, use)};
+          project_off_sketch(spec, d);
+          for (size_t i = 0; i < d.size(); i++)
+            for (size_t j = 0; j < d[i].size(); j++) (*hp)[i][j] += d[i][j];
+        }
+        st = with_edits(mf, honest, h);
+        return out;
+      };
+    } else if (attack == "state-jump") {
+      // A logged state that is not the declared step from the previous one:
+      // the weights moved by `scale` times the step's own update beyond it.
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        if (!bad.count(t)) return train_step(mf, st, batch);
+        Editable before = editable(st);
+        StepOutput out = train_step(mf, st, batch);
+        Editable e = editable(st);
+        for (size_t i = 0; i < e.w.size(); i++)
+          for (size_t j = 0; j < e.w[i].size(); j++) e.w[i][j] += float(scale) * (e.w[i][j] - before.w[i][j]);
+        st = with_edits(mf, st, e);
         return out;
       };
     } else if (attack == "foreign-init") {

@@ -59,7 +59,9 @@ head -n 1 out | grep -q "\"kind\":\"genesis\".*\"run_id\":\"$run_id\"" && ok || 
 run 0 wit-log show run --from 20 --to 21
 [ "$(wc -l <out)" -eq 2 ] && ok || fail "show --from/--to"
 grep -q '"sketch":{"l2":' out && ok || fail "sketch summary"
-grep -q '"ckpt_root":"' out && ok || fail "entry 20 lacks its checkpoint root"
+[ "$(grep -c '"state_root":"[0-9a-f]\{64\}"' out)" -eq 2 ] && ok || fail "every step entry shows its state_root"
+grep -q '"checkpoint":true' out && ok || fail "entry 20 does not say a checkpoint was written"
+sed -n 2p out | grep -q '"checkpoint"' && fail "entry 21 claims a checkpoint" || ok
 run 0 wit-log show --full run --from 20 --to 20
 grep -q '"sketch":\[' out && ok || fail "show --full does not print the sketch"
 
@@ -129,7 +131,7 @@ check_invalid unsigned-tail 'the last head covers 40 of 41 entries'
 check_invalid bad-genesis-run 'entry 0: genesis names run'
 check_invalid bad-init 'entry 0: init_root is not the initial state'
 check_invalid bad-seed 'seed commitment'
-check_invalid bad-ckpt 'step-000020.safetensors: checkpoint root does not match entry 20'
+check_invalid bad-ckpt "step-000020.safetensors: the checkpoint's state root does not match entry 20"
 # an unrevealed seed is a warning, not a failure
 run 0 "$MKRUN" --key trainer.key --variant no-seed r-no-seed
 run 0 wit-log verify r-no-seed

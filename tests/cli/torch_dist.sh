@@ -93,8 +93,8 @@ run 1 wit-log verify S3
 grep -q "do not add up to the index's root\|does not match entry 16" "$T/out" "$T/err" && ok || fail "a changed shard passed: $(cat "$T/out" "$T/err")"
 [ "$(ls S/ckpt)" = "$(printf '%s\n' step-0000{08,16,24}.{index.json,shard-0-of-2.safetensors,shard-1-of-2.safetensors})" ] &&
   ok || fail "sharded checkpoint files: $(ls S/ckpt | tr '\n' ' ')"
-grep -q "$(wit-log show S | sed -n 9p | grep -o '"ckpt_root":"[0-9a-f]*"' | cut -d'"' -f4)" S/ckpt/step-000008.index.json &&
-  ok || fail "the index does not name the logged checkpoint root"
+grep -q "$(wit-log show S | sed -n 9p | grep -o '"state_root":"[0-9a-f]*"' | cut -d'"' -f4)" S/ckpt/step-000008.index.json &&
+  ok || fail "the index does not name the logged state root"
 grep -q '"witness_bytes_per_rank": 3232' S.stats.json && ok || fail "sharded witness bytes: $(cat S.stats.json)"
 # wit-eval reads a sharded run's final checkpoint from its shards: the same scores as the unsharded run
 head -c 3000 data.txt | awk 'BEGIN{RS="\n%\n"} NR<=6 {printf "%s\n%%\n", $0}' >ev.txt

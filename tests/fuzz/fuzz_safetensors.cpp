@@ -12,6 +12,7 @@
 
 #include "wit/error.h"
 #include "wit/safetensors.h"
+#include "wit/state_root.h"
 
 namespace {
 
@@ -47,7 +48,7 @@ void exercise(const uint8_t* data, size_t size) {
   check(back.tensors().size() == ts.size());
   for (size_t i = 0; i < ts.size(); i++) check(same(back.tensors()[i], ts[i]));
   check(back.metadata() == s.metadata());
-  check(wit::checkpoint_root(back.tensors()) == wit::checkpoint_root(ts));
+  check(wit::state_root(back.tensors()) == wit::state_root(ts));
   check(wit::encode_safetensors(back.tensors(), back.metadata()) == enc);
 }
 

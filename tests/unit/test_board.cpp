@@ -15,6 +15,7 @@
 #include "wit/board.h"
 #include "wit/challenge.h"
 #include "wit/commitment.h"
+#include "wit/report.h"
 #include "wit/contamination.h"
 #include "wit/error.h"
 #include "wit/eval.h"
@@ -132,9 +133,10 @@ struct Fixture {
       e.s.sketch = floats(64, float(s));
       e.s.sketch_m = floats(64, 0.01f);
       e.s.sketch_v = floats(64, 0.001f);
+      e.s.state_root = made_up(200 + uint64_t(s));
       if (s % 4 == 0) {
         e.s.probe = floats(8, -3.0f + float(s));
-        e.s.ckpt_root = made_up(200 + uint64_t(s));
+        e.s.checkpoint = true;
       }
       log.append(encode_entry(e));
     }
@@ -226,11 +228,11 @@ struct Fixture {
                         {"step", s},
                         {"pass", certified},
                         {"failed", certified ? json(nullptr) : json("weights")},
-                        {"distances", {{"weights", certified ? 1e-8 : 1.0}, {"state", 0.0}, {"losses", "inf"}}},
-                        {"thresholds", {{"weights", 1e-6}, {"state", 1e-4}, {"losses", 1e-6}}},
+                        {"distances", {{"weights", certified ? 1e-8 : 1.0}, {"adam_m", 0.0}, {"losses", "inf"}}},
+                        {"thresholds", {{"weights", 1e-6}, {"adam_m", 1e-4}, {"losses", 1e-6}}},
                         {"seconds", 0.5}});
     return {{"format", "wit.report"},
-            {"version", 1},
+            {"version", kReportVersion},
             {"run_id", c.head.run_id.hex()},
             {"head", {{"size", c.head.size}, {"root", c.head.root.hex()}}},
             {"challenge_seed", c.seed.hex()},
@@ -298,6 +300,23 @@ TEST_CASE("board: an honest bundle is certified with the exact confidence", "[bo
   CHECK(e.tokens == 8 * 4 * 16);
   CHECK(e.describe().rfind("honest: certified\n", 0) == 0);
   CHECK(e.describe().find("challenges: 1 issued, 1 survived, 0 pending, 0 failed") != std::string::npos);
+}
+
+TEST_CASE("board: segment transitions in a report are checked, not counted as uniform draws", "[board]") {
+  init_crypto();
+  const Fixture& f = fixture();
+  json r = Fixture::report(f.challenge);
+  for (int64_t s : {5, 6})
+    r["checks"].push_back({{"kind", "segment"}, {"step", s}, {"segment", {{"from", 4}, {"to", 6}}}, {"pass", true},
+                           {"failed", nullptr}, {"distances", {{"weights", 1e-8}}}, {"thresholds", {{"weights", 1e-6}}}});
+  const RunEntry e = evaluate_run_bundle(variant(report_member(), r.dump(2)));
+  INFO(e.reason);
+  REQUIRE(e.status == "certified");
+  CHECK(e.steps_checked.size() == 3);  // the step challenges only
+  CHECK(e.confidence == Approx(1.0 - 35.0 / 56.0));
+  // A failed segment transition in a report that claims "certified" is refused.
+  r["checks"].back()["pass"] = false;
+  CHECK(evaluate_run_bundle(variant(report_member(), r.dump(2))).status == "rejected");
 }
 
 TEST_CASE("board: a report of another head is rejected", "[board]") {
@@ -392,8 +411,8 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   CHECK(reason_of(b) == "member reports/extra.json is not listed in bundle.json");
   CHECK(reason_of(variant(member::kManifest, f.files.at(member::kManifest) + "\n")) == "manifest is not in canonical form: manifest.json");
   json r = Fixture::report(f.challenge);
-  r["version"] = 2;
-  CHECK(reason_of(variant(report_member(), r.dump())).rfind("unsupported report version 2", 0) == 0);
+  r["version"] = 1;  // a report of the sketch-only verifier: refused, saying which version is read
+  CHECK(reason_of(variant(report_member(), r.dump())).rfind("unsupported report version 1 (this wit reads version 2", 0) == 0);
   CHECK(reason_of(variant(member::kFinal, std::nullopt)) == "missing member final.json");
   // Heads of another run, a head that is not the whole run, a log that is not the heads'.
   std::string heads = f.files.at(member::kHeads);
@@ -504,7 +523,8 @@ TEST_CASE("board: a .wbundle and a directory give the same verdict - add and mat
   const Challenge other = issue_challenge(f.heads[1], "h", made_up(11), ChallengeRequest{2, {}, {}, 0, {}});
   CHECK(match_report(b, Fixture::report(other).dump(), "r.json", why).empty());
   CHECK(why.find("answers no challenge") != std::string::npos);
-  CHECK_THROWS_AS(match_report(b, "{\"format\": \"wit.report\", \"version\": 2}", "r.json", why), Error);
+  CHECK_THROWS_AS(match_report(b, "{\"format\": \"wit.report\", \"version\": 1}", "r.json", why), Error);
+  CHECK_THROWS_AS(match_report(b, "{\"format\": \"wit.report\", \"version\": 3}", "r.json", why), Error);
   CHECK(newest_signed_head(b).size == 9);
   // Adding a member to a directory bundle keeps it whole.
   RunBundle loaded = RunBundle::load((d / "honest").string());

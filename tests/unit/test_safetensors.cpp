@@ -16,6 +16,7 @@
 #include "wit/hash.h"
 #include "wit/merkle.h"
 #include "wit/safetensors.h"
+#include "wit/state_root.h"
 #include "wit/tags.h"
 
 using namespace wit;
@@ -361,7 +362,7 @@ TEST_CASE("every malformed file is rejected with its own message", "[safetensors
   }
 }
 
-TEST_CASE("tensor leaf and checkpoint root", "[safetensors]") {
+TEST_CASE("tensor leaf and state root", "[safetensors][state_root]") {
   Reference r;
   const std::vector<TensorView> ts = r.tensors();
 
@@ -379,31 +380,73 @@ TEST_CASE("tensor leaf and checkpoint root", "[safetensors]") {
     append_le64(m, 2);
     append_le64(m, 2);
     append_le64(m, 3);
-    field(w.data);
+    append_le64(m, w.data.size);
+    // One chunk: the chunk tree's root is the chunk's RFC 6962 leaf H(0x00 || bytes).
+    Bytes leaf_in{0x00};
+    leaf_in.insert(leaf_in.end(), w.data.data, w.data.data + w.data.size);
+    const Hash32 chunk = blake2b_256(leaf_in);
+    m.insert(m.end(), chunk.data(), chunk.data() + 32);
     REQUIRE(tensor_leaf(w) == blake2b_256(m));
   }
-  SECTION("root is the RFC 6962 root over the leaves in name order, whatever the input order") {
-    std::vector<TensorView> sorted = ts;
-    std::sort(sorted.begin(), sorted.end(), [](const TensorView& a, const TensorView& b) { return a.name < b.name; });
-    std::vector<Hash32> leaves;
-    for (const auto& t : sorted) leaves.push_back(tensor_leaf(t));
-    REQUIRE(checkpoint_leaves(ts) == leaves);
-    REQUIRE(checkpoint_root(ts) == merkle_root(kBlake2bTree, leaves));
+  SECTION("chunk trees: chunks of 64 KiB, the last one shorter, on any thread count") {
+    // Sizes around the chunk boundaries and the four-lane kernel's groups of four.
+    std::mt19937 g(7);
+    for (uint64_t n : {uint64_t(0), uint64_t(1), kStateChunkBytes - 1, kStateChunkBytes, kStateChunkBytes + 1,
+                       4 * kStateChunkBytes, 5 * kStateChunkBytes + 3, 9 * kStateChunkBytes}) {
+      Bytes data(n);
+      for (auto& c : data) c = uint8_t(g());
+      std::vector<Hash32> leaves;
+      for (uint64_t off = 0; off < n; off += kStateChunkBytes)
+        leaves.push_back(kBlake2bTree.leaf(ByteView(data).sub(off, std::min(kStateChunkBytes, n - off))));
+      const Hash32 want = merkle_root(kBlake2bTree, leaves);
+      REQUIRE(chunk_root(ByteView(data)) == want);
+      // Many tensors, so the parallel split lands inside tensors too.
+      std::vector<TensorView> many;
+      std::vector<std::string> names;
+      for (int i = 0; i < 7; i++) names.push_back("t" + std::to_string(i));
+      for (int i = 0; i < 7; i++) many.push_back({names[size_t(i)], DType::kU8, {int64_t(n)}, ByteView(data)});
+      const NamedLeaves one = tensor_leaves(many, 1);
+      for (unsigned th : {2u, 3u, 5u}) REQUIRE(tensor_leaves(many, th) == one);
+      REQUIRE(one[0].second == tensor_leaf(many[0]));
+    }
+  }
+  SECTION("state root joins a parameters root and an optimizer root") {
+    const TensorView p1{"a.weight", DType::kF32, {2}, ts[3].data.sub(0, 8)};
+    const TensorView p2{"b", DType::kF32, {1}, ts[3].data.sub(8, 4)};
+    const TensorView m1{"adam.m.a.weight", DType::kF32, {2}, ts[3].data.sub(12, 8)};
+    const TensorView st{"wit.step", DType::kI64, {1}, ts[3].data.sub(0, 8)};
+    const std::vector<TensorView> state{st, m1, p2, p1};
+    const StateRoot sr = state_root_parts(state);
+    REQUIRE(sr.params == merkle_root(kBlake2bTree, {tensor_leaf(p1), tensor_leaf(p2)}));
+    REQUIRE(sr.optim == merkle_root(kBlake2bTree, {tensor_leaf(m1), tensor_leaf(st)}));
+    Bytes j;
+    append_le64(j, tags::kStateRoot.size());
+    j.insert(j.end(), tags::kStateRoot.begin(), tags::kStateRoot.end());
+    j.insert(j.end(), sr.params.data(), sr.params.data() + 32);
+    j.insert(j.end(), sr.optim.data(), sr.optim.data() + 32);
+    REQUIRE(sr.root == blake2b_256(j));
+    REQUIRE(state_root(state) == sr.root);
+    // A parameters-only file has the same parameters root.
+    REQUIRE(state_root_parts({p2, p1}).params == sr.params);
+    REQUIRE(is_param_tensor("h.0.attn.qkv.weight"));
+    REQUIRE_FALSE(is_param_tensor("adam.v.wte"));
+    REQUIRE_FALSE(is_param_tensor("wit.step"));
+  }
+  SECTION("root does not depend on the input order; the parsed file has the same root") {
     std::vector<TensorView> shuffled = ts;
     std::mt19937 g(1);
     for (int i = 0; i < 10; i++) {
       std::shuffle(shuffled.begin(), shuffled.end(), g);
-      REQUIRE(checkpoint_root(shuffled) == checkpoint_root(ts));
+      REQUIRE(state_root(shuffled) == state_root(ts));
     }
-    // The parsed file binds the same root as the tensors it was written from.
-    REQUIRE(checkpoint_root(Safetensors::parse(encode_safetensors(ts), "t.st").tensors()) == checkpoint_root(ts));
-    REQUIRE(checkpoint_root({}) == kBlake2bTree.empty());
+    REQUIRE(state_root(Safetensors::parse(encode_safetensors(ts), "t.st").tensors()) == state_root(ts));
+    REQUIRE(state_root({}) == join_state_root(kBlake2bTree.empty(), kBlake2bTree.empty()));
   }
   SECTION("any change moves the root") {
-    const Hash32 base = checkpoint_root(ts);
+    const Hash32 base = state_root(ts);
     std::vector<Hash32> seen{base};
     auto differs = [&](std::vector<TensorView> v) {
-      const Hash32 h = checkpoint_root(v);
+      const Hash32 h = state_root(v);
       REQUIRE(std::find(seen.begin(), seen.end(), h) == seen.end());
       seen.push_back(h);
     };
@@ -431,6 +474,9 @@ TEST_CASE("tensor leaf and checkpoint root", "[safetensors]") {
     v = ts;
     v.pop_back();
     differs(v);  // a tensor fewer
+    v = ts;
+    v[3].name = "adam.m.W";
+    differs(v);  // the same tensor moved from the parameters to the optimizer root
     // Name and dtype fields are length-prefixed: moving a byte from one to the other changes the leaf.
     const uint8_t one = 1;
     REQUIRE(tensor_leaf({"aF", DType::kF32, {}, ByteView()}) != tensor_leaf({"a", DType::kF32, {}, ByteView()}));
@@ -439,7 +485,7 @@ TEST_CASE("tensor leaf and checkpoint root", "[safetensors]") {
   SECTION("duplicate names have no root") {
     auto v = ts;
     v.push_back(ts[0]);
-    REQUIRE_THROWS_WITH(checkpoint_root(v), Contains("duplicate tensor name \"step\""));
+    REQUIRE_THROWS_WITH(state_root(v), Contains("duplicate tensor name 'step'"));
   }
 }
 

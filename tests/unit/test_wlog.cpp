@@ -83,7 +83,8 @@ LogEntry step_entry(uint64_t s, bool probe = false, bool ckpt = false, size_t k 
     e.s.sketch_v.push_back(1e-6f * float(i + s));
   }
   if (probe) e.s.probe = std::vector<float>{0.25f, -0.5f, float(s)};
-  if (ckpt) e.s.ckpt_root = hash_of(200 + s);
+  e.s.state_root = hash_of(200 + s);
+  e.s.checkpoint = ckpt;
   return e;
 }
 
@@ -155,8 +156,8 @@ TEST_CASE("entries round trip byte for byte", "[wlog]") {
       CHECK(d.s.batch_root == e.s.batch_root);
       CHECK(d.s.sketch.size() == e.s.sketch.size());
       CHECK(d.s.probe.has_value() == e.s.probe.has_value());
-      CHECK(d.s.ckpt_root.has_value() == e.s.ckpt_root.has_value());
-      if (e.s.ckpt_root) CHECK(*d.s.ckpt_root == *e.s.ckpt_root);
+      CHECK(d.s.checkpoint == e.s.checkpoint);
+      CHECK(d.s.state_root == e.s.state_root);
       if (e.s.probe) CHECK(*d.s.probe == *e.s.probe);
     }
   }
@@ -166,24 +167,28 @@ TEST_CASE("entries round trip byte for byte", "[wlog]") {
 TEST_CASE("entry layout is the documented one", "[wlog]") {
   const Bytes g = encode_entry(genesis());
   REQUIRE(g.size() == 80);
-  CHECK(std::memcmp(g.data(), "WITE\x01\x00\x00\x00", 8) == 0);
+  CHECK(std::memcmp(g.data(), "WITE\x02\x00\x00\x00", 8) == 0);
   CHECK(std::memcmp(g.data() + 8, genesis().g.run_id.data(), 32) == 0);
   CHECK(std::memcmp(g.data() + 40, genesis().g.init_root.data(), 32) == 0);
   CHECK(get_le64(g.data() + 72) == 123456789);
 
   const LogEntry e = step_entry(7, true, true, 2);
   const Bytes s = encode_entry(e);
-  CHECK(std::memcmp(s.data(), "WITE\x01\x00\x01\x00", 8) == 0);
+  CHECK(std::memcmp(s.data(), "WITE\x02\x00\x01\x00", 8) == 0);
   CHECK(get_le64(s.data() + 8) == 7);
   float lr;
   std::memcpy(&lr, s.data() + 16, 4);
   CHECK(lr == e.s.lr);
   CHECK(get_le32(s.data() + 28) == 3);  // probe | ckpt
   CHECK(std::memcmp(s.data() + 32, e.s.batch_root.data(), 32) == 0);
-  CHECK(std::memcmp(s.data() + 64, e.s.ckpt_root->data(), 32) == 0);
+  CHECK(std::memcmp(s.data() + 64, e.s.state_root.data(), 32) == 0);
   CHECK(get_le32(s.data() + 96) == 3);  // losses count
   // 96 + (4 + 12) losses + 3 * (4 + 8) sketches + (4 + 12) probe
   CHECK(s.size() == 96 + 16 + 36 + 16);
+  // Without a checkpoint or probe the state root is still there, at the same place.
+  const Bytes plain = encode_entry(step_entry(8, false, false, 2));
+  CHECK(get_le32(plain.data() + 28) == 0);
+  CHECK(std::memcmp(plain.data() + 64, step_entry(8, false, false, 2).s.state_root.data(), 32) == 0);
   CHECK(entry_leaf(s) == kBlake2bTree.leaf(s));
 }
 
@@ -199,8 +204,19 @@ TEST_CASE("decode rejects every malformed entry with its own message", "[wlog]")
   }
   SECTION("unknown version") {
     Bytes b = good;
-    b[4] = 2;
-    CHECK(decode_error(b) == "unsupported witness log entry version 2: e at byte 4");
+    b[4] = 3;
+    CHECK(decode_error(b) == "unsupported witness log entry version 3: e at byte 4");
+  }
+  SECTION("an old log (version 1, no state root per step) is refused, saying which version is needed") {
+    Bytes b = good;
+    b[4] = 1;
+    CHECK(decode_error(b) == "unsupported witness log entry version 1: e at byte 4");
+    try {
+      decode_entry(b, "e");
+    } catch (const Error& err) {
+      CHECK(contains(err.hint(), "this wit reads version 2"));
+      CHECK(contains(err.hint(), "retrain"));
+    }
   }
   SECTION("unknown kind") {
     Bytes b = good;

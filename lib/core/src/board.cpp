@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "wit/challenge.h"
+#include "wit/report.h"
 #include "wit/commitment.h"
 #include "wit/contamination.h"
 #include "wit/error.h"
@@ -120,11 +121,13 @@ uint64_t uint_field(const json& j, const char* key, const std::string& where) {
 
 // A replay report's envelope (format and version); throws wit::Error when it is not one.
 void check_report_envelope(const json& r, const std::string& where) {
-  if (!r.is_object() || !r.contains("format") || r["format"] != "wit.report") throw Error("not a replay report", where);
+  if (!r.is_object() || !r.contains("format") || r["format"] != kReportFormat) throw Error("not a replay report", where);
   if (!r.contains("version") || !r["version"].is_number_integer())
     throw Error("not a replay report (no version)", where);
-  if (r["version"].get<int64_t>() != 1)
-    throw Error("unsupported report version " + r["version"].dump() + " (this wit reads version 1)", where);
+  if (r["version"].get<int64_t>() != kReportVersion)
+    throw Error("unsupported report version " + r["version"].dump() + " (this wit reads version " +
+                    std::to_string(kReportVersion) + ": replay the challenge again with this wit)",
+                where);
 }
 
 std::string path_name(const std::string& path) {
@@ -267,7 +270,6 @@ void judge(Ctx& c) {
       reject("final.json: field 'entry' is not hex");
     const LogEntry le = decode_entry(ByteView(entry), member::kFinal);
     if (le.genesis || le.s.step != uint64_t(T)) reject("final.json does not hold the entry of the final step");
-    if (!le.s.ckpt_root) reject("final.json: the final entry logs no checkpoint root");
     c.final_entry = le.s;
   }
 
@@ -333,6 +335,9 @@ void judge(Ctx& c) {
         reject(where + ": a check is not an object with 'step' and 'pass'");
       ReplayPoint p;
       p.step = k["step"].get<int64_t>();
+      // Segment transitions are checked too, but they are not uniform draws: the
+      // guarantee and the match with the challenge's steps count step checks only.
+      p.segment = k.value("kind", std::string("step")) == "segment";
       p.pass = k["pass"].get<bool>();
       if (k.contains("failed") && k["failed"].is_string()) p.failed = k["failed"].get<std::string>();
       if (k.contains("distances")) p.distances = number_map(k["distances"], where);
@@ -340,8 +345,10 @@ void judge(Ctx& c) {
       s.checks.push_back(std::move(p));
     }
     if (s.verdict == "certified") {
-      bool exact = s.checks.size() == ch.steps.size();
-      for (size_t i = 0; exact && i < s.checks.size(); i++) exact = s.checks[i].step == ch.steps[i];
+      std::vector<int64_t> stepped;
+      for (const auto& p : s.checks)
+        if (!p.segment) stepped.push_back(p.step);
+      bool exact = stepped == ch.steps;
       if (!exact) reject(where + ": a certified report that does not check exactly its challenge's steps");
       for (const auto& p : s.checks)
         if (!p.pass) reject(where + ": a certified report with a failed check (step " + std::to_string(p.step) + ")");
@@ -376,8 +383,8 @@ void judge(Ctx& c) {
   if (c.eval.step != T)
     reject("eval.json evaluates the checkpoint of step " + std::to_string(c.eval.step) + ", not the final step " +
            std::to_string(T));
-  if (c.eval.checkpoint_root != *c.final_entry.ckpt_root)
-    reject("eval.json evaluates another checkpoint than the one the final entry logs (checkpoint root differs)");
+  if (c.eval.checkpoint_root != c.final_entry.state_root)
+    reject("eval.json evaluates another checkpoint than the one the final entry logs (state root differs)");
   if (c.eval.eval_root != eval_set.root) reject("eval.json is not on the eval set of eval.commit.json (root differs)");
   if (c.eval.n != eval_set.n) reject("eval.json is not on the eval set of eval.commit.json (n differs)");
   e.eval_metric = c.eval.metric;

@@ -8,6 +8,7 @@
 #include "wit/merkle.h"
 #include "wit/rng.h"
 #include "wit/safetensors.h"
+#include "wit/state_root.h"
 #include "wit/tags.h"
 
 namespace wit {
@@ -135,7 +136,7 @@ Hash32 initial_state_root(const ModelConfig& c, ByteView seed) {
   }
   static const uint8_t step0[8] = {0};
   tensors.push_back({kStepTensor, DType::kI64, {1}, ByteView(step0, 8)});
-  return checkpoint_root(tensors);
+  return state_root(tensors);
 }
 
 }  // namespace wit

@@ -20,6 +20,7 @@
 #include "wit/manifest.h"
 #include "wit/model_spec.h"
 #include "wit/safetensors.h"
+#include "wit/state_root.h"
 #include "wit/shards.h"
 
 namespace wit {
@@ -149,7 +150,8 @@ json entry_json(const LogEntry& e, uint64_t index, const Hash32& leaf, bool full
   j["sketch_m"] = floats(s.sketch_m, full);
   j["sketch_v"] = floats(s.sketch_v, full);
   if (s.probe) j["probe"] = floats(*s.probe, full);
-  if (s.ckpt_root) j["ckpt_root"] = s.ckpt_root->hex();
+  j["state_root"] = s.state_root.hex();
+  if (s.checkpoint) j["checkpoint"] = true;
   return j;
 }
 
@@ -330,9 +332,9 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   if (log.size() == 0) return fail("the log is empty (no genesis entry): " + rp.log());
 
   // Entries: a genesis naming this run, then steps 1, 2, 3, ... shaped as the manifest says.
-  // Only what later checks need is kept: the genesis and the checkpoint roots.
+  // Only what later checks need is kept: the genesis and the state roots.
   GenesisEntry genesis;
-  std::map<uint64_t, Hash32> ckpt_roots;
+  std::map<uint64_t, Hash32> state_roots;
   for (uint64_t i = 0; i < log.size(); i++) {
     const std::string at = "entry " + std::to_string(i) + ": ";
     LogEntry e;
@@ -364,7 +366,7 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
       if (e.s.probe && e.s.probe->size() != uint64_t(m.fp.probe_dim))
         return fail(at + "probe fingerprint has " + std::to_string(e.s.probe->size()) + " values, the manifest says " +
                     std::to_string(m.fp.probe_dim));
-      if (e.s.ckpt_root) ckpt_roots[i] = *e.s.ckpt_root;
+      state_roots[i] = e.s.state_root;
     }
   }
   if (log.size() - 1 < uint64_t(m.steps))
@@ -463,9 +465,7 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
     if (ec) throw Error("cannot list: " + ec.message(), rp.ckpt_dir());
     for (const auto& [step, path] : ckpts) {
       if (step >= log.size()) return fail(path + ": step " + std::to_string(step) + " is beyond the log");
-      const auto it = ckpt_roots.find(step);
-      const Hash32* want = step == 0 ? &genesis.init_root : (it != ckpt_roots.end() ? &it->second : nullptr);
-      if (!want) return fail(path + ": entry " + std::to_string(step) + " has no checkpoint root");
+      const Hash32* want = step == 0 ? &genesis.init_root : &state_roots.at(step);
       Hash32 got;
       try {
         if (path.size() > 11 && path.compare(path.size() - 11, 11, ".index.json") == 0) {
@@ -475,13 +475,13 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
           if (got != sc.root) return fail(path + ": the shards do not add up to the index's root");
           v.sharded++;
         } else {
-          got = checkpoint_root(Safetensors::open(path).tensors());
+          got = state_root(Safetensors::open(path).tensors());
         }
       } catch (const Error& e) {
         return fail(e.what());
       }
       if (got != *want)
-        return fail(path + ": checkpoint root does not match entry " + std::to_string(step) +
+        return fail(path + ": the checkpoint's state root does not match entry " + std::to_string(step) +
                     (step == 0 ? " (init_root)" : ""));
       v.checkpoints++;
     }

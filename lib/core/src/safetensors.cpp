@@ -450,33 +450,4 @@ const TensorView* Safetensors::find(const std::string& name) const {
   return it != tensors_.end() && it->name == name ? &*it : nullptr;
 }
 
-Hash32 tensor_leaf(const TensorView& t) {
-  Blake2b h;
-  h.update_field(ByteView(tags::kTensorLeaf));
-  h.update_field(ByteView(t.name));
-  h.update_field(ByteView(std::string_view(dtype_name(t.dtype))));
-  h.update_le64(t.shape.size());
-  for (int64_t d : t.shape) h.update_le64(uint64_t(d));
-  h.update_field(t.data);
-  return h.final();
-}
-
-std::vector<Hash32> checkpoint_leaves(std::vector<TensorView> tensors) {
-  sort_by_name(tensors);
-  std::vector<Hash32> leaves;
-  leaves.reserve(tensors.size());
-  for (size_t i = 0; i < tensors.size(); i++) {
-    // Two tensors of one name would make the order, and so the root, depend
-    // on the caller's order.
-    if (i > 0 && tensors[i - 1].name == tensors[i].name)
-      throw Error("duplicate tensor name " + quote(tensors[i].name), "checkpoint root");
-    leaves.push_back(tensor_leaf(tensors[i]));
-  }
-  return leaves;
-}
-
-Hash32 checkpoint_root(const std::vector<TensorView>& tensors) {
-  return merkle_root(kBlake2bTree, checkpoint_leaves(tensors));
-}
-
 }  // namespace wit

@@ -64,6 +64,18 @@ __attribute__((target("avx2"))) void add_full_block_avx2(const float* v, uint64_
 const bool kHaveAvx2 = __builtin_cpu_supports("avx2");
 #endif
 
+}  // namespace
+
+void sketch_slot(const SketchSpec& s, uint64_t i, uint64_t& bucket, int& sign) {
+  uint64_t base, signs;
+  block_hash(s.seed, i / kSketchBlock, s.k, base, signs);
+  const uint64_t j = i % kSketchBlock;
+  bucket = (base + j) % s.k;
+  sign = (signs >> j) & 1 ? -1 : 1;
+}
+
+namespace {
+
 inline void add_block(const float* v, uint64_t j0, uint64_t j1, uint64_t base, uint64_t signs, uint64_t k,
                       double* acc) {
   if (base + kSketchBlock <= k) {

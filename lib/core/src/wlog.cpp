@@ -28,11 +28,11 @@ constexpr uint32_t kFlagProbe = 1u << 0;
 constexpr uint32_t kFlagCkpt = 1u << 1;
 constexpr uint32_t kKnownFlags = kFlagProbe | kFlagCkpt;
 
-constexpr size_t kStepFixed = 64;    // header 8, step 8, lr/loss/gnorm 12, flags 4, batch_root 32
+constexpr size_t kStepFixed = 96;    // header 8, step 8, lr/loss/gnorm 12, flags 4, batch_root 32, state_root 32
 constexpr size_t kFrameHeader = 8;   // u32 payload length, u32 checksum
 // The largest payload a valid entry can have: a step entry with every optional
 // field and five vectors of kMaxEntryFloats floats.
-constexpr uint64_t kMaxPayload = kStepFixed + 32 + 5 * (4 + 4 * uint64_t(kMaxEntryFloats));
+constexpr uint64_t kMaxPayload = kStepFixed + 5 * (4 + 4 * uint64_t(kMaxEntryFloats));
 
 std::string errno_text() {
   std::string s = std::strerror(errno);
@@ -138,9 +138,9 @@ Bytes encode_entry(const LogEntry& e) {
   put_f32(out, s.lr);
   put_f32(out, s.mean_loss);
   put_f32(out, s.grad_norm);
-  append_le32(out, (s.probe ? kFlagProbe : 0) | (s.ckpt_root ? kFlagCkpt : 0));
+  append_le32(out, (s.probe ? kFlagProbe : 0) | (s.checkpoint ? kFlagCkpt : 0));
   put_hash(out, s.batch_root);
-  if (s.ckpt_root) put_hash(out, *s.ckpt_root);
+  put_hash(out, s.state_root);
   put_vec(out, s.losses);
   put_vec(out, s.sketch);
   put_vec(out, s.sketch_m);
@@ -159,7 +159,8 @@ LogEntry decode_entry(ByteView b, const std::string& where) {
   const uint16_t version = r.u16();
   if (version != kEntryVersion)
     throw Error("unsupported witness log entry version " + std::to_string(version), at(where, 4),
-                "this wit reads version " + std::to_string(kEntryVersion));
+                "this wit reads version " + std::to_string(kEntryVersion) +
+                    (version < kEntryVersion ? " (state roots at every step): retrain with this wit" : ""));
   const uint16_t kind = r.u16();
   LogEntry e;
   if (kind == kKindGenesis) {
@@ -178,7 +179,8 @@ LogEntry decode_entry(ByteView b, const std::string& where) {
     const uint32_t flags = r.u32();
     if (flags & ~kKnownFlags) throw Error("unknown entry flags " + std::to_string(flags), at(where, flags_at));
     s.batch_root = r.hash();
-    if (flags & kFlagCkpt) s.ckpt_root = r.hash();
+    s.state_root = r.hash();
+    s.checkpoint = (flags & kFlagCkpt) != 0;
     s.losses = r.vec();
     s.sketch = r.vec();
     s.sketch_m = r.vec();

@@ -31,6 +31,7 @@
 #include "wit/io.h"
 #include "wit/merkle.h"
 #include "wit/safetensors.h"
+#include "wit/state_root.h"
 #include "wit/sketch.h"
 #include "wit/trainer.h"
 
@@ -308,69 +309,96 @@ std::string base_name(const std::string& p) { return p.substr(p.find_last_of('/'
 
 }  // namespace
 
-Hash32 Dist::checkpoint(const TrainState& state, const std::string& path) {
-  Impl& d = *impl_;
-  const TrainState::Impl& s = state.impl();
-  const int W = d.world;
-  // This rank's tensors, as the full checkpoint names them.
+// This rank's tensors (the parameters it owns with their moments; rank 0 also
+// wit.step), named as in a whole checkpoint, and every rank's names.
+struct Dist::Owned {
   std::vector<torch::Tensor> keep;
   std::vector<TensorView> mine;
+  std::vector<std::vector<std::string>> names;
+  uint8_t step_bytes[8];
+};
+
+void Dist::owned(const TrainState& state, Owned& o) const {
+  const Impl& d = *impl_;
+  const TrainState::Impl& s = state.impl();
   auto view = [&](const std::string& name, const std::vector<int64_t>& shape, const torch::Tensor& t) {
-    keep.push_back(t.detach().to(torch::kCPU).contiguous());
-    const auto& c = keep.back();
-    mine.push_back({name, DType::kF32, shape,
-                    ByteView(reinterpret_cast<const uint8_t*>(c.data_ptr<float>()), size_t(c.numel()) * 4)});
+    o.keep.push_back(t.detach().to(torch::kCPU).contiguous());
+    const auto& c = o.keep.back();
+    o.mine.push_back({name, DType::kF32, shape,
+                      ByteView(reinterpret_cast<const uint8_t*>(c.data_ptr<float>()), size_t(c.numel()) * 4)});
   };
-  keep.reserve(3 * s.specs.size());
-  std::vector<std::vector<std::string>> names(static_cast<size_t>(W));
+  o.keep.reserve(3 * s.specs.size());
+  o.names.assign(size_t(d.world), {});
   for (size_t i = 0; i < s.specs.size(); i++) {
     const auto& sp = s.specs[i];
     for (const std::string& n : {sp.name, moment_name('m', sp.name), moment_name('v', sp.name)})
-      names[size_t(d.owner[i])].push_back(n);
+      o.names[size_t(d.owner[i])].push_back(n);
     if (!d.owns(i)) continue;
     view(sp.name, sp.shape, s.params[i]);
     view(moment_name('m', sp.name), sp.shape, s.m[i]);
     view(moment_name('v', sp.name), sp.shape, s.v[i]);
   }
-  names[0].push_back(kStepTensor);
-  uint8_t step_bytes[8];
-  put_le64(step_bytes, uint64_t(s.step));
-  if (d.rank == 0) mine.push_back({kStepTensor, DType::kI64, {1}, ByteView(step_bytes, 8)});
-  // The shard is durable before its leaves leave this rank, so an index
-  // (written after the gather) never names a shard that is not on disk.
-  write_safetensors(shard_file_path(path, d.rank, W), mine);
+  o.names[0].push_back(kStepTensor);
+  put_le64(o.step_bytes, uint64_t(s.step));
+  if (d.rank == 0) o.mine.push_back({kStepTensor, DType::kI64, {1}, ByteView(o.step_bytes, 8)});
+}
+
+NamedLeaves Dist::gather_leaves(const Owned& o) {
+  Impl& d = *impl_;
+  const int W = d.world;
+  // Each rank hashes only what it owns; the leaf hashes (32 bytes a tensor,
+  // whatever the model's size) are all that crosses the network.
+  const NamedLeaves local = tensor_leaves(o.mine);
+  std::map<std::string, Hash32> by_name(local.begin(), local.end());
   size_t most = 0;
-  for (const auto& n : names) most = std::max(most, n.size());
+  for (const auto& n : o.names) most = std::max(most, n.size());
   auto in = torch::zeros({int64_t(most * 32)}, torch::kUInt8);
-  for (size_t j = 0; j < mine.size(); j++) {
-    Hash32 h = tensor_leaf(mine[j]);
-    std::memcpy(in.data_ptr<uint8_t>() + 32 * j, h.data(), 32);
-  }
+  const std::vector<std::string>& my_names = o.names[size_t(d.rank)];
+  for (size_t j = 0; j < my_names.size(); j++)
+    std::memcpy(in.data_ptr<uint8_t>() + 32 * j, by_name.at(my_names[j]).data(), 32);
   std::vector<std::vector<at::Tensor>> out(1);
   for (int r = 0; r < W; r++) out[0].push_back(torch::empty({int64_t(most * 32)}, torch::kUInt8));
   std::vector<at::Tensor> inv{in};
   d.collective("the gather of tensor leaf hashes", [&] { d.pg->allgather(out, inv)->wait(); });
   d.traffic.witness_bytes += uint64_t((W - 1) * most * 32);
-  if (d.rank != 0) return Hash32{};
-  // The checkpoint root: the leaves of every tensor, in name order, exactly as
-  // for an unsharded checkpoint.
-  std::vector<std::pair<std::string, Hash32>> leaves;
-  nlohmann::json shards = nlohmann::json::array();
+  NamedLeaves leaves;
   for (int r = 0; r < W; r++) {
     const uint8_t* p = out[0][size_t(r)].data_ptr<uint8_t>();
-    for (size_t j = 0; j < names[size_t(r)].size(); j++) {
+    for (size_t j = 0; j < o.names[size_t(r)].size(); j++) {
       Hash32 h;
       std::memcpy(h.data(), p + 32 * j, 32);
-      leaves.emplace_back(names[size_t(r)][j], h);
+      leaves.emplace_back(o.names[size_t(r)][j], h);
     }
-    std::vector<std::string> sorted = names[size_t(r)];
+  }
+  return leaves;
+}
+
+Hash32 Dist::state_root(const TrainState& state) {
+  Owned o;
+  owned(state, o);
+  NamedLeaves leaves = gather_leaves(o);
+  return impl_->rank == 0 ? state_root_of_leaves(std::move(leaves)).root : Hash32{};
+}
+
+Hash32 Dist::checkpoint(const TrainState& state, const std::string& path) {
+  Impl& d = *impl_;
+  const TrainState::Impl& s = state.impl();
+  const int W = d.world;
+  Owned o;
+  owned(state, o);
+  // The shard is durable before its leaves leave this rank, so an index
+  // (written after the gather) never names a shard that is not on disk.
+  write_safetensors(shard_file_path(path, d.rank, W), o.mine);
+  NamedLeaves leaves = gather_leaves(o);
+  if (d.rank != 0) return Hash32{};
+  nlohmann::json shards = nlohmann::json::array();
+  for (int r = 0; r < W; r++) {
+    std::vector<std::string> sorted = o.names[size_t(r)];
     std::sort(sorted.begin(), sorted.end());
     shards.push_back({{"file", base_name(shard_file_path(path, r, W))}, {"tensors", sorted}});
   }
-  std::sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Hash32> hs;
-  for (const auto& l : leaves) hs.push_back(l.second);
-  const Hash32 root = merkle_root(kBlake2bTree, hs);
+  // The state root of every tensor, exactly as for an unsharded checkpoint.
+  const Hash32 root = state_root_of_leaves(std::move(leaves)).root;
   nlohmann::json index = {{"format", kShardIndexFormat}, {"version", 1}, {"step", s.step},
                           {"root", root.hex()}, {"shards", shards}};
   write_file_atomic(shard_index_path(path), index.dump(1) + "\n");
@@ -391,6 +419,18 @@ std::optional<TrainState> load_run_checkpoint(const ModelConfig& c, const std::s
                                               const std::string& device) {
   if (std::filesystem::exists(path)) return TrainState::load(c, path, device);
   return load_sharded_checkpoint(c, path, device);
+}
+
+std::optional<TrainState> logged_checkpoint(const ModelConfig& c, const std::string& path, int64_t step,
+                                            const Hash32& state_root, const std::string& device) {
+  std::optional<TrainState> st;
+  try {
+    st = load_run_checkpoint(c, path, device);
+  } catch (const Error&) {
+    return std::nullopt;  // damaged on disk: not the state the log binds
+  }
+  if (!st || st->step() != step || st->root() != state_root) return std::nullopt;
+  return st;
 }
 
 // ---------------------------------------------------------------- launcher

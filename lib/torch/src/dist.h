@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "wit/state.h"
+#include "wit/state_root.h"
 
 namespace wit {
 
@@ -57,6 +58,11 @@ class Dist {
   // the shards to the checkpoint root, which it returns (the others return
   // an all-zero hash). Collective.
   Hash32 checkpoint(const TrainState& state, const std::string& path);
+  // The state root (state_root.h) of the whole state: each rank hashes the
+  // tensors it owns, rank 0 combines the gathered tensor leaves into the root
+  // a single process computes for the same state (the others return an
+  // all-zero hash). Collective; after partition() or shard().
+  Hash32 state_root(const TrainState& state);
 
   // What this rank sent, for the bench: gradient all-reduce vs witnesses
   // (the per-example losses for the log), in bytes; time in collectives.
@@ -69,6 +75,9 @@ class Dist {
   struct Impl;
 
  private:
+  struct Owned;
+  void owned(const TrainState& state, Owned& o) const;
+  NamedLeaves gather_leaves(const Owned& o);
   explicit Dist(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
@@ -84,5 +93,10 @@ std::optional<TrainState> load_sharded_checkpoint(const ModelConfig& c, const st
 // neither is there. Resume, replay and evaluation read checkpoints through it.
 std::optional<TrainState> load_run_checkpoint(const ModelConfig& c, const std::string& path,
                                               const std::string& device);
+// The checkpoint of `step` exactly as the log binds it: present, readable, of
+// that step and with the logged state root; nothing otherwise (missing,
+// truncated, overwritten), so callers fall back to an older checkpoint.
+std::optional<TrainState> logged_checkpoint(const ModelConfig& c, const std::string& path, int64_t step,
+                                            const Hash32& state_root, const std::string& device);
 
 }  // namespace wit

@@ -59,13 +59,13 @@ std::vector<Score> score_records(const Manifest& mf, const TrainState& state, co
 namespace {
 
 // The root the run's log binds at `step`: the genesis' init root at 0, else
-// the step entry's checkpoint root (absent when the step is no checkpoint).
+// the step entry's state root.
 std::optional<Hash32> logged_root(const WitnessLog& log, int64_t step) {
   if (step < 0 || uint64_t(step) >= log.size()) return std::nullopt;
   const LogEntry e = log.entry(uint64_t(step));
   if (step == 0) return e.genesis ? std::optional<Hash32>(e.g.init_root) : std::nullopt;
   if (e.genesis || e.s.step != uint64_t(step)) return std::nullopt;
-  return e.s.ckpt_root;
+  return e.s.state_root;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "state_impl.h"
+#include "wit/state_root.h"
 #include "wit/error.h"
 #include "wit/model_spec.h"
 #include "wit/sketch.h"
@@ -147,7 +148,7 @@ std::vector<TensorView> TrainState::tensors() const {
   return out;
 }
 
-Hash32 TrainState::root() const { return checkpoint_root(tensors()); }
+Hash32 TrainState::root() const { return state_root(tensors()); }
 
 void TrainState::save(const std::string& path) const { write_safetensors(path, tensors()); }
 

@@ -134,8 +134,11 @@ TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady
     // This rank's part of the witnesses: its range's sketches (and, sharded, its checkpoint shard).
     if (opt.witnesses) {
       dist.sketches(mf, state);
+      // The state root every step (a sharded checkpoint step computes it while writing the shards).
       if (dist.sharded() && (t % mf.checkpoint_every == 0 || t == T))
         dist.checkpoint(state, paths.checkpoint(uint64_t(t)));
+      else
+        dist.state_root(state);
     }
     sum.witness_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tw).count();
     sum.final_loss = out.mean_loss;
@@ -253,16 +256,18 @@ TrainSummary train(const TrainOptions& opt) {
   } else {
     LogEntry g = log.entry(0);
     if (!g.genesis || g.g.run_id != run_id) throw Error("the witness log belongs to another run", log_path);
-    // Resume from the newest checkpoint that the log vouches for.
+    // Resume from the newest checkpoint that the log vouches for; a missing
+    // or damaged one only makes the walk back longer.
     int64_t from = 0;
     for (uint64_t i = log.size() - 1; i >= 1 && from == 0; i--) {
       LogEntry e = log.entry(i);
-      if (!e.s.ckpt_root) continue;
-      const std::string p = paths.checkpoint(i);
-      std::optional<TrainState> s = load_run_checkpoint(mf.model, p, opt.device);
-      if (s && s->step() == int64_t(i) && s->root() == *e.s.ckpt_root) {
+      if (!e.s.checkpoint) continue;
+      if (std::optional<TrainState> s =
+              logged_checkpoint(mf.model, paths.checkpoint(i), int64_t(i), e.s.state_root, opt.device)) {
         state = std::move(*s);
         from = int64_t(i);
+      } else if (!opt.quiet) {
+        cli::note("checkpoint of step " + std::to_string(i) + " is missing or damaged; trying an older one");
       }
     }
     if (from == 0) {
@@ -336,14 +341,14 @@ TrainSummary train(const TrainOptions& opt) {
     e.s.sketch_m = std::move(sk.m);
     e.s.sketch_v = std::move(sk.v);
     if (t % mf.fp.probe_every == 0 || t == T) e.s.probe = probe_fingerprint(mf, state, probe);
-    if (t % mf.checkpoint_every == 0 || t == T) {
-      // The checkpoint is durable before the entry that names its root.
-      if (sharded) {
-        e.s.ckpt_root = dist->checkpoint(state, paths.checkpoint(uint64_t(t)));
-      } else {
-        state.save(paths.checkpoint(uint64_t(t)));
-        e.s.ckpt_root = state.root();
-      }
+    // The exact root of the whole state, every step; every C steps the state
+    // is also written, durable before the entry that says so.
+    e.s.checkpoint = t % mf.checkpoint_every == 0 || t == T;
+    if (e.s.checkpoint && sharded) {
+      e.s.state_root = dist->checkpoint(state, paths.checkpoint(uint64_t(t)));
+    } else {
+      e.s.state_root = dist ? dist->state_root(state) : state.root();
+      if (e.s.checkpoint) state.save(paths.checkpoint(uint64_t(t)));
     }
     Bytes enc = encode_entry(e);
     if (uint64_t(t) < log.size()) {

@@ -25,6 +25,7 @@ inline constexpr double kDefaultBoardFraction = 0.05;
 // One replayed step of a report, for the distance-vs-threshold plot.
 struct ReplayPoint {
   int64_t step = 0;
+  bool segment = false;                      // a transition of a segment challenge
   bool pass = false;
   std::string failed;                        // "" when it passed
   std::map<std::string, double> distances;   // field -> distance (infinity allowed)

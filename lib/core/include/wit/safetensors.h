@@ -1,6 +1,6 @@
 // Safetensors files, read and written by wit itself (public spec: 8-byte
 // little-endian header length N, N bytes of JSON header, then the raw
-// little-endian tensor bytes), and the checkpoint root over their tensors.
+// little-endian tensor bytes).
 // Format notes: docs/safetensors.md.
 #pragma once
 #include <map>
@@ -55,12 +55,6 @@ class Safetensors {
   std::map<std::string, std::string> metadata_;
 };
 
-// H(kTensorLeaf || name || dtype name || le64 rank || le64 dims... || bytes), with
-// the name, dtype name and bytes length-prefixed (Blake2b::update_field).
-Hash32 tensor_leaf(const TensorView& t);
-// RFC 6962 root over tensor_leaf of the tensors sorted by name.
-Hash32 checkpoint_root(const std::vector<TensorView>& tensors);
-// Leaves in name order, for proofs that open one tensor.
-std::vector<Hash32> checkpoint_leaves(std::vector<TensorView> tensors);
+// The root over a state's tensors (tensor_leaf, state_root) is in state_root.h.
 
 }  // namespace wit

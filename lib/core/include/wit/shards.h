@@ -10,6 +10,7 @@
 
 #include "wit/bytes.h"
 #include "wit/safetensors.h"
+#include "wit/state_root.h"
 
 namespace wit {
 
@@ -41,7 +42,7 @@ struct ShardedCheckpoint {
   // lists for it, no tensor twice. Throws wit::Error naming the file. It does
   // not check the root: root_of_tensors() is the root the shards add up to.
   static ShardedCheckpoint open(const std::string& index_path);
-  Hash32 root_of_tensors() const { return checkpoint_root(tensors); }
+  Hash32 root_of_tensors() const { return state_root(tensors); }
 };
 
 }  // namespace wit

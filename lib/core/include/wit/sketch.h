@@ -25,6 +25,11 @@ uint64_t sketch_seed(const Hash32& manifest_seed, const char* use);
 // acc[k] += sketch of values[0..n) sitting at global indices [offset, offset + n).
 void sketch_add(const SketchSpec& s, const float* values, uint64_t n, uint64_t offset, double* acc);
 
+// The bucket and sign (+1 or -1) of global index i: the sketch is public, so
+// anyone (a forger too) can compute its matrix; the attack suite uses this to
+// hide updates in its null space.
+void sketch_slot(const SketchSpec& s, uint64_t i, uint64_t& bucket, int& sign);
+
 // Convenience: the sketch of one whole vector.
 std::vector<float> sketch_of(const SketchSpec& s, const float* values, uint64_t n);
 

@@ -20,8 +20,11 @@ inline constexpr std::string_view kReaderSpec = "wit/reader-spec/v1";
 
 namespace wit::tags {
 
-// A checkpoint tensor's leaf: H(kTensorLeaf || name || dtype || shape || bytes), fields length-prefixed.
-inline constexpr std::string_view kTensorLeaf = "wit/tensor-leaf/v1";
+// A state tensor's leaf: H(kTensorLeaf || name || dtype || shape || le64 nbytes || chunk root)
+// (docs/state-root.md); v1 hashed the bytes whole.
+inline constexpr std::string_view kTensorLeaf = "wit/tensor-leaf/v2";
+// The state root: H(kStateRoot || parameters root || optimizer root).
+inline constexpr std::string_view kStateRoot = "wit/state-root/v1";
 // The run id: H(kManifest || canonical manifest JSON bytes).
 inline constexpr std::string_view kManifest = "wit/manifest/v1";
 // The commitment to the secret seed published in the manifest: H(kSeedCommit || seed).

@@ -19,14 +19,16 @@ namespace wit {
 // ---- entries ---------------------------------------------------------------
 
 inline constexpr char kEntryMagic[4] = {'W', 'I', 'T', 'E'};
-inline constexpr uint16_t kEntryVersion = 1;
+// Version 2: every step entry holds the exact state root (version 1 had a
+// checkpoint root every C steps and nothing binding the states in between).
+inline constexpr uint16_t kEntryVersion = 2;
 // Largest float vector an entry may hold (decode rejects bigger counts before allocating).
 inline constexpr uint32_t kMaxEntryFloats = uint32_t(1) << 24;
 
 // Entry 0: binds the log to the manifest (run id) and to the initial state.
 struct GenesisEntry {
   Hash32 run_id;     // H(kManifest || manifest bytes)
-  Hash32 init_root;  // checkpoint_root of the initial state (params + zeroed optimizer state)
+  Hash32 init_root;  // state root of the initial state (params + zeroed optimizer state, step 0)
   uint64_t n_params = 0;
 };
 
@@ -40,7 +42,8 @@ struct StepEntry {
   std::vector<float> sketch_m;    // sketch of AdamW's first moment after step s
   std::vector<float> sketch_v;    // sketch of AdamW's second moment after step s
   std::optional<std::vector<float>> probe;  // probe fingerprint of W(s), m floats, every M steps
-  std::optional<Hash32> ckpt_root;          // checkpoint root of the state after step s, every C steps
+  Hash32 state_root;                        // state root of the full state after step s (state_root.h)
+  bool checkpoint = false;                  // a checkpoint file of that state was written (every C steps)
 };
 
 struct LogEntry {

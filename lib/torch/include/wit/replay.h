@@ -12,6 +12,7 @@
 
 #include "wit/bundle.h"
 #include "wit/challenge.h"
+#include "wit/report.h"
 
 namespace wit {
 
@@ -28,12 +29,15 @@ struct ResponseOptions {
 // run cannot answer (head not in RUN/run.heads, data missing, ...).
 Bundle build_response(const Challenge& c, const ResponseOptions& opt);
 
-// The fields compared on a replayed step, each a relative distance.
-inline constexpr const char* kReplayFields[] = {"state", "losses", "grad_norm", "weights", "adam_m", "adam_v", "probe"};
+// The fields compared on a replayed step: the whole state's W, m and v tensor
+// by tensor (each field's worst tensor), and the per-example losses, grad norm
+// and probe fingerprint of the entry.
+inline constexpr const char* kReplayFields[] = {"weights", "adam_m", "adam_v", "losses", "grad_norm", "probe"};
 
-// Measured replay noise: for each field, the largest distance seen between
-// replays of the same step under different thread counts, in units of that
-// step's float32 rounding floor (so it carries over to steps with smaller updates).
+// Measured replay noise: for each field, the largest difference seen between
+// replays of the same step under different thread counts, in units of the
+// float32 rounding floor (for W, m, v: of the worst tensor, |A - B| / (2^-24 |A|)),
+// so it carries over to steps with smaller updates.
 struct Calibration {
   std::string run_id;
   std::vector<unsigned> threads;        // the two thread counts compared
@@ -52,7 +56,7 @@ struct VerifyOptions {
   std::string device = "cpu";
   std::optional<Calibration> calibration;  // none: calibrate on the bundle's first steps
   int calibration_steps = 2;
-  double margin = 10;                       // threshold = margin x max(1, noise) x rounding floor
+  double margin = 10;                       // threshold = margin x max(1, noise) rounding floors
   bool quiet = false;
 };
 
