@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <algorithm>
+#include <cstring>
+#include <sstream>
 #include <set>
 #include <string>
 
@@ -48,7 +50,72 @@ int fields(const char* report_path, const char* tampered_path) {
   return 0;
 }
 
+// P(X <= x) for X ~ Binomial(n, p), exactly (log-space terms).
+double binom_cdf(int64_t x, int64_t n, double p) {
+  if (x < 0) return 0;
+  if (x >= n) return 1;
+  double s = 0;
+  for (int64_t i = 0; i <= x; i++) {
+    const double lg = std::lgamma(double(n) + 1) - std::lgamma(double(i) + 1) - std::lgamma(double(n - i) + 1);
+    const double lp = (p > 0 ? double(i) * std::log(p) : (i ? -INFINITY : 0)) +
+                      (p < 1 ? double(n - i) * std::log1p(-p) : (n - i ? -INFINITY : 0));
+    s += std::exp(lg + lp);
+  }
+  return std::min(1.0, s);
+}
+
+// --verdicts HEAD TAMPERED K FILE: FILE has one line "NONCE_HEX EXIT" per real
+// verification (wit-challenge -k K with that nonce, respond, verify). Every
+// verdict must be exactly right: rejected (1) iff the challenge drew a tampered
+// step, certified (0) otherwise. Then the measured detection rate is checked
+// against the exact hypergeometric prediction with an exact two-sided binomial
+// test at 10^-4 (for an honest run: no rejection at all).
+int verdicts(const char* head_path, const char* tampered_path, int64_t k, const char* file) {
+  TreeHead head = TreeHead::from_json(json::parse(read_file(head_path)), head_path);
+  json tj = json::parse(read_file(tampered_path));
+  std::set<int64_t> tampered;
+  for (const auto& s : tj["steps"]) tampered.insert(s.get<int64_t>());
+  const int64_t T = int64_t(head.size) - 1;
+  int64_t n = 0, caught = 0, wrong = 0;
+  std::istringstream in(read_file(file));
+  std::string hex;
+  int rc;
+  while (in >> hex >> rc) {
+    Bytes nb;
+    if (!from_hex(hex, nb) || nb.size() != 32) throw Error("bad nonce", hex);
+    Hash32 nonce;
+    std::memcpy(nonce.data(), nb.data(), 32);
+    const Challenge c = derive_challenge(head, nonce, k, 0, 0, 0.05);
+    bool hit = false;
+    for (int64_t s : c.steps) hit |= tampered.count(s) > 0;
+    n++;
+    caught += rc == 1;
+    if (rc != (hit ? 1 : 0)) {
+      wrong++;
+      std::printf("FAIL: nonce %s: exit %d, but the challenge %s a tampered step\n", hex.c_str(), rc,
+                  hit ? "drew" : "drew no");
+    }
+  }
+  const double p = tampered.empty() ? 0.0 : 1.0 - miss_probability(T, int64_t(tampered.size()), k);
+  const double lo = binom_cdf(caught, n, p), hi = 1 - binom_cdf(caught - 1, n, p);
+  const bool ok = std::min(lo, hi) > 5e-5;
+  std::printf("%s: %lld real verifications, k=%lld, %zu of %lld steps tampered: rejected %lld (%.3f), "
+              "predicted %.3f; exact binomial tails %.3g / %.3g %s; wrong verdicts %lld\n",
+              tj.value("attack", std::string("?")).c_str(), (long long)n, (long long)k, tampered.size(), (long long)T,
+              (long long)caught, n ? double(caught) / double(n) : 0.0, p, lo, hi, ok ? "ok" : "OUT OF RANGE",
+              (long long)wrong);
+  return (wrong || !ok || n == 0) ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 6 && std::string(argv[1]) == "--verdicts") {
+    try {
+      return verdicts(argv[2], argv[3], std::atoll(argv[4]), argv[5]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "attack_stats: error: %s\n", e.what());
+      return 2;
+    }
+  }
   if (argc == 4 && std::string(argv[1]) == "--fields") {
     try {
       return fields(argv[2], argv[3]);

@@ -45,6 +45,24 @@ attack_run() {
   wit-replay verify -q -j1 --bundle "$runname.wbundle" "$runname.all.json" -o "$runname.report.json" >/dev/null 2>"$T/err"
 }
 
+# real_rates RUN N K: N real verifications (each a fresh nonce, its own
+# calibration, one of the thread counts 1, 3, 4 while training used 2) of
+# RUN's full response bundle, for k-step challenges; attack_stats checks every
+# verdict (rejected iff the challenge drew a tampered step) and the rate
+# against the exact prediction.
+REAL=${WIT_ATTACK_REAL_NONCES:-100}
+real_rates() {
+  local r=$1 n=$2 k=$3 i t
+  : >"$r.verdicts"
+  for i in $(seq 1 "$n"); do
+    case $((i % 3)) in 0) t=1 ;; 1) t=3 ;; *) t=4 ;; esac
+    wit-challenge -q --head "$r.head.json" --nonce "$(nonce $((1000 + i)))" -k "$k" -o "$T/c.json"
+    wit-replay verify -q -j$t --bundle "$r.wbundle" "$T/c.json" -o "$T/c.report.json" >/dev/null 2>"$T/err"
+    echo "$(nonce $((1000 + i))) $?" >>"$r.verdicts"
+  done
+  "$STATS" --verdicts "$r.head.json" "$r/tampered.json" "$k" "$r.verdicts"
+}
+
 # --- honest: certified, zero rejections over many nonces, other thread count
 attack_run honest H 0
 rc=$?
@@ -57,6 +75,7 @@ for n in 11 12 13; do
   run 0 wit-replay verify -q -j1 --bundle h$n.wbundle h$n.json -o h$n.report.json
 done
 run 0 wit-log verify H
+real_rates H "$REAL" "$K" && ok || fail "honest run: a real verification was rejected"
 
 # --- attacks 2, 3, 5: data addition, subtraction, learning rate on a fraction f of the steps
 for attack in add-data skip lr; do
@@ -82,6 +101,7 @@ cat fields.txt
 grep -q '^tampered weights-or-adam_m 8/8$' fields.txt && ok || fail "not every tampered step failed on W or m"
 grep -q '^tampered sketch-blind 8/8$' fields.txt && ok || fail "the forger's updates were visible to the sketches"
 run 0 wit-log verify A-null
+real_rates A-null "$REAL" "$K" && ok || fail "null-space forger: real verifications off the prediction"
 
 # --- a state jump: a logged state that is not the declared step from the one before
 attack_run state-jump A-jump 0.2 --scale 0.01

@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <dlfcn.h>
+
 #include <cstring>
 #include <map>
 
@@ -174,6 +176,19 @@ TrainState::Sketches TrainState::sketches(const Manifest& mf) const {
 }
 
 void set_torch_threads(unsigned n) {
+  // OpenBLAS's own threads split a matrix product's reductions in an order
+  // that depends on their count, which LibTorch's thread setting does not
+  // control: parameters with an exactly-zero gradient (an attention key's
+  // bias) then get Adam updates of pure rounding noise that differ between
+  // machines far beyond what calibration measures, and the threads fight
+  // LibTorch's own (a step gets 2x slower). One BLAS thread, whatever the
+  // environment says, makes the step a function of LibTorch's thread count alone.
+  static const bool blas_pinned = [] {
+    using SetThreads = void (*)(int);
+    if (auto f = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(1);
+    return true;
+  }();
+  (void)blas_pinned;
   if (n) torch::set_num_threads(int(n));
   // Inter-op parallelism is unused (one op at a time) and can be set only once per process.
   static const bool once = [] {
