@@ -41,7 +41,12 @@ attack_run() {
     --data data.commit.json --index data.widx --key key --out "$runname" "$@" data.txt || return 2
   wit-log head "$runname" >"$runname.head.json"
   run 0 wit-challenge -q --head "$runname.head.json" --nonce "$(nonce 1)" -k 40 -o "$runname.all.json"
-  run 0 wit-replay respond -q -j2 --run "$runname" "$runname.all.json" -o "$runname.wbundle"
+  # A forger answers with the states it logged (regenerated with its own step).
+  if [ "$attack" = honest ]; then
+    run 0 wit-replay respond -q -j2 --run "$runname" "$runname.all.json" -o "$runname.wbundle"
+  else
+    run 0 "$FORGE" respond -j2 --run "$runname" "$runname.all.json" -o "$runname.wbundle"
+  fi
   wit-replay verify -q -j1 --bundle "$runname.wbundle" "$runname.all.json" -o "$runname.report.json" >/dev/null 2>"$T/err"
 }
 
@@ -158,7 +163,10 @@ grep -q '"kind": "segment"' pseg.report.json && ok || fail "no segment checks in
 run 0 "$FORGE" train lr --fraction 0.1 --attack-seed 3 -j2 --config sparse.json --data data.commit.json \
   --index data.widx --key key --out L data.txt
 run 0 wit-challenge -q --run L --nonce "$(nonce 5)" -k 1 --segments 4 -o lseg.json
-run 0 wit-replay respond -q --run L lseg.json -o lseg.wbundle
+run 2 wit-replay respond -q --run L lseg.json -o lseg.wbundle  # the honest step cannot regenerate the forged states
+error_is wit-replay 'does not match its logged state root'
+absent lseg.wbundle
+run 0 "$FORGE" respond --run L lseg.json -o lseg.wbundle
 run 1 wit-replay verify -q --bundle lseg.wbundle lseg.json -o lseg.report.json
 grep -q '"kind": "segment"' lseg.report.json && grep -q '"pass": false' lseg.report.json && ok || fail "lr attack not caught by segments"
 

@@ -14,6 +14,7 @@
 #include "wit/eval.h"
 #include "wit/io.h"
 #include "wit/order.h"
+#include "wit/replay.h"
 #include "wit/rng.h"
 #include "wit/safetensors.h"
 #include "wit/sketch.h"
@@ -151,6 +152,14 @@ int main(int argc, char** argv) {
   train->add_option("--key", o.key_path);
   train->add_option("-j,--threads", o.threads);
   train->add_option("FILE", o.files)->required();
+  // The forger answers challenges with the states it logged: it regenerates
+  // them from its checkpoints with its own deviant step (RUN/tampered.json).
+  auto* rs = app.add_subcommand("respond", "Answer a challenge to an attacked run with its own states");
+  std::string challenge_path;
+  rs->add_option("--run", o.out_dir)->required();
+  rs->add_option("CHALLENGE", challenge_path)->required();
+  rs->add_option("-o,--output", out)->required();
+  rs->add_option("-j,--threads", o.threads);
   auto* ts = app.add_subcommand("tamper-state", "Change one weight of a state in a response bundle");
   auto* rw = app.add_subcommand("rewrite-entry", "Rewrite a log entry in a response bundle, keeping its old proof");
   auto* dr = app.add_subcommand("drop-state", "Leave a state out of a response bundle");
@@ -231,10 +240,22 @@ int main(int argc, char** argv) {
       return 0;
     }
     // A training attack: wit's own loop, a deviant step on the tampered steps.
-    if (auto rc = launch_local_ranks(nproc, argv)) return *rc;
-    TrainConfig cfg = TrainConfig::load(o.config_path);
-    const int64_t T = cfg.overrides.value("steps", int64_t(100));
-    const std::set<int64_t> bad = attack == "honest" ? std::set<int64_t>{} : choose_tampered(T, fraction, attack_seed);
+    std::set<int64_t> bad;
+    if (*rs) {
+      const json tj = json::parse(read_file(o.out_dir + "/tampered.json"));
+      attack = tj.at("attack").get<std::string>();
+      scale = tj.at("scale").get<double>();
+      final_ckpt = tj.at("final").get<std::string>();
+      for (const auto& s : tj.at("steps")) bad.insert(s.get<int64_t>());
+      const json dj = json::parse(read_file(o.out_dir + "/data.json"));
+      o.commit_path = dj.at("commit").get<std::string>();
+      o.files = dj.at("files").get<std::vector<std::string>>();
+    } else {
+      if (auto rc = launch_local_ranks(nproc, argv)) return *rc;
+      TrainConfig cfg = TrainConfig::load(o.config_path);
+      const int64_t T = cfg.overrides.value("steps", int64_t(100));
+      if (attack != "honest") bad = choose_tampered(T, fraction, attack_seed);
+    }
     Commitment data = Commitment::load(o.commit_path);
     auto dataset = std::make_shared<Dataset>(data, o.files, 0);
     std::shared_ptr<DataOrder> order;
@@ -270,7 +291,8 @@ int main(int argc, char** argv) {
         if (!bad.count(t)) return train_step(mf, st, batch);
         if (!order) {
           Bytes seed;
-          std::string text = read_file(o.out_dir + "/seed.secret");
+          const std::string secret = o.out_dir + "/seed.secret";
+          std::string text = read_file(std::filesystem::exists(secret) ? secret : o.out_dir + "/seed");
           from_hex(text.substr(0, 64), seed);
           order = std::make_shared<DataOrder>(mf.run_id(), ByteView(seed), dataset->size(), uint64_t(mf.batch_size));
         }
@@ -344,11 +366,22 @@ int main(int argc, char** argv) {
         return with_params(mf, fresh, params_of(TrainState::load(mf.model, final_ckpt)), 0);
       };
     }
+    if (*rs) {
+      ResponseOptions ro;
+      ro.run = o.out_dir;
+      ro.threads = o.threads;
+      ro.quiet = true;
+      ro.step_fn = o.step_fn;
+      const Challenge c = Challenge::load(challenge_path);
+      build_response(c, ro).save(out);
+      return 0;
+    }
     o.quiet = true;
     if (wit::train(o).rank != 0) return 0;  // rank 0 writes the run (and tampered.json)
     json t = json::array();
     for (int64_t s : bad) t.push_back(s);
-    write_file_atomic(o.out_dir + "/tampered.json", json{{"attack", attack}, {"steps", t}}.dump() + "\n");
+    write_file_atomic(o.out_dir + "/tampered.json",
+                      json{{"attack", attack}, {"steps", t}, {"scale", scale}, {"final", final_ckpt}}.dump() + "\n");
     return 0;
   });
 }

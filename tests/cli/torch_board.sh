@@ -140,7 +140,7 @@ if [ -x "$FORGE" ]; then
   run 0 "$FORGE" train skip --fraction 0.5 --attack-seed 3 -j1 --config cfg.json --data data.commit.json \
     --index data.widx --key key --out F train.txt
   run 0 wit-challenge -q --run F --nonce "$(nonce 5)" -k 8 -o f1.json
-  run 0 wit-replay respond -q -j1 --run F f1.json -o f1.wbundle
+  run 0 "$FORGE" respond -j1 --run F f1.json -o f1.wbundle  # the forger answers with its own states
   run 1 wit-replay verify -q -j1 --bundle f1.wbundle f1.json -o f1.report.json
   evaluate F eval.commit.json eval.txt F
   pack bundles/forged forged F F --challenge f1.json --report f1.report.json
@@ -175,7 +175,7 @@ grep -q 'released model: differs' out && ok || fail "an earlier checkpoint match
 cp -r bundles/honest bundles/missing && rm bundles/missing/eval.json
 cp -r bundles/honest bundles/version && sed -i 's/"version": 1/"version": 2/' bundles/version/bundle.json
 cp -r bundles/honest bundles/changed && printf ' ' >>bundles/changed/manifest.json
-cp -r bundles/honest bundles/repver && sed -i 's/"version": 1/"version": 2/' bundles/repver/reports/*.json &&
+cp -r bundles/honest bundles/repver && sed -i 's/"version": 2/"version": 1/' bundles/repver/reports/*.json &&
   reindex bundles/repver repver
 cp -r bundles/honest bundles/noindex && rm bundles/noindex/bundle.json
 cp -r bundles/honest bundles/nolog && rm bundles/nolog/run.wlog && reindex bundles/nolog nolog
@@ -188,7 +188,7 @@ grep -q 'unsupported run bundle version 2' out && ok || fail "wrong version: $(c
 run 1 wit-board show bundles/changed
 grep -q 'member manifest.json does not match its hash in bundle.json' out && ok || fail "changed member: $(cat out)"
 run 1 wit-board show bundles/repver
-grep -q 'unsupported report version 2' out && ok || fail "wrong report version: $(cat out)"
+grep -q 'unsupported report version 1 (this wit reads version 2' out && ok || fail "wrong report version: $(cat out)"
 run 0 wit-board show bundles/nolog
 grep -q '^nolog: certified$' out && ok || fail "a bundle without run.wlog: $(cat out)"
 

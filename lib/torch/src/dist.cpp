@@ -144,9 +144,7 @@ std::unique_ptr<Dist> Dist::connect(const DistEnv& env) {
 }
 
 std::pair<int64_t, int64_t> Dist::rows(int64_t B) const {
-  const int64_t W = impl_->world, r = impl_->rank, q = B / W, extra = B % W;
-  const int64_t lo = r * q + std::min(r, extra);
-  return {lo, lo + q + (r < extra ? 1 : 0)};
+  return share_rows(B, impl_->world, impl_->rank);
 }
 
 void Dist::broadcast(std::string& bytes) {

@@ -98,10 +98,15 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
     if (index_path.empty()) index_path = d.value("index", std::string());
     if (files.empty()) files = d.value("files", std::vector<std::string>{});
   }
-  if (opt.threads == 0) {
-    // Regenerate states with the trainer's thread count, so they come out bit-identical.
+  // Regenerate states as training computed them, so they come out bit-identical:
+  // the trainer's thread count, and a data-parallel run's ranks emulated in one process.
+  int world = 1;
+  {
     json d = json::parse(read_file((fs::path(opt.run) / "data.json").string()), nullptr, false);
-    if (!d.is_discarded() && d.is_object()) set_torch_threads(d.value("threads", 0u));
+    if (!d.is_discarded() && d.is_object()) {
+      if (opt.threads == 0) set_torch_threads(d.value("threads", 0u));
+      world = d.value("world", 1);
+    }
   }
   Commitment data = Commitment::load(commit_path);
   Index index(index_path);
@@ -158,7 +163,11 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
     }
     if (ck) cur = std::move(ck);
     if (!cur) throw Error("no checkpoint or initial state to regenerate step " + std::to_string(target) + " from", opt.run);
-    while (cur->step() < target) train_step(mf, *cur, batch_records(cur->step() + 1));
+    while (cur->step() < target) {
+      const int64_t s = cur->step() + 1;
+      if (opt.step_fn) opt.step_fn(mf, *cur, batch_records(s), s);
+      else train_step_emulating(mf, *cur, batch_records(s), world);
+    }
     if (cur->root() != logged_root(target))
       throw Error("the regenerated state after step " + std::to_string(target) + " does not match its logged state root",
                   opt.run, "regenerate with the thread count and device training used (--threads)");

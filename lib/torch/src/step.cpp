@@ -13,6 +13,50 @@ StepOutput train_step(const Manifest& mf, TrainState& state, const BatchRecords&
   return train_step_split(mf, state, batch, nullptr);
 }
 
+std::pair<int64_t, int64_t> share_rows(int64_t B, int64_t W, int64_t r) {
+  const int64_t q = B / W, extra = B % W;
+  const int64_t lo = r * q + std::min(r, extra);
+  return {lo, lo + q + (r < extra ? 1 : 0)};
+}
+
+namespace {
+
+// One share's per-example losses and gradient of sum(loss_b) / B: what rank r computes.
+struct Share {
+  std::vector<float> losses;
+  std::vector<torch::Tensor> grads;
+};
+Share share_step(TrainState::Impl& s, const BatchRecords& batch, int64_t lo, int64_t hi);
+
+}  // namespace
+
+StepOutput train_step_emulating(const Manifest& mf, TrainState& state, const BatchRecords& batch, int world) {
+  if (world <= 1) return train_step_split(mf, state, batch, nullptr);
+  const int64_t B = int64_t(batch.size());
+  if (B < world)
+    throw Error("a batch of " + std::to_string(B) + " records cannot be split over " + std::to_string(world) + " ranks",
+                "batch_size");
+  StepSplit split;
+  std::tie(split.lo, split.hi) = share_rows(B, world, 0);
+  std::vector<std::vector<float>> losses(static_cast<size_t>(world));
+  // Rank 0's share is computed by the step itself; the others' here, from the
+  // same weights (reduce_grads runs before any update).
+  split.reduce_grads = [&](std::vector<torch::Tensor>& grads) {
+    for (int64_t r = 1; r < world; r++) {
+      const auto [lo, hi] = share_rows(B, world, r);
+      Share sh = share_step(state.impl(), batch, lo, hi);
+      for (size_t i = 0; i < grads.size(); i++) grads[i] = grads[i] + sh.grads[i];
+      losses[size_t(r)] = std::move(sh.losses);
+    }
+  };
+  split.gather_losses = [&](const std::vector<float>& mine) {
+    std::vector<float> all = mine;
+    for (int64_t r = 1; r < world; r++) all.insert(all.end(), losses[size_t(r)].begin(), losses[size_t(r)].end());
+    return all;
+  };
+  return train_step_split(mf, state, batch, &split);
+}
+
 StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRecords& batch, const StepSplit* split) {
   TrainState::Impl& s = state.impl();
   if (batch.empty()) throw Error("empty batch", "train step");
@@ -21,28 +65,28 @@ StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRe
   // This rank's rows (all of them in a single process).
   if (split && (split->lo < 0 || split->hi > B || split->lo >= split->hi))
     throw Error("empty share of the batch", "train step");
-  BatchRecords share;
-  if (split) share.assign(batch.begin() + split->lo, batch.begin() + split->hi);
-  Rows rows = make_rows(split ? share : batch, s.cfg.context, s.device);
-
-  // Forward: per-example losses of the weights before the step. A rank's
-  // part of the batch loss is sum(loss_b) / B over its rows, so the ranks'
-  // gradients sum to the gradient of the mean over the whole batch.
-  auto nll = -target_logp(s, rows);
-  auto per_example = (nll * rows.mask).sum(1) / rows.mask.sum(1);
-  auto loss = split ? per_example.sum() / double(B) : per_example.mean();
-  auto grads = torch::autograd::grad({loss}, s.params);
-
+  std::vector<torch::Tensor> grads;
   StepOutput out;
-  out.losses = to_vector(per_example);
+  if (split) {
+    Share sh = share_step(s, batch, split->lo, split->hi);
+    grads = std::move(sh.grads);
+    out.losses = std::move(sh.losses);
+  } else {
+    Rows rows = make_rows(batch, s.cfg.context, s.device);
+    // Forward: per-example losses of the weights before the step.
+    auto nll = -target_logp(s, rows);
+    auto per_example = (nll * rows.mask).sum(1) / rows.mask.sum(1);
+    auto loss = per_example.mean();
+    grads = torch::autograd::grad({loss}, s.params);
+    out.losses = to_vector(per_example);
+    out.mean_loss = loss.item<float>();
+  }
   if (split) {
     split->reduce_grads(grads);
     out.losses = split->gather_losses(out.losses);
     if (int64_t(out.losses.size()) != B) throw Error("gathered losses do not cover the batch", "train step");
     // The batch loss as the single process computes it: the mean of the B losses.
     out.mean_loss = torch::tensor(out.losses, torch::kFloat32).mean().item<float>();
-  } else {
-    out.mean_loss = loss.item<float>();
   }
 
   torch::NoGradGuard no_grad;
@@ -74,6 +118,24 @@ StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRe
   s.step = t;
   return out;
 }
+
+namespace {
+
+// A rank's part of the batch loss is sum(loss_b) / B over its rows, so the
+// ranks' gradients sum to the gradient of the mean over the whole batch.
+Share share_step(TrainState::Impl& s, const BatchRecords& batch, int64_t lo, int64_t hi) {
+  const BatchRecords share(batch.begin() + lo, batch.begin() + hi);
+  Rows rows = make_rows(share, s.cfg.context, s.device);
+  auto nll = -target_logp(s, rows);
+  auto per_example = (nll * rows.mask).sum(1) / rows.mask.sum(1);
+  auto loss = per_example.sum() / double(batch.size());
+  Share out;
+  out.grads = torch::autograd::grad({loss}, s.params);
+  out.losses = to_vector(per_example);
+  return out;
+}
+
+}  // namespace
 
 std::vector<float> probe_fingerprint(const Manifest& mf, const TrainState& state, const BatchRecords& probe) {
   const TrainState::Impl& s = state.impl();

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "wit/state.h"
@@ -30,5 +31,11 @@ struct StepSplit {
 // completed across ranks before clipping and AdamW. split == nullptr is the
 // single-process step, bit for bit.
 StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRecords& batch, const StepSplit* split);
+
+// Rank r's rows [lo, hi) of a batch of B records over W ranks: contiguous, in
+// rank order, the first B mod W ranks one row more.
+std::pair<int64_t, int64_t> share_rows(int64_t B, int64_t W, int64_t r);
+
+
 
 }  // namespace wit

@@ -217,7 +217,7 @@ TrainSummary train(const TrainOptions& opt) {
   // (trainer-local: absolute paths, never part of a bundle).
   nlohmann::json where = {{"commit", fs::absolute(opt.commit_path).string()},
                           {"index", fs::absolute(opt.index_path).string()}, {"files", nlohmann::json::array()},
-                          {"threads", opt.threads}};
+                          {"threads", opt.threads}, {"world", dist ? dist->world() : 1}};
   for (const auto& f : opt.files) where["files"].push_back(fs::absolute(f).string());
   write_file_atomic((fs::path(run) / "data.json").string(), where.dump(2) + "\n");
   const Hash32 run_id = mf.run_id();

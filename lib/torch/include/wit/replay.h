@@ -4,6 +4,7 @@
 // each step with the shared training step, and the measurement of replay
 // noise that the verifier's thresholds come from. Formats: docs/replay.md.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "wit/bundle.h"
 #include "wit/challenge.h"
 #include "wit/report.h"
+#include "wit/state.h"
 
 namespace wit {
 
@@ -23,6 +25,11 @@ struct ResponseOptions {
   unsigned threads = 0;             // 0 = all cores (as training used by default)
   std::string device = "cpu";
   bool quiet = false;
+  // The step the trainer regenerates states with (default: THE training
+  // step). A trainer answers with the states it logged; one that trained
+  // with another step must regenerate with it, or its states miss their
+  // logged roots. The attack suite's forger uses this.
+  std::function<StepOutput(const Manifest&, TrainState&, const BatchRecords&, int64_t step)> step_fn;
 };
 
 // Builds the response to `c` from a run directory. Throws wit::Error when the

@@ -64,6 +64,15 @@ struct StepOutput {
 // manifest's schedule at `state.step() + 1`. Advances the state by one step.
 StepOutput train_step(const Manifest& mf, TrainState& state, const BatchRecords& batch);
 
+// A data-parallel step of `world` ranks computed in one process, bit for bit
+// what the ranks compute for world <= 2: each rank's share forward and
+// backward on its own (the same shapes and operations as on that rank), the
+// gradients summed in rank order (for two ranks a + b, which is what the
+// all-reduce gives), then the one update. Lets a trainer regenerate the states
+// of a distributed run without its cluster. For more ranks the all-reduce's
+// ring order is not reproduced, and the result may differ by rounding.
+StepOutput train_step_emulating(const Manifest& mf, TrainState& state, const BatchRecords& batch, int world);
+
 // The probe fingerprint: per-token log-probabilities of the probe records
 // under the state's weights, count-sketched to probe_dim floats.
 std::vector<float> probe_fingerprint(const Manifest& mf, const TrainState& state, const BatchRecords& probe);
