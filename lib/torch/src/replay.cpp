@@ -354,9 +354,9 @@ struct Replayed {
   StepOutput out;
   std::optional<std::vector<float>> probe;
 };
-Replayed replay_from(Verifier& v, int64_t s, const BatchRecords& batch) {
+Replayed replay_from(Verifier& v, int64_t s, const BatchRecords& batch, int shares = 1) {
   Replayed r{v.state(s - 1).clone(), {}, {}};
-  r.out = train_step(v.mf, r.after, batch);
+  r.out = train_step_emulating(v.mf, r.after, batch, shares);
   if (v.entry(s).s.probe && v.probe) r.probe = probe_fingerprint(v.mf, r.after, v.probe->records);
   return r;
 }
@@ -406,15 +406,27 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
       BatchRecords batch = v.batch(s);
       set_torch_threads(threads_a);
       Replayed a = replay_from(v, s, batch);
+      // Two other orders of the same sums, each measured against replay a as
+      // if a were the logged state: another thread count, and the batch's
+      // gradient summed from two shares (as two data-parallel ranks, or a
+      // BLAS that blocks the batch dimension, would). Parameters whose true
+      // gradient is zero (an attention key's bias) turn such rounding into
+      // Adam updates of their own; this is where it shows.
+      std::vector<Replayed> others;
       set_torch_threads(threads_b);
-      Replayed bb = replay_from(v, s, batch);
-      // Replay b measured against replay a, as if a were the logged state.
-      Distances d = distances(v.state(s - 1), a.after, a.out.losses, a.out.grad_norm, a.probe, bb);
+      others.push_back(replay_from(v, s, batch));
+      if (batch.size() >= 2) {
+        set_torch_threads(threads_a);
+        others.push_back(replay_from(v, s, batch, 2));
+      }
       auto note = [&](const std::string& f, double floors) {
         cal.noise[f] = std::max(cal.noise[f].get<double>(), std::isfinite(floors) ? floors : 0.0);
       };
-      for (const auto& [f, fd] : d.state) note(f, fd.floors);
-      for (const auto& [f, x] : d.scalar) note(f, x / kRoundingEps);
+      for (const Replayed& o : others) {
+        Distances d = distances(v.state(s - 1), a.after, a.out.losses, a.out.grad_norm, a.probe, o);
+        for (const auto& [f, fd] : d.state) note(f, fd.floors);
+        for (const auto& [f, x] : d.scalar) note(f, x / kRoundingEps);
+      }
       cal.steps.push_back(s);
       v.forget_before(s);
     } catch (const Verifier::Reject& r) {
