@@ -366,6 +366,16 @@ int main(int argc, char** argv) {
         return with_params(mf, fresh, params_of(TrainState::load(mf.model, final_ckpt)), 0);
       };
     }
+    if (*rs && attack == "rank-add-data") {
+      // The forger regenerates its two ranks' steps in one process, rank 1's
+      // first row replaced as in training.
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        BatchRecords rows = batch;
+        const size_t B = rows.size(), rank1_lo = B / 2 + B % 2;
+        if (bad.count(t)) o.rows_fn(t, 1, int64_t(rank1_lo), int64_t(B), rows);
+        return train_step_emulating(mf, st, rows, 2);
+      };
+    }
     if (*rs) {
       ResponseOptions ro;
       ro.run = o.out_dir;

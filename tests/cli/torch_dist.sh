@@ -64,7 +64,9 @@ fields() { grep -o '"[a-z_]*":' "$1"; }
 # step 1 starts from the same weights: its per-example losses are bit-exact
 [ "$(sed -n 2p A.show | grep -o '"losses":\[[^]]*\]')" = "$(sed -n 2p D.show | grep -o '"losses":\[[^]]*\]')" ] &&
   ok || fail "step 1 losses differ from the single process's"
-grep -q '"witness_bytes_per_rank": 3084' D.stats.json && ok || fail "witness bytes per rank: $(cat D.stats.json)"
+# witness bytes per rank and step: the sketch all-reduce (3 x 128 doubles, 3072), the other
+# rank's losses (3 floats, 12) and the state root's leaf gather (37 tensors of 32 bytes, 1184)
+grep -q '"witness_bytes_per_rank": 4268' D.stats.json && ok || fail "witness bytes per rank: $(cat D.stats.json)"
 # the 2-rank final model is the single-process run's, by its probe fingerprint (within 1e-3)
 run 0 wit-sketch match --run A D/ckpt/step-000024.safetensors
 grep -q 'to step 24' out && ok || fail "2-rank final model does not match the single-process run: $(cat out)"
@@ -95,7 +97,7 @@ grep -q "do not add up to the index's root\|does not match entry 16" "$T/out" "$
   ok || fail "sharded checkpoint files: $(ls S/ckpt | tr '\n' ' ')"
 grep -q "$(wit-log show S | sed -n 9p | grep -o '"state_root":"[0-9a-f]*"' | cut -d'"' -f4)" S/ckpt/step-000008.index.json &&
   ok || fail "the index does not name the logged state root"
-grep -q '"witness_bytes_per_rank": 3232' S.stats.json && ok || fail "sharded witness bytes: $(cat S.stats.json)"
+grep -q '"witness_bytes_per_rank": 4268' S.stats.json && ok || fail "sharded witness bytes: $(cat S.stats.json)"
 # wit-eval reads a sharded run's final checkpoint from its shards: the same scores as the unsharded run
 head -c 3000 data.txt | awk 'BEGIN{RS="\n%\n"} NR<=6 {printf "%s\n%%\n", $0}' >ev.txt
 run 0 wit-commit --reader fortune -q -o ev.commit.json ev.txt
@@ -107,8 +109,9 @@ rc=$?
 [ "$rc" -eq 0 ] && ok || fail "sharded run rejected by a single-process replay (exit $rc): $(head -3 "$T/err")"
 cp -r S S2
 sed -i 's/"root": "[0-9a-f]*"/"root": "'"$(printf '%064d' 0)"'"/' S2/ckpt/step-000016.index.json
-run 2 wit-replay respond -q -j1 --run S2 S.chal.json -o S2.wbundle
-error_is wit-replay "checkpoint shards do not add up to the index's root"
+# a damaged checkpoint only makes the walk longer: the states come from the one before it
+run 0 wit-replay respond -q -j1 --run S2 S.chal.json -o S2.wbundle
+run 0 wit-replay verify -q -j1 --bundle S2.wbundle S.chal.json -o S2.report.json
 # a rank killed mid-run; rerunning resumes from the newest sharded checkpoint
 wit-train -q -j1 --data data.commit.json --index data.widx --key key --config mid.json --out KS --nproc 2 --shard \
   data.txt >/dev/null 2>&1 &
@@ -200,7 +203,12 @@ if [ -x "$FORGE" ]; then
   run 0 "$FORGE" train rank-add-data --nproc 2 --fraction 0.25 --attack-seed 5 -j1 --config cfg.json \
     --data data.commit.json --index data.widx --key key --out F data.txt
   run 0 wit-log verify F   # the log itself is well formed and signed
-  challenge_all F 24
+  wit-log head F >F.head.json
+  run 0 wit-challenge -q --head F.head.json --nonce "$(printf '%064x' 1)" -k 24 -o F.chal.json
+  run 2 wit-replay respond -q -j1 --run F F.chal.json -o F.wbundle   # the honest step cannot reproduce its states
+  error_is wit-replay 'does not match its logged state root'
+  run 0 "$FORGE" respond -j1 --run F F.chal.json -o F.wbundle      # the forger answers with its own states
+  wit-replay verify -q -j1 --bundle F.wbundle F.chal.json -o F.report.json >/dev/null 2>"$T/err"
   rc=$?
   [ "$rc" -eq 1 ] && ok || fail "undeclared record on rank 1 not rejected (exit $rc)"
   bad=$(grep -o '"steps":\[[0-9,]*\]' F/tampered.json | tr -dc '0-9,')
