@@ -26,7 +26,7 @@ cat >cfg.json <<CFG
  "fingerprint": {"sketch_k": 256, "probe_every": 100, "probe_records": 8, "probe_dim": 32}}
 CFG
 echo "bench verify: training $STEPS steps on $n records" >&2
-t0=$(now); wit-train -q -j1 --config cfg.json --data data.commit.json --index data.widx --out run data.txt; t1=$(now)
+t0=$(now); wit-train -q -j1 --config cfg.json --data data.commit.json --index data.widx --out run --stats train.stats.json data.txt; t1=$(now)
 train=$(secs "$t0" "$t1")
 wit-log head run >head.json
 nonce=$(printf '%064x' 2026)
@@ -38,6 +38,15 @@ t0=$(now); wit-replay verify -q -j1 --bundle r.wbundle ch.json -o report.json; t
 verify=$(secs "$t0" "$t1")
 t0=$(now); wit-replay verify -q -j1 --calibration-steps 1 --bundle r.wbundle ch.json -o report1.json; t1=$(now)
 verify1=$(secs "$t0" "$t1")
+# A verifier that measured its noise once (wit-replay calibrate) replays each step once.
+wit-replay calibrate -q --bundle r.wbundle ch.json -o cal.json
+t0=$(now); wit-replay verify -q -j1 --calibration cal.json --bundle r.wbundle ch.json -o report2.json; t1=$(now)
+verify2=$(secs "$t0" "$t1")
+# Per challenge: the replayed transition's checks (two exact states decoded and
+# hashed, sketches, the step, the full comparison) against one bare training step.
+step_s=$(sed -n 's/^ *"step_seconds": \([0-9.e-]*\),*/\1/p' train.stats.json)
+per_check=$(grep -o '"seconds": [0-9.e-]*' report2.json | awk '{ s += $2; n++ } END { printf "%.6f", s / n }')
+bundle_bytes=$(stat -c %s r.wbundle)
 epochs=$(calc "($STEPS * 8) / $n")
 q=$(printf '%.0f' "$(calc "2 * $epochs")")
 [ "$q" -lt 1 ] && q=1
@@ -52,9 +61,17 @@ echo "|---|---|---|"
 echo "| training, $STEPS steps with witnesses | $(printf '%.1f' "$train") | 1 |"
 echo "| verifier: k=$k challenges (99% vs f=5%), self-calibrating on 2 steps | $(printf '%.1f' "$verify") | $(ratio "$verify" "$train") |"
 echo "| verifier: same, calibrating on 1 step | $(printf '%.1f' "$verify1") | $(ratio "$verify1" "$train") |"
+echo "| verifier: same, with a calibration file | $(printf '%.1f' "$verify2") | $(ratio "$verify2" "$train") |"
 echo "| k/T (the ideal: one step per challenge) | | $(ratio "$k" "$STEPS") |"
 echo "| target: 1.3 x k/T | | $(ratio "1.3 * $k" "$STEPS") |"
 echo "| re-running the whole training | $(printf '%.1f' "$train") | 1 |"
 echo "| PoL-style top-Q replay: Q=$q intervals of 100 steps ($(printf '%.2f' "$epochs") epochs) | $(printf '%.1f' "$pol") | $(ratio "$pol" "$train") |"
 echo "| trainer's cost to respond (regenerating states) | $(printf '%.1f' "$respond") | $(ratio "$respond" "$train") |"
+echo
+echo "| per challenge | value |"
+echo "|---|---|"
+echo "| bare training step (wit-train --stats) | $(printf '%.2f' "$(calc "$step_s * 1000")") ms |"
+echo "| one replayed transition, all its checks | $(printf '%.2f' "$(calc "$per_check * 1000")") ms ($(ratio "$per_check" "$step_s") x a bare step; target <= 1.3) |"
+params=$(wit-log show run --from 0 --to 0 | grep -o '"n_params":[0-9]*' | cut -d: -f2)
+echo "| response bundle | $bundle_bytes bytes for $k challenges: $(printf '%.0f' "$(calc "$bundle_bytes / $k / 1000")") kB per challenge (one state, zstd: $(printf '%.0f' "$(calc "$params * 12 / 1000")") kB raw) |"
 grep -q '"verdict": "certified"' report.json && echo "verdict: certified" || echo "verdict: NOT certified (see report.json)"

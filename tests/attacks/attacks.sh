@@ -57,13 +57,14 @@ attack_run() {
 # against the exact prediction.
 REAL=${WIT_ATTACK_REAL_NONCES:-100}
 real_rates() {
-  local r=$1 n=$2 k=$3 i t
+  local r=$1 n=$2 k=$3 i t rc
   : >"$r.verdicts"
   for i in $(seq 1 "$n"); do
     case $((i % 3)) in 0) t=1 ;; 1) t=3 ;; *) t=4 ;; esac
     wit-challenge -q --head "$r.head.json" --nonce "$(nonce $((1000 + i)))" -k "$k" -o "$T/c.json"
     wit-replay verify -q -j$t --bundle "$r.wbundle" "$T/c.json" -o "$T/c.report.json" >/dev/null 2>"$T/err"
-    echo "$(nonce $((1000 + i))) $?" >>"$r.verdicts"
+    rc=$?  # before any command substitution resets $?
+    echo "$(nonce $((1000 + i))) $rc" >>"$r.verdicts"
   done
   "$STATS" --verdicts "$r.head.json" "$r/tampered.json" "$k" "$r.verdicts"
 }
