@@ -616,6 +616,18 @@ TEST_CASE("board: concurrent challenges and adds on one bundle all land (the bun
     CHECK(why == "");
     CHECK(after.names_under(member::kChallenges).size() == size_t(1 + 2 * n));
     CHECK(evaluate_run_bundle(after).status == "certified");
+    // An output that cannot be written (-o /dev/full) leaves the bundle as it was.
+    const int refused = in_parallel(1, [&](int) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      const std::string nonce = made_up(4242).hex();
+      ::execl(tool.c_str(), tool.c_str(), "challenge", b.path.c_str(), "--nonce", nonce.c_str(), "-k", "2", "-o",
+              "/dev/full", (char*)nullptr);
+      return 127;
+    });
+    CHECK(refused == 0);
+    CHECK(RunBundle::load(b.path).files == after.files);
   }
   fs::remove_all(d);
 }

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   app.add_option("--field", field, "JSONL field holding the record (jsonl)")->default_str("text");
   app.add_option("--seq-len", seq_len, "Tokens per record (tokens reader)");
   app.add_option("-o,--output", out, "Commitment JSON to write (- = stdout)")->default_str("-");
-  app.add_option("--index", index_path, "Index to write (default: beside -o as NAME.widx)");
+  wit::cli::mark_output(app.add_option("--index", index_path, "Index to write (default: beside -o as NAME.widx)"));
   app.add_flag("--no-index", no_index, "Write no index");
   app.add_option("-j,--threads", threads, "Hashing threads (0 = all cores)")->default_str("0");
   app.add_flag("-q,--quiet", quiet, "No progress or summary on stderr");
@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
     if (index_path.empty() && !no_index && out != "-") index_path = default_index_path(out);
     if (index_path == "-" || (!index_path.empty() && index_path == out))
       throw wit::Error("the index needs a file of its own", "--index " + index_path);
+    wit::check_outputs_apart(files, {out, index_path});  // the default index path too
 
     uint64_t total = 0;
     for (const auto& f : files) {
