@@ -14,7 +14,7 @@ esac
 
 pkgs=(
   build-essential cmake pkg-config ccache git
-  libsodium-dev libzstd-dev libxxhash-dev nlohmann-json3-dev libcli11-dev catch2
+  libsodium-dev libzstd-dev libxxhash-dev nlohmann-json3-dev libcli11-dev catch2 libsimdjson-dev
   libtorch-dev libgloo-dev libopenblas0-pthread
   fortunes groff-base jq
   chromium

@@ -107,9 +107,7 @@ struct Fixture {
     mf.fp.probe_every = 4;
     mf.fp.probe_dim = 8;
     mf.data_root = data.commitment.root;
-    mf.data_sorted_root = data.commitment.sorted_root;
     mf.data_n = data.commitment.n;
-    mf.data_n_unique = data.commitment.n_unique;
     mf.data_reader = spec;
     mf.seed_commitment = made_up(2);
     mf.trainer_key = key.pub();
@@ -150,8 +148,8 @@ struct Fixture {
     challenge = issue_challenge(heads.back(), "heads", made_up(7), ChallengeRequest{3, {}, {}, 0, {}});
 
     // The eval: made-up scores of the eval set's records, committed; a spot check of 4.
-    scores.record_leaves = evset.leaves;
-    for (size_t i = 0; i < evset.leaves.size(); i++) scores.scores.push_back({2.0 + 0.125 * double(i), 0.5});
+    scores.record_leaves.assign(evset.tree.leaves(), evset.tree.leaves() + evset.tree.size());
+    for (size_t i = 0; i < scores.record_leaves.size(); i++) scores.scores.push_back({2.0 + 0.125 * double(i), 0.5});
     eval = commit_scores(run_id, kSteps, made_up(200 + kSteps), evset.commitment.root, scores);
     const std::string nonce = "spot check nonce";
     const EvalCheckReport check = make_eval_check_report(eval, scores, ByteView(nonce), 4, 0.05, [&](uint64_t i) {
@@ -199,8 +197,8 @@ struct Fixture {
     // A contaminated variant's parts.
     const CommitResult dirtyset = commit_dataset(spec, {(dir / "dirty.txt").string()}, 1);
     dirty_commit = dirtyset.commitment.dump();
-    dirty_scores.record_leaves = dirtyset.leaves;
-    for (size_t i = 0; i < dirtyset.leaves.size(); i++) dirty_scores.scores.push_back({3.0, 0.25});
+    dirty_scores.record_leaves.assign(dirtyset.tree.leaves(), dirtyset.tree.leaves() + dirtyset.tree.size());
+    for (size_t i = 0; i < dirty_scores.record_leaves.size(); i++) dirty_scores.scores.push_back({3.0, 0.25});
     dirty_eval = commit_scores(run_id, kSteps, made_up(200 + kSteps), dirtyset.commitment.root, dirty_scores);
     dirty_check = make_eval_check_report(dirty_eval, dirty_scores, ByteView(nonce), 3, 0.05, [&](uint64_t i) {
       return std::make_pair(dirty_scores.record_leaves[i], dirty_scores.scores[i]);

@@ -45,10 +45,20 @@ struct Loaded {
   std::unique_ptr<wit::Index> index;
 };
 
-Loaded load(const std::string& commit_path, const std::string& index_path) {
+// The commitment and its index; `audit` checks the whole index (O(n)), which
+// an exclusion or a usage claim rests on: a gap between two leaves means
+// absence only in a sorted distinct tree.
+Loaded load(const std::string& commit_path, const std::string& index_path, bool audit) {
   Loaded l{wit::Commitment::load(commit_path), std::make_unique<wit::Index>(index_path)};
   l.index->check_matches(l.commit, commit_path);
+  if (audit) l.index->audit();
   return l;
+}
+
+// "position P of N distinct records (first at FILE, record K)".
+std::string position_words(const Loaded& l, uint64_t pos) {
+  return "position " + std::to_string(pos) + " of " + std::to_string(l.commit.n) + " distinct records (first at " +
+         l.commit.place_of(l.index->first_record(pos)) + ")";
 }
 
 void emit(const std::string& out, const nlohmann::json& doc) { wit::write_file_atomic(out, doc.dump(2) + "\n"); }
@@ -96,7 +106,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"jsonl", "lines", "fortune", "tokens", "files"}));
   con->add_option("--field", field, "JSONL field (jsonl reader)");
   con->add_option("--seq-len", seq_len, "Tokens per record (tokens reader)");
-  con->add_option("--train-data", train_files, "A training file for the n-gram statistic (repeat for more; default: the commitment's inputs)")
+  con->add_option("--train-data", train_files, "A training file, checked against the commitment and used for the n-gram statistic (repeat for more; default: the commitment's inputs)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   con->add_flag("-q,--quiet", quiet, "No summary on stderr");
@@ -122,7 +132,7 @@ int main(int argc, char** argv) {
   return wit::cli::run(app, argc, argv, [&]() -> int {
     if (*inc || *exc) {
       const RecordArgs& ra = *inc ? inc_args : exc_args;
-      Loaded l = load(commit_path, index_path);
+      Loaded l = load(commit_path, index_path, exc->parsed());
       std::optional<std::string> record;
       wit::Hash32 leaf = ra.resolve(record);
       auto pos = l.index->find(leaf);
@@ -134,20 +144,20 @@ int main(int argc, char** argv) {
           return wit::cli::kNegative;
         }
         emit(out, wit::inclusion_document(l.commit, wit::prove_inclusion(*l.index, leaf, *pos), embed));
-        if (!quiet) wit::cli::note("included: record " + std::to_string(*pos) + " of " + std::to_string(l.commit.n));
+        if (!quiet) wit::cli::note("included: " + position_words(l, *pos));
       } else {
         if (pos) {
-          wit::cli::note("record " + leaf.hex() + " is in the committed data (record " + std::to_string(*pos) + ")");
+          wit::cli::note("record " + leaf.hex() + " is in the committed data (" + position_words(l, *pos) + ")");
           std::cerr << "hint: 'wit-query include' proves its presence\n";
           return wit::cli::kNegative;
         }
         emit(out, wit::exclusion_document(l.commit, wit::prove_exclusion(*l.index, leaf), embed));
-        if (!quiet) wit::cli::note("excluded: not among " + std::to_string(l.commit.n_unique) + " distinct records");
+        if (!quiet) wit::cli::note("excluded: not among the " + std::to_string(l.commit.n) + " distinct records");
       }
       return wit::cli::kOk;
     }
     if (*use) {
-      Loaded l = load(commit_path, index_path);
+      Loaded l = load(commit_path, index_path, true);
       std::optional<std::string> record;
       const wit::Hash32 leaf = use_args.resolve(record);
       const auto pos = l.index->find(leaf);
@@ -166,7 +176,7 @@ int main(int argc, char** argv) {
       return doc["steps"].empty() ? wit::cli::kNegative : wit::cli::kOk;
     }
     if (*con) {
-      Loaded l = load(commit_path, index_path);
+      Loaded l = load(commit_path, index_path, false);  // contamination_certificate audits it
       wit::ContaminationInput in;
       in.commitment = &l.commit;
       in.commit_path = commit_path;
