@@ -181,48 +181,64 @@ ByteView RecordFiles::record(uint64_t i, std::string& scratch) const {
 namespace {
 
 // Leaf of every record of `f`, written at out + i * stride (stride >= 32).
-// Four records of one reader with equal lengths (token windows always) are
-// hashed together, one per AVX2 lane.
+// Records are hashed four at a time, one per AVX2 lane, when their leaf
+// messages fill the same number of BLAKE2b blocks: each chunk keeps up to
+// three records waiting per block count (token windows are all one count).
 void hash_leaves(const RecordFiles& f, uint8_t* out, size_t stride, unsigned threads,
                  const std::function<void(uint64_t)>& on_bytes) {
   const bool x4 = leaves_x4_available();
   const auto& offset = f.first;
+  constexpr uint64_t kClasses = 64;  // block counts grouped one by one; larger ones share the last class
   parallel_for(f.records, threads, 256, [&](uint64_t b, uint64_t e) {
-    std::string scratch[4];
+    auto at = [&](uint64_t i) { return reinterpret_cast<Hash32*>(out + i * stride); };
+    struct Waiting {
+      uint64_t blocks = 0;
+      int n = 0;
+      uint64_t idx[4];
+      const uint8_t* data[4];
+      size_t len[4];
+      std::string scratch[4];
+    };
+    std::vector<Waiting> wait(x4 ? kClasses + 1 : 0);
+    auto flush_scalar = [&](Waiting& w) {
+      for (int j = 0; j < w.n; j++) *at(w.idx[j]) = record_leaf(ByteView(w.data[j], w.len[j]));
+      w.n = 0;
+    };
+    std::string cur;
     size_t r = size_t(std::upper_bound(offset.begin(), offset.end(), b) - offset.begin()) - 1;
     uint64_t pending = 0;
-    auto at = [&](uint64_t i) { return reinterpret_cast<Hash32*>(out + i * stride); };
-    for (uint64_t i = b; i < e;) {
+    for (uint64_t i = b; i < e; i++) {
       while (r + 1 < offset.size() && i >= offset[r + 1]) r++;
-      const uint64_t end_r = r + 1 < offset.size() ? std::min(e, offset[r + 1]) : e;
-      if (x4 && i + 4 <= end_r) {
-        ByteView v[4];
-        for (int j = 0; j < 4; j++) v[j] = f.readers[r]->record(i + uint64_t(j) - offset[r], scratch[j]);
-        if (v[0].size == v[1].size && v[0].size == v[2].size && v[0].size == v[3].size) {
-          const uint8_t* d[4] = {v[0].data, v[1].data, v[2].data, v[3].data};
-          Hash32 h[4];
-          leaves_x4(d, v[0].size, h);
-          for (int j = 0; j < 4; j++) *at(i + uint64_t(j)) = h[j];
-          pending += 4 * v[0].size;
-          i += 4;
-        } else {
-          for (int j = 0; j < 4; j++) {
-            *at(i) = record_leaf(v[j]);
-            pending += v[j].size;
-            i++;
-          }
-        }
-      } else {
-        ByteView rec = f.readers[r]->record(i - offset[r], scratch[0]);
-        *at(i) = record_leaf(rec);
-        pending += rec.size;
-        i++;
-      }
+      ByteView v = f.readers[r]->record(i - offset[r], cur);
+      pending += v.size;
       if (on_bytes && pending >= (uint64_t(1) << 22)) {
         on_bytes(pending);
         pending = 0;
       }
+      const uint64_t blocks = x4_blocks(v.size);
+      if (!x4) {
+        *at(i) = record_leaf(v);
+        continue;
+      }
+      Waiting& w = wait[std::min(blocks, kClasses)];
+      if (w.n > 0 && w.blocks != blocks) flush_scalar(w);  // the shared class holds one count at a time
+      w.blocks = blocks;
+      const int k = w.n++;
+      w.idx[k] = i;
+      if (v.size && v.data == reinterpret_cast<const uint8_t*>(cur.data())) {
+        std::swap(cur, w.scratch[k]);  // the bytes live in scratch: keep them until hashed
+        v = ByteView(w.scratch[k]);
+      }
+      w.data[k] = v.data;
+      w.len[k] = v.size;
+      if (w.n == 4) {
+        Hash32 h[4];
+        leaves_x4(w.data, w.len, h);
+        for (int j = 0; j < 4; j++) *at(w.idx[j]) = h[j];
+        w.n = 0;
+      }
     }
+    for (Waiting& w : wait) flush_scalar(w);
     if (on_bytes && pending) on_bytes(pending);
   });
 }

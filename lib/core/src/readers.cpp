@@ -440,7 +440,7 @@ bool has_surrogate_escape(std::string_view line) {
 class JsonlSource : public SingleFileSource {
  public:
   JsonlSource(const std::string& path, const std::string& field)
-      : SingleFileSource(path), field_(field) {
+      : SingleFileSource(path), field_(field), quoted_field_("\"" + field + "\"") {
     ByteView b = bytes();
     for_each_line(b, [&](size_t off, size_t len, bool cr, uint64_t line) {
       // Blank (JSON whitespace only) lines are skipped; cr is whitespace too.
@@ -509,7 +509,7 @@ class JsonlSource : public SingleFileSource {
         if (fast_parse(parser, r, p, size - r.off, padded, check)) continue;
         // The reference parser decides.
         if (h.parse(p, p + r.len)) {
-          locate(r, p, h.value, check);
+          locate(r, p, h.value, quoted_field_, check);
           continue;
         }
         std::string what = describe(h);
@@ -556,14 +556,15 @@ class JsonlSource : public SingleFileSource {
         if (++found > 1 || kv.value.get_string().get(value)) return false;
       }
     if (found != 1) return false;
-    locate(r, p, value, check);
+    locate(r, p, value, quoted_field_, check);
     return true;
   }
 
   // Chooses how record() produces `value` from this line: a view of bytes that
   // equal it, or a literal that unescapes to it, whichever exists; else
   // parsing again.
-  static void locate(Rec& r, const char* line, std::string_view value, std::string& check) {
+  static void locate(Rec& r, const char* line, std::string_view value, std::string_view quoted_field,
+                     std::string& check) {
     std::string_view l(line, r.len);
     r.vlen_mode = kReparse;
     if (value.size() >= kModeMask) return;
@@ -571,6 +572,17 @@ class JsonlSource : public SingleFileSource {
       r.vrel = 0;
       r.vlen_mode = kView;
       return;
+    }
+    // Most often the value is the literal right after the key: try there first.
+    if (size_t k = l.find(quoted_field); k != std::string_view::npos) {
+      size_t q = k + quoted_field.size();
+      while (q < l.size() && (l[q] == ' ' || l[q] == '\t' || l[q] == ':')) q++;
+      if (q < l.size() && l[q] == '"' && l.size() - q - 1 > value.size() && l[q + 1 + value.size()] == '"' &&
+          std::memcmp(l.data() + q + 1, value.data(), value.size()) == 0) {
+        r.vrel = uint32_t(q + 1);
+        r.vlen_mode = kView | uint32_t(value.size());
+        return;
+      }
     }
     if (const void* at = memmem(l.data(), l.size(), value.data(), value.size())) {
       r.vrel = uint32_t(static_cast<const char*>(at) - l.data());
@@ -596,6 +608,7 @@ class JsonlSource : public SingleFileSource {
   }
 
   std::string field_;
+  std::string quoted_field_;  // "field", as it appears unescaped in a line
   std::vector<Rec> recs_;
 };
 
