@@ -205,8 +205,12 @@ head -c 1000 a.widx >short.widx
 run 2 wit-query include --commit a.commit.json --index short.widx --text "$present"
 error_is wit-query 'short.widx'
 # an index of another dataset
-run 2 wit-query include --commit a.commit.json --index j.widx --text "$present"
-error_is wit-query 'does not belong'
+run 2 wit-query include --commit a.commit.json --index j.widx --text "$present" -o p.json
+error_is wit-query 'does not belong to commitment a.commit.json \(root differs\): j.widx'
+absent p.json
+run 2 wit-query contamination --commit a.commit.json --index j.widx -o cert.json eval.txt
+error_is wit-query 'does not belong to commitment a.commit.json'
+absent cert.json
 # unknown commitment and proof versions
 sed 's/"version": 2/"version": 7/' a.commit.json >v7.commit.json
 run 2 wit-query verify --commit v7.commit.json inc.json

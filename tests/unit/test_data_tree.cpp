@@ -153,6 +153,26 @@ TEST_CASE("the index holds the one tree and its audit refuses an unsorted one", 
   // A commitment naming another root: the index does not belong to it.
   CHECK(error_of([&] { unsorted.check_matches(r.commitment, "a.commit.json"); }).find("does not belong") !=
         std::string::npos);
+
+  // Leaves doctored under an honest header and cached levels (600 leaves, so
+  // the tree's root comes from level 8 and still reproduces): the header
+  // matches the commitment and the leaves are still sorted; the audit in
+  // check_matches refuses them, as the trainer and wit-query rely on.
+  std::string text;
+  for (int i = 0; i < 600; i++) text += "line " + std::to_string(i) + "\n";
+  const CommitResult big = commit_dataset(lines(), {d.file("big.txt", text)}, 1);
+  Bytes doctored = encode_index(big);
+  Hash32 x = big.tree.leaf(1);
+  x.b[31] ^= 1;
+  REQUIRE(big.tree.leaf(0) < x);
+  REQUIRE(x < big.tree.leaf(2));
+  std::memcpy(doctored.data() + kIndexHeaderSize + 32, x.data(), 32);
+  put_le64(doctored.data() + 96,
+           xxh3_64(ByteView(doctored.data() + kIndexHeaderSize, doctored.size() - kIndexHeaderSize)));
+  put_le64(doctored.data() + 104, xxh3_64(ByteView(doctored.data(), 104)));
+  const Index loaded(ByteView(doctored), "doctored.widx");
+  CHECK(error_of([&] { loaded.check_matches(big.commitment, "big.commit.json"); }) ==
+        "index is corrupt (its leaves do not give its root): doctored.widx");
 }
 
 TEST_CASE("older commitments, indexes and manifests are refused with the version needed", "[versions]") {

@@ -45,13 +45,12 @@ struct Loaded {
   std::unique_ptr<wit::Index> index;
 };
 
-// The commitment and its index; `audit` checks the whole index (O(n)), which
-// an exclusion or a usage claim rests on: a gap between two leaves means
-// absence only in a sorted distinct tree.
-Loaded load(const std::string& commit_path, const std::string& index_path, bool audit) {
+// The commitment and its index, checked against it in full (check_matches
+// audits the whole index, O(n)): an exclusion or a usage claim rests on it,
+// since a gap between two leaves means absence only in a sorted distinct tree.
+Loaded load(const std::string& commit_path, const std::string& index_path) {
   Loaded l{wit::Commitment::load(commit_path), std::make_unique<wit::Index>(index_path)};
   l.index->check_matches(l.commit, commit_path);
-  if (audit) l.index->audit();
   return l;
 }
 
@@ -132,7 +131,7 @@ int main(int argc, char** argv) {
   return wit::cli::run(app, argc, argv, [&]() -> int {
     if (*inc || *exc) {
       const RecordArgs& ra = *inc ? inc_args : exc_args;
-      Loaded l = load(commit_path, index_path, exc->parsed());
+      Loaded l = load(commit_path, index_path);
       std::optional<std::string> record;
       wit::Hash32 leaf = ra.resolve(record);
       auto pos = l.index->find(leaf);
@@ -157,7 +156,7 @@ int main(int argc, char** argv) {
       return wit::cli::kOk;
     }
     if (*use) {
-      Loaded l = load(commit_path, index_path, true);
+      Loaded l = load(commit_path, index_path);
       std::optional<std::string> record;
       const wit::Hash32 leaf = use_args.resolve(record);
       const auto pos = l.index->find(leaf);
@@ -176,7 +175,7 @@ int main(int argc, char** argv) {
       return doc["steps"].empty() ? wit::cli::kNegative : wit::cli::kOk;
     }
     if (*con) {
-      Loaded l = load(commit_path, index_path, false);  // contamination_certificate audits it
+      Loaded l = load(commit_path, index_path);
       wit::ContaminationInput in;
       in.commitment = &l.commit;
       in.commit_path = commit_path;

@@ -129,8 +129,7 @@ json contamination_certificate(const ContaminationInput& in) {
   // An exclusion is a gap between two adjacent leaves, which means absence
   // only in a sorted distinct tree: check the whole index, and the training
   // files when they are at hand, before proving anything.
-  in.index->check_matches(c, in.commit_path);
-  in.index->audit(in.threads);
+  in.index->check_matches(c, in.commit_path, in.threads);  // with the full audit
   std::string missing;
   const std::optional<RecordFiles> train = load_training(in, missing);
   LeafSet eval = hash_records(in.eval_reader, in.eval_paths, in.threads);

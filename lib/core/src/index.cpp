@@ -129,11 +129,12 @@ std::optional<uint64_t> Index::find(const Hash32& leaf) const {
   return i;
 }
 
-void Index::check_matches(const Commitment& c, const std::string& commit_path) const {
+void Index::check_matches(const Commitment& c, const std::string& commit_path, unsigned threads) const {
   const char* differs = c.root != root_ ? "root" : c.n != n_ ? "n" : c.records != records_ ? "records" : nullptr;
   if (differs)
     throw Error("index does not belong to commitment " + commit_path + " (" + differs + " differs)", where_,
                 "use the .widx written by the same wit-commit run");
+  audit(threads);
 }
 
 void Index::audit(unsigned threads) const {

@@ -40,12 +40,16 @@ class Index {
   std::optional<uint64_t> find(const Hash32& leaf) const;
   // Global record number (file order) of the first occurrence of leaf `pos`.
   uint64_t first_record(uint64_t pos) const { return get_le64(first_ + 8 * pos); }
-  // Throws wit::Error unless this index was built for `c` (counts and root).
-  void check_matches(const Commitment& c, const std::string& commit_path) const;
+  // Throws wit::Error unless this index is the tree of `c`: the same counts
+  // and root in the header, and then the audit below. So whoever also rebuilds
+  // the tree from the files (Dataset) and finds the commitment's root knows
+  // the index holds exactly the files' leaves.
+  void check_matches(const Commitment& c, const std::string& commit_path, unsigned threads = 0) const;
   // The full check an exclusion or usage claim rests on, O(n): the leaves are
   // strictly increasing (so distinct, and a gap between two is a true absence),
-  // they hash to the root, and every first occurrence is a record of the
-  // files. Throws wit::Error naming the first failure.
+  // they hash to the root by themselves (not only through the cached levels),
+  // and every first occurrence is a record of the files. Throws wit::Error
+  // naming the first failure.
   void audit(unsigned threads = 0) const;
 
  private:
