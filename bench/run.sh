@@ -85,7 +85,7 @@ commit_vs_b2sum() {
   row "$label: wit-commit ($(nproc) threads)" "$wit MB/s" ">= 1.5x b2sum" "$(ratio "$wit" "$b2")x"
   row "$label: wit-commit -j1" "$wit1 MB/s" "" "$(ratio "$wit1" "$b2")x"
   row "$label: wit-commit peak memory beyond the mapped input" "$per_rec B/record" "<= 100 B/record" \
-    "$(awk -v v="$per_rec" 'BEGIN { printf "%.1fx", v > 0 ? 100 / v : 99 }')"
+    "$(awk -v v="$per_rec" 'BEGIN { printf "%.1fx", (v > 0 ? 100 / v : 99) }')"
 }
 
 # a. 1 GiB of random uint16 tokens, 1024-token records.

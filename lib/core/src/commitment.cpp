@@ -4,6 +4,7 @@
 #include "wit/commitment.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <exception>
 #include <numeric>
@@ -265,26 +266,30 @@ inline bool entry_less(const Entry& a, const Entry& b) {
   return c < 0 || (c == 0 && a.rec < b.rec);
 }
 
-// Sorts [e, e + n) on up to `threads` threads: equal chunks sorted at once,
-// then merged pairwise, the merges of one round at once.
+// Sorts [e, e + n) in place on up to `threads` threads, with no second
+// buffer: the leaves are hashes, so their first byte spreads them evenly over
+// 256 buckets; one pass moves every entry into its bucket (American flag
+// sort), then the buckets are sorted at once.
 void parallel_sort(Entry* e, uint64_t n, unsigned threads) {
-  if (threads == 0) threads = default_threads();
-  uint64_t parts = 1;
-  while (parts * 2 <= threads && n / (parts * 2) >= (uint64_t(1) << 15)) parts *= 2;
-  std::vector<uint64_t> cut(parts + 1);
-  for (uint64_t i = 0; i <= parts; i++) cut[i] = n * i / parts;
-  parallel_for(parts, unsigned(parts), 1, [&](uint64_t b, uint64_t end) {
-    for (uint64_t p = b; p < end; p++) std::sort(e + cut[p], e + cut[p + 1], entry_less);
-  });
-  for (uint64_t width = 1; width < parts; width *= 2) {
-    const uint64_t merges = parts / (2 * width);
-    parallel_for(merges, unsigned(merges), 1, [&](uint64_t b, uint64_t end) {
-      for (uint64_t m = b; m < end; m++) {
-        const uint64_t lo = cut[2 * width * m], mid = cut[2 * width * m + width], hi = cut[2 * width * (m + 1)];
-        std::inplace_merge(e + lo, e + mid, e + hi, entry_less);
-      }
-    });
+  if (n < (uint64_t(1) << 14)) {
+    std::sort(e, e + n, entry_less);
+    return;
   }
+  std::array<uint64_t, 257> start{};
+  for (uint64_t i = 0; i < n; i++) start[size_t(e[i].leaf.b[0]) + 1]++;
+  for (size_t b = 0; b < 256; b++) start[b + 1] += start[b];
+  std::array<uint64_t, 256> next;
+  std::copy(start.begin(), start.begin() + 256, next.begin());
+  for (size_t b = 0; b < 256; b++) {
+    while (next[b] < start[b + 1]) {
+      const size_t c = e[next[b]].leaf.b[0];
+      if (c == b) next[b]++;
+      else std::swap(e[next[b]], e[next[c]++]);
+    }
+  }
+  parallel_for(256, threads, 8, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t b = lo; b < hi; b++) std::sort(e + start[b], e + start[b + 1], entry_less);
+  });
 }
 
 }  // namespace
@@ -450,7 +455,7 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
 
 std::optional<std::string> first_mismatch(const Commitment& c, const ReaderSpec& spec, const RecordFiles& files,
                                           const DataTree& tree, unsigned threads) {
-  MerkleTree t(kBlake2bTree, tree.leaves(), tree.size(), 1, threads);
+  MerkleTree t(kBlake2bTree, tree.leaves(), tree.size(), MerkleTree::kDefaultCacheLevel, threads);
   if (tree.size() == c.n && tree.records() == c.records && t.root() == c.root) return std::nullopt;
   // Something differs: name the first thing a person can act on.
   std::vector<SourceInfo> have = source_digests(spec, files, threads);  // tokens: hashed again, on this path only

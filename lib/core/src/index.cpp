@@ -158,7 +158,7 @@ void Index::audit(unsigned threads) const {
       throw Error("index is corrupt (first occurrence of leaf " + std::to_string(i) + " is past the last record)",
                   where_);
   // The leaves must give the root by themselves, not only through the cached levels.
-  if (MerkleTree(kBlake2bTree, l, n_, 1, threads).root() != root_)
+  if (MerkleTree(kBlake2bTree, l, n_, MerkleTree::kDefaultCacheLevel, threads).root() != root_)
     throw Error("index is corrupt (its leaves do not give its root)", where_);
 }
 

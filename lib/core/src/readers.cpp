@@ -61,6 +61,12 @@ void for_each_line(ByteView v, F&& fn) {
   }
 }
 
+// Lines in `v` (an upper bound on records), so a reader's table is allocated
+// once, at its final size.
+uint64_t line_count(ByteView v) {
+  return uint64_t(std::count(v.data, v.data + v.size, uint8_t('\n'))) + 1;
+}
+
 // Base for the readers over a single file ("-" is stdin).
 class SingleFileSource : public RecordSource {
  public:
@@ -88,6 +94,7 @@ struct LineRecord {
 class LinesSource : public SingleFileSource {
  public:
   explicit LinesSource(const std::string& path) : SingleFileSource(path) {
+    recs_.reserve(line_count(bytes()));
     for_each_line(bytes(), [&](size_t off, size_t len, bool, uint64_t line) {
       if (len > 0) recs_.push_back({off, len, line});
     });
@@ -442,6 +449,7 @@ class JsonlSource : public SingleFileSource {
   JsonlSource(const std::string& path, const std::string& field)
       : SingleFileSource(path), field_(field), quoted_field_("\"" + field + "\"") {
     ByteView b = bytes();
+    recs_.reserve(line_count(b));
     for_each_line(b, [&](size_t off, size_t len, bool cr, uint64_t line) {
       // Blank (JSON whitespace only) lines are skipped; cr is whitespace too.
       bool blank = std::all_of(b.data + off, b.data + off + len,
