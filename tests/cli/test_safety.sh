@@ -46,6 +46,12 @@ run 2 wit-query exclude --commit c.json --index c.widx --text zzz -o adir && err
 run 2 wit-log prove run -1 && error_is wit-log "STEP must not be negative: -1"
 run 2 wit-challenge --run run --nonce "$(printf '%064d' 7)" -k -3 && error_is wit-challenge "must not be negative"
 
+# A run stopped mid-training is invalid until resumed, and verify says so.
+"$MKRUN" --variant no-seed stopped >/dev/null 2>&1 || fail "make_test_run --variant no-seed failed"
+head -n 1 stopped/run.heads >h && mv h stopped/run.heads
+run 1 wit-log verify stopped
+grep -q "hint: the run is not finished.*rerun the same wit-train command to resume" err && ok || fail "no resume hint: $(cat err)"
+
 # Subcommands: the unknown one is named, with the valid ones.
 run 2 wit-log shw run && error_is wit-log "unknown subcommand 'shw' \(valid: keygen, show,"
 run 2 wit-board && error_is wit-board "missing subcommand \(one of: pack, build, challenge, add, repair, show\)"

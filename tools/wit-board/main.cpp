@@ -196,8 +196,7 @@ int main(int argc, char** argv) {
     }
 
     if (chal->parsed()) {
-      wit::Hash32 nonce;
-      if (!wit::Hash32::from_hex(c_nonce, nonce)) throw wit::Error("--nonce is not 64 hex digits", c_nonce);
+      const wit::Hash32 nonce = wit::nonce_from_args(c_nonce, "");
       if (!c_k && !c_conf) throw wit::Error("missing -k N or --confidence P --fraction F", "", "run 'wit-board challenge --help' for usage");
       wit::check_outputs_apart({c_bundle, c_bundle + "/" + wit::kRunBundleIndex}, {c_out});
       // Opened before the bundle changes, so an output that cannot be written leaves the bundle as it was.

@@ -155,7 +155,9 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
   if (!std::getenv("WIT_LOCAL_LAUNCH") && (!rank || std::strcmp(rank, "0") == 0)) {
     g_interrupt_line[0] = g_tool + ": interrupted; nothing was written\n";
     g_interrupt_line[1] = g_interrupt_line[0];
-    std::signal(SIGINT, on_sigint);
+    // A process started with SIGINT ignored (a background job of a script) keeps it so.
+    struct sigaction old {};
+    if (::sigaction(SIGINT, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) std::signal(SIGINT, on_sigint);
   }
   try {
     app.parse(argc, argv);
