@@ -97,24 +97,30 @@ int run(int argc, char** argv) {
   const std::string path = dir + "/bench_proofs." + std::to_string(getpid()) + ".widx";
   wit::Commitment commitment;
   {
-    wit::CommitResult r;
-    Rng rng{42};
-    r.leaves.resize(n);
-    for (auto& h : r.leaves) h = rng.hash();
-    wit::sort_unique(r.leaves, r.sorted, r.first_pos);
-    wit::Commitment& c = r.commitment;
-    c.reader.kind = wit::ReaderKind::kLines;
-    c.n = r.leaves.size();
-    c.n_unique = r.sorted.size();
-    wit::MerkleTree order(wit::kBlake2bTree, r.leaves.data(), c.n, wit::kIndexCacheLevel, threads);
-    wit::MerkleTree sorted(wit::kBlake2bTree, r.sorted.data(), c.n_unique, wit::kIndexCacheLevel, threads);
-    c.root = order.root();
-    c.sorted_root = sorted.root();
-    r.order_levels.assign(order.levels(), order.levels() + wit::MerkleTree::level_entries(c.n, wit::kIndexCacheLevel));
-    r.sorted_levels.assign(sorted.levels(),
-                           sorted.levels() + wit::MerkleTree::level_entries(c.n_unique, wit::kIndexCacheLevel));
+    // n random record leaves as a lines file would give, committed as wit-commit does.
+    const std::string data = dir + "/bench_proofs." + std::to_string(getpid()) + ".tokens";
+    {
+      Rng rng{42};
+      wit::AtomicFile f(data, true);
+      std::vector<uint8_t> buf;
+      for (uint64_t i = 0; i < n; i++) {
+        const wit::Hash32 h = rng.hash();
+        buf.insert(buf.end(), h.data(), h.data() + 16);
+        if (buf.size() >= (1u << 20)) {
+          f.write(wit::ByteView(buf));
+          buf.clear();
+        }
+      }
+      f.write(wit::ByteView(buf));
+      f.commit();
+    }
+    wit::ReaderSpec spec;
+    spec.kind = wit::ReaderKind::kTokens;
+    spec.seq_len = 8;  // 16 random bytes a record
+    wit::CommitResult r = wit::commit_dataset(spec, {data}, threads);
+    std::remove(data.c_str());
     wit::write_index(path, r);
-    commitment = c;
+    commitment = r.commitment;
   }
   const double build_s = since_us(t0) / 1e6;
   struct Remove {
@@ -136,7 +142,7 @@ int run(int argc, char** argv) {
   {
     Rng warm{99};
     for (int i = 0; i < 200; i++) {
-      const wit::Hash32 leaf = idx.order_tree().leaves()[warm.next() % n];
+      const wit::Hash32 leaf = idx.tree().leaves()[warm.next() % n];
       (void)wit::prove_inclusion(idx, leaf, *idx.find(leaf));
       (void)wit::prove_exclusion(idx, warm.hash());
     }
@@ -147,7 +153,7 @@ int run(int argc, char** argv) {
   size_t inc_doc = 0, inc_raw = 0, exc_doc = 0, exc_raw = 0;
   for (uint64_t it = 0; it < iters; it++) {
     // Inclusion of a random record, looked up by its leaf as wit-query does.
-    const wit::Hash32 leaf = idx.order_tree().leaves()[pick.next() % n];
+    const wit::Hash32 leaf = idx.tree().leaves()[pick.next() % n];
     auto t = Clock::now();
     auto pos = idx.find(leaf);
     wit::InclusionProof ip = wit::prove_inclusion(idx, leaf, *pos);
@@ -183,7 +189,7 @@ int run(int argc, char** argv) {
     exc_raw = 32 * (1 + (ep.has_left ? 1 + ep.left.path.size() : 0) + (ep.has_right ? 1 + ep.right.path.size() : 0));
 
     t = Clock::now();
-    pe = wit::verify_exclusion(wit::kBlake2bTree, ep, commitment.sorted_root);
+    pe = wit::verify_exclusion(wit::kBlake2bTree, ep, commitment.root);
     exc_ver_core.push_back(since_us(t));
     t = Clock::now();
     v = wit::verify_document(nlohmann::json::parse(text), commitment, "bench");

@@ -19,6 +19,7 @@ proofs="$build/bench/bench_proofs"
 [ -x "$commit" ] || die "wit-commit is not built: $commit"
 [ -x "$proofs" ] || die "bench_proofs is not built (is bench/ added to the build?): $proofs"
 command -v b2sum > /dev/null || die "b2sum not found (coreutils)"
+[ -x /usr/bin/time ] || die "GNU time not found at /usr/bin/time (apt-get install time)"
 
 tokens_mb=${WIT_BENCH_TOKENS_MB:-1024}
 jsonl_records=${WIT_BENCH_JSONL_RECORDS:-200000}
@@ -71,11 +72,20 @@ commit_vs_b2sum() {
   b2=$(mbps "$bytes" "$t_b2")
   wit=$(mbps "$bytes" "$t_wit")
   wit1=$(mbps "$bytes" "$t_wit1")
-  echo "wit bench: $label: $bytes bytes; wall (cpu) seconds: b2sum $t_b2 ($c_b2)," \
-    "wit-commit $t_wit ($c_wit), wit-commit -j1 $t_wit1 ($c_wit1)" >&2
+  # Peak memory: the largest resident set (GNU time's %M, KiB) less the input,
+  # which is mapped and counts as resident once read; per record read.
+  local rss records per_rec
+  /usr/bin/time -f '%M' -o "$tmp/rss" "$commit" -q "$@" -o "$tmp/c.json" --index "$tmp/c.widx" "$file" 2> /dev/null
+  rss=$(tail -n 1 "$tmp/rss")
+  records=$(sed -n 's/^  "records": \([0-9]*\),$/\1/p' "$tmp/c.json")
+  per_rec=$(awk -v r="$rss" -v b="$bytes" -v n="$records" 'BEGIN { v = (r * 1024 - b) / n; printf "%.0f", v < 0 ? 0 : v }')
+  echo "wit bench: $label: $bytes bytes, $records records; wall (cpu) seconds: b2sum $t_b2 ($c_b2)," \
+    "wit-commit $t_wit ($c_wit), wit-commit -j1 $t_wit1 ($c_wit1); peak RSS $rss KiB" >&2
   row "$label: b2sum -l 256" "$b2 MB/s" "" ""
   row "$label: wit-commit ($(nproc) threads)" "$wit MB/s" ">= 1.5x b2sum" "$(ratio "$wit" "$b2")x"
   row "$label: wit-commit -j1" "$wit1 MB/s" "" "$(ratio "$wit1" "$b2")x"
+  row "$label: wit-commit peak memory beyond the mapped input" "$per_rec B/record" "<= 100 B/record" \
+    "$(awk -v v="$per_rec" 'BEGIN { printf "%.1fx", (v > 0 ? 100 / v : 99) }')"
 }
 
 # a. 1 GiB of random uint16 tokens, 1024-token records.

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # wit-commit and wit-query on real files: determinism, proofs that verify,
-# negative answers (exit 1), and bad input (one-line error, exit 2, no output left).
+# negative answers (exit 1), a commitment forged to leave records out of its
+# tree (refused given the files), and bad input (one-line error, exit 2, no
+# output left).
 source "$(dirname "$0")/lib.sh"
 
 # A small real corpus: Debian fortunes when installed, else generated text.
@@ -31,9 +33,12 @@ n=$(json_get a.commit.json n)
 
 # --- inclusion of a present record
 run 0 wit-query include --commit a.commit.json --index a.widx --text "$present" -o inc.json
+grep -q 'first at train.txt, record 5)' err && ok || fail "include does not say where the 5th fortune is: $(cat err)"
+# its index is its position in the one sorted tree, not in the file
+pos=$(json_get inc.json index)
+[ -n "$pos" ] && [ "$pos" -lt "$n" ] && grep -q "included: position $pos of $n distinct records" err && ok || fail "position $pos"
 run 0 wit-query verify --commit a.commit.json inc.json
 grep -q '^valid: ' out && ok || fail "verify did not print valid"
-[ "$(json_get inc.json index)" = "4" ] && ok || fail "5th fortune should be record 4, got $(json_get inc.json index)"
 # the same proof from a file holding the record's bytes, and by leaf hash
 printf '%s' "$present" >rec.txt
 run 0 wit-query include --commit a.commit.json --index a.widx --record-file rec.txt -o inc2.json
@@ -102,7 +107,7 @@ run 0 wit-commit --reader tokens --seq-len 64 -o t.commit.json tok.bin
 [ "$(json_get t.commit.json n)" = "$((10000 / 128))" ] && ok || fail "token window count"
 dd if=tok.bin of=win.bin bs=128 skip=3 count=1 status=none
 run 0 wit-query include --commit t.commit.json --index t.widx --record-file win.bin
-[ "$(json_get out index)" = "3" ] && ok || fail "token window 3 not at index 3"
+grep -q 'first at tok.bin, record 4)' err && ok || fail "token window 3 is not the 4th record: $(cat err)"
 mkdir -p docs/sub && printf 'x' >docs/b && printf 'y' >docs/a && printf 'z' >docs/sub/c
 run 0 wit-commit --reader files -o f.commit.json docs
 [ "$(json_get f.commit.json n)" = "3" ] && ok || fail "files record count"
@@ -113,6 +118,45 @@ run 0 sh -c 'cat l.txt | wit-commit --reader lines -'
 run 0 wit-commit --reader lines -o e.commit.json empty.txt
 run 0 wit-query exclude --commit e.commit.json --index e.widx --text anything -o e_exc.json
 run 0 wit-query verify --commit e.commit.json e_exc.json
+
+# --- the attack of issue 12: a commitment whose tree leaves out test records
+# that the training file holds. The training file is train.txt plus 40 eval
+# records; the forger commits a file with the same record count but without
+# them (train.txt padded with 40 repeats), then claims the real file's sources,
+# so the commitment and its index are consistent with each other and every
+# proof against them verifies.
+awk 'BEGIN{RS="\n%\n"} NR<=40{printf "%s\n%%\n", $0}' eval.txt >eval40.txt
+{ cat train.txt; printf '%%\n'; cat eval40.txt; } >train_leak.txt
+first=$(awk 'BEGIN{RS="\n%\n"} NR==1{printf "%s", $0; exit}' train.txt)
+{ cat train.txt; printf '%%\n'; for i in $(seq 1 40); do printf '%s\n%%\n' "$first"; done; } >pad.txt
+run 0 wit-commit --reader fortune -o honest.commit.json train_leak.txt
+run 0 wit-commit --reader fortune -o forged0.commit.json --index forged.widx pad.txt
+[ "$(json_get honest.commit.json records)" = "$(json_get forged0.commit.json records)" ] && ok || fail "forgery setup: record counts"
+jq --slurpfile h honest.commit.json '.sources = $h[0].sources | .inputs = $h[0].inputs' forged0.commit.json >forged.commit.json
+run 0 wit-commit show forged.commit.json --index forged.widx
+# the lie, were the files not checked: each leaked record has a valid exclusion proof
+leak=$(awk 'BEGIN{RS="\n%\n"} NR==7{printf "%s", $0; exit}' eval40.txt)
+run 0 wit-query exclude --commit forged.commit.json --index forged.widx --text "$leak" -o lie.json
+run 0 wit-query verify --commit forged.commit.json lie.json
+# given the files, wit-query contamination refuses it, naming the first mismatch
+run 2 wit-query contamination --commit forged.commit.json --index forged.widx --train-data train_leak.txt -o forged_cert.json eval40.txt
+error_is wit-query 'training files do not match the commitment: the files hold [0-9]+ distinct records, the commitment.s tree has [0-9]+ .*train_leak.txt'
+absent forged_cert.json
+# ... and so it does when it finds them from the commitment's inputs
+run 2 wit-query contamination --commit forged.commit.json --index forged.widx -o forged_cert.json eval40.txt
+error_is wit-query 'training files do not match the commitment'
+absent forged_cert.json
+# the honest commitment of the same files proves the leak
+run 1 wit-query contamination --commit honest.commit.json --index honest.widx -o honest_cert.json eval40.txt
+grep -q 'contaminated: 40 of 40 distinct eval records' err && ok || fail "honest certificate: $(cat err)"
+run 0 wit-query verify --commit honest.commit.json honest_cert.json
+# wit-train (when built) refuses to train on it, before writing anything
+if [ -x "$WIT_BIN/wit-train" ]; then
+  printf '{"steps": 2, "batch_size": 4}\n' >forged_run.json
+  run 2 wit-train -q --config forged_run.json --data forged.commit.json --index forged.widx --out forged_run train_leak.txt
+  error_is wit-train 'data files do not match the commitment: the files hold [0-9]+ distinct records, the commitment.s tree has'
+  absent forged_run
+fi
 
 # --- bad input: one-line error, exit 2, nothing left behind
 printf '{"text":"fine"}\n{"text":"cut off' >trunc.jsonl
@@ -125,6 +169,14 @@ error_is wit-commit 'nofield.jsonl:2'
 absent nf.commit.json nf.widx
 run 2 wit-commit --reader lines -o x.commit.json does-not-exist.txt
 error_is wit-commit 'does-not-exist.txt'
+absent x.commit.json x.widx
+printf '{"text":"fine"}\nnot json at all\n' >notjson.jsonl
+run 2 wit-commit --reader jsonl -o nj.commit.json notjson.jsonl
+error_is wit-commit 'invalid json: .*notjson.jsonl:2'
+absent nj.commit.json nj.widx
+printf '{"text":"fine"}\n{"text":"also fine"}\n' >good.jsonl
+run 2 wit-commit --reader jsonl -o x.commit.json good.jsonl docs
+error_is wit-commit 'docs'
 absent x.commit.json x.widx
 run 2 wit-commit --reader tokens -o x.commit.json tok.bin
 error_is wit-commit 'seq'
@@ -153,16 +205,20 @@ head -c 1000 a.widx >short.widx
 run 2 wit-query include --commit a.commit.json --index short.widx --text "$present"
 error_is wit-query 'short.widx'
 # an index of another dataset
-run 2 wit-query include --commit a.commit.json --index j.widx --text "$present"
-error_is wit-query 'does not belong'
+run 2 wit-query include --commit a.commit.json --index j.widx --text "$present" -o p.json
+error_is wit-query 'does not belong to commitment a.commit.json \(root differs\): j.widx'
+absent p.json
+run 2 wit-query contamination --commit a.commit.json --index j.widx -o cert.json eval.txt
+error_is wit-query 'does not belong to commitment a.commit.json'
+absent cert.json
 # unknown commitment and proof versions
-sed 's/"version": 1/"version": 7/' a.commit.json >v7.commit.json
+sed 's/"version": 2/"version": 7/' a.commit.json >v7.commit.json
 run 2 wit-query verify --commit v7.commit.json inc.json
 error_is wit-query 'unsupported commitment version 7'
-sed 's/"version": 1/"version": 3/' inc.json >v3.json
+sed 's/"version": 2/"version": 3/' inc.json >v3.json
 run 2 wit-query verify --commit a.commit.json v3.json
 error_is wit-query 'unsupported proof version 3'
-printf '{"format": "wit.proof", "version": 1, "type": "inclusion"' >broken.json
+printf '{"format": "wit.proof", "version": 2, "type": "inclusion"' >broken.json
 run 2 wit-query verify --commit a.commit.json broken.json
 error_is wit-query 'broken.json'
 head -c 100 a.commit.json >cut.commit.json
@@ -176,8 +232,24 @@ error_is wit-commit 'no/such/dir'
 run 0 wit-commit show a.commit.json --index a.widx
 root=$(json_get a.commit.json root)
 grep -q "^root  *$root" out && ok || fail "show lacks the root"
-grep -q "^records  *$(json_get a.commit.json n) ($(json_get a.commit.json n_unique) distinct), read as fortune" out && ok || fail "show lacks the counts"
-grep -q "^index  *a.widx: matches" out && ok || fail "show did not check the index"
+grep -q "^records  *$(json_get a.commit.json records) in the files, $(json_get a.commit.json n) distinct, read as fortune" out && ok || fail "show lacks the counts"
+grep -q "^index  *a.widx: matches; its $(json_get a.commit.json n) leaves are sorted" out && ok || fail "show did not audit the index"
+# older files are refused with the version this wit reads
+sed 's/"version": 2/"version": 1/' a.commit.json >v1.commit.json
+run 2 wit-commit show v1.commit.json
+error_is wit-commit 'unsupported commitment version 1 \(this wit reads version 2\)'
+cp a.widx v1.widx
+printf '\x01' | dd of=v1.widx bs=1 seek=8 conv=notrunc status=none
+run 2 wit-commit show a.commit.json --index v1.widx
+error_is wit-commit 'unsupported index version 1 \(this wit reads version 2\)'
+
+# --- duplicates: one leaf, counted plainly
+printf 'same\nother\nsame\nsame\n' >dup.txt
+run 0 wit-commit --reader lines -o dup.commit.json dup.txt
+[ "$(json_get dup.commit.json records)" = "4" ] && [ "$(json_get dup.commit.json n)" = "2" ] && ok || fail "duplicate counts"
+run 0 wit-commit show dup.commit.json
+grep -q "^records  *4 in the files, 2 distinct" out && ok || fail "show does not count repeats: $(cat out)"
+grep -q "2 repeats: a record is one leaf" out && ok || fail "show does not say repeats are one leaf"
 run 2 wit-commit show a.commit.json --index j.widx
 error_is wit-commit 'does not belong'
 run 2 wit-commit show train.txt

@@ -26,18 +26,17 @@ const char* const kRecords[] = {"alpha", "bravo", "charlie", "delta", "echo",
 
 struct Fixture {
   wit::Commitment c;
-  std::vector<wit::Hash32> leaves, sorted;
+  std::vector<wit::Hash32> leaves;  // the one tree: sorted, distinct
   Fixture() {
     for (const char* r : kRecords) leaves.push_back(wit::record_leaf(wit::ByteView(std::string_view(r))));
-    std::vector<uint64_t> first_pos;
-    wit::sort_unique(leaves, sorted, first_pos);
+    std::sort(leaves.begin(), leaves.end());
+    leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
     c.reader.kind = wit::ReaderKind::kLines;
+    c.records = sizeof kRecords / sizeof kRecords[0];
     c.n = leaves.size();
-    c.n_unique = sorted.size();
     c.root = wit::merkle_root(wit::kBlake2bTree, leaves);
-    c.sorted_root = wit::merkle_root(wit::kBlake2bTree, sorted);
   }
-  bool present(const wit::Hash32& h) const { return std::binary_search(sorted.begin(), sorted.end(), h); }
+  bool present(const wit::Hash32& h) const { return std::binary_search(leaves.begin(), leaves.end(), h); }
 };
 
 const Fixture& fixture() {

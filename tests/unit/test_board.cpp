@@ -6,11 +6,14 @@
 // each way a bundle can be wrong, judged rejected with its reason and never a
 // crash; a report of another head; the duplicate-name rule; two builds of a
 // board byte-identical; a .wbundle giving the same verdict.
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "wit/board.h"
 #include "wit/challenge.h"
@@ -105,9 +108,7 @@ struct Fixture {
     mf.fp.probe_every = 4;
     mf.fp.probe_dim = 8;
     mf.data_root = data.commitment.root;
-    mf.data_sorted_root = data.commitment.sorted_root;
     mf.data_n = data.commitment.n;
-    mf.data_n_unique = data.commitment.n_unique;
     mf.data_reader = spec;
     mf.seed_commitment = made_up(2);
     mf.trainer_key = key.pub();
@@ -149,8 +150,8 @@ struct Fixture {
     challenge = issue_challenge(heads.back(), "heads", made_up(7), ChallengeRequest{3, {}, {}, 0, {}});
 
     // The eval: made-up scores of the eval set's records, committed; a spot check of 4.
-    scores.record_leaves = evset.leaves;
-    for (size_t i = 0; i < evset.leaves.size(); i++) scores.scores.push_back({2.0 + 0.125 * double(i), 0.5});
+    scores.record_leaves.assign(evset.tree.leaves(), evset.tree.leaves() + evset.tree.size());
+    for (size_t i = 0; i < scores.record_leaves.size(); i++) scores.scores.push_back({2.0 + 0.125 * double(i), 0.5});
     eval = commit_scores(run_id, kSteps, made_up(200 + kSteps), evset.commitment.root, scores);
     const std::string nonce = "spot check nonce";
     const EvalCheckReport check = make_eval_check_report(eval, scores, ByteView(nonce), 4, 0.05, [&](uint64_t i) {
@@ -198,8 +199,8 @@ struct Fixture {
     // A contaminated variant's parts.
     const CommitResult dirtyset = commit_dataset(spec, {(dir / "dirty.txt").string()}, 1);
     dirty_commit = dirtyset.commitment.dump();
-    dirty_scores.record_leaves = dirtyset.leaves;
-    for (size_t i = 0; i < dirtyset.leaves.size(); i++) dirty_scores.scores.push_back({3.0, 0.25});
+    dirty_scores.record_leaves.assign(dirtyset.tree.leaves(), dirtyset.tree.leaves() + dirtyset.tree.size());
+    for (size_t i = 0; i < dirty_scores.record_leaves.size(); i++) dirty_scores.scores.push_back({3.0, 0.25});
     dirty_eval = commit_scores(run_id, kSteps, made_up(200 + kSteps), dirtyset.commitment.root, dirty_scores);
     dirty_check = make_eval_check_report(dirty_eval, dirty_scores, ByteView(nonce), 3, 0.05, [&](uint64_t i) {
       return std::make_pair(dirty_scores.record_leaves[i], dirty_scores.scores[i]);
@@ -555,4 +556,152 @@ TEST_CASE("board: text helpers", "[board]") {
   CHECK(run_bundle_member_allowed("reports/abc.json"));
   CHECK_FALSE(run_bundle_member_allowed("reports/../x.json"));
   CHECK_FALSE(run_bundle_member_allowed("other.json"));
+}
+
+namespace {
+
+// The wit-board binary beside this test binary (BUILD/tests/.. /bin).
+std::string tool_path(const std::string& tool) {
+  return (fs::canonical("/proc/self/exe").parent_path().parent_path() / "bin" / tool).string();
+}
+
+// Runs `body` in `n` forked children at once, released together; returns how many exited 0.
+int in_parallel(int n, const std::function<int(int)>& body) {
+  int go[2];
+  REQUIRE(::pipe(go) == 0);
+  std::vector<pid_t> kids;
+  for (int i = 0; i < n; i++) {
+    const pid_t p = ::fork();
+    REQUIRE(p >= 0);
+    if (p == 0) {
+      ::close(go[1]);
+      char c;
+      [[maybe_unused]] ssize_t r = ::read(go[0], &c, 1);  // EOF when the parent closes: all start together
+      ::_exit(body(i));
+    }
+    kids.push_back(p);
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  int ok = 0;
+  for (pid_t p : kids) {
+    int st = 0;
+    ::waitpid(p, &st, 0);
+    ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  }
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("board: concurrent challenges and adds on one bundle all land (the bundle lock)", "[board][lock]") {
+  const Fixture& f = fixture();
+  const fs::path d = temp_dir("lock");
+  for (const bool archive : {false, true}) {
+    RunBundle b = f.bundle();
+    b.path = (d / (archive ? "mine.wbundle" : "mine")).string();
+    b.archive = archive;
+    b.save_new();
+    // The library path: lock, load, put, save.
+    const int n = 8;
+    CHECK(in_parallel(n, [&](int i) {
+            try {
+              const FileLock lock = lock_run_bundle(b.path);
+              RunBundle mine = RunBundle::load(b.path);
+              const Challenge c = issue_challenge(newest_signed_head(mine), "h", made_up(500 + uint64_t(i)),
+                                                  ChallengeRequest{2, {}, {}, 0, {}});
+              mine.put_and_save(Fixture::challenge_path(c), c.to_json().dump(2) + "\n");
+              return 0;
+            } catch (...) {
+              return 1;
+            }
+          }) == n);
+    // The tool: wit-board challenge, many at once.
+    const std::string tool = tool_path("wit-board");
+    REQUIRE(fs::exists(tool));
+    CHECK(in_parallel(n, [&](int i) {
+            const int null = ::open("/dev/null", O_WRONLY);
+            ::dup2(null, 1);
+            ::dup2(null, 2);
+            const std::string nonce = made_up(900 + uint64_t(i)).hex();
+            ::execl(tool.c_str(), tool.c_str(), "challenge", b.path.c_str(), "--nonce", nonce.c_str(), "-k", "2",
+                    (char*)nullptr);
+            return 127;
+          }) == n);
+    const RunBundle after = RunBundle::load(b.path);
+    std::string why;
+    CHECK(after.check_index(why));
+    CHECK(why == "");
+    CHECK(after.names_under(member::kChallenges).size() == size_t(1 + 2 * n));
+    CHECK(evaluate_run_bundle(after).status == "certified");
+    // An output that cannot be written (-o /dev/full) leaves the bundle as it was.
+    const int refused = in_parallel(1, [&](int) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      const std::string nonce = made_up(4242).hex();
+      ::execl(tool.c_str(), tool.c_str(), "challenge", b.path.c_str(), "--nonce", nonce.c_str(), "-k", "2", "-o",
+              "/dev/full", (char*)nullptr);
+      return 127;
+    });
+    CHECK(refused == 0);
+    CHECK(RunBundle::load(b.path).files == after.files);
+  }
+  fs::remove_all(d);
+}
+
+TEST_CASE("board: a damaged bundle is repaired from its members", "[board][repair]") {
+  const Fixture& f = fixture();
+  const fs::path d = temp_dir("repair");
+  RunBundle b = f.bundle();
+  b.path = (d / "mine").string();
+  b.save_new();
+  RepairResult r = repair_run_bundle(b.path);
+  CHECK(r.changes.empty());
+  CHECK(r.problem.empty());
+  // What a lost update leaves: a member on disk that bundle.json does not list,
+  // and a killed writer's temporary.
+  const Challenge c = issue_challenge(newest_signed_head(b), "h", made_up(77), ChallengeRequest{2, {}, {}, 0, {}});
+  { std::ofstream(fs::path(b.path) / Fixture::challenge_path(c)) << c.to_json().dump(2) << "\n"; }
+  const fs::path tmp = fs::path(b.path) / "reports" / "abc.json.tmp.Zx81Qa";
+  fs::create_directories(tmp.parent_path());
+  { std::ofstream(tmp) << "{"; }
+  fs::last_write_time(tmp, fs::file_time_type::clock::now() - std::chrono::minutes(5));
+  std::string why;
+  CHECK_FALSE(RunBundle::load(b.path).check_index(why));
+  r = repair_run_bundle(b.path);
+  CHECK(r.problem.empty());
+  CHECK(r.changes.size() == 2);
+  CHECK_FALSE(fs::exists(tmp));
+  const RunBundle after = RunBundle::load(b.path);
+  CHECK(after.check_index(why));
+  CHECK(after.names_under(member::kChallenges).size() == 2);
+  // A member no bundle may hold is not blessed by a repair.
+  { std::ofstream(fs::path(b.path) / "other.json") << "{}"; }
+  CHECK_THROWS_WITH(repair_run_bundle(b.path), Catch::Contains("which no run bundle may hold"));
+  fs::remove(fs::path(b.path) / "other.json");
+  // bundle.json lost: the name must be given.
+  fs::remove(fs::path(b.path) / kRunBundleIndex);
+  CHECK_THROWS_WITH(repair_run_bundle(b.path), Catch::Contains("gives no valid name"));
+  r = repair_run_bundle(b.path, "mine");
+  CHECK(r.problem.empty());
+  CHECK(RunBundle::load(b.path).check_index(why));
+  fs::remove_all(d);
+}
+
+TEST_CASE("board: a bundle's JSON members must be JSON before it is written", "[board]") {
+  const Fixture& f = fixture();
+  const fs::path d = temp_dir("syntax");
+  RunBundle b = f.bundle();
+  b.path = (d / "cut").string();
+  std::string& cont = b.files[member::kContamination];
+  cont.resize(cont.size() / 2);
+  b.files[kRunBundleIndex] = b.index_json("cut");
+  CHECK_THROWS_WITH(b.save_new(), Catch::Contains("member contamination.json is not a json object"));
+  CHECK_FALSE(fs::exists(b.path));
+  RunBundle h = f.bundle();
+  h.files[member::kHeads] += "{\"size\": 3\n";
+  h.path = (d / "heads").string();
+  CHECK_THROWS_WITH(h.save_new(), Catch::Contains("heads.jsonl is not one json object per line"));
+  fs::remove_all(d);
 }

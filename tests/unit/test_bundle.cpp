@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
@@ -472,4 +474,59 @@ TEST_CASE("bundle save and load", "[bundle]") {
     CHECK_THROWS_WITH(Bundle::load(junk), Equals("not a wit bundle (wrong magic): " + junk));
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("bundle member lengths are bounded by their kind, and buffers grow with the bytes that arrive", "[bundle]") {
+  // A frame of a few KB whose header and member claim 4 GiB (the payload the
+  // frame holds stops after 4,000 bytes of the member).
+  const uint64_t claimed = uint64_t(4) << 30;
+  Bytes part;
+  append_le32(part, 1);
+  const std::string name = "ckpt/step-000001.safetensors";
+  part.push_back(uint8_t(name.size()));
+  part.push_back(0);
+  part.insert(part.end(), name.begin(), name.end());
+  append_le64(part, claimed);
+  part.resize(part.size() + 4000, 0x5a);
+  const uint64_t declared = 4 + 2 + name.size() + 8 + claimed + 8;
+  const Bytes lying = cat({header_of(declared), frame_of(part, false)});
+
+  // The kind's bound refuses it before anything is allocated.
+  const MemberLimit limit = [](const std::string& n) -> uint64_t { return n.rfind("ckpt/", 0) == 0 ? 1u << 20 : 1u << 10; };
+  try {
+    Bundle::decode(lying, "x.bundle", uint64_t(16) << 30, limit);
+    FAIL("decoded");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Contains("bundle member ckpt/step-000001.safetensors declares 4294967296 bytes, more than its kind can hold (1048576)"));
+  }
+
+  // Without a bound, memory follows the frame: in a process that may not map
+  // 2 GiB the decoder still ends with the size mismatch, not out of memory.
+  const pid_t p = ::fork();
+  REQUIRE(p >= 0);
+  if (p == 0) {
+    struct rlimit rl {uint64_t(2) << 30, uint64_t(2) << 30};
+    ::setrlimit(RLIMIT_AS, &rl);
+    try {
+      Bundle::decode(lying, "x.bundle");
+    } catch (const Error& e) {
+      ::_exit(std::string(e.what()).find("does not match its header") != std::string::npos ? 0 : 1);
+    } catch (const std::bad_alloc&) {
+      ::_exit(3);
+    }
+    ::_exit(2);
+  }
+  int st = 0;
+  ::waitpid(p, &st, 0);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+
+  // Members within their bound decode as before, in pieces or not.
+  Bundle b = sample();
+  Bytes big(3 << 20);
+  for (size_t i = 0; i < big.size(); i++) big[i] = uint8_t(i * 7);
+  b.put("ckpt/big", big);
+  const Bundle back = Bundle::decode(b.encode(), "x", uint64_t(16) << 30, [](const std::string&) { return uint64_t(4) << 20; });
+  CHECK(back.get("ckpt/big") == big);
+  CHECK(back.members() == b.members());
 }

@@ -211,3 +211,39 @@ TEST_CASE("four-lane leaf hashing equals the one-at-a-time leaf", "[merkle][blak
     }
   }
 }
+
+TEST_CASE("four-lane hashing of unequal lengths and of tree nodes equals one at a time", "[merkle][blake2b]") {
+  if (!leaves_x4_available()) {
+    WARN("no AVX2 on this CPU: the four-lane kernel is not used here");
+    return;
+  }
+  // Lengths that fill the same number of blocks but differ: every lane's own
+  // byte counter must go into its compression.
+  const std::vector<std::vector<size_t>> groups = {{0, 1, 50, 127}, {128, 200, 254, 255}, {256, 300, 381, 382},
+                                                   {1000, 1001, 1020, 1023}};
+  for (const auto& lens : groups) {
+    std::vector<std::vector<uint8_t>> msgs(4);
+    for (int j = 0; j < 4; j++) {
+      REQUIRE(x4_blocks(lens[size_t(j)]) == x4_blocks(lens[0]));
+      msgs[size_t(j)].resize(lens[size_t(j)] + 1);
+      for (size_t i = 0; i < lens[size_t(j)]; i++) msgs[size_t(j)][i] = uint8_t((i * 13 + size_t(j) * 101) & 0xff);
+    }
+    const uint8_t* ptrs[4] = {msgs[0].data(), msgs[1].data(), msgs[2].data(), msgs[3].data()};
+    const size_t l[4] = {lens[0], lens[1], lens[2], lens[3]};
+    Hash32 got[4];
+    leaves_x4(ptrs, l, got);
+    for (int j = 0; j < 4; j++) {
+      INFO("len=" << lens[size_t(j)] << " lane=" << j);
+      CHECK(got[j] == kBlake2bTree.leaf(ByteView(msgs[size_t(j)].data(), lens[size_t(j)])));
+    }
+  }
+  Hash32 a[4], b[4], got[4];
+  for (int j = 0; j < 4; j++) {
+    a[j] = kBlake2bTree.leaf(ByteView(std::string(size_t(j) + 1, 'a')));
+    b[j] = kBlake2bTree.leaf(ByteView(std::string(size_t(j) + 1, 'b')));
+  }
+  const Hash32* l[4] = {&a[0], &a[1], &a[2], &a[3]};
+  const Hash32* r[4] = {&b[0], &b[1], &b[2], &b[3]};
+  nodes_x4(l, r, got);
+  for (int j = 0; j < 4; j++) CHECK(got[j] == kBlake2bTree.node(a[j], b[j]));
+}

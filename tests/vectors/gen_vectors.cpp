@@ -1,6 +1,10 @@
 // Writes tests/vectors/merkle_blake2b.json: Merkle tree vectors for wit's own
-// hash (kBlake2bTree), valid and deliberately broken, each with its expected result.
-// Usage: wit_gen_vectors OUT.json
+// hash (kBlake2bTree), valid and deliberately broken, each with its expected
+// result; and, given a second path, tests/vectors/data_proofs_blake2b.json:
+// wit.proof documents against data commitments (the one sorted distinct tree)
+// at sizes 0, 1, 2^k - 1, 2^k and 2^k + 1, valid and broken, each with the
+// verdict `wit-query verify` must give.
+// Usage: wit_gen_vectors MERKLE.json [DATA.json]
 //
 // Roots and proofs come from a direct transcription of the RFC 6962 section 2.1
 // definitions below, not from MerkleTree; the generator refuses to write
@@ -16,8 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "wit/commitment.h"
+#include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/merkle.h"
+#include "wit/proofs.h"
 
 using namespace wit;
 using json = nlohmann::ordered_json;  // keeps fields in the order written, for readable diffs
@@ -453,11 +460,263 @@ void exclusion(Writer& w) {
                    ProofError::kRootMismatch);
 }
 
+
+// --- data commitments: proof documents against the one tree ---
+
+// Record i of a set is "record-<i>"; a set of n distinct records lists them in
+// reverse order and repeats every third one, so the files hold more records
+// than the tree has leaves and file order is not tree order.
+std::vector<std::string> set_records(uint64_t n) {
+  std::vector<std::string> r;
+  for (uint64_t i = n; i-- > 0;) {
+    r.push_back("record-" + std::to_string(i));
+    if (i % 3 == 0) r.push_back("record-" + std::to_string(i));
+  }
+  return r;
+}
+
+struct DataSet {
+  std::vector<std::string> records;
+  std::vector<Hash32> tree;  // sorted distinct leaves
+  Commitment c;
+};
+
+DataSet data_set(uint64_t n) {
+  DataSet d;
+  d.records = set_records(n);
+  for (const auto& r : d.records) d.tree.push_back(th.leaf(ByteView(r)));
+  std::sort(d.tree.begin(), d.tree.end());
+  d.tree.erase(std::unique(d.tree.begin(), d.tree.end()), d.tree.end());
+  d.c.reader.kind = ReaderKind::kLines;
+  d.c.records = d.records.size();
+  d.c.n = d.tree.size();
+  d.c.root = mth(d.tree, 0, d.tree.size());
+  return d;
+}
+
+json commit_ref(const Hash32& root, uint64_t n) {
+  json r;
+  r["n"] = n;
+  r["root"] = root.hex();
+  return r;
+}
+
+json envelope(const DataSet& d, const char* type) {
+  json doc;
+  doc["format"] = "wit.proof";
+  doc["version"] = 2;
+  doc["type"] = type;
+  doc["hash"] = th.name;
+  doc["commitment"] = commit_ref(d.c.root, d.c.n);
+  return doc;
+}
+
+json inclusion_doc(const DataSet& d, uint64_t index, const Hash32& leaf, const std::vector<Hash32>& p) {
+  json doc = envelope(d, "inclusion");
+  doc["leaf"] = leaf.hex();
+  doc["index"] = index;
+  doc["size"] = d.c.n;
+  doc["path"] = hex_list(p);
+  return doc;
+}
+
+json bracket(const DataSet& d, uint64_t i) {
+  json b;
+  b["index"] = i;
+  b["leaf"] = d.tree[i].hex();
+  b["path"] = hex_list(path(d.tree, i, 0, d.tree.size()));
+  return b;
+}
+
+// The exclusion document for value v by plain search: the sorted leaves just
+// below and just above it.
+json exclusion_doc(const DataSet& d, const Hash32& v) {
+  json doc = envelope(d, "exclusion");
+  const uint64_t i = uint64_t(std::lower_bound(d.tree.begin(), d.tree.end(), v) - d.tree.begin());
+  doc["leaf"] = v.hex();
+  doc["size"] = d.c.n;
+  doc["left"] = i > 0 ? bracket(d, i - 1) : json(nullptr);
+  doc["right"] = i < d.tree.size() ? bracket(d, i) : json(nullptr);
+  return doc;
+}
+
+class DataWriter {
+ public:
+  void add_set(uint64_t n) {
+    DataSet d = data_set(n);
+    json s;
+    s["n"] = d.c.n;
+    s["records"] = d.records;
+    s["commitment"] = {{"records", d.c.records}, {"n", d.c.n}, {"root", d.c.root.hex()}};
+    s["tree_leaves"] = hex_list(d.tree);
+    sets_.push_back(s);
+    data_.push_back(std::move(d));
+  }
+  const DataSet& set(size_t i) const { return data_[i]; }
+  size_t sets() const { return data_.size(); }
+
+  // `want`: "valid", "invalid: REASON" or "error: MESSAGE", the result
+  // verify_document gives (checked here; the generator refuses to disagree).
+  void add(size_t set, const std::string& desc, const json& doc, const std::string& want) {
+    std::string got;
+    try {
+      const Verdict v = verify_document(nlohmann::json::parse(doc.dump()), data_[set].c, "vector");
+      got = v.ok ? "valid" : "invalid: " + v.reason;
+    } catch (const Error& e) {
+      got = std::string("error: ") + e.what();
+    }
+    if (got != want) die("data case '" + desc + "' gives '" + got + "', meant '" + want + "'");
+    json c;
+    c["set"] = set;
+    c["description"] = desc;
+    c["document"] = doc;
+    c["expected"] = want;
+    cases_.push_back(std::move(c));
+  }
+
+  json document() const {
+    json doc;
+    doc["description"] =
+        "wit.proof documents (docs/proofs.md) against data commitments (docs/commitment.md): one RFC 6962 tree "
+        "over the sorted distinct record leaves H(0x00 || record). Each set lists its records in file order "
+        "(lines reader) and the commitment wit-commit gives for them; each case is a document and the verdict "
+        "of verify_document with the set's commitment: \"valid\", \"invalid: REASON\" (wit-query verify exit "
+        "1) or \"error: MESSAGE\" (exit 2).";
+    doc["generator"] = "tests/vectors/gen_vectors.cpp (regenerate: see tests/vectors/README.md)";
+    doc["tree_hash"] = th.name;
+    doc["sets"] = sets_;
+    doc["cases"] = cases_;
+    return doc;
+  }
+
+ private:
+  std::vector<DataSet> data_;
+  json sets_ = json::array(), cases_ = json::array();
+};
+
+void data_proofs(DataWriter& w) {
+  for (uint64_t n : {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17}) w.add_set(n);
+  Hash32 zero, ones;
+  ones.b.fill(0xff);
+  const std::string kRoot = "invalid: proof does not lead to the root";
+  const std::string kLength = "invalid: wrong number of hashes in proof";
+  for (size_t si = 0; si < w.sets(); si++) {
+    const DataSet& d = w.set(si);
+    const uint64_t n = d.c.n;
+    const std::string of = " (" + std::to_string(n) + " distinct of " + std::to_string(d.c.records) + " records)";
+    if (n == 0) {
+      w.add(si, "any record is absent from the empty tree" + of, exclusion_doc(d, th.leaf(ByteView("anything"))),
+            "valid");
+      json bad = inclusion_doc(d, 0, th.leaf(ByteView("anything")), {});
+      w.add(si, "inclusion in the empty tree" + of, bad, "invalid: index out of range");
+      continue;
+    }
+    // Inclusion at the ends and the middle of the tree.
+    std::set<uint64_t> at{0, n / 2, n - 1};
+    for (uint64_t i : at)
+      w.add(si, "record at position " + std::to_string(i) + of, inclusion_doc(d, i, d.tree[i], path(d.tree, i, 0, n)),
+            "valid");
+    const uint64_t m = n / 2;
+    const std::vector<Hash32> p = path(d.tree, m, 0, n);
+    if (!p.empty()) {
+      w.add(si, "bit flipped in the path" + of, inclusion_doc(d, m, d.tree[m], flip_at(p, 0)), kRoot);
+      w.add(si, "path truncated" + of, inclusion_doc(d, m, d.tree[m], truncated(p)), kLength);
+    }
+    w.add(si, "trailing extra hash" + of, inclusion_doc(d, m, d.tree[m], with_trailing(p, d.c.root)), kLength);
+    const uint64_t other = m + 1 < n ? m + 1 : (m > 0 ? m - 1 : 1);
+    w.add(si, "another position's index" + of, inclusion_doc(d, other, d.tree[m], p),
+          other >= n                                        ? "invalid: index out of range"
+          : path(d.tree, other, 0, n).size() != p.size() ? kLength
+                                                          : kRoot);
+    // The position a record had in file order (version 1's tree) is not its position now.
+    const auto first_in_file = std::find(d.records.begin(), d.records.end(), "record-0") - d.records.begin();
+    const Hash32 r0 = th.leaf(ByteView("record-0"));
+    const uint64_t pos0 = uint64_t(std::lower_bound(d.tree.begin(), d.tree.end(), r0) - d.tree.begin());
+    if (uint64_t(first_in_file) != pos0 && uint64_t(first_in_file) < n)
+      w.add(si, "record-0 at its file-order position " + std::to_string(first_in_file) + " instead of " +
+                    std::to_string(pos0) + of,
+            inclusion_doc(d, uint64_t(first_in_file), r0, path(d.tree, pos0, 0, n)),
+            path(d.tree, uint64_t(first_in_file), 0, n).size() != path(d.tree, pos0, 0, n).size() ? kLength : kRoot);
+    json big = inclusion_doc(d, m, d.tree[m], p);
+    big["size"] = n + 1;
+    w.add(si, "size one larger" + of, big,
+          "invalid: proof is for a tree of " + std::to_string(n + 1) + " records, the commitment has " +
+              std::to_string(n));
+    json other_c = inclusion_doc(d, m, d.tree[m], p);
+    other_c["commitment"] = commit_ref(mth(d.tree, 0, n - 1), n - 1);
+    w.add(si, "names the commitment of the tree one leaf smaller" + of, other_c,
+          "invalid: proof is for another commitment");
+    json absent_leaf = inclusion_doc(d, m, th.leaf(ByteView("never-committed")), p);
+    w.add(si, "an absent record given a committed record's path" + of, absent_leaf, kRoot);
+    json emb = inclusion_doc(d, m, d.tree[m], p);
+    emb["record"] = "not the record";
+    w.add(si, "embedded record that does not hash to the leaf" + of, emb,
+          "invalid: embedded record does not hash to the proved leaf");
+
+    // Exclusion: below the first leaf, above the last, and between two.
+    w.add(si, "value below every leaf" + of, exclusion_doc(d, zero), "valid");
+    w.add(si, "value above every leaf" + of, exclusion_doc(d, ones), "valid");
+    for (uint64_t k = 0; k < 64; k++) {
+      const std::string rec = "absent-" + std::to_string(k);
+      const Hash32 v = th.leaf(ByteView(rec));
+      if (!(d.tree.front() < v && v < d.tree.back())) continue;
+      json e = exclusion_doc(d, v);
+      e["record"] = rec;
+      w.add(si, "absent record '" + rec + "' between two leaves" + of, e, "valid");
+      json flipped = e;
+      flipped["left"]["path"] = hex_list(flip_at(path(d.tree, flipped["left"]["index"].get<uint64_t>(), 0, n), 0));
+      if (!flipped["left"]["path"].empty())
+        w.add(si, "bit flipped in the left bracket's path" + of, flipped, kRoot);
+      json missing = e;
+      missing["right"] = nullptr;
+      w.add(si, "right bracket left out" + of, missing, "invalid: a bracketing leaf is missing");
+      break;
+    }
+    // A committed record "proved absent": the proofs a cheating prover could try.
+    const Hash32 present = d.tree[m];
+    json self = exclusion_doc(d, present);  // brackets m-1 and m: m is the value itself
+    w.add(si, "present record with itself as a bracket" + of, self,
+          "invalid: value is not strictly between its bracketing leaves");
+    if (m > 0 && m + 1 < n) {
+      json skip = envelope(d, "exclusion");
+      skip["leaf"] = present.hex();
+      skip["size"] = n;
+      skip["left"] = bracket(d, m - 1);
+      skip["right"] = bracket(d, m + 1);
+      w.add(si, "present record between its two neighbours (it is skipped)" + of, skip,
+            "invalid: bracketing leaves are not adjacent");
+      // The tree without the record: its exclusion proof there, offered for the real tree.
+      DataSet forged = d;
+      forged.tree.erase(forged.tree.begin() + int64_t(m));
+      forged.c.n = forged.tree.size();
+      forged.c.root = mth(forged.tree, 0, forged.tree.size());
+      json lie = exclusion_doc(forged, present);
+      w.add(si, "exclusion from a tree that leaves the record out" + of, lie,
+            "invalid: proof is for another commitment");
+      lie["commitment"] = commit_ref(d.c.root, n);
+      lie["size"] = n;
+      // The left bracket is checked first: its path is the shorter tree's.
+      const bool same_length = path(d.tree, m - 1, 0, n).size() == path(forged.tree, m - 1, 0, n - 1).size();
+      w.add(si, "the same, relabelled with this commitment" + of, lie, same_length ? kRoot : kLength);
+    }
+  }
+  // Format errors (exit 2).
+  const DataSet& d = w.set(4);
+  json v1 = inclusion_doc(d, 0, d.tree[0], path(d.tree, 0, 0, d.c.n));
+  v1["version"] = 1;
+  w.add(4, "a version 1 document", v1,
+        "error: unsupported proof version 1 (this wit reads version 2): vector");
+  json two = inclusion_doc(d, 0, d.tree[0], path(d.tree, 0, 0, d.c.n));
+  two["commitment"]["sorted_root"] = d.c.root.hex();
+  w.add(4, "a commitment reference with version 1's sorted_root", two,
+        "error: invalid proof: unknown field 'sorted_root': vector");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: wit_gen_vectors OUT.json\n");
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: wit_gen_vectors MERKLE.json [DATA.json]\n");
     return 2;
   }
   init_crypto();
@@ -470,5 +729,13 @@ int main(int argc, char** argv) {
   out << w.document().dump(1) << '\n';
   out.close();
   if (!out) die(std::string("cannot write ") + argv[1]);
+  if (argc == 3) {
+    DataWriter dw;
+    data_proofs(dw);
+    std::ofstream dout(argv[2], std::ios::binary | std::ios::trunc);
+    dout << dw.document().dump(1) << '\n';
+    dout.close();
+    if (!dout) die(std::string("cannot write ") + argv[2]);
+  }
   return 0;
 }

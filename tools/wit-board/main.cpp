@@ -135,6 +135,13 @@ int main(int argc, char** argv) {
   add->add_option("report", a_report, "The replay report (wit-replay verify -o)")->required()->type_name("REPORT");
   add->add_flag("-q,--quiet", quiet, "No note on stderr");
 
+  // repair
+  std::string r_bundle, r_name;
+  auto* rep = app.add_subcommand("repair", "Rebuild a damaged bundle's index (bundle.json) from the members it holds");
+  rep->add_option("bundle", r_bundle, "The run bundle")->required()->type_name("BUNDLE");
+  rep->add_option("--name", r_name, "The run's name, when bundle.json no longer gives it")->type_name("NAME");
+  rep->add_flag("-q,--quiet", quiet, "No list of changes on stderr");
+
   // show
   std::string s_bundle;
   bool s_json = false;
@@ -181,7 +188,7 @@ int main(int argc, char** argv) {
       if (!quiet) {
         size_t cert = 0, pend = 0, rej = 0;
         for (const auto& r : runs) (r.status == "certified" ? cert : r.status == "pending" ? pend : rej)++;
-        wit::cli::note(std::to_string(runs.size()) + " runs: " + std::to_string(cert) + " certified, " +
+        wit::cli::note(std::to_string(runs.size()) + (runs.size() == 1 ? " run: " : " runs: ") + std::to_string(cert) + " certified, " +
                        std::to_string(pend) + " pending, " + std::to_string(rej) + " rejected; open " + b_site +
                        "/index.html");
       }
@@ -189,9 +196,13 @@ int main(int argc, char** argv) {
     }
 
     if (chal->parsed()) {
-      wit::Hash32 nonce;
-      if (!wit::Hash32::from_hex(c_nonce, nonce)) throw wit::Error("--nonce is not 64 hex digits", c_nonce);
+      const wit::Hash32 nonce = wit::nonce_from_args(c_nonce, "");
       if (!c_k && !c_conf) throw wit::Error("missing -k N or --confidence P --fraction F", "", "run 'wit-board challenge --help' for usage");
+      wit::check_outputs_apart({c_bundle, c_bundle + "/" + wit::kRunBundleIndex}, {c_out});
+      // Opened before the bundle changes, so an output that cannot be written leaves the bundle as it was.
+      std::optional<wit::AtomicFile> out_file;
+      if (!c_out.empty()) out_file.emplace(c_out);
+      const wit::FileLock lock = wit::lock_run_bundle(c_bundle);
       wit::RunBundle b = load_whole(c_bundle);
       const wit::TreeHead head = wit::newest_signed_head(b);
       const wit::Challenge c =
@@ -200,14 +211,16 @@ int main(int argc, char** argv) {
       const std::string m = std::string(wit::member::kChallenges) + wit::challenge_member_name(c.seed) + ".json";
       if (b.has(m) && b.get(m) != text)
         throw wit::Error("the bundle holds a different challenge with this name", member_path(b, m));
+      if (out_file) out_file->write(text);  // a device such as /dev/full fails here, before the bundle changes
       if (!b.has(m)) b.put_and_save(m, text);
-      if (!c_out.empty()) wit::write_file_atomic(c_out, text);
+      if (out_file) out_file->commit();
       if (c_out != "-") std::cout << member_path(b, m) << "\n";
       if (!quiet) wit::cli::note(c.guarantee.words());
       return wit::cli::kOk;
     }
 
     if (add->parsed()) {
+      const wit::FileLock lock = wit::lock_run_bundle(a_bundle);
       wit::RunBundle b = load_whole(a_bundle);
       const std::string text = wit::read_file(a_report);
       std::string why;
@@ -228,10 +241,23 @@ int main(int argc, char** argv) {
       return wit::cli::kOk;
     }
 
-    // show
+    if (rep->parsed()) {
+      const wit::RepairResult r = wit::repair_run_bundle(r_bundle, r_name);
+      if (!quiet)
+        for (const auto& c : r.changes) wit::cli::note(c);
+      if (!r.problem.empty()) throw wit::Error("the bundle is still not whole: " + r.problem, r_bundle);
+      if (!quiet) wit::cli::note(r.changes.empty() ? "nothing to repair: " + r_bundle + " is whole"
+                                                   : "repaired " + r_bundle + "; run 'wit-board show " + r_bundle + "' for the verdict");
+      return wit::cli::kOk;
+    }
+
+    // show: something that is not a bundle at all is an error (2); a bundle
+    // whose contents do not check out is a verdict (1).
     check_fraction(fraction);
     if (!exists(s_bundle)) throw wit::Error("no such bundle", s_bundle);
-    const wit::RunEntry e = wit::evaluate_bundle_path(s_bundle, fraction);
+    if (is_dir(s_bundle) && !exists((fs::path(s_bundle) / wit::kRunBundleIndex).string()))
+      throw wit::Error("not a run bundle (no bundle.json)", s_bundle);
+    const wit::RunEntry e = wit::evaluate_run_bundle(wit::RunBundle::load(s_bundle), fraction);
     if (s_json) std::cout << e.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     else std::cout << e.describe();
     return e.status == "rejected" ? wit::cli::kNegative : wit::cli::kOk;

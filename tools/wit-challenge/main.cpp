@@ -14,21 +14,8 @@
 
 namespace {
 
-wit::Hash32 parse_nonce(const std::string& hex, const std::string& where, const std::string& what) {
-  wit::Hash32 n;
-  if (!wit::Hash32::from_hex(hex, n)) throw wit::Error(what + " is not 64 hex digits", where);
-  return n;
-}
-
 std::string count(size_t n, const std::string& what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-}
-
-std::string trim(const std::string& s) {
-  const char* ws = " \t\r\n";
-  const size_t a = s.find_first_not_of(ws);
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(ws) - a + 1);
 }
 
 wit::TreeHead read_head_file(const std::string& path) {
@@ -100,9 +87,7 @@ int main(int argc, char** argv) {
       throw wit::Error("missing --nonce HEX or --nonce-file F", "", "the nonce must come after the head, from someone other than the trainer");
     if (!k && !confidence) throw wit::Error("missing -k N or --confidence P --fraction F", "", "run 'wit-challenge --help' for usage");
 
-    const wit::Hash32 nonce = !nonce_hex.empty()
-                                  ? parse_nonce(nonce_hex, nonce_hex, "--nonce")
-                                  : parse_nonce(trim(wit::read_file(nonce_file)), nonce_file == "-" ? "stdin" : nonce_file, "nonce file");
+    const wit::Hash32 nonce = wit::nonce_from_args(nonce_hex, nonce_file);
 
     wit::TreeHead head;
     std::string head_where;

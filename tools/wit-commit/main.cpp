@@ -25,7 +25,7 @@ std::string default_index_path(const std::string& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Commit an ordered dataset: records -> commitment JSON + data index"};
+  CLI::App app{"Commit a dataset: records -> commitment JSON (one tree over the distinct records) + data index"};
   wit::cli::setup(app, "wit-commit");
   std::string reader = "lines", field = "text", out = "-", index_path;
   uint64_t seq_len = 0;
@@ -38,15 +38,15 @@ int main(int argc, char** argv) {
   app.add_option("--field", field, "JSONL field holding the record (jsonl)")->default_str("text");
   app.add_option("--seq-len", seq_len, "Tokens per record (tokens reader)");
   app.add_option("-o,--output", out, "Commitment JSON to write (- = stdout)")->default_str("-");
-  app.add_option("--index", index_path, "Index to write (default: beside -o as NAME.widx)");
+  wit::cli::mark_output(app.add_option("--index", index_path, "Index to write (default: beside -o as NAME.widx)"));
   app.add_flag("--no-index", no_index, "Write no index");
   app.add_option("-j,--threads", threads, "Hashing threads (0 = all cores)")->default_str("0");
   app.add_flag("-q,--quiet", quiet, "No progress or summary on stderr");
   app.add_option("FILE", files, "Input files (a directory for --reader files; - = stdin)");
   std::string show_commit, show_index;
-  auto* show = app.add_subcommand("show", "Print a commitment for a person to read (and check an index against it)");
+  auto* show = app.add_subcommand("show", "Print a commitment for a person to read (and audit an index against it)");
   show->add_option("COMMIT", show_commit, "Commitment JSON")->required();
-  show->add_option("--index", show_index, "Also check that this index was built for the commitment");
+  show->add_option("--index", show_index, "Also audit this index: built for the commitment, sorted, reproducing its root");
   app.require_subcommand(0, 1);
 
   return wit::cli::run(app, argc, argv, [&] {
@@ -56,8 +56,9 @@ int main(int argc, char** argv) {
                          std::to_string(wit::kCommitVersion) + ")\n" + c.describe();
       if (!show_index.empty()) {
         wit::Index idx(show_index);
-        idx.check_matches(c, show_commit);
-        text += "index        " + show_index + ": matches\n";
+        idx.check_matches(c, show_commit);  // with the full audit
+        text += "index        " + show_index + ": matches; its " + std::to_string(idx.n()) +
+                " leaves are sorted, distinct and give the root\n";
       }
       std::cout << text;
       return wit::cli::kOk;
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
     if (index_path.empty() && !no_index && out != "-") index_path = default_index_path(out);
     if (index_path == "-" || (!index_path.empty() && index_path == out))
       throw wit::Error("the index needs a file of its own", "--index " + index_path);
+    wit::check_outputs_apart(files, {out, index_path});  // the default index path too
 
     uint64_t total = 0;
     for (const auto& f : files) {
@@ -79,20 +81,19 @@ int main(int argc, char** argv) {
     }
     wit::Progress progress("hashing", total, "B", quiet);
     auto t0 = std::chrono::steady_clock::now();
-    wit::CommitResult r = wit::commit_dataset(spec, files, threads, [&](uint64_t b) { progress.add(b); });
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-    // Both outputs are staged first, then renamed into place.
+    // Both outputs are staged first and renamed into place at the end, the
+    // index first; the index is written while the source digests are hashed.
     std::unique_ptr<wit::AtomicFile> idx;
-    if (!index_path.empty()) {
-      idx = std::make_unique<wit::AtomicFile>(index_path, true);
-      wit::Bytes b = wit::encode_index(r);
-      idx->write(wit::ByteView(b));
-    }
+    if (!index_path.empty()) idx = std::make_unique<wit::AtomicFile>(index_path, true);
+    std::function<void(const wit::CommitResult&)> write_index;
+    if (idx) write_index = [&](const wit::CommitResult& c) { wit::write_index(*idx, c); };
+    wit::CommitResult r =
+        wit::commit_dataset(spec, files, threads, [&](uint64_t b) { progress.add(b); }, write_index);
     wit::AtomicFile commit(out);
     commit.write(r.commitment.dump());
     if (idx) idx->commit();
     commit.commit();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     uint64_t bytes = 0;
     for (const auto& s : r.commitment.sources) bytes += s.size;
@@ -100,8 +101,8 @@ int main(int argc, char** argv) {
     std::snprintf(rate, sizeof rate, "%.2fs, %s/s", secs, wit::human_bytes(secs > 0 ? double(bytes) / secs : 0).c_str());
     progress.finish();
     if (!quiet)
-      wit::cli::note("committed " + std::to_string(r.commitment.n) + " records (" +
-                     std::to_string(r.commitment.n_unique) + " distinct) from " +
+      wit::cli::note("committed " + std::to_string(r.commitment.records) + " records (" +
+                     std::to_string(r.commitment.n) + " distinct) from " +
                      std::to_string(r.commitment.sources.size()) + " file(s), " + wit::human_bytes(double(bytes)) +
                      " in " + rate + "; root " + r.commitment.root.hex().substr(0, 16) +
                      (index_path.empty() ? "" : "; index " + index_path));

@@ -6,7 +6,9 @@
 #include <iostream>
 #include <optional>
 
+#include "wit/challenge.h"
 #include "wit/cli.h"
+#include "wit/device.h"
 #include "wit/error.h"
 #include "wit/eval.h"
 #include "wit/evaluate.h"
@@ -14,20 +16,6 @@
 #include "wit/state.h"
 
 namespace {
-
-std::string trim(const std::string& s) {
-  const char* ws = " \t\r\n";
-  const size_t a = s.find_first_not_of(ws);
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(ws) - a + 1);
-}
-
-wit::Bytes parse_nonce(const std::string& hex, const std::string& where) {
-  wit::Bytes b;
-  if (hex.empty() || !wit::from_hex(hex, b) || b.size() > wit::kMaxEvalNonceBytes)
-    throw wit::Error("the nonce is not 1 to " + std::to_string(wit::kMaxEvalNonceBytes) + " bytes of hex", where);
-  return b;
-}
 
 std::string fmt(double d, int digits) {
   char buf[40];
@@ -105,12 +93,12 @@ int main(int argc, char** argv) {
     s->add_flag("-q,--quiet", quiet, "No summary or progress on stderr");
   }
   run->add_option("-o,--output", out, "Eval commitment to write (eval.json)")->required()->type_name("FILE");
-  run->add_option("--scores", scores_path, "Per-example scores to write (eval.scores.json)")->required()->type_name("FILE");
+  wit::cli::mark_output(run->add_option("--scores", scores_path, "Per-example scores to write (eval.scores.json)"))->required()->type_name("FILE");
 
   check->add_option("--eval", eval_path, "The eval commitment checked (eval.json)")->required()->type_name("EVAL.json");
   check->add_option("--scores", scores_path, "Its per-example scores")->required()->type_name("SCORES.json");
-  auto* o_nonce = check->add_option("--nonce", nonce_hex, "Nonce the evaluator does not control: hex, 1 to 1024 bytes")->type_name("HEX");
-  auto* o_nfile = check->add_option("--nonce-file", nonce_file, "File holding the nonce as hex (- = stdin)")->type_name("F");
+  auto* o_nonce = check->add_option("--nonce", nonce_hex, "Nonce the evaluator does not control: 64 hex digits")->type_name("HEX");
+  auto* o_nfile = check->add_option("--nonce-file", nonce_file, "File holding the nonce as 64 hex digits (- = stdin)")->type_name("F");
   auto* o_k = check->add_option("-k", k, "Number of examples to re-evaluate, 1..n")->type_name("N");
   auto* o_conf = check->add_option("--confidence", confidence, "Pick the smallest k that catches --fraction with this probability")->type_name("P");
   check->add_option("--fraction", fraction, "Fraction of inflated scores the guarantee is for, 0 < F <= 1 (with -k only: 0.05)")->type_name("F");
@@ -123,14 +111,18 @@ int main(int argc, char** argv) {
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
     if (*show_cmd) return show(show_path);
-    if (o.device != "cpu" && !wit::cuda_available())
-      throw wit::Error("this LibTorch has no CUDA device", "--device " + o.device, "use --device cpu");
+    wit::check_device(o.device);
     o.quiet = quiet;
     if (*run) {
+      // Both outputs are opened before the work and renamed into place only
+      // when both are written: all of them or none.
+      wit::AtomicFile scores_file(scores_path), eval_file(out);
       const wit::EvalRun r = wit::run_eval(o);
+      scores_file.write(wit::dump_eval_scores(r.scores));
+      eval_file.write(r.eval.to_json().dump(2) + "\n");
       // Scores first: the eval names them, and a reader who finds eval.json expects its scores beside it.
-      wit::write_file_atomic(scores_path, wit::dump_eval_scores(r.scores));
-      wit::write_file_atomic(out, r.eval.to_json().dump(2) + "\n");
+      scores_file.commit();
+      eval_file.commit();
       if (!quiet) wit::cli::note(summary(r.eval));
       return wit::cli::kOk;
     }
@@ -138,8 +130,8 @@ int main(int argc, char** argv) {
       throw wit::Error("missing --nonce HEX or --nonce-file F", "", "the nonce must come after the eval, from someone other than the evaluator");
     wit::EvalCheckOptions co;
     co.data = o;
-    co.nonce = !nonce_hex.empty() ? parse_nonce(nonce_hex, "--nonce")
-                                  : parse_nonce(trim(wit::read_file(nonce_file)), nonce_file == "-" ? "stdin" : nonce_file);
+    const wit::Hash32 nonce = wit::nonce_from_args(nonce_hex, nonce_file);  // the one rule for nonces
+    co.nonce.assign(nonce.data(), nonce.data() + 32);
     co.k = k;
     co.confidence = confidence;
     co.fraction = fraction;

@@ -206,6 +206,10 @@ int main(int argc, char** argv) {
       std::cout << v.to_json().dump() << "\n";
     else
       std::cout << (v.ok ? "valid: " : "invalid: ") << v.summary() << "\n";
+    // A run killed or stopped mid-training is invalid only until it is resumed.
+    if (!v.ok && !v.seed_revealed && !quiet)
+      std::cerr << "hint: the run is not finished (its seed is not revealed yet); if training was stopped, rerun "
+                   "the same wit-train command to resume: it signs the rest\n";
     return v.ok ? wit::cli::kOk : wit::cli::kNegative;
   });
 }

@@ -45,10 +45,19 @@ struct Loaded {
   std::unique_ptr<wit::Index> index;
 };
 
+// The commitment and its index, checked against it in full (check_matches
+// audits the whole index, O(n)): an exclusion or a usage claim rests on it,
+// since a gap between two leaves means absence only in a sorted distinct tree.
 Loaded load(const std::string& commit_path, const std::string& index_path) {
   Loaded l{wit::Commitment::load(commit_path), std::make_unique<wit::Index>(index_path)};
   l.index->check_matches(l.commit, commit_path);
   return l;
+}
+
+// "position P of N distinct records (first at FILE, record K)".
+std::string position_words(const Loaded& l, uint64_t pos) {
+  return "position " + std::to_string(pos) + " of " + std::to_string(l.commit.n) + " distinct records (first at " +
+         l.commit.place_of(l.index->first_record(pos)) + ")";
 }
 
 void emit(const std::string& out, const nlohmann::json& doc) { wit::write_file_atomic(out, doc.dump(2) + "\n"); }
@@ -96,7 +105,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"jsonl", "lines", "fortune", "tokens", "files"}));
   con->add_option("--field", field, "JSONL field (jsonl reader)");
   con->add_option("--seq-len", seq_len, "Tokens per record (tokens reader)");
-  con->add_option("--train-data", train_files, "A training file for the n-gram statistic (repeat for more; default: the commitment's inputs)")
+  con->add_option("--train-data", train_files, "A training file, checked against the commitment and used for the n-gram statistic (repeat for more; default: the commitment's inputs)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   con->add_flag("-q,--quiet", quiet, "No summary on stderr");
@@ -134,15 +143,15 @@ int main(int argc, char** argv) {
           return wit::cli::kNegative;
         }
         emit(out, wit::inclusion_document(l.commit, wit::prove_inclusion(*l.index, leaf, *pos), embed));
-        if (!quiet) wit::cli::note("included: record " + std::to_string(*pos) + " of " + std::to_string(l.commit.n));
+        if (!quiet) wit::cli::note("included: " + position_words(l, *pos));
       } else {
         if (pos) {
-          wit::cli::note("record " + leaf.hex() + " is in the committed data (record " + std::to_string(*pos) + ")");
+          wit::cli::note("record " + leaf.hex() + " is in the committed data (" + position_words(l, *pos) + ")");
           std::cerr << "hint: 'wit-query include' proves its presence\n";
           return wit::cli::kNegative;
         }
         emit(out, wit::exclusion_document(l.commit, wit::prove_exclusion(*l.index, leaf), embed));
-        if (!quiet) wit::cli::note("excluded: not among " + std::to_string(l.commit.n_unique) + " distinct records");
+        if (!quiet) wit::cli::note("excluded: not among the " + std::to_string(l.commit.n) + " distinct records");
       }
       return wit::cli::kOk;
     }

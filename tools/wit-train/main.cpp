@@ -1,7 +1,30 @@
 // wit-train: the reference trainer (byte-level GPT) that leaves witnesses:
 // manifest, witness log, signed heads and checkpoints in a run directory.
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <optional>
+
 #include "wit/cli.h"
+#include "wit/device.h"
+#include "wit/error.h"
+#include "wit/io.h"
 #include "wit/trainer.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// One trainer per run directory: the process that writes the run (not a
+// rank a launcher started, nor a torchrun rank other than 0) holds
+// RUN/train.lock for the whole run.
+bool writes_the_run() {
+  const char* rank = std::getenv("RANK");
+  return !std::getenv("WIT_LOCAL_LAUNCH") && (!rank || std::strcmp(rank, "0") == 0);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Train the reference GPT with witnesses into a run directory"};
@@ -10,7 +33,7 @@ int main(int argc, char** argv) {
   app.add_option("--config", o.config_path, "Training config (JSON)")->required();
   app.add_option("--data", o.commit_path, "Data commitment (.commit.json)")->required();
   app.add_option("--index", o.index_path, "Data index (.widx)")->required();
-  app.add_option("--out", o.out_dir, "Run directory (created; an existing one is resumed)")->required();
+  wit::cli::mark_output(app.add_option("--out", o.out_dir, "Run directory (created; an existing one is resumed)"))->required();
   app.add_option("--key", o.key_path, "Trainer's signing key (default: generate RUN/trainer.key)");
   app.add_option("--device", o.device, "cpu or cuda")->default_str("cpu");
   app.add_option("-j,--threads", o.threads, "LibTorch threads (0 = all cores)")->default_str("0");
@@ -27,10 +50,42 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", o.quiet, "No progress or summary on stderr");
   app.add_option("FILE", o.files, "The committed data files, in commit order")->required();
   return wit::cli::run(app, argc, argv, [&]() -> int {
-    if (auto rc = wit::launch_local_ranks(nproc, argv)) return *rc;
-    o.witnesses = !no_witnesses;
-    wit::TrainSummary s = wit::train(o);
-    if (!o.quiet && s.rank == 0) {
+    // Validated before the run directory exists: a refused device leaves nothing behind.
+    wit::check_device(o.device);
+    std::optional<wit::FileLock> lock;
+    bool created = false;
+    const std::string lock_path = (fs::path(o.out_dir) / "train.lock").string();
+    if (writes_the_run()) {
+      std::error_code ec;
+      created = !fs::exists(o.out_dir, ec);
+      if (created && !fs::create_directories(o.out_dir, ec) && ec)
+        throw wit::Error("cannot create the run directory: " + ec.message(), o.out_dir);
+      lock.emplace(wit::FileLock::try_hold(lock_path, "the run directory"));
+      wit::cli::set_interrupt_note(o.out_dir + " keeps every step up to its last checkpoint; rerun the same command to resume");
+    }
+    // A run directory this command created and left empty is removed again.
+    auto forget = [&]() {
+      if (!created) return;
+      std::error_code ec;
+      lock.reset();
+      fs::remove(lock_path, ec);
+      fs::remove(o.out_dir, ec);  // only if empty
+    };
+    wit::TrainSummary s;
+    try {
+      if (auto rc = wit::launch_local_ranks(nproc, argv)) {
+        if (*rc != 0) forget();
+        return *rc;
+      }
+      o.witnesses = !no_witnesses;
+      s = wit::train(o);
+    } catch (...) {
+      forget();
+      throw;
+    }
+    if (!o.quiet && s.rank == 0 && s.resumed && s.steps == 0 && s.finished) {
+      wit::cli::note(o.out_dir + " is already complete (" + std::to_string(s.last_step) + " steps); nothing to train");
+    } else if (!o.quiet && s.rank == 0) {
       char buf[256];
       std::snprintf(buf, sizeof buf, "%s steps %lld..%lld in %.1fs (%.1f steps/s), final loss %.4f; %s",
                     s.resumed ? "resumed," : "trained", static_cast<long long>(s.first_step),

@@ -5,6 +5,7 @@
 // crypto_generichash (RFC 7693); tested against it.
 #include "wit/blake2b_x4.h"
 
+#include <algorithm>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -53,18 +54,28 @@ WIT_AVX2 inline void G(__m256i& a, __m256i& b, __m256i& c, __m256i& d, __m256i x
   b = rotr63(_mm256_xor_si256(b, c));
 }
 
-// One compression of four 128-byte blocks (block j of lane j at blk[j]).
-WIT_AVX2 void compress4(__m256i h[8], const uint8_t* const blk[4], uint64_t t, bool last) {
+// One compression of four 128-byte blocks (block j of lane j at blk[j]);
+// t[j] is lane j's byte counter after this block.
+WIT_AVX2 void compress4(__m256i h[8], const uint8_t* const blk[4], const uint64_t t[4], bool last) {
+  // Message word w of the four lanes in one vector: four 32-byte loads per
+  // lane, transposed 4 x 4 (64-bit words are little-endian, as x86 loads them).
   __m256i m[16];
-  for (int w = 0; w < 16; w++) {
-    uint64_t x[4];
-    for (int j = 0; j < 4; j++) std::memcpy(&x[j], blk[j] + 8 * w, 8);
-    m[w] = _mm256_setr_epi64x(int64_t(x[0]), int64_t(x[1]), int64_t(x[2]), int64_t(x[3]));
+  for (int q = 0; q < 4; q++) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[0] + 32 * q));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[1] + 32 * q));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[2] + 32 * q));
+    const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[3] + 32 * q));
+    const __m256i t0 = _mm256_unpacklo_epi64(a, b), t1 = _mm256_unpackhi_epi64(a, b);
+    const __m256i t2 = _mm256_unpacklo_epi64(c, d), t3 = _mm256_unpackhi_epi64(c, d);
+    m[4 * q + 0] = _mm256_permute2x128_si256(t0, t2, 0x20);
+    m[4 * q + 1] = _mm256_permute2x128_si256(t1, t3, 0x20);
+    m[4 * q + 2] = _mm256_permute2x128_si256(t0, t2, 0x31);
+    m[4 * q + 3] = _mm256_permute2x128_si256(t1, t3, 0x31);
   }
   __m256i v[16];
   for (int i = 0; i < 8; i++) v[i] = h[i];
   for (int i = 0; i < 8; i++) v[8 + i] = _mm256_set1_epi64x(int64_t(kIV[i]));
-  v[12] = _mm256_xor_si256(v[12], _mm256_set1_epi64x(int64_t(t)));
+  v[12] = _mm256_xor_si256(v[12], _mm256_setr_epi64x(int64_t(t[0]), int64_t(t[1]), int64_t(t[2]), int64_t(t[3])));
   if (last) v[14] = _mm256_xor_si256(v[14], _mm256_set1_epi64x(-1));
   for (int r = 0; r < 12; r++) {
     const uint8_t* s = kSigma[r];
@@ -80,20 +91,37 @@ WIT_AVX2 void compress4(__m256i h[8], const uint8_t* const blk[4], uint64_t t, b
   for (int i = 0; i < 8; i++) h[i] = _mm256_xor_si256(h[i], _mm256_xor_si256(v[i], v[8 + i]));
 }
 
-WIT_AVX2 void leaves_x4_avx2(const uint8_t* const data[4], size_t len, Hash32 out[4]) {
-  __m256i h[8];
+WIT_AVX2 void init4(__m256i h[8]) {
   for (int i = 0; i < 8; i++) h[i] = _mm256_set1_epi64x(int64_t(kIV[i]));
   h[0] = _mm256_xor_si256(h[0], _mm256_set1_epi64x(0x01010020));  // digest 32, no key, fanout 1, depth 1
+}
+
+WIT_AVX2 void store4(const __m256i h[8], Hash32 out[4]) {
+  alignas(32) uint64_t lanes[8][4];
+  for (int i = 0; i < 8; i++) _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[i]), h[i]);
+  for (int j = 0; j < 4; j++)
+    for (int i = 0; i < 4; i++) std::memcpy(out[j].data() + 8 * i, &lanes[i][j], 8);
+}
+
+// Four messages 0x00 || data_j whose lengths may differ but fill the same
+// number of 128-byte blocks.
+WIT_AVX2 void leaves_x4_avx2(const uint8_t* const data[4], const size_t len[4], Hash32 out[4]) {
+  __m256i h[8];
+  init4(h);
   // The message is 0x00 || data: total = len + 1 bytes, in 128-byte blocks,
   // the last (possibly partial, zero-padded) one flagged final.
-  const uint64_t total = uint64_t(len) + 1;
-  const uint64_t blocks = (total + 127) / 128;
+  uint64_t total[4];
+  for (int j = 0; j < 4; j++) total[j] = uint64_t(len[j]) + 1;
+  const uint64_t blocks = (total[0] + 127) / 128;
   alignas(32) uint8_t buf[4][128];
   const uint8_t* blk[4];
+  uint64_t t[4];
   for (uint64_t k = 0; k < blocks; k++) {
-    const uint64_t start = 128 * k, n = std::min<uint64_t>(128, total - start);
+    const uint64_t start = 128 * k;
     const bool last = k + 1 == blocks;
     for (int j = 0; j < 4; j++) {
+      const uint64_t n = std::min<uint64_t>(128, total[j] - start);
+      t[j] = start + n;
       if (k > 0 && n == 128) {
         blk[j] = data[j] + start - 1;  // whole block inside the data: read in place
         continue;
@@ -107,12 +135,27 @@ WIT_AVX2 void leaves_x4_avx2(const uint8_t* const data[4], size_t len, Hash32 ou
       }
       blk[j] = buf[j];
     }
-    compress4(h, blk, start + n, last);
+    compress4(h, blk, t, last);
   }
-  alignas(32) uint64_t lanes[8][4];
-  for (int i = 0; i < 8; i++) _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[i]), h[i]);
-  for (int j = 0; j < 4; j++)
-    for (int i = 0; i < 4; i++) std::memcpy(out[j].data() + 8 * i, &lanes[i][j], 8);
+  store4(h, out);
+}
+
+// Four RFC 6962 nodes H(0x01 || left_j || right_j): one 65-byte block each.
+WIT_AVX2 void nodes_x4_avx2(const Hash32* const left[4], const Hash32* const right[4], Hash32 out[4]) {
+  __m256i h[8];
+  init4(h);
+  alignas(32) uint8_t buf[4][128];
+  const uint8_t* blk[4];
+  const uint64_t t[4] = {65, 65, 65, 65};
+  for (int j = 0; j < 4; j++) {
+    std::memset(buf[j] + 64, 0, 64);
+    buf[j][0] = 0x01;  // the RFC 6962 node prefix
+    std::memcpy(buf[j] + 1, left[j]->data(), 32);
+    std::memcpy(buf[j] + 33, right[j]->data(), 32);
+    blk[j] = buf[j];
+  }
+  compress4(h, blk, t, true);
+  store4(h, out);
 }
 
 const bool kAvx2 = __builtin_cpu_supports("avx2");
@@ -129,11 +172,25 @@ bool leaves_x4_available() {
 }
 
 void leaves_x4(const uint8_t* const data[4], size_t len, Hash32 out[4]) {
+  const size_t lens[4] = {len, len, len, len};
+  leaves_x4(data, lens, out);
+}
+
+void leaves_x4(const uint8_t* const data[4], const size_t len[4], Hash32 out[4]) {
 #if defined(__x86_64__)
   if (kAvx2) return leaves_x4_avx2(data, len, out);
 #endif
   (void)data;
   (void)len;
+  (void)out;
+}
+
+void nodes_x4(const Hash32* const left[4], const Hash32* const right[4], Hash32 out[4]) {
+#if defined(__x86_64__)
+  if (kAvx2) return nodes_x4_avx2(left, right, out);
+#endif
+  (void)left;
+  (void)right;
   (void)out;
 }
 

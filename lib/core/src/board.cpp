@@ -277,10 +277,9 @@ void judge(Ctx& c) {
   c.at = member::kDataCommit;
   {
     c.data = Commitment::from_json(parse_member(b, member::kDataCommit), member::kDataCommit);
-    const char* differs = c.data.root != c.mf.data_root                 ? "root"
-                          : c.data.sorted_root != c.mf.data_sorted_root ? "sorted_root"
-                          : c.data.n != c.mf.data_n                     ? "n"
-                                                                        : nullptr;
+    // The manifest's root is the one tree the run trained on; every proof and
+    // certificate below is checked against this commitment, so against it.
+    const char* differs = c.data.root != c.mf.data_root ? "root" : c.data.n != c.mf.data_n ? "n" : nullptr;
     if (differs)
       reject(std::string("data.commit.json is not the data commitment the manifest names (") + differs + " differs)");
   }

@@ -26,6 +26,8 @@ constexpr size_t kHeaderSize = 24, kOffVersion = 8, kOffFlags = 12, kOffSize = 1
 // bundle; the smallest member has a one-byte name and no data.
 constexpr uint64_t kMinPayload = 4 + 8, kMinMember = 2 + 1 + 8, kChecksumSize = 8;
 constexpr size_t kMaxName = 255;
+// A member's buffer starts at this size and doubles as its bytes decompress.
+constexpr uint64_t kFirstPiece = uint64_t(1) << 20;
 // The largest window zstd's decoder accepts by default
 // (ZSTD_WINDOWLOG_LIMIT_DEFAULT, not in the stable API).
 constexpr int kWindowLogMax = 27;
@@ -276,12 +278,12 @@ void Bundle::save(const std::string& path, int zstd_level) const {
   f.commit();
 }
 
-Bundle Bundle::load(const std::string& path) {
+Bundle Bundle::load(const std::string& path, const MemberLimit& limit) {
   MappedFile f(path);
-  return decode(f.view(), path == "-" ? std::string("stdin") : path);
+  return decode(f.view(), path == "-" ? std::string("stdin") : path, uint64_t(16) << 30, limit);
 }
 
-Bundle Bundle::decode(ByteView b, const std::string& where, uint64_t max_size) {
+Bundle Bundle::decode(ByteView b, const std::string& where, uint64_t max_size, const MemberLimit& limit) {
   // Magic first, on whatever bytes there are, so that a short file that is
   // not a bundle is never called a truncated one.
   if (b.size > 0 && std::memcmp(b.data, kBundleMagic, std::min<size_t>(b.size, 8)) != 0)
@@ -363,8 +365,21 @@ Bundle Bundle::decode(ByteView b, const std::string& where, uint64_t max_size) {
     if (len > body_end - r.pos())
       throw Error("bundle member " + name + " (" + std::to_string(len) + " bytes) runs past the end of the payload",
                   at_payload(where, start));
-    Bytes data(len);
-    field(data.data(), data.size());
+    if (limit) {
+      const uint64_t cap = limit(name);
+      if (len > cap)
+        throw Error("bundle member " + name + " declares " + std::to_string(len) + " bytes, more than its kind can hold (" +
+                        std::to_string(cap) + ")",
+                    at_payload(where, start));
+    }
+    // Grown as bytes arrive, so memory follows what the frame really holds.
+    Bytes data;
+    for (uint64_t got = 0; got < len;) {
+      const uint64_t piece = std::min<uint64_t>(len - got, std::max<uint64_t>(got, kFirstPiece));
+      data.resize(size_t(got + piece));
+      field(data.data() + got, size_t(piece));
+      got += piece;
+    }
     out.members_.emplace_hint(out.members_.end(), name, std::move(data));
     prev = std::move(name);
   }

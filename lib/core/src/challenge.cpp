@@ -346,4 +346,19 @@ Challenge Challenge::load(const std::string& path) {
   return from_json(j, where);
 }
 
+Hash32 nonce_from_args(const std::string& hex, const std::string& file) {
+  Hash32 n;
+  if (!hex.empty()) {
+    if (!Hash32::from_hex(hex, n)) throw Error("--nonce is not 64 hex digits", hex, "a nonce is 32 bytes as hex, e.g. $(od -An -N32 -tx1 /dev/urandom | tr -d ' \\n')");
+    return n;
+  }
+  if (file.empty()) throw Error("missing --nonce HEX or --nonce-file F", "", "the nonce must come from someone other than the trainer or evaluator, after the fact");
+  std::string text = read_file(file);
+  const char* ws = " \t\r\n";
+  const size_t a = text.find_first_not_of(ws);
+  text = a == std::string::npos ? "" : text.substr(a, text.find_last_not_of(ws) - a + 1);
+  if (!Hash32::from_hex(text, n)) throw Error("nonce file is not 64 hex digits", file == "-" ? "stdin" : file);
+  return n;
+}
+
 }  // namespace wit

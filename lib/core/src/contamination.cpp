@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <numeric>
+#include <optional>
 #include <unordered_set>
 
 #include "wit/error.h"
@@ -42,31 +44,36 @@ std::vector<uint64_t> ngram_shingles(ByteView rec, bool tokens, unsigned n) {
 
 namespace {
 
-// Finds the committed training files and checks they are the committed data
-// (same root); returns their leaf set, or an empty optional with the reason.
-bool load_training(const ContaminationInput& in, LeafSet& out, std::string& reason) {
+// The training files, when they can be had: --train-data, else the
+// commitment's inputs looked up as given and then beside the commitment file.
+// Files that are found must be the committed data: their tree is rebuilt and a
+// commitment that is not their tree (one that leaves records out, say) is
+// refused with the first difference. Not finding them is no error (the
+// certificate then rests on the index audit alone), and `reason` says why.
+std::optional<RecordFiles> load_training(const ContaminationInput& in, std::string& reason) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths = in.train_paths;
   if (paths.empty()) {
     fs::path base = fs::path(in.commit_path).parent_path();
     for (const auto& p : in.commitment->inputs) {
-      if (fs::exists(p)) paths.push_back(p);
-      else if (fs::exists(base / p)) paths.push_back((base / p).string());
+      if (p != "-" && fs::exists(p)) paths.push_back(p);
+      else if (p != "-" && fs::exists(base / p)) paths.push_back((base / p).string());
       else {
         reason = "training input not found: " + p;
-        return false;
+        return std::nullopt;
       }
     }
   }
-  out = hash_records(in.commitment->reader, paths, in.threads);
-  if (merkle_root(kBlake2bTree, out.leaves, in.threads) != in.commitment->root) {
-    reason = "training files do not match the commitment";
-    return false;
-  }
-  return true;
+  RecordFiles files = RecordFiles::open(in.commitment->reader, paths);
+  const DataTree tree(files, in.threads);
+  if (auto why = first_mismatch(*in.commitment, in.commitment->reader, files, tree, in.threads))
+    throw Error("the training files do not match the commitment: " + *why, "",
+                "a commitment must be the tree wit-commit builds from the files; certify against that one");
+  return files;
 }
 
-json ngram_statistic(const ContaminationInput& in, const LeafSet& eval) {
+json ngram_statistic(const ContaminationInput& in, const LeafSet& eval, const RecordFiles* train,
+                     const std::string& missing) {
   json st = {{"kind", "statistic, not a proof"}, {"n", kNgramN},
              {"unit", in.eval_reader.kind == ReaderKind::kTokens ? "tokens" : "words"}};
   if (!in.ngrams) {
@@ -74,26 +81,24 @@ json ngram_statistic(const ContaminationInput& in, const LeafSet& eval) {
     st["reason"] = "disabled";
     return st;
   }
-  LeafSet train;
-  std::string reason;
   if ((in.commitment->reader.kind == ReaderKind::kTokens) != (in.eval_reader.kind == ReaderKind::kTokens)) {
     st["computed"] = false;
     st["reason"] = "training and eval data are not both text or both tokens";
     return st;
   }
-  if (!load_training(in, train, reason)) {
+  if (!train) {
     st["computed"] = false;
-    st["reason"] = reason;
+    st["reason"] = missing;
     return st;
   }
   const bool tokens = in.commitment->reader.kind == ReaderKind::kTokens;
   std::unordered_set<uint64_t> seen;
   std::string scratch;
-  for (const auto& r : train.readers)
+  for (const auto& r : train->readers)
     for (uint64_t i = 0; i < r->count(); i++)
       for (uint64_t s : ngram_shingles(r->record(i, scratch), tokens)) seen.insert(s);
   uint64_t records = 0, short_records = 0, with_overlap = 0, grams = 0, hits = 0;
-  for (const auto& r : eval.readers)
+  for (const auto& r : eval.files.readers)
     for (uint64_t i = 0; i < r->count(); i++) {
       records++;
       auto sh = ngram_shingles(r->record(i, scratch), tokens);
@@ -121,12 +126,22 @@ json ngram_statistic(const ContaminationInput& in, const LeafSet& eval) {
 
 json contamination_certificate(const ContaminationInput& in) {
   const Commitment& c = *in.commitment;
+  // An exclusion is a gap between two adjacent leaves, which means absence
+  // only in a sorted distinct tree: check the whole index, and the training
+  // files when they are at hand, before proving anything.
+  in.index->check_matches(c, in.commit_path, in.threads);  // with the full audit
+  std::string missing;
+  const std::optional<RecordFiles> train = load_training(in, missing);
   LeafSet eval = hash_records(in.eval_reader, in.eval_paths, in.threads);
   // One proof per distinct eval record, in first-seen order; eval_index says
   // which eval record it is about (the first, if it repeats).
-  std::vector<Hash32> sorted;
-  std::vector<uint64_t> distinct;
-  sort_unique(eval.leaves, sorted, distinct);
+  std::vector<uint64_t> order(eval.leaves.size()), distinct;
+  std::iota(order.begin(), order.end(), uint64_t(0));
+  std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) {
+    return eval.leaves[a] < eval.leaves[b] || (eval.leaves[a] == eval.leaves[b] && a < b);
+  });
+  for (size_t i = 0; i < order.size(); i++)
+    if (i == 0 || eval.leaves[order[i]] != eval.leaves[order[i - 1]]) distinct.push_back(order[i]);
   std::sort(distinct.begin(), distinct.end());
   json absent = json::array(), present = json::array();
   for (uint64_t e : distinct) {
@@ -145,14 +160,14 @@ json contamination_certificate(const ContaminationInput& in) {
       {"format", kContaminationFormat},
       {"version", kProofVersion},
       {"hash", kBlake2bTree.name},
-      {"commitment", {{"root", c.root.hex()}, {"n", c.n}, {"sorted_root", c.sorted_root.hex()}, {"n_unique", c.n_unique}}},
+      {"commitment", commitment_ref(c)},
       {"eval", {{"reader", in.eval_reader.to_json()}, {"inputs", in.eval_paths}, {"sources", sources},
                 {"n", eval.leaves.size()}, {"n_distinct", distinct.size()}, {"root", eval_tree.root().hex()}}},
       {"clean", present.empty()},
       {"absent", absent},
       {"present", present},
   };
-  cert["ngram_overlap"] = ngram_statistic(in, eval);
+  cert["ngram_overlap"] = ngram_statistic(in, eval, train ? &*train : nullptr, missing);
   return cert;
 }
 

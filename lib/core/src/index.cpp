@@ -4,123 +4,162 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "wit/error.h"
+#include "wit/parallel.h"
 
 namespace wit {
 
 namespace {
 
 // Header layout (little-endian), kIndexHeaderSize bytes:
-//   0 magic[8] | 8 version u32 | 12 cache_level u32 | 16 n u64 | 24 n_unique u64
-//  32 root[32] | 64 sorted_root[32] | 96 body_xxh3 u64 | 104 header_xxh3 u64 (of bytes 0..103)
+//   0 magic[8] | 8 version u32 | 12 cache_level u32 | 16 n u64 | 24 records u64
+//  32 root[32] | 64 reserved (zero) | 96 body_xxh3 u64 | 104 header_xxh3 u64 (of bytes 0..103)
 // 112 reserved (zero) to 128.
-constexpr size_t kOffVersion = 8, kOffLevel = 12, kOffN = 16, kOffNU = 24, kOffRoot = 32,
-                 kOffSortedRoot = 64, kOffBodySum = 96, kOffHeaderSum = 104;
+constexpr size_t kOffVersion = 8, kOffLevel = 12, kOffN = 16, kOffRecords = 24, kOffRoot = 32, kOffBodySum = 96,
+                 kOffHeaderSum = 104;
 
-uint64_t body_size(uint64_t n, uint64_t nu, unsigned level) {
-  return 32 * n + 32 * nu + 8 * nu + 32 * MerkleTree::level_entries(n, level) +
-         32 * MerkleTree::level_entries(nu, level);
+uint64_t body_size(uint64_t n, unsigned level) { return 40 * n + 32 * MerkleTree::level_entries(n, level); }
+
+// The body in order, as pieces of at most a few MiB (the first-occurrence
+// section is encoded a chunk at a time), for writing and checksumming alike.
+template <class F>
+void for_each_body_piece(const CommitResult& c, F&& f) {
+  const uint64_t n = c.tree.size();
+  const uint8_t* leaves = reinterpret_cast<const uint8_t*>(c.tree.leaves());
+  constexpr uint64_t kChunk = uint64_t(1) << 16;  // entries
+  for (uint64_t i = 0; i < n; i += kChunk) f(ByteView(leaves + 32 * i, 32 * std::min(kChunk, n - i)));
+  Bytes buf;
+  for (uint64_t i = 0; i < n; i += kChunk) {
+    const uint64_t e = std::min(n, i + kChunk);
+    buf.resize(8 * (e - i));
+    for (uint64_t k = i; k < e; k++) put_le64(buf.data() + 8 * (k - i), c.tree.first(k));
+    f(ByteView(buf));
+  }
+  const uint8_t* lv = c.levels.empty() ? nullptr : c.levels.front().data();
+  const uint64_t m = c.levels.size();
+  for (uint64_t i = 0; i < m; i += kChunk) f(ByteView(lv + 32 * i, 32 * std::min(kChunk, m - i)));
+}
+
+std::array<uint8_t, kIndexHeaderSize> header_of(const CommitResult& c) {
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  for_each_body_piece(c, [&](ByteView v) { XXH3_64bits_update(st, v.data, v.size); });
+  const uint64_t body_sum = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  std::array<uint8_t, kIndexHeaderSize> h{};
+  std::memcpy(h.data(), kIndexMagic, 8);
+  put_le32(h.data() + kOffVersion, kIndexVersion);
+  put_le32(h.data() + kOffLevel, kIndexCacheLevel);
+  put_le64(h.data() + kOffN, c.tree.size());
+  put_le64(h.data() + kOffRecords, c.tree.records());
+  std::memcpy(h.data() + kOffRoot, c.commitment.root.data(), 32);
+  put_le64(h.data() + kOffBodySum, body_sum);
+  put_le64(h.data() + kOffHeaderSum, XXH3_64bits(h.data(), kOffHeaderSum));
+  return h;
 }
 
 }  // namespace
 
-Bytes encode_index(const CommitResult& c) {
-  const uint64_t n = c.leaves.size(), nu = c.sorted.size();
-  Bytes out(kIndexHeaderSize);
-  out.reserve(kIndexHeaderSize + body_size(n, nu, kIndexCacheLevel));
-  auto put_hashes = [&](const std::vector<Hash32>& v) {
-    const uint8_t* p = v.empty() ? nullptr : v.front().data();
-    out.insert(out.end(), p, p + 32 * v.size());
-  };
-  put_hashes(c.leaves);
-  put_hashes(c.sorted);
-  for (uint64_t p : c.first_pos) append_le64(out, p);
-  put_hashes(c.order_levels);
-  put_hashes(c.sorted_levels);
-
-  uint8_t* h = out.data();
-  std::memcpy(h, kIndexMagic, 8);
-  put_le32(h + kOffVersion, kIndexVersion);
-  put_le32(h + kOffLevel, kIndexCacheLevel);
-  put_le64(h + kOffN, n);
-  put_le64(h + kOffNU, nu);
-  std::memcpy(h + kOffRoot, c.commitment.root.data(), 32);
-  std::memcpy(h + kOffSortedRoot, c.commitment.sorted_root.data(), 32);
-  put_le64(h + kOffBodySum, XXH3_64bits(out.data() + kIndexHeaderSize, out.size() - kIndexHeaderSize));
-  put_le64(h + kOffHeaderSum, XXH3_64bits(h, kOffHeaderSum));
-  return out;
+void write_index(AtomicFile& out, const CommitResult& c) {
+  const auto h = header_of(c);
+  out.write(ByteView(h.data(), h.size()));
+  for_each_body_piece(c, [&](ByteView v) { out.write(v); });
 }
 
 void write_index(const std::string& path, const CommitResult& c) {
-  Bytes b = encode_index(c);
   AtomicFile f(path, true);
-  f.write(ByteView(b));
+  write_index(f, c);
   f.commit();
 }
 
-Index::Index(const std::string& path) : where_(path), file_(new MappedFile(path)) {
-  parse(file_->view());
+Bytes encode_index(const CommitResult& c) {
+  const auto h = header_of(c);
+  Bytes out(h.begin(), h.end());
+  for_each_body_piece(c, [&](ByteView v) { out.insert(out.end(), v.data, v.data + v.size); });
+  return out;
 }
+
+Index::Index(const std::string& path) : where_(path), file_(new MappedFile(path)) { parse(file_->view()); }
 
 Index::Index(ByteView bytes, const std::string& where) : where_(where) { parse(bytes); }
 
 void Index::parse(ByteView b) {
-  if (b.size >= 8 && std::memcmp(b.data, kIndexMagic, 8) != 0)
-    throw Error("not a wit index (wrong magic)", where_);
+  if (b.size >= 8 && std::memcmp(b.data, kIndexMagic, 8) != 0) throw Error("not a wit index (wrong magic)", where_);
   if (b.size < kIndexHeaderSize)
     throw Error("index is truncated (header needs " + std::to_string(kIndexHeaderSize) + " bytes, file has " +
-                    std::to_string(b.size) + ")", where_);
+                    std::to_string(b.size) + ")",
+                where_);
   const uint8_t* h = b.data;
   uint32_t version = get_le32(h + kOffVersion);
   if (version != kIndexVersion)
     throw Error("unsupported index version " + std::to_string(version) + " (this wit reads version " +
-                    std::to_string(kIndexVersion) + ")", where_);
+                    std::to_string(kIndexVersion) + ")",
+                where_, version == 1 ? "version 1 indexes had two trees; run wit-commit again" : "");
   if (get_le64(h + kOffHeaderSum) != XXH3_64bits(h, kOffHeaderSum))
     throw Error("index header is corrupt (checksum mismatch)", where_ + " at byte 0");
   unsigned level = get_le32(h + kOffLevel);
   n_ = get_le64(h + kOffN);
-  n_unique_ = get_le64(h + kOffNU);
-  if (level < 1 || level > 63 || n_unique_ > n_ || n_ > (uint64_t(1) << 50))
+  records_ = get_le64(h + kOffRecords);
+  if (level < 1 || level > 63 || n_ > records_ || (records_ > 0 && n_ == 0) || records_ > (uint64_t(1) << 50))
     throw Error("index header is corrupt (impossible sizes)", where_ + " at byte 12");
-  uint64_t want = kIndexHeaderSize + body_size(n_, n_unique_, level);
+  uint64_t want = kIndexHeaderSize + body_size(n_, level);
   if (b.size != want)
     throw Error("index size " + std::to_string(b.size) + " does not match its header (expected " +
-                    std::to_string(want) + " bytes)", where_);
+                    std::to_string(want) + " bytes)",
+                where_);
   if (get_le64(h + kOffBodySum) != XXH3_64bits(h + kIndexHeaderSize, b.size - kIndexHeaderSize))
-    throw Error("index is corrupt (body checksum mismatch)", where_ + " at byte " +
-                    std::to_string(kIndexHeaderSize));
+    throw Error("index is corrupt (body checksum mismatch)", where_ + " at byte " + std::to_string(kIndexHeaderSize));
   std::memcpy(root_.data(), h + kOffRoot, 32);
-  std::memcpy(sorted_root_.data(), h + kOffSortedRoot, 32);
 
   const uint8_t* p = h + kIndexHeaderSize;
-  auto hashes = [](const uint8_t* q) { return reinterpret_cast<const Hash32*>(q); };
-  const Hash32* leaves = hashes(p);
+  const Hash32* leaves = reinterpret_cast<const Hash32*>(p);
   p += 32 * n_;
-  const Hash32* sorted = hashes(p);
-  p += 32 * n_unique_;
-  first_pos_ = p;
-  p += 8 * n_unique_;
-  const Hash32* order_levels = hashes(p);
-  p += 32 * MerkleTree::level_entries(n_, level);
-  const Hash32* sorted_levels = hashes(p);
-  order_ = std::make_unique<MerkleTree>(kBlake2bTree, leaves, n_, level, order_levels);
-  sorted_ = std::make_unique<MerkleTree>(kBlake2bTree, sorted, n_unique_, level, sorted_levels);
-  if (order_->root() != root_ || sorted_->root() != sorted_root_)
-    throw Error("index is corrupt (tree does not reproduce its root)", where_);
+  first_ = p;
+  p += 8 * n_;
+  tree_ = std::make_unique<MerkleTree>(kBlake2bTree, leaves, n_, level, reinterpret_cast<const Hash32*>(p));
+  if (tree_->root() != root_) throw Error("index is corrupt (tree does not reproduce its root)", where_);
 }
 
 std::optional<uint64_t> Index::find(const Hash32& leaf) const {
-  uint64_t i = lower_bound(sorted_->leaves(), n_unique_, leaf);
-  if (i >= n_unique_ || sorted_->leaves()[i] != leaf) return std::nullopt;
-  return get_le64(first_pos_ + 8 * i);
+  uint64_t i = lower_bound(tree_->leaves(), n_, leaf);
+  if (i >= n_ || tree_->leaves()[i] != leaf) return std::nullopt;
+  return i;
 }
 
-void Index::check_matches(const Commitment& c, const std::string& commit_path) const {
-  if (c.root != root_ || c.n != n_ || c.sorted_root != sorted_root_ || c.n_unique != n_unique_)
-    throw Error("index does not belong to commitment " + commit_path, where_,
+void Index::check_matches(const Commitment& c, const std::string& commit_path, unsigned threads) const {
+  const char* differs = c.root != root_ ? "root" : c.n != n_ ? "n" : c.records != records_ ? "records" : nullptr;
+  if (differs)
+    throw Error("index does not belong to commitment " + commit_path + " (" + differs + " differs)", where_,
                 "use the .widx written by the same wit-commit run");
+  audit(threads);
+}
+
+void Index::audit(unsigned threads) const {
+  const Hash32* l = tree_->leaves();
+  std::atomic<uint64_t> bad{UINT64_MAX};
+  parallel_for(n_, threads, 1 << 16, [&](uint64_t b, uint64_t e) {
+    for (uint64_t i = std::max<uint64_t>(b, 1); i < e; i++)
+      if (!(l[i - 1] < l[i])) {
+        uint64_t cur = bad.load();
+        while (i < cur && !bad.compare_exchange_weak(cur, i)) {
+        }
+        return;
+      }
+  });
+  if (bad.load() != UINT64_MAX)
+    throw Error("index is not the commitment's sorted tree (leaves " + std::to_string(bad.load() - 1) + " and " +
+                    std::to_string(bad.load()) + " are out of order or equal)",
+                where_);
+  for (uint64_t i = 0; i < n_; i++)
+    if (first_record(i) >= records_)
+      throw Error("index is corrupt (first occurrence of leaf " + std::to_string(i) + " is past the last record)",
+                  where_);
+  // The leaves must give the root by themselves, not only through the cached levels.
+  if (MerkleTree(kBlake2bTree, l, n_, MerkleTree::kDefaultCacheLevel, threads).root() != root_)
+    throw Error("index is corrupt (its leaves do not give its root)", where_);
 }
 
 }  // namespace wit

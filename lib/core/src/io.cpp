@@ -1,7 +1,9 @@
-// MappedFile, read_file and AtomicFile over POSIX calls.
+// MappedFile, read_file, AtomicFile, FileLock and the output rules over POSIX calls.
 #include "wit/io.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +12,10 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <set>
+#include <utility>
 
 #include "wit/crash.h"
 #include "wit/error.h"
@@ -98,7 +104,7 @@ std::string read_file(const std::string& path) {
 bool is_terminal_stdout() { return ::isatty(1); }
 bool is_terminal_stderr() { return ::isatty(2); }
 
-AtomicFile::AtomicFile(const std::string& path, bool binary) : path_(path) {
+AtomicFile::AtomicFile(const std::string& path, bool binary, mode_t mode) : path_(path), target_(path) {
   if (path == "-" || path.empty()) {
     stdout_ = true;
     if (binary && is_terminal_stdout())
@@ -106,17 +112,33 @@ AtomicFile::AtomicFile(const std::string& path, bool binary) : path_(path) {
     return;
   }
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    // A device or pipe (/dev/null, a fifo) is written in place; there is nothing to replace.
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd_ < 0) throw Error("cannot open: " + lower_first(errno_text()), path);
-    direct_ = true;
-    return;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    // Replace what the link points to, never the link itself.
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (!real) throw Error("output is a symbolic link to nothing", path, "remove the link or write elsewhere");
+    target_ = real;
+    std::free(real);
   }
-  tmp_ = path + ".tmp.XXXXXX";
+  if (::stat(target_.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw Error("output is a directory", path);
+    if (!S_ISREG(st.st_mode)) {
+      // A device or fifo (/dev/null, /dev/full, a pipe) is written in place: there is nothing to replace.
+      fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd_ < 0) throw Error("cannot open: " + lower_first(errno_text()), path);
+      direct_ = true;
+      return;
+    }
+  }
+  remove_stale_temporaries(target_);
+  tmp_ = target_ + ".tmp.XXXXXX";
   fd_ = ::mkstemp(tmp_.data());
-  if (fd_ < 0) throw Error("cannot create: " + lower_first(errno_text()), path);
-  ::fchmod(fd_, 0644);
+  if (fd_ < 0) {
+    tmp_.clear();
+    throw Error("cannot create: " + lower_first(errno_text()), path);
+  }
+  // Held until the file is renamed or removed: a locked temporary is a live writer's.
+  ::flock(fd_, LOCK_EX);
+  ::fchmod(fd_, mode);
 }
 
 AtomicFile::~AtomicFile() {
@@ -144,11 +166,119 @@ void AtomicFile::commit() {
   if (::fsync(fd_) != 0) throw Error("cannot sync: " + lower_first(errno_text()), path_);
   ::close(fd_);
   fd_ = -1;
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0)
     throw Error("cannot rename into place: " + lower_first(errno_text()), path_);
   done_ = true;
   // Make the rename durable too.
-  sync_parent_dir(path_);
+  sync_parent_dir(target_);
+}
+
+void remove_stale_temporaries(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  const time_t now = ::time(nullptr);
+  while (const dirent* e = ::readdir(d)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
+    const std::string p = dir + "/" + e->d_name;
+    struct stat st {};
+    // Young temporaries are left alone: their writer may not hold its lock yet.
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || now - st.st_mtime < 60) continue;
+    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(p.c_str());
+    ::close(fd);
+  }
+  ::closedir(d);
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+FileLock FileLock::wait(const std::string& path, const std::string& what) { return acquire(path, what, true); }
+FileLock FileLock::try_hold(const std::string& path, const std::string& what) { return acquire(path, what, false); }
+
+FileLock FileLock::wait_existing(const std::string& path, const std::string& what) {
+  for (;;) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error("cannot open " + what + ": " + lower_first(errno_text()), path);
+    int r;
+    while ((r = ::flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (r != 0) {
+      const std::string why = lower_first(errno_text());
+      ::close(fd);
+      throw Error("cannot lock " + what + ": " + why, path);
+    }
+    struct stat held {}, now {};
+    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+        held.st_ino == now.st_ino)
+      return FileLock(fd, path);
+    ::close(fd);  // replaced while we waited: lock what is there now
+  }
+}
+
+FileLock FileLock::acquire(const std::string& path, const std::string& what, bool block) {
+  struct stat st {};
+  const bool dir = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  int fd = dir ? ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+               : ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot open the lock of " + what + ": " + lower_first(errno_text()), path);
+  while (::flock(fd, LOCK_EX | (block ? 0 : LOCK_NB)) != 0) {
+    if (errno == EINTR) continue;
+    const int err = errno;
+    std::string holder;
+    if (err == EWOULDBLOCK && !dir) {
+      char buf[256];
+      const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      if (n > 0) holder.assign(buf, size_t(n));
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    }
+    ::close(fd);
+    if (err == EWOULDBLOCK)
+      throw Error(what + " is in use by " + (holder.empty() ? std::string("another process") : holder), path,
+                  "wait for it to finish, or stop it");
+    errno = err;
+    throw Error("cannot lock " + what + ": " + lower_first(errno_text()), path);
+  }
+  if (!dir) {
+    char host[256] = "unknown host";
+    ::gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    const std::string who = "pid " + std::to_string(::getpid()) + " on " + host + "\n";
+    if (::ftruncate(fd, 0) == 0) {
+      [[maybe_unused]] ssize_t w = ::pwrite(fd, who.data(), who.size(), 0);
+    }
+  }
+  return FileLock(fd, path);
+}
+
+void check_outputs_apart(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
+  std::set<std::pair<dev_t, ino_t>> in;
+  for (const auto& p : inputs) {
+    struct stat st {};
+    if (p != "-" && !p.empty() && ::stat(p.c_str(), &st) == 0) in.insert({st.st_dev, st.st_ino});
+  }
+  std::set<std::pair<dev_t, ino_t>> seen;
+  std::set<std::string> seen_new;
+  for (const auto& p : outputs) {
+    if (p == "-" || p.empty()) continue;
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) {
+      // Devices and fifos (/dev/null twice) are written in place and replace nothing.
+      if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) continue;
+      if (in.count({st.st_dev, st.st_ino}))
+        throw Error("output is one of the inputs", p, "write the output to a new path; a tool never overwrites what it reads");
+      if (!seen.insert({st.st_dev, st.st_ino}).second) throw Error("two outputs name the same file", p);
+    } else {
+      std::error_code ec;
+      const std::string norm = std::filesystem::absolute(p, ec).lexically_normal().string();
+      if (!seen_new.insert(ec ? p : norm).second) throw Error("two outputs name the same file", p);
+    }
+  }
 }
 
 void sync_parent_dir(const std::string& path) {

@@ -31,8 +31,7 @@ json Manifest::to_json() const {
       {"fingerprint", {{"sketch_k", fp.sketch_k}, {"sketch_seed", fp.sketch_seed.hex()},
                        {"probe_every", fp.probe_every}, {"probe_records", fp.probe_records},
                        {"probe_dim", fp.probe_dim}}},
-      {"data", {{"root", data_root.hex()}, {"sorted_root", data_sorted_root.hex()}, {"n", data_n},
-                {"n_unique", data_n_unique}, {"reader", data_reader.to_json()}}},
+      {"data", {{"root", data_root.hex()}, {"n", data_n}, {"reader", data_reader.to_json()}}},
       {"seed_commitment", seed_commitment.hex()},
       {"nonce", nonce ? json(nonce->hex()) : json(nullptr)},
       {"trainer_key", trainer_key.hex()},
@@ -82,7 +81,11 @@ Manifest Manifest::from_json(const json& j, const std::string& where) {
   if (j.value("format", std::string()) != kManifestFormat) throw Error("not a wit run manifest (format is not \"wit.run\")", where);
   if (!j.contains("version") || !j["version"].is_number_integer()) r.bad("missing version");
   if (j["version"].get<int64_t>() != kManifestVersion)
-    throw Error("unsupported manifest version " + j["version"].dump() + " (this wit reads version 1)", where);
+    throw Error("unsupported manifest version " + j["version"].dump() + " (this wit reads version " +
+                    std::to_string(kManifestVersion) + ")",
+                where,
+                j["version"].get<int64_t>() == 1 ? "version 1 runs trained on a file-order tree; train the run again"
+                                                 : "");
   Manifest m;
   m.model = ModelConfig::from_json(r.obj(j, "model"), where);
   const json& o = r.obj(j, "optimizer");
@@ -109,10 +112,10 @@ Manifest Manifest::from_json(const json& j, const std::string& where) {
   m.fp.probe_records = r.integer(f, "probe_records", 1, 1 << 16);
   m.fp.probe_dim = r.integer(f, "probe_dim", 1, 1 << 20);
   const json& d = r.obj(j, "data");
+  for (auto it = d.begin(); it != d.end(); ++it)
+    if (it.key() != "root" && it.key() != "n" && it.key() != "reader") r.bad("unknown key 'data." + it.key() + "'");
   m.data_root = r.hash(d, "root");
-  m.data_sorted_root = r.hash(d, "sorted_root");
   m.data_n = uint64_t(r.integer(d, "n", 1, INT64_MAX));
-  m.data_n_unique = uint64_t(r.integer(d, "n_unique", 1, INT64_MAX));
   if (!d.contains("reader")) r.bad("missing data reader");
   m.data_reader = ReaderSpec::from_json(d["reader"], where);
   if (uint64_t(m.batch_size) > m.data_n) r.bad("batch_size is larger than the dataset");
@@ -176,9 +179,7 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
                        const Hash32& seed_commit, const json& software, const std::string& where) {
   Manifest m;
   m.data_root = data.root;
-  m.data_sorted_root = data.sorted_root;
   m.data_n = data.n;
-  m.data_n_unique = data.n_unique;
   m.data_reader = data.reader;
   m.seed_commitment = seed_commit;
   m.nonce = cfg.nonce;

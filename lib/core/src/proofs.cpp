@@ -32,15 +32,12 @@ void check_envelope(const json& doc, const std::string& where) {
   if (!doc.contains("version") || !doc["version"].is_number_integer()) bad("missing version", where);
 }
 
-json commitment_ref(const Commitment& c) {
-  return {{"root", c.root.hex()}, {"n", c.n}, {"sorted_root", c.sorted_root.hex()}, {"n_unique", c.n_unique}};
-}
-
 // The commitment a document names must be the one it is checked against.
 std::optional<std::string> commitment_mismatch(const json& doc, const Commitment& c, const std::string& where) {
   const json& ref = need(doc, "commitment", where);
-  if (get_hash(ref, "root", where) != c.root || get_u64(ref, "n", where) != c.n ||
-      get_hash(ref, "sorted_root", where) != c.sorted_root || get_u64(ref, "n_unique", where) != c.n_unique)
+  if (!ref.is_object()) bad("field 'commitment' is not an object", where);
+  jsonf::only_keys(ref, {"n", "root"}, kKind, where);
+  if (get_hash(ref, "root", where) != c.root || get_u64(ref, "n", where) != c.n)
     return std::string("proof is for another commitment");
   return std::nullopt;
 }
@@ -55,18 +52,20 @@ std::optional<std::string> record_mismatch(const json& doc, const Hash32& leaf, 
 
 }  // namespace
 
+json commitment_ref(const Commitment& c) { return {{"root", c.root.hex()}, {"n", c.n}}; }
+
 InclusionProof prove_inclusion(const Index& idx, const Hash32& leaf, uint64_t position) {
   InclusionProof p;
   p.leaf = leaf;
   p.index = position;
   p.size = idx.n();
-  p.path = idx.order_tree().hashes(inclusion_ranges(position, idx.n()));
+  p.path = idx.tree().hashes(inclusion_ranges(position, idx.n()));
   return p;
 }
 
 ExclusionProof prove_exclusion(const Index& idx, const Hash32& leaf) {
   ExclusionProof p;
-  if (!wit::prove_exclusion(idx.sorted_tree(), leaf, p))
+  if (!wit::prove_exclusion(idx.tree(), leaf, p))
     throw Error("record is present; it has no exclusion proof", "index");
   return p;
 }
@@ -139,16 +138,16 @@ Verdict verify_inclusion_in(const InclusionProof& p, const Commitment& c) {
                                         " records, the commitment has " + std::to_string(c.n), ""};
   ProofError e = verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, c.root);
   if (e != ProofError::kOk) return {false, to_string(e), ""};
-  return {true, "", "record " + p.leaf.hex() + " is record " + std::to_string(p.index) + " of " +
-                        std::to_string(c.n)};
+  return {true, "", "record " + p.leaf.hex() + " is at position " + std::to_string(p.index) + " of the " +
+                        std::to_string(c.n) + " distinct committed records"};
 }
 
 Verdict verify_exclusion_in(const ExclusionProof& p, const Commitment& c) {
-  if (p.size != c.n_unique) return {false, "proof is for a sorted tree of " + std::to_string(p.size) +
-                                               " records, the commitment has " + std::to_string(c.n_unique), ""};
-  ProofError e = verify_exclusion(kBlake2bTree, p, c.sorted_root);
+  if (p.size != c.n) return {false, "proof is for a tree of " + std::to_string(p.size) +
+                                        " records, the commitment has " + std::to_string(c.n), ""};
+  ProofError e = verify_exclusion(kBlake2bTree, p, c.root);
   if (e != ProofError::kOk) return {false, to_string(e), ""};
-  return {true, "", "record " + p.value.hex() + " is not among the " + std::to_string(c.n_unique) +
+  return {true, "", "record " + p.value.hex() + " is not among the " + std::to_string(c.n) +
                         " distinct committed records"};
 }
 
@@ -201,7 +200,9 @@ Verdict verify_document(const json& doc, const Commitment& c, const std::string&
   if (format != kProofFormat && format != "wit.contamination")
     throw Error("not a wit proof (format \"" + format + "\")", where);
   if (version != kProofVersion)
-    throw Error("unsupported proof version " + std::to_string(version) + " (this wit reads version 1)", where);
+    throw Error("unsupported proof version " + std::to_string(version) + " (this wit reads version " +
+                    std::to_string(kProofVersion) + ")",
+                where, version == 1 ? "version 1 proofs were against a two-tree commitment; prove again" : "");
   if (doc.contains("hash") && doc["hash"] != kBlake2bTree.name) bad("unsupported hash", where);
   if (auto m = commitment_mismatch(doc, c, where)) return {false, *m, ""};
   if (format == "wit.contamination") return verify_certificate(doc, c, where);

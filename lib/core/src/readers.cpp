@@ -11,6 +11,8 @@
 #include <mutex>
 #include <system_error>
 
+#include <simdjson.h>
+
 #include "wit/error.h"
 #include "wit/parallel.h"
 
@@ -59,6 +61,12 @@ void for_each_line(ByteView v, F&& fn) {
   }
 }
 
+// Lines in `v` (an upper bound on records), so a reader's table is allocated
+// once, at its final size.
+uint64_t line_count(ByteView v) {
+  return uint64_t(std::count(v.data, v.data + v.size, uint8_t('\n'))) + 1;
+}
+
 // Base for the readers over a single file ("-" is stdin).
 class SingleFileSource : public RecordSource {
  public:
@@ -86,6 +94,7 @@ struct LineRecord {
 class LinesSource : public SingleFileSource {
  public:
   explicit LinesSource(const std::string& path) : SingleFileSource(path) {
+    recs_.reserve(line_count(bytes()));
     for_each_line(bytes(), [&](size_t off, size_t len, bool, uint64_t line) {
       if (len > 0) recs_.push_back({off, len, line});
     });
@@ -380,38 +389,88 @@ bool unescape_json(std::string_view in, std::string& out) {
   return true;
 }
 
+// Where a string literal whose decoded value is `value` lies in `line`, for
+// record() to reproduce it: [off, off + len) is the literal's inside, which
+// unescape_json turns into `value`. Equality is checked, so any literal that
+// decodes to the same bytes will do (the position is only a shortcut).
+bool find_escaped_literal(std::string_view line, std::string_view value, size_t& off, size_t& len,
+                          std::string& check) {
+  size_t i = 0;
+  while ((i = line.find('"', i)) != std::string_view::npos) {
+    size_t j = i + 1;
+    bool escaped = false;
+    while (j < line.size() && line[j] != '"') j += line[j] == '\\' ? (escaped = true, 2) : 1;
+    if (j >= line.size()) return false;
+    std::string_view inside = line.substr(i + 1, j - i - 1);
+    if (escaped && inside.size() >= value.size()) {
+      check.clear();
+      if (unescape_json(inside, check) && check == value) {
+        off = i + 1;
+        len = inside.size();
+        return true;
+      }
+    }
+    i = j + 1;
+  }
+  return false;
+}
+
+// A line with a \u escape of a UTF-16 surrogate (\uD800-\uDFFF): simdjson and
+// nlohmann might disagree on a lone one, so nlohmann, the reference, decides.
+bool has_surrogate_escape(std::string_view line) {
+  for (size_t i = line.find('\\'); i != std::string_view::npos && i + 3 < line.size(); i = line.find('\\', i + 1)) {
+    if (line[i + 1] == '\\') {
+      i++;
+      continue;
+    }
+    if (line[i + 1] == 'u' && (line[i + 2] == 'd' || line[i + 2] == 'D')) {
+      const char c = line[i + 3];
+      if ((c >= '8' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) return true;
+    }
+  }
+  return false;
+}
+
 // jsonl: the string value of one top-level field of each non-blank line.
 //
 // Speed: parsing is the cost, so open() parses every line once, in parallel,
-// with nlohmann's SAX parser (no DOM), and reports the first malformed line by
-// number. It keeps no decoded text, only where the value's literal lies: a
-// literal without escapes is returned as a view of the file, one with escapes
-// is decoded by a small unescaper (checked against nlohmann's result in open()),
-// and only if neither check held would record() parse the line again. So
-// memory is a few words per record whatever the file size, and reading all
-// records after open() costs little more than copying the escaped ones.
+// with simdjson's validating DOM parser, and reports the first malformed line
+// by number. nlohmann/json is the reference for what a valid line is
+// (docs/records.md): any line simdjson refuses, and any line with a surrogate
+// escape, is parsed again with nlohmann's SAX parser, which decides (and words
+// the error). open() keeps no decoded text, only where a literal giving the
+// value lies: a value that occurs verbatim in the line is returned as a view
+// of the file, one with escapes is decoded by a small unescaper (checked
+// against the parser's result in open()), and only if neither held would
+// record() parse the line again. So memory is 24 bytes per record whatever the
+// file size.
 class JsonlSource : public SingleFileSource {
  public:
   JsonlSource(const std::string& path, const std::string& field)
-      : SingleFileSource(path), field_(field) {
+      : SingleFileSource(path), field_(field), quoted_field_("\"" + field + "\"") {
     ByteView b = bytes();
+    recs_.reserve(line_count(b));
     for_each_line(b, [&](size_t off, size_t len, bool cr, uint64_t line) {
       // Blank (JSON whitespace only) lines are skipped; cr is whitespace too.
       bool blank = std::all_of(b.data + off, b.data + off + len,
                                [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; });
-      if (!blank) recs_.push_back({{off, len + (cr ? 1 : 0), line}, 0, 0, Mode::kReparse});
+      if (blank) return;
+      if (len + (cr ? 1 : 0) > kMaxLine || line > UINT32_MAX)
+        throw Error("line too long for the jsonl reader (at most 2 GiB, 2^32 lines)", line_where(path_, line));
+      recs_.push_back({uint64_t(off), uint32_t(len + (cr ? 1 : 0)), uint32_t(line), 0, kReparse});
     });
     validate_all();
   }
   uint64_t count() const override { return recs_.size(); }
   ByteView record(uint64_t i, std::string& scratch) const override {
     const Rec& r = recs_[i];
-    if (r.mode == Mode::kView) return bytes().sub(r.voff, r.vlen);
+    const uint32_t mode = r.vlen_mode & kModeMask, vlen = r.vlen_mode & ~kModeMask;
+    if (mode == kView) return bytes().sub(r.off + r.vrel, vlen);
     // open() validated this line, so failing now means the file changed under us.
     auto changed = [&] { return Error("file changed while reading", line_where(path_, r.line)); };
-    if (r.mode == Mode::kUnescape) {
+    if (mode == kUnescape) {
       scratch.clear();
-      if (!unescape_json(bytes().sub(r.voff, r.vlen).str(), scratch)) throw changed();
+      if (!unescape_json(bytes().sub(r.off + r.vrel, vlen).str(), scratch)) throw changed();
       return ByteView(scratch);
     }
     FieldFinder h(field_);
@@ -423,15 +482,20 @@ class JsonlSource : public SingleFileSource {
   uint64_t line_of(uint64_t i) const override { return recs_[i].line; }
 
  private:
-  enum class Mode : uint8_t {
-    kView,      // [voff, voff + vlen) is the record
-    kUnescape,  // [voff, voff + vlen) is the inside of the literal, with escapes
-    kReparse,   // parse the line again
+  static constexpr uint64_t kMaxLine = (uint64_t(1) << 31) - 1;
+  // How record() produces the value: the top two bits of vlen_mode.
+  static constexpr uint32_t kView = 0,            // [off + vrel, + vlen) is the record
+      kUnescape = uint32_t(1) << 30,               // ... is the inside of the literal, with escapes
+      kReparse = uint32_t(2) << 30,                // parse the line again
+      kModeMask = uint32_t(3) << 30;
+  struct Rec {
+    uint64_t off;   // first byte of the line
+    uint32_t len;   // bytes, with a trailing '\r', without the '\n'
+    uint32_t line;  // 1-based line number
+    uint32_t vrel;  // the value's bytes start at off + vrel
+    uint32_t vlen_mode;
   };
-  struct Rec : LineRecord {
-    uint64_t voff = 0, vlen = 0;
-    Mode mode = Mode::kReparse;
-  };
+  static_assert(sizeof(Rec) == 24, "a jsonl record costs 24 bytes");
 
   // Parses every line in parallel; throws for the lowest-numbered bad line, so
   // the message does not depend on thread timing.
@@ -441,15 +505,19 @@ class JsonlSource : public SingleFileSource {
     std::atomic<uint64_t> first_bad{kNone};
     std::string bad_what;
     const char* base = reinterpret_cast<const char*>(bytes().data);
-    parallel_for(recs_.size(), 0, 512, [&](uint64_t lo, uint64_t hi) {
+    const uint64_t size = bytes().size;
+    parallel_for(recs_.size(), 0, 2048, [&](uint64_t lo, uint64_t hi) {
+      simdjson::dom::parser parser;
       FieldFinder h(field_);
-      std::string check;
+      std::string check, padded;
       for (uint64_t i = lo; i < hi; i++) {
         if (i > first_bad.load(std::memory_order_relaxed)) return;
         Rec& r = recs_[i];
         const char* p = base + r.off;
+        if (fast_parse(parser, r, p, size - r.off, padded, check)) continue;
+        // The reference parser decides.
         if (h.parse(p, p + r.len)) {
-          locate(r, p, h, check);
+          locate(r, p, h.value, quoted_field_, check);
           continue;
         }
         std::string what = describe(h);
@@ -470,25 +538,70 @@ class JsonlSource : public SingleFileSource {
                 unterminated ? "the file does not end with a newline: it may be truncated" : "");
   }
 
-  // Chooses how record() produces the value nlohmann decoded from this line:
-  // a view of its literal, or the literal unescaped, whichever gives exactly
-  // the same bytes; else (never seen, kept for safety) parsing again.
-  static void locate(Rec& r, const char* line, const FieldFinder& h, std::string& check) {
-    const char* end = line + r.len;
-    if (!h.key_end || !h.value_end || h.key_end >= h.value_end || h.value_end > end) return;
-    // Only whitespace and ':' lie between the key and the value's opening quote.
-    size_t gap = size_t(h.value_end - h.key_end);
-    auto quote = static_cast<const char*>(std::memchr(h.key_end, '"', gap));
-    if (!quote || h.value_end - quote < 2 || h.value_end[-1] != '"') return;
-    std::string_view inside(quote + 1, size_t(h.value_end - quote - 2));
-    r.voff = r.off + uint64_t(inside.data() - line);
-    r.vlen = inside.size();
-    if (inside.find('\\') == std::string_view::npos) {
-      if (inside == h.value) r.mode = Mode::kView;
+  // simdjson's verdict on a line: true when it is an object with the field
+  // once, as a string (and r then says where the value lies). False sends
+  // the line to nlohmann. `avail` is how many bytes of the file start at p:
+  // simdjson reads up to SIMDJSON_PADDING bytes past the line (their values do
+  // not matter), so a line near the end of the file is copied first.
+  bool fast_parse(simdjson::dom::parser& parser, Rec& r, const char* p, uint64_t avail, std::string& padded,
+                  std::string& check) const {
+    std::string_view line(p, r.len);
+    if (line.find("\\u") != std::string_view::npos && has_surrogate_escape(line)) return false;
+    const char* in = p;
+    if (avail < uint64_t(r.len) + simdjson::SIMDJSON_PADDING) {
+      padded.assign(p, r.len);
+      padded.resize(r.len + simdjson::SIMDJSON_PADDING, ' ');
+      in = padded.data();
+    }
+    simdjson::dom::element doc;
+    if (parser.parse(in, r.len, false).get(doc)) return false;
+    simdjson::dom::object obj;
+    if (doc.get_object().get(obj)) return false;
+    int found = 0;
+    std::string_view value;
+    for (auto kv : obj)
+      if (kv.key == field_) {
+        if (++found > 1 || kv.value.get_string().get(value)) return false;
+      }
+    if (found != 1) return false;
+    locate(r, p, value, quoted_field_, check);
+    return true;
+  }
+
+  // Chooses how record() produces `value` from this line: a view of bytes that
+  // equal it, or a literal that unescapes to it, whichever exists; else
+  // parsing again.
+  static void locate(Rec& r, const char* line, std::string_view value, std::string_view quoted_field,
+                     std::string& check) {
+    std::string_view l(line, r.len);
+    r.vlen_mode = kReparse;
+    if (value.size() >= kModeMask) return;
+    if (value.empty()) {
+      r.vrel = 0;
+      r.vlen_mode = kView;
       return;
     }
-    check.clear();
-    if (unescape_json(inside, check) && check == h.value) r.mode = Mode::kUnescape;
+    // Most often the value is the literal right after the key: try there first.
+    if (size_t k = l.find(quoted_field); k != std::string_view::npos) {
+      size_t q = k + quoted_field.size();
+      while (q < l.size() && (l[q] == ' ' || l[q] == '\t' || l[q] == ':')) q++;
+      if (q < l.size() && l[q] == '"' && l.size() - q - 1 > value.size() && l[q + 1 + value.size()] == '"' &&
+          std::memcmp(l.data() + q + 1, value.data(), value.size()) == 0) {
+        r.vrel = uint32_t(q + 1);
+        r.vlen_mode = kView | uint32_t(value.size());
+        return;
+      }
+    }
+    if (const void* at = memmem(l.data(), l.size(), value.data(), value.size())) {
+      r.vrel = uint32_t(static_cast<const char*>(at) - l.data());
+      r.vlen_mode = kView | uint32_t(value.size());
+      return;
+    }
+    size_t off = 0, len = 0;
+    if (find_escaped_literal(l, value, off, len, check) && len < kModeMask) {
+      r.vrel = uint32_t(off);
+      r.vlen_mode = kUnescape | uint32_t(len);
+    }
   }
 
   std::string describe(const FieldFinder& h) const {
@@ -503,6 +616,7 @@ class JsonlSource : public SingleFileSource {
   }
 
   std::string field_;
+  std::string quoted_field_;  // "field", as it appears unescaped in a line
   std::vector<Rec> recs_;
 };
 

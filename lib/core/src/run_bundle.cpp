@@ -56,6 +56,10 @@ bool run_bundle_member_allowed(const std::string& name) {
   return false;
 }
 
+uint64_t run_bundle_member_limit(const std::string& name) {
+  return name == member::kLog ? kRunBundleMaxBytes : kRunBundleMaxJsonBytes;
+}
+
 std::string member_digest(const std::string& bytes) { return blake2b_256(ByteView(bytes)).hex(); }
 
 bool is_wbundle_path(const std::string& path) {
@@ -104,6 +108,10 @@ RunBundle RunBundle::load(const std::string& path) {
     // Refuse before reading: a huge file must not be read into memory first.
     const uint64_t fsize = e.file_size(ec);
     if (ec || fsize > kRunBundleMaxBytes - total) throw Error("bundle is larger than 4 GiB", path);
+    if (fsize > run_bundle_member_limit(rel))
+      throw Error("bundle member " + rel + " is larger than its kind can be (" +
+                      std::to_string(run_bundle_member_limit(rel)) + " bytes)",
+                  e.path().string());
     std::string data = read_file(e.path().string());
     total += data.size();
     if (total > kRunBundleMaxBytes) throw Error("bundle is larger than 4 GiB", path);
@@ -116,7 +124,7 @@ RunBundle RunBundle::decode(ByteView data, const std::string& where) {
   RunBundle b;
   b.path = where;
   b.archive = true;
-  const Bundle z = Bundle::decode(data, where, kRunBundleMaxBytes);
+  const Bundle z = Bundle::decode(data, where, kRunBundleMaxBytes, run_bundle_member_limit);
   if (z.members().size() > kRunBundleMaxMembers) throw Error("bundle has too many members", where);
   for (const auto& [name, bytes] : z.members()) b.files[name] = std::string(bytes.begin(), bytes.end());
   return b;
@@ -191,12 +199,32 @@ Bundle to_container(const std::map<std::string, std::string>& files) {
 
 }  // namespace
 
+void RunBundle::check_member_syntax() const {
+  for (const auto& [name, data] : files) {
+    const bool jsonl = name == member::kHeads;
+    if (!jsonl && (name.size() < 5 || name.compare(name.size() - 5, 5, ".json") != 0)) continue;
+    size_t line = 0;
+    for (size_t at = 0; at < data.size() || (at == 0 && !jsonl);) {
+      const size_t end = jsonl ? std::min(data.find('\n', at), data.size()) : data.size();
+      line++;
+      const json j = json::parse(data.begin() + long(at), data.begin() + long(end), nullptr, false);
+      if (j.is_discarded() || !j.is_object())
+        throw Error("member " + name + " is not " + (jsonl ? "one json object per line" : "a json object") +
+                        (jsonl ? " (line " + std::to_string(line) + ")" : std::string()),
+                    path);
+      at = end + 1;
+      if (!jsonl) break;
+    }
+  }
+}
+
 void RunBundle::put_and_save(const std::string& name, const std::string& bytes) {
   if (!run_bundle_member_allowed(name)) throw Error("not a run bundle member name", name);
   std::string bname = declared_name();
   if (!run_bundle_name_ok(bname)) throw Error("bundle.json has no valid name", path);
   files[name] = bytes;
   files[kRunBundleIndex] = index_json(bname);
+  check_member_syntax();
   if (archive) {
     to_container(files).save(path);
     return;
@@ -208,6 +236,7 @@ void RunBundle::put_and_save(const std::string& name, const std::string& bytes) 
 void RunBundle::save_new() const {
   std::error_code ec;
   if (fs::exists(fs::symlink_status(path, ec))) throw Error("output exists", path, "pick a new path; a bundle is never overwritten");
+  check_member_syntax();
   if (archive) {
     to_container(files).save(path);
     return;
@@ -227,6 +256,63 @@ void RunBundle::save_new() const {
     fs::remove_all(tmp, ec);
     throw;
   }
+}
+
+FileLock lock_run_bundle(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error("no such bundle", path);
+  return FileLock::wait_existing(path, "the bundle");
+}
+
+RepairResult repair_run_bundle(const std::string& path, const std::string& name) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error("no such bundle", path);
+  const FileLock lock = lock_run_bundle(path);
+  RepairResult out;
+  if (S_ISDIR(st.st_mode)) {
+    // A killed writer's temporaries (MEMBER.tmp.XXXXXX) are not members.
+    std::vector<std::string> temps;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string p = it->path().string();
+      const std::string base = it->path().filename().string();
+      const size_t t = base.rfind(".tmp.");
+      if (it->is_regular_file() && t != std::string::npos && t > 0 && base.size() - t == 11) temps.push_back(p);
+    }
+    for (const auto& p : temps) {
+      const std::string target = p.substr(0, p.size() - 11);
+      remove_stale_temporaries(target);
+      if (!fs::exists(p)) out.changes.push_back("removed the stale temporary " + fs::relative(p, path).generic_string());
+    }
+  }
+  RunBundle b = RunBundle::load(path);
+  for (const auto& [n, data] : b.files)
+    if (n != kRunBundleIndex && !run_bundle_member_allowed(n))
+      throw Error("cannot repair: the bundle holds " + n + ", which no run bundle may hold", path,
+                  "move it out of the bundle and repair again");
+  std::string bname = name.empty() ? b.declared_name() : name;
+  if (!run_bundle_name_ok(bname))
+    throw Error(name.empty() ? "cannot repair: bundle.json gives no valid name" : "not a valid bundle name", path,
+                "pass --name NAME (1 to 64 of A-Z a-z 0-9 . _ -)");
+  const std::string fresh = b.index_json(bname);
+  const json old = b.has(kRunBundleIndex) ? json::parse(b.files[kRunBundleIndex], nullptr, false) : json();
+  const json oldm = old.is_object() && old.contains("members") && old["members"].is_object() ? old["members"] : json::object();
+  const json newm = json::parse(fresh)["members"];
+  for (const auto& [n, d] : newm.items()) {
+    if (!oldm.contains(n)) out.changes.push_back("listed " + n);
+    else if (oldm[n] != d) out.changes.push_back("new digest for " + n + " (its bytes changed since it was listed)");
+  }
+  for (const auto& [n, d] : oldm.items())
+    if (!newm.contains(n)) out.changes.push_back("unlisted " + n + " (not in the bundle)");
+  if (!b.has(kRunBundleIndex) || b.files[kRunBundleIndex] != fresh) {
+    if (out.changes.empty() || b.declared_name() != bname) out.changes.push_back("rewrote bundle.json");
+    b.files[kRunBundleIndex] = fresh;
+    if (b.archive) to_container(b.files).save(path);
+    else write_dir_member(path, kRunBundleIndex, fresh);
+  }
+  std::string why;
+  if (!b.check_index(why)) out.problem = why;
+  return out;
 }
 
 }  // namespace wit

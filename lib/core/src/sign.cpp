@@ -31,43 +31,12 @@ static_assert(crypto_sign_PUBLICKEYBYTES == 32, "ed25519 public key size");
 static_assert(crypto_sign_SECRETKEYBYTES == 64, "ed25519 secret key size");
 static_assert(crypto_sign_BYTES == 64, "ed25519 signature size");
 
-std::string errno_text() {
-  std::string s = std::strerror(errno);
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
-  return s;
-}
-
-// Like AtomicFile, but the temporary file is created with mode 0600 from the
-// start (mkstemp does that), so the secret is never readable by others, not
-// even for the moment between write and rename.
+// An AtomicFile whose temporary is mode 0600 from the start (mkstemp), so the
+// secret is never readable by others, not even between write and rename.
 void write_secret_file(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw Error("cannot create: " + errno_text(), path);
-  auto fail = [&](const std::string& what) {
-    std::string msg = what + ": " + errno_text();
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw Error(msg, path);
-  };
-  if (::fchmod(fd, 0600) != 0) fail("cannot set mode");
-  size_t off = 0;
-  while (off < content.size()) {
-    ssize_t w = ::write(fd, content.data() + off, content.size() - off);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      fail("cannot write");
-    }
-    off += size_t(w);
-  }
-  if (::fsync(fd) != 0) fail("cannot sync");
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string msg = "cannot rename into place: " + errno_text();
-    ::unlink(tmp.c_str());
-    throw Error(msg, path);
-  }
-  sync_parent_dir(path);
+  AtomicFile f(path, false, 0600);
+  f.write(content);
+  f.commit();
 }
 
 // The parsed and checked fields of a key file; `has_secret` is false for a .pub file.

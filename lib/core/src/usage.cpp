@@ -63,7 +63,7 @@ json usage_document(const Commitment& c, const Index& idx, const std::string& ru
     const std::vector<uint64_t> batch = order.batch(s);
     std::vector<Hash32> leaves;
     leaves.reserve(batch.size());
-    for (uint64_t i : batch) leaves.push_back(idx.order_tree().leaves()[i]);
+    for (uint64_t i : batch) leaves.push_back(idx.tree().leaves()[i]);
     const uint64_t pos = uint64_t(std::find(batch.begin(), batch.end(), position) - batch.begin());
     MerkleTree bt(kBlake2bTree, leaves.data(), leaves.size(), 0, 1);
     uses.push_back({{"step", s},
@@ -77,8 +77,7 @@ json usage_document(const Commitment& c, const Index& idx, const std::string& ru
               {"version", kProofVersion},
               {"type", "usage"},
               {"hash", kBlake2bTree.name},
-              {"commitment",
-               {{"root", c.root.hex()}, {"n", c.n}, {"sorted_root", c.sorted_root.hex()}, {"n_unique", c.n_unique}}},
+              {"commitment", commitment_ref(c)},
               {"inclusion", inclusion_body(inc)},
               {"manifest", mf.to_json()},
               {"seed", to_hex(*seed)},
@@ -161,7 +160,7 @@ Verdict verify_usage(const json& doc, const Commitment& c, const std::string& wh
     if (verify_inclusion(kBlake2bTree, pos, batch.size(), inc.leaf, batch_path, e.s.batch_root) != ProofError::kOk)
       return {false, "step " + std::to_string(s) + ": the record is not in the logged batch root", ""};
   }
-  std::string summary = "record " + std::to_string(inc.index) + " of " + std::to_string(c.n) + " (leaf " +
+  std::string summary = "record at position " + std::to_string(inc.index) + " of " + std::to_string(c.n) + " (leaf " +
                         inc.leaf.hex().substr(0, 16) + ") ";
   summary += steps.empty() ? "was in no batch of the " + std::to_string(last) + " steps of run " + run_id.hex().substr(0, 16)
                            : "was trained on at " + std::to_string(steps.size()) + " of the " + std::to_string(last) +

@@ -1,5 +1,5 @@
-// Four record leaves H(0x00 || data_j) of equal-length records at once
-// (BLAKE2b-256, AVX2), bit-identical to kBlake2bTree.leaf.
+// Four record leaves H(0x00 || data_j) at once, and four tree nodes
+// (BLAKE2b-256, AVX2), bit-identical to kBlake2bTree.leaf and .node.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -12,5 +12,13 @@ namespace wit {
 bool leaves_x4_available();
 // Precondition: leaves_x4_available(); all four records are `len` bytes.
 void leaves_x4(const uint8_t* const data[4], size_t len, Hash32 out[4]);
+// Records of lengths len[j] that fill the same number of BLAKE2b blocks:
+// x4_blocks(len[j]) equal for all four. Precondition: leaves_x4_available().
+void leaves_x4(const uint8_t* const data[4], const size_t len[4], Hash32 out[4]);
+// 128-byte blocks of the leaf message 0x00 || record of `len` bytes.
+inline uint64_t x4_blocks(size_t len) { return (uint64_t(len) + 1 + 127) / 128; }
+// Four RFC 6962 nodes H(0x01 || left_j || right_j), bit-identical to
+// kBlake2bTree.node. Precondition: leaves_x4_available().
+void nodes_x4(const Hash32* const left[4], const Hash32* const right[4], Hash32 out[4]);
 
 }  // namespace wit

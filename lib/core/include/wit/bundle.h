@@ -3,6 +3,8 @@
 // in name order, so the same members always give the same bytes.
 // Format: docs/bundle.md.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -12,6 +14,11 @@ namespace wit {
 
 inline constexpr char kBundleMagic[8] = {'W', 'I', 'T', 'B', 'N', 'D', 'L', '\n'};
 inline constexpr uint32_t kBundleVersion = 1;
+
+// The most bytes a member of this name can hold, from what its kind can be
+// (a state by its parameter count, a log entry by its format); checked
+// against each member's declared length before anything is allocated for it.
+using MemberLimit = std::function<uint64_t(const std::string& name)>;
 
 class Bundle {
  public:
@@ -32,10 +39,13 @@ class Bundle {
   // truncated or corrupt zstd frame, bad names, duplicate names, sizes past the
   // end, or trailing bytes are each a one-line wit::Error naming `where`.
   // Decompressed size is capped (default 16 GiB) against zip bombs: a header
-  // above the cap is refused before anything is allocated, and no more than
-  // the header's (capped) size is ever allocated for members.
-  static Bundle decode(ByteView b, const std::string& where, uint64_t max_size = uint64_t(16) << 30);
-  static Bundle load(const std::string& path);
+  // above the cap is refused before anything is allocated; a member longer
+  // than `limit` allows for its name is refused before its buffer exists; and
+  // a member's buffer grows with the bytes actually decompressed (doubling
+  // from 1 MiB), so a lying length costs at most twice what the frame holds.
+  static Bundle decode(ByteView b, const std::string& where, uint64_t max_size = uint64_t(16) << 30,
+                       const MemberLimit& limit = {});
+  static Bundle load(const std::string& path, const MemberLimit& limit = {});
   void save(const std::string& path, int zstd_level = 3) const;  // atomic
 
   std::string where;  // the file it was loaded from, for messages

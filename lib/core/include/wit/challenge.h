@@ -103,4 +103,12 @@ int64_t request_count(const ChallengeRequest& req, int64_t n, const std::string&
 Challenge issue_challenge(const TreeHead& head, const std::string& head_where, const Hash32& nonce,
                           const ChallengeRequest& req);
 
+// The one rule for every nonce a verifier gives a wit tool (wit-challenge,
+// wit-board challenge, wit-eval check; docs/challenge.md, "Nonces"): 32
+// bytes written as 64 hex digits, either as --nonce HEX or in a
+// --nonce-file F (- = stdin; whitespace around the digits ignored). Exactly
+// one of `hex` and `file` is non-empty; throws wit::Error
+// ("--nonce is not 64 hex digits: X", "nonce file is not 64 hex digits: F").
+Hash32 nonce_from_args(const std::string& hex, const std::string& file);
+
 }  // namespace wit

@@ -15,7 +15,24 @@ void setup(CLI::App& app, const std::string& tool);
 
 // Parses argv and runs `body`. CLI11 parse errors, wit::Error and any other
 // exception become "TOOL: error: ..." on stderr (plus a hint line) and exit 2.
+// Before `body` runs, the rules every tool shares are checked once here:
+//  - no output is one of the inputs (check_outputs_apart): an option named
+//    --output, or marked with mark_output, is an output; every other value
+//    given is an input;
+//  - no numeric option takes a negative value (CLI11 would wrap -1 into
+//    2^64 - 1 for an unsigned one);
+//  - an unknown or missing subcommand is named, with the valid ones listed.
+// Ctrl-C (SIGINT) ends the tool with exit 130 after one line on stderr:
+// "TOOL: interrupted" and what set_interrupt_note says was kept.
 int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
+
+// Marks an option whose value is a file the tool writes (besides --output).
+CLI::Option* mark_output(CLI::Option* o);
+
+// What Ctrl-C leaves and how to go on, said after "interrupted; " (e.g.
+// "the run keeps its steps up to the last checkpoint; rerun the same
+// command to resume"). Without one: "nothing was written".
+void set_interrupt_note(const std::string& note);
 
 // Prints "TOOL: <msg>" on stderr (summaries and notes; callers decide about --quiet).
 void note(const std::string& msg);

@@ -1,8 +1,13 @@
-// Dataset commitments: the ordered tree (root) and the sorted unique tree
-// (sorted_root) over record leaves, with the reader spec and per-source
-// digests. Format: docs/commitment.md.
+// Dataset commitments: ONE Merkle tree (root) over the sorted, distinct record
+// leaves, with the reader spec, the record counts and per-source digests. The
+// run's data order permutes positions of this tree, and every proof (inclusion,
+// exclusion, usage, contamination, a replayed batch) is against its root.
+// Where a record sits in its files is an index lookup, never a second root.
+// Format: docs/commitment.md.
 #pragma once
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +19,7 @@
 namespace wit {
 
 inline constexpr const char* kCommitFormat = "wit.commit";
-inline constexpr int kCommitVersion = 1;
+inline constexpr int kCommitVersion = 2;
 // Piece size of the source digest for text and file readers; the tokens reader
 // uses its window (2 * seq_len bytes) so the digest reuses the record leaves.
 inline constexpr uint64_t kDefaultPieceSize = uint64_t(1) << 20;
@@ -29,8 +34,9 @@ struct SourceInfo {
 
 struct Commitment {
   ReaderSpec reader;
-  uint64_t n = 0, n_unique = 0;
-  Hash32 root, sorted_root;
+  uint64_t records = 0;  // records the files held, duplicates included
+  uint64_t n = 0;        // distinct records: the leaves of the tree, positions 0 .. n-1
+  Hash32 root;           // MTH of the sorted distinct record leaves
   std::vector<SourceInfo> sources;
   std::vector<std::string> inputs;  // the paths as given to wit-commit
 
@@ -40,58 +46,118 @@ struct Commitment {
   // Throws wit::Error naming `where` on a wrong format name, unknown version or bad field.
   static Commitment from_json(const nlohmann::json& j, const std::string& where);
   static Commitment load(const std::string& path);
-  // What a person needs to read the commitment (wit-commit show): counts,
-  // reader, both roots and what each is for, and the sources.
+  // What a person needs to read the commitment (wit-commit show): counts in
+  // the files and distinct, reader, the root and what it is for, the sources.
   std::string describe() const;
+  // Where global record number `record` (file order, 0-based) lies: "FILE,
+  // record K" (1-based K), from the sources' record counts.
+  std::string place_of(uint64_t record) const;
 };
 
-// H(0x00 || record): a record's leaf in both trees.
+// H(0x00 || record): a record's leaf.
 Hash32 record_leaf(ByteView record);
 
-// The record leaves of `paths` in order, computed on `threads` threads (0 = all
-// cores), with each source's info. `on_bytes` (may be empty) is called with
-// progress in bytes of input consumed.
+// The records of `paths` opened with a reader, file after file.
+struct RecordFiles {
+  std::vector<std::unique_ptr<RecordSource>> readers;
+  std::vector<uint64_t> first;  // global number of each reader's first record
+  uint64_t records = 0;         // total, duplicates included
+  // Opens every path (a reader error names the file and line).
+  static RecordFiles open(const ReaderSpec& spec, const std::vector<std::string>& paths);
+  // Canonical bytes of global record `i` (see RecordSource::record).
+  ByteView record(uint64_t i, std::string& scratch) const;
+};
+
+// The record leaves of `paths` in file order, computed on `threads` threads (0 =
+// all cores), with each source's info. `on_bytes` (may be empty) is called with
+// progress in bytes of input consumed. For eval sets and certificates, which
+// keep file order; the data tree is DataTree.
 struct LeafSet {
   std::vector<Hash32> leaves;
   std::vector<SourceInfo> sources;
-  // Per leaf, the source it came from and its record number there (for messages).
-  std::vector<uint32_t> source_of;
-  std::vector<std::unique_ptr<RecordSource>> readers;
+  RecordFiles files;
 };
 LeafSet hash_records(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
                      const std::function<void(uint64_t)>& on_bytes = {});
 
-// Everything commit_dataset computes: the commitment and what the index stores.
+// The one data tree of some files: the distinct record leaves in ascending byte
+// order (memcmp), each with the global number of the record's first occurrence.
+// Built in one buffer of 40 bytes per record read, so peak memory is that plus
+// the readers' per-record tables.
+class DataTree {
+ public:
+  DataTree() = default;
+  // Hashes every record of `files` and sorts (both in parallel). `in_file_order`
+  // (may be empty) sees the leaves in file order before they are sorted: leaf
+  // of record i at leaves + i * stride.
+  DataTree(const RecordFiles& files, unsigned threads, const std::function<void(uint64_t)>& on_bytes = {},
+           const std::function<void(const uint8_t* leaves, size_t stride)>& in_file_order = {});
+  uint64_t size() const { return n_; }
+  uint64_t records() const { return records_; }
+  const Hash32* leaves() const { return reinterpret_cast<const Hash32*>(buf_.get()); }
+  const Hash32& leaf(uint64_t i) const { return leaves()[i]; }
+  // Global record number of the first occurrence of leaf i.
+  uint64_t first(uint64_t i) const { return first_[i]; }
+  const std::vector<uint64_t>& firsts() const { return first_; }
+  // Position of `leaf`, if present (binary search).
+  std::optional<uint64_t> find(const Hash32& leaf) const;
+
+ private:
+  std::unique_ptr<uint8_t[]> buf_;  // n_ leaves at the front (room for 40 bytes per record)
+  std::vector<uint64_t> first_;
+  uint64_t n_ = 0, records_ = 0;
+};
+
+// Source digests of the files. The tokens reader's pieces are the record
+// leaves in file order: given `leaves_in_order` (leaf of record i at
+// leaves_in_order + i * stride) they are reused, else hashed again.
+std::vector<SourceInfo> source_digests(const ReaderSpec& spec, const RecordFiles& files, unsigned threads,
+                                       const std::function<void(uint64_t)>& on_bytes = {},
+                                       const uint8_t* leaves_in_order = nullptr, size_t stride = 0);
+
+// Everything commit_dataset computes: the commitment and the tree the index stores.
 struct CommitResult {
   Commitment commitment;
-  std::vector<Hash32> leaves;      // in dataset order
-  std::vector<Hash32> sorted;      // sorted, unique
-  std::vector<uint64_t> first_pos; // first position in `leaves` of each sorted value
+  DataTree tree;
   // Cached tree levels (MerkleTree::levels() layout) at kIndexCacheLevel.
-  std::vector<Hash32> order_levels, sorted_levels;
+  std::vector<Hash32> levels;
 };
 // The level from which an index caches tree nodes: a proof then costs at most
 // about 2^8 hashes per path node below the cache.
 inline constexpr unsigned kIndexCacheLevel = 8;
-CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::string>& paths,
-                            unsigned threads, const std::function<void(uint64_t)>& on_bytes = {});
-// The sorted-unique set with first positions, from leaves in order.
-void sort_unique(const std::vector<Hash32>& leaves, std::vector<Hash32>& sorted,
-                 std::vector<uint64_t>& first_pos);
+// Commits the records of `paths`. `write_index` (may be empty) is called on a
+// thread of its own with the finished tree and levels while the source
+// digests are hashed, so writing the index overlaps hashing; its exception, if
+// any, is rethrown.
+CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
+                            const std::function<void(uint64_t)>& on_bytes = {},
+                            const std::function<void(const CommitResult&)>& write_index = {});
 
-// Random access to the records of committed files, checked against their
-// commitment (same reader, same root) when opened.
+// The first difference between what `files` hold and commitment `c`, in the
+// order a person can act on (number of files, each file's record count and
+// digest, then the counts and the root), or nullopt when they match. `tree`
+// is the files' tree; digests are computed only when the tree differs.
+std::optional<std::string> first_mismatch(const Commitment& c, const ReaderSpec& spec, const RecordFiles& files,
+                                          const DataTree& tree, unsigned threads);
+
+// Random access to the committed records by tree position, checked against
+// their commitment when opened: the files are read with the commitment's
+// reader, their tree rebuilt, and any difference refused.
 class Dataset {
  public:
-  // Throws wit::Error when the files do not hash to the commitment's root.
+  // Throws wit::Error naming the first mismatch when the files' tree is not
+  // the commitment's (see first_mismatch).
   Dataset(const Commitment& c, const std::vector<std::string>& paths, unsigned threads);
-  uint64_t size() const { return ls_.leaves.size(); }
+  // Distinct records: the positions 0 .. size()-1 of the tree.
+  uint64_t size() const { return tree_.size(); }
+  // The record at tree position i (its first occurrence in the files).
   std::string record(uint64_t i) const;
-  const Hash32& leaf(uint64_t i) const { return ls_.leaves[i]; }
+  const Hash32& leaf(uint64_t i) const { return tree_.leaf(i); }
+  const DataTree& tree() const { return tree_; }
 
  private:
-  LeafSet ls_;
-  std::vector<uint64_t> first_;  // first global record index of each reader
+  RecordFiles files_;
+  DataTree tree_;
 };
 
 }  // namespace wit

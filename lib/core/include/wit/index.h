@@ -1,5 +1,6 @@
-// The data index (*.widx): leaf hashes in order and sorted, first positions,
-// and cached upper tree levels, memory-mapped so proofs take O(log n) work.
+// The data index (*.widx): the commitment's one tree, memory-mapped so proofs
+// take O(log n) work: the sorted distinct record leaves, where each one first
+// occurs in the files (provenance, for messages), and cached upper tree levels.
 // Format: docs/index.md.
 #pragma once
 #include <memory>
@@ -13,9 +14,11 @@
 namespace wit {
 
 inline constexpr char kIndexMagic[8] = {'W', 'I', 'T', 'I', 'D', 'X', '\r', '\n'};
-inline constexpr uint32_t kIndexVersion = 1;
+inline constexpr uint32_t kIndexVersion = 2;
 inline constexpr size_t kIndexHeaderSize = 128;
 
+// Writes the index of a commit to `out` (sections in order, no copy of the tree).
+void write_index(AtomicFile& out, const CommitResult& c);
 // Writes the index of a commit atomically to `path`.
 void write_index(const std::string& path, const CommitResult& c);
 // The index bytes (what write_index writes), for tests and fuzzing.
@@ -24,30 +27,39 @@ Bytes encode_index(const CommitResult& c);
 class Index {
  public:
   // Maps and validates the file: magic, version, header checksum, sizes, body
-  // checksum, and that the cached levels reproduce the roots. Throws wit::Error.
+  // checksum, and that the cached levels reproduce the root. Throws wit::Error.
   explicit Index(const std::string& path);
   // Validates an in-memory image (the bytes must outlive the Index).
   Index(ByteView bytes, const std::string& where);
 
-  uint64_t n() const { return n_; }
-  uint64_t n_unique() const { return n_unique_; }
+  uint64_t n() const { return n_; }              // distinct records: the tree's leaves
+  uint64_t records() const { return records_; }  // records the files held
   const Hash32& root() const { return root_; }
-  const Hash32& sorted_root() const { return sorted_root_; }
-  const MerkleTree& order_tree() const { return *order_; }
-  const MerkleTree& sorted_tree() const { return *sorted_; }
-  // Position of the first occurrence of `leaf` in dataset order, if present.
+  const MerkleTree& tree() const { return *tree_; }
+  // Position of `leaf` in the tree, if present (binary search).
   std::optional<uint64_t> find(const Hash32& leaf) const;
-  // Throws wit::Error unless this index was built for `c`.
-  void check_matches(const Commitment& c, const std::string& commit_path) const;
+  // Global record number (file order) of the first occurrence of leaf `pos`.
+  uint64_t first_record(uint64_t pos) const { return get_le64(first_ + 8 * pos); }
+  // Throws wit::Error unless this index is the tree of `c`: the same counts
+  // and root in the header, and then the audit below. So whoever also rebuilds
+  // the tree from the files (Dataset) and finds the commitment's root knows
+  // the index holds exactly the files' leaves.
+  void check_matches(const Commitment& c, const std::string& commit_path, unsigned threads = 0) const;
+  // The full check an exclusion or usage claim rests on, O(n): the leaves are
+  // strictly increasing (so distinct, and a gap between two is a true absence),
+  // they hash to the root by themselves (not only through the cached levels),
+  // and every first occurrence is a record of the files. Throws wit::Error
+  // naming the first failure.
+  void audit(unsigned threads = 0) const;
 
  private:
   void parse(ByteView b);
   std::string where_;
   std::unique_ptr<MappedFile> file_;
-  uint64_t n_ = 0, n_unique_ = 0;
-  Hash32 root_, sorted_root_;
-  const uint8_t* first_pos_ = nullptr;
-  std::unique_ptr<MerkleTree> order_, sorted_;
+  uint64_t n_ = 0, records_ = 0;
+  Hash32 root_;
+  const uint8_t* first_ = nullptr;
+  std::unique_ptr<MerkleTree> tree_;
 };
 
 }  // namespace wit

@@ -1,9 +1,14 @@
 // File input and crash-safe output: read-only memory maps, whole-file reads
-// ("-" is stdin), and atomic writes (temp file, fsync, rename) so a failed
-// tool never leaves a partial output behind.
+// ("-" is stdin), atomic writes (temp file, fsync, rename) so a failed tool
+// never leaves a partial output behind, exclusive locks for read-modify-write
+// and the rule that no output is one of the tool's own inputs.
 #pragma once
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "wit/bytes.h"
 
@@ -33,13 +38,19 @@ class MappedFile {
 // Reads a whole file ("-" is stdin) into a string.
 std::string read_file(const std::string& path);
 
-// Writes `path` atomically: bytes go to a temporary file beside it, which is
-// fsync'd and renamed over `path` by commit(). Destroying an uncommitted
-// writer removes the temporary file. "-" writes to stdout instead (commit
-// flushes), refusing binary output to a terminal when `binary` is set.
+// Writes `path` atomically: bytes go to a temporary file beside it
+// (PATH.tmp.XXXXXX, locked while it is written), which is fsync'd and renamed
+// over `path` by commit(). Destroying an uncommitted writer removes the
+// temporary file; temporaries that a killed writer left (unlocked, older
+// than a minute) are removed by the next AtomicFile for the same path.
+// "-" writes to stdout instead (commit flushes), refusing binary output to a
+// terminal when `binary` is set. Nothing that is not a regular file is ever
+// replaced by rename: a symbolic link is followed (its target is replaced,
+// the link stays), an existing device or fifo is written in place, a
+// directory or a dangling link is refused. `mode` applies to a new file.
 class AtomicFile {
  public:
-  explicit AtomicFile(const std::string& path, bool binary = false);
+  explicit AtomicFile(const std::string& path, bool binary = false, mode_t mode = 0644);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -48,13 +59,56 @@ class AtomicFile {
   void commit();
 
  private:
-  std::string path_, tmp_;
+  std::string path_, target_, tmp_;
   int fd_ = -1;
   bool stdout_ = false, direct_ = false, done_ = false;
 };
 
 // Convenience: atomically replace `path` ("-" = stdout) with `content`.
 void write_file_atomic(const std::string& path, const std::string& content, bool binary = false);
+
+// Removes PATH.tmp.* files beside `path` that no live writer holds (see
+// AtomicFile), so a kill during a write leaves nothing behind for long.
+void remove_stale_temporaries(const std::string& path);
+
+// An exclusive advisory lock (flock) held for the object's lifetime, for a
+// read-modify-write that must not interleave with another process's. A
+// directory is locked through itself; any other path names a lock file,
+// created when missing and never removed (removing it would let two
+// processes hold "the" lock on different files). The lock file records
+// "pid N on HOST" of its holder, so the loser of a race can name it.
+class FileLock {
+ public:
+  // Blocks until the lock is free. `what` names the thing locked in errors.
+  static FileLock wait(const std::string& path, const std::string& what);
+  // Blocks until the lock on an existing file or directory itself is free,
+  // creating and writing nothing. When the path was renamed over while this
+  // waited (an atomic replace), it locks the new file instead, so holders
+  // always agree on what they hold. Throws wit::Error when `path` is missing.
+  static FileLock wait_existing(const std::string& path, const std::string& what);
+  // Does not wait: throws wit::Error("WHAT is in use by pid N on HOST", path)
+  // when another process holds the lock.
+  static FileLock try_hold(const std::string& path, const std::string& what);
+  FileLock(FileLock&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
+  FileLock& operator=(FileLock&&) = delete;
+  FileLock(const FileLock&) = delete;
+  ~FileLock();
+  const std::string& path() const { return path_; }
+
+ private:
+  FileLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  static FileLock acquire(const std::string& path, const std::string& what, bool block);
+  int fd_ = -1;
+  std::string path_;
+};
+
+// The one rule for outputs against inputs, for every tool: throws
+// wit::Error("output is one of the inputs", OUT) when an output path names
+// the same file as an input (same device and inode, links followed), and
+// "two outputs name the same file" when two outputs do. "-" and paths that
+// do not exist yet are never the same as anything. Call it before the first
+// write.
+void check_outputs_apart(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs);
 
 // Makes a create or rename in `path`'s directory durable (fsync of the directory).
 void sync_parent_dir(const std::string& path);

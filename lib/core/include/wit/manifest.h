@@ -15,7 +15,7 @@
 namespace wit {
 
 inline constexpr const char* kManifestFormat = "wit.run";
-inline constexpr int kManifestVersion = 1;
+inline constexpr int kManifestVersion = 2;
 
 struct OptimizerConfig {
   double lr = 3e-3, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
@@ -43,9 +43,11 @@ struct Manifest {
   int64_t batch_size = 16, steps = 100;
   int64_t checkpoint_every = 50;  // C
   int64_t head_every = 10;        // N: sign a tree head every N entries (and at the end)
-  // The data: commitment roots and reader, copied from the commitment.
-  Hash32 data_root, data_sorted_root;
-  uint64_t data_n = 0, data_n_unique = 0;
+  // The data, copied from the commitment: the root of its one tree, the
+  // number of positions in it (distinct records; the data order permutes
+  // 0 .. data_n - 1), and the reader.
+  Hash32 data_root;
+  uint64_t data_n = 0;
   ReaderSpec data_reader;
   Hash32 seed_commitment;         // H(kSeedCommit || seed)
   std::optional<Hash32> nonce;    // public registration nonce, if any

@@ -15,7 +15,7 @@
 namespace wit {
 
 inline constexpr const char* kProofFormat = "wit.proof";
-inline constexpr int kProofVersion = 1;
+inline constexpr int kProofVersion = 2;
 
 struct InclusionProof {
   Hash32 leaf;
@@ -23,14 +23,18 @@ struct InclusionProof {
   std::vector<Hash32> path;
 };
 
-// Builds proofs from an index; the leaf must be present (inclusion) or absent (exclusion).
+// Builds proofs from an index, against its one tree; the leaf must be present
+// at `position` (inclusion) or absent (exclusion).
 InclusionProof prove_inclusion(const Index& idx, const Hash32& leaf, uint64_t position);
 ExclusionProof prove_exclusion(const Index& idx, const Hash32& leaf);
+
+// The commitment a document names: {"n": N, "root": HEX}.
+nlohmann::json commitment_ref(const Commitment& c);
 
 // The bodies (no format/version envelope) used inside documents and certificates.
 nlohmann::json inclusion_body(const InclusionProof& p);
 nlohmann::json exclusion_body(const ExclusionProof& p);
-// Full documents: {"format":"wit.proof","version":1,"type":...,"commitment":{...},...}.
+// Full documents: {"format":"wit.proof","version":2,"type":...,"commitment":{...},...}.
 // `record` (optional) embeds the record so a reader sees what was proved.
 nlohmann::json inclusion_document(const Commitment& c, const InclusionProof& p,
                                   const std::optional<std::string>& record = std::nullopt);

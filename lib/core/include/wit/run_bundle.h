@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "wit/bytes.h"
+#include "wit/io.h"
 
 namespace wit {
 
@@ -47,6 +48,10 @@ const std::vector<std::string>& required_members();
 bool run_bundle_member_allowed(const std::string& name);
 // True for a bundle (or challenge/report) name: 1..64 bytes of [A-Za-z0-9._-], not starting with '.'.
 bool run_bundle_name_ok(const std::string& name);
+// What a member of this name can hold at most (Bundle::decode's limit): a
+// JSON member 256 MiB, the log the whole bundle's limit.
+uint64_t run_bundle_member_limit(const std::string& name);
+inline constexpr uint64_t kRunBundleMaxJsonBytes = uint64_t(256) << 20;
 // A member's hash in bundle.json: BLAKE2b-256 of the file's bytes, untagged,
 // so that `b2sum -l 256 FILE` shows the same digest.
 std::string member_digest(const std::string& bytes);
@@ -82,6 +87,10 @@ struct RunBundle {
   // The name bundle.json gives, or "" when it cannot be read.
   std::string declared_name() const;
 
+  // Every member is what its name says: a *.json member one JSON object, heads.jsonl
+  // one JSON object per line. Throws wit::Error naming the first that is not.
+  void check_member_syntax() const;
+
   // Sets `name` to `bytes` and rewrites bundle.json (keeping the bundle's
   // name), then writes the bundle back to `path`: for a directory the member
   // and then bundle.json, each atomically; for a .wbundle the whole file,
@@ -94,5 +103,22 @@ struct RunBundle {
 
 // True when `path` names a .wbundle file by its extension.
 bool is_wbundle_path(const std::string& path);
+
+// The exclusive lock every read-modify-write of a bundle holds from before it
+// reads until after it writes (waiting for another writer to finish), on the
+// bundle directory or .wbundle file itself (FileLock::wait_existing).
+FileLock lock_run_bundle(const std::string& path);
+
+// Rebuilds a damaged bundle's bundle.json from the members present (under
+// the bundle's lock): stale temporaries of killed writers are removed, every
+// member present is listed with its digest, and the name kept (or `name`
+// when given, as it must be when bundle.json gives none). Refuses a member
+// that no run bundle may hold. `changes` says what was done, one line each;
+// empty when the index was already right.
+struct RepairResult {
+  std::vector<std::string> changes;
+  std::string problem;  // what check_index still finds afterwards ("" = whole)
+};
+RepairResult repair_run_bundle(const std::string& path, const std::string& name = "");
 
 }  // namespace wit

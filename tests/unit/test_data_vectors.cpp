@@ -1,0 +1,128 @@
+// Replays tests/vectors/data_proofs_blake2b.json (written by
+// tests/vectors/gen_vectors.cpp): each set's records, committed by
+// commit_dataset, give the set's commitment and tree; every proof document
+// gets exactly its expected verdict against that commitment; and every valid
+// document is the one wit-query would write from the set's index.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "wit/commitment.h"
+#include "wit/error.h"
+#include "wit/index.h"
+#include "wit/proofs.h"
+
+using namespace wit;
+using nlohmann::json;
+
+namespace {
+
+const json& vectors() {
+  static const json j = [] {
+    std::ifstream in(WIT_TEST_DATA "/vectors/data_proofs_blake2b.json");
+    REQUIRE(in.good());
+    return json::parse(in);
+  }();
+  return j;
+}
+
+struct Committed {
+  CommitResult r;
+  Bytes index_bytes;
+};
+
+// The set's records as a lines file, committed as wit-commit would.
+Committed commit_set(const json& set, size_t i) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("wit-vectors-" + std::to_string(getpid()) + "-" + std::to_string(i) + ".txt"))
+                               .string();
+  {
+    std::ofstream f(path, std::ios::binary);
+    for (const auto& r : set["records"]) f << r.get<std::string>() << "\n";
+  }
+  ReaderSpec spec;
+  spec.kind = ReaderKind::kLines;
+  Committed c{commit_dataset(spec, {path}, 1), {}};
+  std::filesystem::remove(path);
+  c.index_bytes = encode_index(c.r);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("data vectors: commit_dataset gives every set's commitment and tree", "[vectors][commit]") {
+  const json& sets = vectors()["sets"];
+  REQUIRE(sets.size() >= 11);
+  for (size_t i = 0; i < sets.size(); i++) {
+    const json& s = sets[i];
+    INFO("set " << i << " (n = " << s["n"] << ")");
+    const Committed c = commit_set(s, i);
+    CHECK(c.r.commitment.root.hex() == s["commitment"]["root"]);
+    CHECK(c.r.commitment.n == s["commitment"]["n"].get<uint64_t>());
+    CHECK(c.r.commitment.records == s["commitment"]["records"].get<uint64_t>());
+    REQUIRE(c.r.tree.size() == s["tree_leaves"].size());
+    for (uint64_t k = 0; k < c.r.tree.size(); k++) CHECK(c.r.tree.leaf(k).hex() == s["tree_leaves"][k]);
+  }
+}
+
+TEST_CASE("data vectors: every document gets its expected verdict", "[vectors][proofs]") {
+  const json& v = vectors();
+  std::vector<Commitment> commits;
+  for (const json& s : v["sets"]) {
+    Commitment c;
+    c.reader.kind = ReaderKind::kLines;
+    c.records = s["commitment"]["records"].get<uint64_t>();
+    c.n = s["commitment"]["n"].get<uint64_t>();
+    REQUIRE(Hash32::from_hex(s["commitment"]["root"].get<std::string>(), c.root));
+    commits.push_back(c);
+  }
+  size_t valid = 0, invalid = 0, errors = 0;
+  for (const json& k : v["cases"]) {
+    INFO(k["description"].get<std::string>());
+    const Commitment& c = commits.at(k["set"].get<size_t>());
+    std::string got;
+    try {
+      const Verdict vd = verify_document(k["document"], c, "vector");
+      got = vd.ok ? "valid" : "invalid: " + vd.reason;
+    } catch (const Error& e) {
+      got = std::string("error: ") + e.what();
+    }
+    CHECK(got == k["expected"].get<std::string>());
+    valid += got == "valid";
+    invalid += got.rfind("invalid: ", 0) == 0;
+    errors += got.rfind("error: ", 0) == 0;
+  }
+  // Broken vectors outnumber the valid ones, and both kinds exist.
+  CHECK(valid >= 20);
+  CHECK(invalid > valid);
+  CHECK(errors >= 2);
+}
+
+TEST_CASE("data vectors: valid documents are the ones the index proves", "[vectors][proofs]") {
+  const json& v = vectors();
+  std::vector<Committed> committed;
+  for (size_t i = 0; i < v["sets"].size(); i++) committed.push_back(commit_set(v["sets"][i], i));
+  for (const json& k : v["cases"]) {
+    if (k["expected"] != "valid") continue;
+    INFO(k["description"].get<std::string>());
+    const Committed& c = committed.at(k["set"].get<size_t>());
+    const Index idx(ByteView(c.index_bytes), "vector index");
+    json doc = k["document"];
+    std::optional<std::string> record;
+    if (doc.contains("record")) record = doc["record"].get<std::string>();
+    Hash32 leaf;
+    REQUIRE(Hash32::from_hex(doc["leaf"].get<std::string>(), leaf));
+    if (doc["type"] == "inclusion") {
+      const auto pos = idx.find(leaf);
+      REQUIRE(pos);
+      CHECK(*pos == doc["index"].get<uint64_t>());
+      CHECK(inclusion_document(c.r.commitment, prove_inclusion(idx, leaf, *pos), record) == doc);
+    } else {
+      REQUIRE_FALSE(idx.find(leaf));
+      CHECK(exclusion_document(c.r.commitment, prove_exclusion(idx, leaf), record) == doc);
+    }
+  }
+}

@@ -1,0 +1,142 @@
+// Output safety: AtomicFile never replaces a link, device or directory by
+// rename and cleans up after killed writers; FileLock names its holder; no
+// output may be one of the inputs.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "wit/error.h"
+#include "wit/io.h"
+
+using namespace wit;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& what) {
+  const fs::path d = fs::temp_directory_path() / ("wit-io-" + what + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+}  // namespace
+
+TEST_CASE("io: an output link is followed, a device written in place, a directory refused", "[io]") {
+  const fs::path d = fresh_dir("atomic");
+  std::ofstream(d / "real.json") << "old";
+  fs::create_symlink("real.json", d / "link.json");
+  write_file_atomic((d / "link.json").string(), "new");
+  CHECK(fs::is_symlink(d / "link.json"));
+  CHECK(slurp(d / "real.json") == "new");
+  fs::create_symlink("nowhere.json", d / "dangling.json");
+  CHECK_THROWS_WITH(write_file_atomic((d / "dangling.json").string(), "x"), Contains("symbolic link to nothing"));
+  CHECK(fs::is_symlink(d / "dangling.json"));
+  CHECK_THROWS_WITH(write_file_atomic(d.string(), "x"), Contains("output is a directory"));
+  // /dev/full stays the device: the write fails, nothing is renamed over it.
+  if (fs::exists("/dev/full")) {
+    CHECK_THROWS_WITH(write_file_atomic("/dev/full", "x"), Contains("cannot write: no space left"));
+    CHECK(fs::is_character_file("/dev/full"));
+  }
+  write_file_atomic("/dev/null", "x");
+  CHECK(fs::is_character_file("/dev/null"));
+  // A new file gets the mode asked for.
+  { AtomicFile f((d / "secret").string(), false, 0600); f.write("s"); f.commit(); }
+  CHECK((fs::status(d / "secret").permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+  fs::remove_all(d);
+}
+
+TEST_CASE("io: a killed writer's temporaries are removed by the next writer, a live one's are not", "[io]") {
+  const fs::path d = fresh_dir("stale");
+  const fs::path out = d / "x.widx";
+  const auto old = fs::file_time_type::clock::now() - std::chrono::minutes(5);
+  std::ofstream(d / "x.widx.tmp.AbC123") << "half";
+  fs::last_write_time(d / "x.widx.tmp.AbC123", old);
+  std::ofstream(d / "x.widx.tmp.young1") << "half";  // too young to judge
+  std::ofstream(d / "y.widx.tmp.Other1") << "half";  // another output's
+  fs::last_write_time(d / "y.widx.tmp.Other1", old);
+  // A live writer's temporary: a child holds one open and locked.
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t p = ::fork();
+  REQUIRE(p >= 0);
+  if (p == 0) {
+    AtomicFile f(out.string());
+    f.write("live");
+    [[maybe_unused]] ssize_t w = ::write(ready[1], "r", 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.path().filename().string().rfind("x.widx.tmp.", 0) == 0 && e.path().filename() != "x.widx.tmp.AbC123" &&
+        e.path().filename() != "x.widx.tmp.young1")
+      fs::last_write_time(e.path(), old);
+  write_file_atomic(out.string(), "done");
+  CHECK(slurp(out) == "done");
+  CHECK_FALSE(fs::exists(d / "x.widx.tmp.AbC123"));
+  CHECK(fs::exists(d / "x.widx.tmp.young1"));
+  CHECK(fs::exists(d / "y.widx.tmp.Other1"));
+  int live = 0;
+  for (const auto& e : fs::directory_iterator(d)) live += e.path().filename().string().rfind("x.widx.tmp.", 0) == 0;
+  CHECK(live == 2);  // young1 and the child's
+  ::kill(p, SIGKILL);
+  ::waitpid(p, nullptr, 0);
+  fs::remove_all(d);
+}
+
+TEST_CASE("io: a lock is exclusive and its loser is told who holds it", "[io][lock]") {
+  const fs::path d = fresh_dir("lock");
+  const std::string lock = (d / "train.lock").string();
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t p = ::fork();
+  REQUIRE(p >= 0);
+  if (p == 0) {
+    const FileLock l = FileLock::try_hold(lock, "the run directory");
+    [[maybe_unused]] ssize_t w = ::write(ready[1], "r", 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  CHECK_THROWS_WITH(FileLock::try_hold(lock, "the run directory"),
+                    Contains("the run directory is in use by pid " + std::to_string(p) + " on "));
+  ::kill(p, SIGKILL);
+  ::waitpid(p, nullptr, 0);
+  // The holder is gone: the lock is free, whatever its file says.
+  const FileLock mine = FileLock::try_hold(lock, "the run directory");
+  CHECK_THAT(slurp(lock), Contains("pid " + std::to_string(::getpid()) + " on "));
+  CHECK_THROWS_WITH(FileLock::wait_existing((d / "none").string(), "the bundle"), Contains("cannot open the bundle"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("io: no output may be one of the inputs", "[io]") {
+  const fs::path d = fresh_dir("apart");
+  std::ofstream(d / "train.txt") << "a\n";
+  fs::create_hard_link(d / "train.txt", d / "alias.txt");
+  fs::create_symlink("train.txt", d / "link.txt");
+  const std::string in = (d / "train.txt").string();
+  CHECK_THROWS_WITH(check_outputs_apart({in}, {in}), Contains("output is one of the inputs"));
+  CHECK_THROWS_WITH(check_outputs_apart({in}, {(d / "alias.txt").string()}), Contains("output is one of the inputs"));
+  CHECK_THROWS_WITH(check_outputs_apart({(d / "link.txt").string()}, {in}), Contains("output is one of the inputs"));
+  CHECK_THROWS_WITH(check_outputs_apart({in}, {(d / "a.json").string(), (d / "./a.json").string()}),
+                    Contains("two outputs name the same file"));
+  CHECK_NOTHROW(check_outputs_apart({in, "-"}, {(d / "new.json").string(), "-", "/dev/null", "/dev/null"}));
+  fs::remove_all(d);
+}
