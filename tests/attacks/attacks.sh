@@ -115,6 +115,25 @@ attack_run state-jump A-jump 0.2 --scale 0.01
 run 0 "$STATS" A-jump.report.json A-jump.head.json A-jump/tampered.json "$K" "$NONCES"
 cat out
 
+# --- the detection floor: the same attacks scaled down, as a share of each tampered
+# step's own update (state-jump) or of what the undeclared records change (nullspace).
+# Printed as a table; asserted: at the default margin both are caught on every
+# tampered step down to 10^-2 (docs/replay.md states the bound).
+echo "| attack | scale | tampered steps rejected on W or m (any field) |"
+echo "|---|---|---|"
+for attack in state-jump nullspace; do
+  for scale in 0.1 0.01 0.001 0.0001; do
+    name="F-$attack-$scale"
+    attack_run "$attack" "$name" 0.2 --scale "$scale" >/dev/null
+    caught=$("$STATS" --fields "$name.report.json" "$name/tampered.json" | sed -n 's/^tampered weights-or-adam_m //p')
+    all=$(grep -c '"pass": false' "$name.report.json")
+    echo "| $attack | $scale | $caught (all fields: $all/8) |"
+    if [ "$scale" = 0.01 ] || [ "$scale" = 0.1 ]; then
+      [ "$all" -eq 8 ] && ok || fail "$attack at $scale of the update: only $all of 8 tampered steps rejected"
+    fi
+  done
+done
+
 # --- attack 4: batches trained out of the committed order
 attack_run reorder A-reorder 0.1
 [ $? -eq 1 ] && ok || fail "reorder not rejected"

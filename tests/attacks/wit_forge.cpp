@@ -382,6 +382,7 @@ int main(int argc, char** argv) {
       ro.threads = o.threads;
       ro.quiet = true;
       ro.step_fn = o.step_fn;
+      ro.init_fn = o.init_fn;
       const Challenge c = Challenge::load(challenge_path);
       build_response(c, ro).save(out);
       return 0;

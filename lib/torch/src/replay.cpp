@@ -148,7 +148,7 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   };
   std::optional<TrainState> cur;
   auto checkpoint_at = [&](int64_t i) -> std::optional<TrainState> {
-    if (i == 0) return TrainState::initial(mf.model, ByteView(seed), opt.device);
+    if (i == 0) return opt.init_fn ? opt.init_fn(mf, ByteView(seed)) : TrainState::initial(mf.model, ByteView(seed), opt.device);
     if (!log.entry(uint64_t(i)).s.checkpoint) return std::nullopt;
     // Whole or sharded; a missing or damaged one only makes the walk longer.
     return logged_checkpoint(mf.model, paths.checkpoint(uint64_t(i)), i, logged_root(i), opt.device);

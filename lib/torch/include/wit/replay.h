@@ -30,6 +30,8 @@ struct ResponseOptions {
   // with another step must regenerate with it, or its states miss their
   // logged roots. The attack suite's forger uses this.
   std::function<StepOutput(const Manifest&, TrainState&, const BatchRecords&, int64_t step)> step_fn;
+  // Likewise the initial state it started from (default: generated from the seed).
+  std::function<TrainState(const Manifest&, ByteView seed)> init_fn;
 };
 
 // Builds the response to `c` from a run directory. Throws wit::Error when the
