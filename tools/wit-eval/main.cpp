@@ -40,7 +40,7 @@ int show(const std::string& path) {
               << "  eval id          " << e.id().hex() << "\n"
               << "  run              " << e.run_id.hex() << "\n"
               << "  checkpoint root  " << e.checkpoint_root.hex() << " (the run's log has it at step " << e.step << ")\n"
-              << "  eval set root    " << e.eval_root.hex() << " (the eval commitment's root, dataset order)\n"
+              << "  eval set root    " << e.eval_root.hex() << " (the eval commitment's root)\n"
               << "  scores root      " << e.scores_root.hex() << " (RFC 6962 tree of (record leaf, score) pairs)\n"
               << "  metric           " << e.metric << ": mean next-byte loss in nats, top-1 accuracy\n";
     return wit::cli::kOk;
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
         ->type_name("FILE");
     s->add_option("-j,--threads", o.threads, "LibTorch threads (0 = all cores)")->type_name("N");
     s->add_option("--device", o.device, "cpu or cuda")->default_str("cpu");
-    s->add_option("FILE", o.files, "The eval set's files, in commit order")->required();
+    s->add_option("FILE", o.files, "The eval set's files (any order)")->required();
     s->add_flag("-q,--quiet", quiet, "No summary or progress on stderr");
   }
   run->add_option("-o,--output", out, "Eval commitment to write (eval.json)")->required()->type_name("FILE");
