@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   bool no_witnesses = false;  // hidden: bench/dist.sh measures the same run without witnesses
   app.add_flag("--bench-no-witnesses", no_witnesses)->group("");
   app.add_flag("-q,--quiet", o.quiet, "No progress or summary on stderr");
-  app.add_option("FILE", o.files, "The committed data files, in commit order")->required();
+  app.add_option("FILE", o.files, "The committed data files (any order)")->required();
   return wit::cli::run(app, argc, argv, [&]() -> int {
     // Validated before the run directory exists: a refused device leaves nothing behind.
     wit::check_device(o.device);
