@@ -33,6 +33,11 @@ run 2 train --config cfg.json --out E --stop-after -1 && error_is wit-train "sto
 absent E
 run 2 train --config no-such.json --out F && error_is wit-train "no-such.json"
 absent F
+: >empty.txt
+run 0 wit-commit -q -o empty.commit.json empty.txt
+run 2 wit-train --config cfg.json --data empty.commit.json --index empty.widx --out G empty.txt &&
+  error_is wit-train "the training data holds no records: empty.commit.json"
+absent G
 
 # One trainer per run directory: the second is refused, naming the first.
 set -m  # job control: background jobs get Ctrl-C (SIGINT) instead of ignoring it
@@ -40,6 +45,7 @@ wit-train -q -j1 --data data.commit.json --index data.widx --config long.json --
 first=$!
 for _ in $(seq 1 200); do [ -s L/run.wlog ] && break; sleep 0.05; done
 run 2 train -q --config long.json --out L && error_is wit-train "the run directory is in use by pid $first on "
+run 2 wit-log sign L --key L/trainer.key && error_is wit-log "the run directory is in use by pid $first on .*: L/train.lock"
 # Ctrl-C: one line saying what is kept and how to resume, exit 130.
 kill -INT "$first"
 wait "$first"

@@ -140,3 +140,24 @@ TEST_CASE("io: no output may be one of the inputs", "[io]") {
   CHECK_NOTHROW(check_outputs_apart({in, "-"}, {(d / "new.json").string(), "-", "/dev/null", "/dev/null"}));
   fs::remove_all(d);
 }
+
+TEST_CASE("io: an interrupted process leaves no temporary behind", "[io]") {
+  const fs::path d = fresh_dir("live");
+  const pid_t p = ::fork();
+  REQUIRE(p >= 0);
+  if (p == 0) {
+    AtomicFile a((d / "a.json").string()), b((d / "b.widx").string(), true);
+    a.write("half");
+    b.write("half");
+    { AtomicFile c((d / "c.json").string()); c.write("whole"); c.commit(); }
+    remove_live_temporaries();  // what the Ctrl-C handler does before it exits
+    ::_exit(0);
+  }
+  int st = 0;
+  ::waitpid(p, &st, 0);
+  REQUIRE(WIFEXITED(st));
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(d)) left.push_back(e.path().filename().string());
+  CHECK(left == std::vector<std::string>{"c.json"});
+  fs::remove_all(d);
+}

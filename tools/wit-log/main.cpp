@@ -8,6 +8,7 @@
 #include "wit/error.h"
 #include "wit/io.h"
 #include "wit/manifest.h"
+#include "wit/run_lock.h"
 #include "wit/runlog.h"
 #include "wit/sign.h"
 #include "wit/wlog.h"
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
       return wit::cli::kOk;
     }
     if (*sign) {
+      const wit::FileLock lock = wit::lock_run_dir(run);  // not while wit-train writes the run
       wit::TreeHead h = wit::sign_run_head(run, wit::load_key(key_path), time, repair);
       std::cout << h.to_json().dump(2) << "\n";
       if (!quiet) wit::cli::note("signed head of size " + std::to_string(h.size) + " appended to " + rp.heads());

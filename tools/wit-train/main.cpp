@@ -7,9 +7,11 @@
 #include <optional>
 
 #include "wit/cli.h"
+#include "wit/commitment.h"
 #include "wit/device.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/run_lock.h"
 #include "wit/trainer.h"
 
 namespace fs = std::filesystem;
@@ -52,15 +54,18 @@ int main(int argc, char** argv) {
   return wit::cli::run(app, argc, argv, [&]() -> int {
     // Validated before the run directory exists: a refused device leaves nothing behind.
     wit::check_device(o.device);
+    // Said here, not as the manifest's "'n' out of range", which blames the config.
+    if (wit::Commitment::load(o.commit_path).n == 0)
+      throw wit::Error("the training data holds no records", o.commit_path, "commit a dataset with at least batch_size records");
     std::optional<wit::FileLock> lock;
     bool created = false;
-    const std::string lock_path = (fs::path(o.out_dir) / "train.lock").string();
+    const std::string lock_path = (fs::path(o.out_dir) / wit::kRunLockFile).string();
     if (writes_the_run()) {
       std::error_code ec;
       created = !fs::exists(o.out_dir, ec);
       if (created && !fs::create_directories(o.out_dir, ec) && ec)
         throw wit::Error("cannot create the run directory: " + ec.message(), o.out_dir);
-      lock.emplace(wit::FileLock::try_hold(lock_path, "the run directory"));
+      lock.emplace(wit::lock_run_dir(o.out_dir));
       wit::cli::set_interrupt_note(o.out_dir + " keeps every step up to its last checkpoint; rerun the same command to resume");
     }
     // A run directory this command created and left empty is removed again.

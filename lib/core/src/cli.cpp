@@ -43,6 +43,7 @@ std::string g_interrupt_line[2];
 volatile std::sig_atomic_t g_interrupt_slot = 0;
 
 void on_sigint(int) {
+  remove_live_temporaries();  // an output half-written is no output
   const std::string& line = g_interrupt_line[g_interrupt_slot];
   if (::isatty(2)) {
     [[maybe_unused]] ssize_t w = ::write(2, "\r\033[K", 4);  // the progress bar's line

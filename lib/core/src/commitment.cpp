@@ -487,7 +487,8 @@ Dataset::Dataset(const Commitment& c, const std::vector<std::string>& paths, uns
     : files_(RecordFiles::open(c.reader, paths)), tree_(files_, threads) {
   if (auto why = first_mismatch(c, c.reader, files_, tree_, threads))
     throw Error("data files do not match the commitment: " + *why, "",
-                "pass the files committed, in the same order; the commitment must be the one wit-commit wrote");
+                "pass the files committed (their order does not change the tree), with the commitment wit-commit "
+                "wrote for them");
 }
 
 std::string Dataset::record(uint64_t i) const {

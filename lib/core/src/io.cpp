@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -101,6 +102,42 @@ std::string read_file(const std::string& path) {
   return std::string(f.view().str());
 }
 
+namespace {
+
+// The temporaries of live AtomicFiles, where a signal handler can reach them:
+// a slot is free (0), being filled (1) or holds a path (2); lock-free atomics
+// and unlink(2) are all a handler may use.
+constexpr int kLiveSlots = 64;
+struct LiveSlot {
+  std::atomic<int> state{0};
+  char path[4096];
+};
+LiveSlot g_live[kLiveSlots];
+
+int live_add(const std::string& p) {
+  if (p.size() >= sizeof g_live[0].path) return -1;
+  for (int i = 0; i < kLiveSlots; i++) {
+    int free = 0;
+    if (!g_live[i].state.compare_exchange_strong(free, 1)) continue;
+    std::memcpy(g_live[i].path, p.c_str(), p.size() + 1);
+    g_live[i].state.store(2);
+    return i;
+  }
+  return -1;  // more than kLiveSlots at once: the next writer's stale clean-up removes it
+}
+
+void live_remove(int& slot) {
+  if (slot >= 0) g_live[slot].state.store(0);
+  slot = -1;
+}
+
+}  // namespace
+
+void remove_live_temporaries() noexcept {
+  for (LiveSlot& s : g_live)
+    if (s.state.load() == 2) ::unlink(s.path);
+}
+
 bool is_terminal_stdout() { return ::isatty(1); }
 bool is_terminal_stderr() { return ::isatty(2); }
 
@@ -139,9 +176,11 @@ AtomicFile::AtomicFile(const std::string& path, bool binary, mode_t mode) : path
   // Held until the file is renamed or removed: a locked temporary is a live writer's.
   ::flock(fd_, LOCK_EX);
   ::fchmod(fd_, mode);
+  live_ = live_add(tmp_);
 }
 
 AtomicFile::~AtomicFile() {
+  live_remove(live_);
   if (fd_ >= 0) ::close(fd_);
   if (!stdout_ && !direct_ && !done_ && !tmp_.empty()) ::unlink(tmp_.c_str());
 }
@@ -168,6 +207,7 @@ void AtomicFile::commit() {
   fd_ = -1;
   if (::rename(tmp_.c_str(), target_.c_str()) != 0)
     throw Error("cannot rename into place: " + lower_first(errno_text()), path_);
+  live_remove(live_);
   done_ = true;
   // Make the rename durable too.
   sync_parent_dir(target_);

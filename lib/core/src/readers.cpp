@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
-#include <iterator>
 #include <limits>
 #include <mutex>
 #include <system_error>
@@ -168,54 +167,19 @@ class FortuneSource : public SingleFileSource {
   std::vector<Rec> recs_;
 };
 
-// An input iterator over a line that records how far nlohmann's lexer has
-// read, so the handler learns where the field's string literal lies.
-class TrackingIter {
- public:
-  using iterator_category = std::input_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = const char&;
-  TrackingIter(const char* p, const char** read_to) : p_(p), read_to_(read_to) {}
-  reference operator*() const { return *p_; }
-  TrackingIter& operator++() {
-    *read_to_ = ++p_;
-    return *this;
-  }
-  TrackingIter operator++(int) {
-    TrackingIter t = *this;
-    ++*this;
-    return t;
-  }
-  bool operator==(const TrackingIter& o) const { return p_ == o.p_; }
-  bool operator!=(const TrackingIter& o) const { return p_ != o.p_; }
-
- private:
-  const char* p_;
-  const char** read_to_;
-};
-
 // SAX handler that checks one JSONL line is an object and extracts the string
-// value of `field` at its top level. No DOM is built: only the value is kept,
-// with the position of its literal in the line.
+// value of `field` at its top level: the reference for what a valid line is.
+// No DOM is built: only the value is kept.
 struct FieldFinder {
   using json = nlohmann::json;
   explicit FieldFinder(const std::string& f) : field(f) {}
 
   const std::string& field;
-  const char* read_to = nullptr;  // end of what the lexer has read
   int depth = 0;
   bool next_is_field = false;  // the key just read at depth 1 was `field`
   bool not_object = false, duplicate = false, found = false;
   const char* type = nullptr;  // JSON type of the field's value
   std::string value;           // the field's value, when a string
-  // Where the lexer stood after the field's key and after its string value.
-  // The lexer reads a string token up to its closing quote and no further, so
-  // [first '"' after key_end, value_end) should be the value's literal;
-  // JsonlSource checks that before relying on it.
-  const char* key_end = nullptr;
-  const char* value_end = nullptr;
   // Parse error, if any.
   bool syntax_error = false;
   uint64_t error_column = 0;
@@ -226,7 +190,6 @@ struct FieldFinder {
     next_is_field = not_object = duplicate = found = syntax_error = false;
     type = nullptr;
     value.clear();
-    key_end = value_end = nullptr;
   }
 
   // A scalar, or the start of an object or array. False aborts the parse.
@@ -248,10 +211,7 @@ struct FieldFinder {
   bool number_float(json::number_float_t, const json::string_t&) { return on_value("number"); }
   bool binary(json::binary_t&) { return on_value("binary"); }
   bool string(json::string_t& s) {
-    if (depth == 1 && next_is_field) {
-      value.assign(s);  // a copy: moving would take the lexer's buffer, reallocated per string
-      value_end = read_to;
-    }
+    if (depth == 1 && next_is_field) value.assign(s);  // a copy: moving would take the lexer's buffer
     return on_value("string");
   }
   bool start_object(std::size_t) {
@@ -280,7 +240,6 @@ struct FieldFinder {
         return false;
       }
       found = next_is_field = true;
-      key_end = read_to;
     }
     return true;
   }
@@ -305,9 +264,7 @@ struct FieldFinder {
   // Parses [b, e); true when the line is an object with a string `field`.
   bool parse(const char* b, const char* e) {
     reset();
-    read_to = b;
-    return json::sax_parse(TrackingIter(b, &read_to), TrackingIter(e, &read_to), this,
-                           json::input_format_t::json, /*strict=*/true) &&
+    return json::sax_parse(b, e, this, json::input_format_t::json, /*strict=*/true) &&
            found && std::strcmp(type, "string") == 0;
   }
 };

@@ -60,12 +60,16 @@ class AtomicFile {
 
  private:
   std::string path_, target_, tmp_;
-  int fd_ = -1;
+  int fd_ = -1, live_ = -1;  // live_: this temporary's slot for remove_live_temporaries
   bool stdout_ = false, direct_ = false, done_ = false;
 };
 
 // Convenience: atomically replace `path` ("-" = stdout) with `content`.
 void write_file_atomic(const std::string& path, const std::string& content, bool binary = false);
+
+// Async-signal-safe: removes the temporary file of every AtomicFile not yet
+// committed or destroyed, for a signal handler that ends the process (Ctrl-C).
+void remove_live_temporaries() noexcept;
 
 // Removes PATH.tmp.* files beside `path` that no live writer holds (see
 // AtomicFile), so a kill during a write leaves nothing behind for long.
