@@ -201,6 +201,11 @@ absent t4.partial.json
 run 0 "$FORGE" swap-state --bundle p.wbundle --step "$off_ckpt" -o t5.wbundle
 run 1 wit-replay verify -q --bundle t5.wbundle p.json -o t5.report.json
 grep -q "holds step" t5.report.json && ok || fail "a state of another step: wrong reason"
+# a state member larger than any state of the manifest's model: refused before it is decoded
+run 0 "$FORGE" pad-state --bundle p.wbundle --step "$off_ckpt" -o t6.wbundle
+run 2 wit-replay verify -q --bundle t6.wbundle p.json -o t6.report.json
+error_is wit-replay "more than its kind can hold"
+absent t6.report.json
 head -c 5000 p.wbundle >trunc.wbundle
 run 2 wit-replay verify -q --bundle trunc.wbundle p.json
 error_is wit-replay 'trunc.wbundle'

@@ -164,7 +164,8 @@ int main(int argc, char** argv) {
   auto* rw = app.add_subcommand("rewrite-entry", "Rewrite a log entry in a response bundle, keeping its old proof");
   auto* dr = app.add_subcommand("drop-state", "Leave a state out of a response bundle");
   auto* sw = app.add_subcommand("swap-state", "Answer the state after STEP with the state after STEP - 1");
-  for (auto* s : {ts, rw, dr, sw}) {
+  auto* pd = app.add_subcommand("pad-state", "Make the state after STEP 1 MiB larger than any state of the model");
+  for (auto* s : {ts, rw, dr, sw, pd}) {
     s->add_option("--bundle", in)->required();
     s->add_option("--step", step)->required();
     s->add_option("-o,--output", out)->required();
@@ -198,10 +199,15 @@ int main(int argc, char** argv) {
       write_file_atomic(out, forged.to_json().dump(2) + "\n");
       return 0;
     }
-    if (*ts || *rw || *dr || *sw) {
+    if (*ts || *rw || *dr || *sw || *pd) {
       Bundle b = Bundle::load(in);
       char name[64];
-      if (*sw) {
+      if (*pd) {
+        std::snprintf(name, sizeof name, "state/%06lld.safetensors", static_cast<long long>(step));
+        Bytes bytes = b.get(name);
+        bytes.resize(bytes.size() + (size_t(1) << 20), 0);
+        b.put(name, bytes);
+      } else if (*sw) {
         char prev[64];
         std::snprintf(name, sizeof name, "state/%06lld.safetensors", static_cast<long long>(step));
         std::snprintf(prev, sizeof prev, "state/%06lld.safetensors", static_cast<long long>(step - 1));

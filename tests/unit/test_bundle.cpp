@@ -492,7 +492,7 @@ TEST_CASE("bundle member lengths are bounded by their kind, and buffers grow wit
   const Bytes lying = cat({header_of(declared), frame_of(part, false)});
 
   // The kind's bound refuses it before anything is allocated.
-  const MemberLimit limit = [](const std::string& n) -> uint64_t { return n.rfind("ckpt/", 0) == 0 ? 1u << 20 : 1u << 10; };
+  const MemberLimit limit = [](const std::string& n, const Bundle&) -> uint64_t { return n.rfind("ckpt/", 0) == 0 ? 1u << 20 : 1u << 10; };
   try {
     Bundle::decode(lying, "x.bundle", uint64_t(16) << 30, limit);
     FAIL("decoded");

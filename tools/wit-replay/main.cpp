@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     }
     wit::Bundle b;
     if (!bundle_path.empty()) {
-      b = wit::Bundle::load(bundle_path);
+      b = wit::Bundle::load(bundle_path, wit::response_member_limit());
     } else {
       ro.run = run;
       ro.threads = threads;

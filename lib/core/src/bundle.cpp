@@ -366,7 +366,7 @@ Bundle Bundle::decode(ByteView b, const std::string& where, uint64_t max_size, c
       throw Error("bundle member " + name + " (" + std::to_string(len) + " bytes) runs past the end of the payload",
                   at_payload(where, start));
     if (limit) {
-      const uint64_t cap = limit(name);
+      const uint64_t cap = limit(name, out);
       if (len > cap)
         throw Error("bundle member " + name + " declares " + std::to_string(len) + " bytes, more than its kind can hold (" +
                         std::to_string(cap) + ")",

@@ -98,17 +98,19 @@ Manifest Manifest::from_json(const json& j, const std::string& where) {
   m.opt.grad_clip = r.number(o, "grad_clip", 0, 1e9);
   const json& s = r.obj(j, "schedule");
   if (s.value("name", std::string()) != "warmup-cosine") r.bad("schedule name must be \"warmup-cosine\"");
-  m.schedule.warmup = r.integer(s, "warmup", 0, int64_t(1) << 40);
+  m.schedule.warmup = r.integer(s, "warmup", 0, kMaxSteps);
   m.schedule.min_lr_ratio = r.number(s, "min_lr_ratio", 0, 1);
   m.batch_size = r.integer(j, "batch_size", 1, 1 << 20);
-  m.steps = r.integer(j, "steps", 1, int64_t(1) << 40);
-  m.checkpoint_every = r.integer(j, "checkpoint_every", 1, int64_t(1) << 40);
-  m.head_every = r.integer(j, "head_every", 1, int64_t(1) << 40);
+  // A billion steps is far beyond any run (GPT-3 took under 10^6); a larger
+  // value is a typo that would make every step index and log size absurd.
+  m.steps = r.integer(j, "steps", 1, kMaxSteps);
+  m.checkpoint_every = r.integer(j, "checkpoint_every", 1, kMaxSteps);
+  m.head_every = r.integer(j, "head_every", 1, kMaxSteps);
   const json& f = r.obj(j, "fingerprint");
   m.fp.sketch_k = r.integer(f, "sketch_k", 64, 1 << 24);
   if (m.fp.sketch_k & (m.fp.sketch_k - 1)) r.bad("'sketch_k' must be a power of two");
   m.fp.sketch_seed = r.hash(f, "sketch_seed");
-  m.fp.probe_every = r.integer(f, "probe_every", 1, int64_t(1) << 40);
+  m.fp.probe_every = r.integer(f, "probe_every", 1, kMaxSteps);
   m.fp.probe_records = r.integer(f, "probe_records", 1, 1 << 16);
   m.fp.probe_dim = r.integer(f, "probe_dim", 1, 1 << 20);
   const json& d = r.obj(j, "data");

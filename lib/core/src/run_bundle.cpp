@@ -124,7 +124,8 @@ RunBundle RunBundle::decode(ByteView data, const std::string& where) {
   RunBundle b;
   b.path = where;
   b.archive = true;
-  const Bundle z = Bundle::decode(data, where, kRunBundleMaxBytes, run_bundle_member_limit);
+  const Bundle z = Bundle::decode(data, where, kRunBundleMaxBytes,
+                                  [](const std::string& n, const Bundle&) { return run_bundle_member_limit(n); });
   if (z.members().size() > kRunBundleMaxMembers) throw Error("bundle has too many members", where);
   for (const auto& [name, bytes] : z.members()) b.files[name] = std::string(bytes.begin(), bytes.end());
   return b;

@@ -19,6 +19,7 @@
 #include "wit/index.h"
 #include "wit/io.h"
 #include "wit/manifest.h"
+#include "wit/model_spec.h"
 #include "wit/merkle.h"
 #include "wit/order.h"
 #include "wit/progress.h"
@@ -70,6 +71,26 @@ struct Needs {
 }  // namespace
 
 // ---------------------------------------------------------------- respond
+
+MemberLimit response_member_limit() {
+  return [](const std::string& name, const Bundle& before) -> uint64_t {
+    constexpr uint64_t kSmall = uint64_t(64) << 20;
+    if (name.rfind("log/", 0) == 0)  // hex of the largest entry a log may hold, and its audit path
+      return 2 * (96 + 5 * (4 + 4 * uint64_t(kMaxEntryFloats))) + (uint64_t(1) << 20);
+    if (name.rfind("state/", 0) == 0) {
+      if (!before.has("manifest.json")) return kSmall;  // no manifest: nothing can be a state
+      try {
+        const Manifest mf = Manifest::from_json(json::parse(before.get_text("manifest.json")), "manifest.json");
+        const uint64_t params = param_count(mf.model), tensors = 3 * gpt_params(mf.model).size() + 1;
+        return 12 * params + 8 + tensors * 512 + (uint64_t(1) << 16);
+      } catch (const std::exception&) {
+        return kSmall;
+      }
+    }
+    if (name.rfind("batch/", 0) == 0) return uint64_t(1) << 30;
+    return kSmall;
+  };
+}
 
 Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   set_torch_threads(opt.threads);

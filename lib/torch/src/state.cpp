@@ -10,6 +10,7 @@
 
 #include "state_impl.h"
 #include "wit/state_root.h"
+#include "wit/device.h"
 #include "wit/error.h"
 #include "wit/model_spec.h"
 #include "wit/sketch.h"
@@ -22,14 +23,8 @@ TrainState::TrainState(TrainState&&) noexcept = default;
 TrainState& TrainState::operator=(TrainState&&) noexcept = default;
 
 torch::Device parse_device(const std::string& device) {
-  if (device == "cpu") return torch::kCPU;
-  if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
-    if (!torch::cuda::is_available())
-      throw Error("cuda requested but this LibTorch has no CUDA device", "--device " + device,
-                  "use --device cpu");
-    return torch::Device(device);
-  }
-  throw Error("unknown device '" + device + "'", "--device", "use cpu or cuda");
+  check_device(device);  // the one rule of what a --device value may be
+  return device == "cpu" ? torch::Device(torch::kCPU) : torch::Device(device);
 }
 
 void TrainState::Impl::setup(const ModelConfig& c, const std::string& dev) {

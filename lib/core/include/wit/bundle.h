@@ -18,7 +18,11 @@ inline constexpr uint32_t kBundleVersion = 1;
 // The most bytes a member of this name can hold, from what its kind can be
 // (a state by its parameter count, a log entry by its format); checked
 // against each member's declared length before anything is allocated for it.
-using MemberLimit = std::function<uint64_t(const std::string& name)>;
+class Bundle;
+
+// The most bytes member `name` may declare, given the members decoded before
+// it (names are in byte order, so e.g. "manifest.json" precedes "state/...").
+using MemberLimit = std::function<uint64_t(const std::string& name, const Bundle& before)>;
 
 class Bundle {
  public:

@@ -14,6 +14,9 @@
 
 namespace wit {
 
+// The most steps a run may declare (and so any step interval).
+inline constexpr int64_t kMaxSteps = 1000000000;
+
 inline constexpr const char* kManifestFormat = "wit.run";
 inline constexpr int kManifestVersion = 2;
 

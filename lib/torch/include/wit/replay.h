@@ -34,6 +34,12 @@ struct ResponseOptions {
   std::function<TrainState(const Manifest&, ByteView seed)> init_fn;
 };
 
+// What each member of a response bundle can hold, so a bundle declaring a
+// huge member is refused before anything is allocated: a state by the
+// manifest's parameter count (12 bytes each, plus its header), a log entry by
+// its format, anything else by a fixed cap.
+MemberLimit response_member_limit();
+
 // Builds the response to `c` from a run directory. Throws wit::Error when the
 // run cannot answer (head not in RUN/run.heads, data missing, ...).
 Bundle build_response(const Challenge& c, const ResponseOptions& opt);
