@@ -526,7 +526,7 @@ TEST_CASE("bundle member lengths are bounded by their kind, and buffers grow wit
   Bytes big(3 << 20);
   for (size_t i = 0; i < big.size(); i++) big[i] = uint8_t(i * 7);
   b.put("ckpt/big", big);
-  const Bundle back = Bundle::decode(b.encode(), "x", uint64_t(16) << 30, [](const std::string&) { return uint64_t(4) << 20; });
+  const Bundle back = Bundle::decode(b.encode(), "x", uint64_t(16) << 30, [](const std::string&, const Bundle&) { return uint64_t(4) << 20; });
   CHECK(back.get("ckpt/big") == big);
   CHECK(back.members() == b.members());
 }
