@@ -263,7 +263,7 @@ TEST_CASE("tokens: windows, partial window, odd size", "[readers]") {
   CHECK(error_of([&] { RecordSource::open(tokens_spec(3), odd); }).first ==
         "token file has odd size: " + odd + " at byte 14");
   CHECK(error_of([&] { RecordSource::open(tokens_spec(0), f); }).first ==
-        "invalid reader spec: seq_len must be between 1 and 4294967296 for the tokens reader");
+        "invalid reader spec: --seq-len (seq_len) must be between 1 and 4294967296 for the tokens reader");
 }
 
 TEST_CASE("files: nested directories in bytewise order", "[readers]") {
@@ -344,7 +344,7 @@ TEST_CASE("reader spec JSON", "[readers]") {
         "invalid reader spec: unexpected key 'field' for reader 'lines': c.json");
   CHECK(err(R"({"kind":"tokens"})") == "invalid reader spec: missing 'seq_len': c.json");
   CHECK(err(R"({"kind":"tokens","seq_len":-4})") ==
-        "invalid reader spec: seq_len must be between 1 and 4294967296 for the tokens reader: "
+        "invalid reader spec: --seq-len (seq_len) must be between 1 and 4294967296 for the tokens reader: "
         "c.json");
   CHECK(err(R"({"kind":"tokens","seq_len":4.5})") ==
         "invalid reader spec: 'seq_len' is not an integer: c.json");

@@ -79,6 +79,9 @@ int main(int argc, char** argv) {
       std::error_code ec;
       if (f != "-" && std::filesystem::is_regular_file(f, ec)) total += std::filesystem::file_size(f, ec);
     }
+    // Text readers read every file twice (the records, then the source
+    // digest); the tokens reader's digest reuses its record leaves.
+    if (spec.kind != wit::ReaderKind::kTokens) total *= 2;
     wit::Progress progress("hashing", total, "B", quiet);
     auto t0 = std::chrono::steady_clock::now();
     // Both outputs are staged first and renamed into place at the end, the
@@ -101,11 +104,16 @@ int main(int argc, char** argv) {
     std::snprintf(rate, sizeof rate, "%.2fs, %s/s", secs, wit::human_bytes(secs > 0 ? double(bytes) / secs : 0).c_str());
     progress.finish();
     if (!quiet)
-      wit::cli::note("committed " + std::to_string(r.commitment.records) + " records (" +
+      wit::cli::note("committed " + wit::cli::count_of(r.commitment.records, "record") + " (" +
                      std::to_string(r.commitment.n) + " distinct) from " +
-                     std::to_string(r.commitment.sources.size()) + " file(s), " + wit::human_bytes(double(bytes)) +
+                     wit::cli::count_of(r.commitment.sources.size(), "file") + ", " + wit::human_bytes(double(bytes)) +
                      " in " + rate + "; root " + r.commitment.root.hex().substr(0, 16) +
                      (index_path.empty() ? "" : "; index " + index_path));
+    if (!quiet && spec.kind == wit::ReaderKind::kFortune)
+      for (const auto& s : r.commitment.sources)
+        if (s.records == 1 && s.size > 0)
+          wit::cli::note("warning: " + s.path + " has no '%' separator line, so it is one record (is it a fortune file? "
+                         "--reader lines makes one record a line)");
     return wit::cli::kOk;
   });
 }

@@ -200,4 +200,8 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
   }
 }
 
+std::string count_of(uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many.empty() ? one + "s" : many);
+}
+
 }  // namespace wit::cli

@@ -667,7 +667,7 @@ constexpr KindName kKinds[] = {{ReaderKind::kJsonl, "jsonl"},
 std::string spec_problem(const ReaderSpec& s) {
   if (s.kind == ReaderKind::kJsonl && s.field.empty()) return "jsonl field name is empty";
   if (s.kind == ReaderKind::kTokens && (s.seq_len < 1 || s.seq_len > kMaxSeqLen))
-    return "seq_len must be between 1 and " + std::to_string(kMaxSeqLen) + " for the tokens reader";
+    return "--seq-len (seq_len) must be between 1 and " + std::to_string(kMaxSeqLen) + " for the tokens reader";
   return "";
 }
 

@@ -1,6 +1,7 @@
 // Shared plumbing for the thin tool mains: CLI11 set-up, the exit-status
 // contract (0 yes, 1 no, 2 error) and one-line error messages.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -36,6 +37,8 @@ void set_interrupt_note(const std::string& note);
 
 // Prints "TOOL: <msg>" on stderr (summaries and notes; callers decide about --quiet).
 void note(const std::string& msg);
+// "1 record", "2 records": a count with its noun (plural by an s, or `many`).
+std::string count_of(uint64_t n, const std::string& one, const std::string& many = "");
 const std::string& tool_name();
 
 }  // namespace wit::cli
