@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string run, bundle_path, challenge_path, out = "-", calib_path, device = "cpu";
   unsigned threads = 0, threads_a = 1, threads_b = 2;
-  int cal_steps = 2;
+  int cal_steps = 2, verify_cal_steps = 0;
   double margin = 10;
   bool quiet = false;
   wit::ResponseOptions ro;
@@ -37,7 +37,9 @@ int main(int argc, char** argv) {
   verify->add_option("CHALLENGE", challenge_path, "Challenge JSON")->required();
   verify->add_option("-o,--output", out, "Report JSON to write (- = stdout)");
   verify->add_option("--calibration", calib_path, "Noise measured by 'wit-replay calibrate' (default: measure on this bundle)");
-  verify->add_option("--calibration-steps", cal_steps, "Steps to measure noise on when calibrating here")->default_str("2");
+  verify->add_option("--calibration-steps", verify_cal_steps,
+                     "Measure noise on the first N transitions only (default 0: on every transition itself)")
+      ->default_str("0");
   verify->add_option("--margin", margin, "Threshold = margin x max(measured noise, float32 rounding)")->default_str("10");
 
   auto* calibrate = app.add_subcommand("calibrate", "Measure replay noise between two thread counts on a bundle's steps");
@@ -88,7 +90,7 @@ int main(int argc, char** argv) {
     vo.threads = threads;
     vo.device = device;
     vo.margin = margin;
-    vo.calibration_steps = cal_steps;
+    vo.calibration_steps = verify_cal_steps;
     vo.quiet = quiet;
     if (!calib_path.empty()) vo.calibration = wit::Calibration::load(calib_path);
     wit::Report r = wit::verify_response(b, c, vo);

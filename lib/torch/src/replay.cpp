@@ -399,6 +399,35 @@ Distances distances(const TrainState& before, const TrainState& ref_state, const
   return d;
 }
 
+// The replay noise of transition s, folded into `cal` (largest so far per
+// field): replay A with threads_a, and two other orders of the same sums,
+// each measured against A as if A were the logged state: another thread
+// count, and the batch's gradient summed from two shares (as two
+// data-parallel ranks, or a BLAS that blocks the batch dimension, would).
+// Parameters whose true gradient is zero (an attention key's bias) turn such
+// rounding into Adam updates of their own; this is where it shows, and it
+// varies from step to step, which is why verify measures every transition.
+void measure_noise(Verifier& v, int64_t s, unsigned threads_a, unsigned threads_b, Calibration& cal) {
+  BatchRecords batch = v.batch(s);
+  set_torch_threads(threads_a);
+  Replayed a = replay_from(v, s, batch);
+  std::vector<Replayed> others;
+  set_torch_threads(threads_b);
+  others.push_back(replay_from(v, s, batch));
+  if (batch.size() >= 2) {
+    set_torch_threads(threads_a);
+    others.push_back(replay_from(v, s, batch, 2));
+  }
+  auto note = [&](const std::string& f, double floors) {
+    cal.noise[f] = std::max(cal.noise.value(f, 0.0), std::isfinite(floors) ? floors : 0.0);
+  };
+  for (const Replayed& o : others) {
+    Distances d = distances(v.state(s - 1), a.after, a.out.losses, a.out.grad_norm, a.probe, o);
+    for (const auto& [f, fd] : d.state) note(f, fd.floors);
+    for (const auto& [f, x] : d.scalar) note(f, x / kRoundingEps);
+  }
+}
+
 json num(double x) { return std::isfinite(x) ? json(x) : json("inf"); }
 
 }  // namespace
@@ -424,30 +453,7 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
   for (int64_t s : steps) {
     if (int(cal.steps.size()) >= max_steps) break;
     try {
-      BatchRecords batch = v.batch(s);
-      set_torch_threads(threads_a);
-      Replayed a = replay_from(v, s, batch);
-      // Two other orders of the same sums, each measured against replay a as
-      // if a were the logged state: another thread count, and the batch's
-      // gradient summed from two shares (as two data-parallel ranks, or a
-      // BLAS that blocks the batch dimension, would). Parameters whose true
-      // gradient is zero (an attention key's bias) turn such rounding into
-      // Adam updates of their own; this is where it shows.
-      std::vector<Replayed> others;
-      set_torch_threads(threads_b);
-      others.push_back(replay_from(v, s, batch));
-      if (batch.size() >= 2) {
-        set_torch_threads(threads_a);
-        others.push_back(replay_from(v, s, batch, 2));
-      }
-      auto note = [&](const std::string& f, double floors) {
-        cal.noise[f] = std::max(cal.noise[f].get<double>(), std::isfinite(floors) ? floors : 0.0);
-      };
-      for (const Replayed& o : others) {
-        Distances d = distances(v.state(s - 1), a.after, a.out.losses, a.out.grad_norm, a.probe, o);
-        for (const auto& [f, fd] : d.state) note(f, fd.floors);
-        for (const auto& [f, x] : d.scalar) note(f, x / kRoundingEps);
-      }
+      measure_noise(v, s, threads_a, threads_b, cal);
       cal.steps.push_back(s);
       v.forget_before(s);
     } catch (const Verifier::Reject& r) {
@@ -506,6 +512,8 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
   json checks = json::array();
   std::string verdict_reason;
   Calibration cal;
+  const unsigned other_threads = opt.threads > 1 ? opt.threads : 2;
+  const bool per_step = !opt.calibration && opt.calibration_steps <= 0;
   try {
     v.load_common();
   } catch (const Verifier::Reject& r) {
@@ -516,14 +524,18 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
       cal = *opt.calibration;
       if (!cal.run_id.empty() && cal.run_id != v.run_id.hex() && !opt.quiet)
         cli::note("calibration was measured on another run; using it anyway");
-    } else {
-      const unsigned n = opt.threads ? opt.threads : 2;
+    } else if (opt.calibration_steps > 0) {
       try {
-        cal = calibrate(b, c, 1, n == 1 ? 2 : n, opt.calibration_steps, opt.device);
+        cal = calibrate(b, c, 1, other_threads, opt.calibration_steps, opt.device);
       } catch (const Error& e) {
         verdict_reason = std::string("cannot measure replay noise: ") + e.what();
       }
       v.states.clear();
+    } else {
+      // Every transition is measured on itself, just before it is judged.
+      cal.run_id = v.run_id.hex();
+      cal.threads = {1, other_threads};
+      for (const char* f : kReplayFields) cal.noise[f] = 0.0;
     }
   }
   set_torch_threads(opt.threads);
@@ -540,6 +552,11 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
       BatchRecords batch = v.batch(s);
       const TrainState& after = v.state(s);
       v.state(s - 1);
+      if (per_step) {
+        measure_noise(v, s, 1, other_threads, cal);
+        cal.steps.push_back(s);
+        set_torch_threads(opt.threads);
+      }
       // The logged sketches must be those of the logged state (they are
       // witnesses for plots and cheap distances; the verdict never rests on them).
       const LogEntry& logged = v.entry(s);

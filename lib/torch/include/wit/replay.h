@@ -70,7 +70,7 @@ struct VerifyOptions {
   unsigned threads = 0;
   std::string device = "cpu";
   std::optional<Calibration> calibration;  // none: calibrate on the bundle's first steps
-  int calibration_steps = 2;
+  int calibration_steps = 0;                // 0: measure the noise of every transition on itself
   double margin = 10;                       // threshold = margin x max(1, noise) rounding floors
   bool quiet = false;
 };
