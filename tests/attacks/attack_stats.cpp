@@ -21,8 +21,10 @@ using nlohmann::json;
 // --fields REPORT TAMPERED: how the tampered steps failed. Prints
 // "tampered weights-or-adam_m N/M" (failed on the full comparison of W or m)
 // and "tampered sketch-blind N/M" (the fingerprint-only distance, sketch_replay,
-// no larger than 10 x the largest of the honest steps: the sketches alone
-// would have passed them).
+// at most 10^-4 of the logged sketch update: below the thresholds the old
+// sketch-only verifier used, about 10^-5 at the default margin, within a
+// factor of 10, while a step on other data that is not hidden moves it by
+// 10^-2 to 1).
 int fields(const char* report_path, const char* tampered_path) {
   json report = json::parse(read_file(report_path));
   json tj = json::parse(read_file(tampered_path));
@@ -36,15 +38,17 @@ int fields(const char* report_path, const char* tampered_path) {
   for (const auto& c : report["checks"])
     if (!tampered.count(c["step"].get<int64_t>())) honest_max = std::max(honest_max, value(c["distances"], "sketch_replay"));
   int wm = 0, blind = 0, n = 0;
+  double tampered_max = 0;
   for (const auto& c : report["checks"]) {
     if (!tampered.count(c["step"].get<int64_t>())) continue;
     n++;
     const std::string f = c["failed"].is_string() ? c["failed"].get<std::string>() : "";
     wm += f == "weights" || f == "adam_m";
     const double sr = value(c["distances"], "sketch_replay");
-    blind += sr >= 0 && sr <= 10 * honest_max;
+    blind += sr >= 0 && sr <= 1e-4;
+    tampered_max = std::max(tampered_max, sr);
   }
-  std::printf("honest sketch_replay max %.3g\n", honest_max);
+  std::printf("sketch_replay max: honest steps %.3g, tampered steps %.3g\n", honest_max, tampered_max);
   std::printf("tampered weights-or-adam_m %d/%d\n", wm, n);
   std::printf("tampered sketch-blind %d/%d\n", blind, n);
   return 0;
