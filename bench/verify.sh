@@ -73,5 +73,5 @@ echo "|---|---|"
 echo "| bare training step (wit-train --stats) | $(printf '%.2f' "$(calc "$step_s * 1000")") ms |"
 echo "| one replayed transition, all its checks | $(printf '%.2f' "$(calc "$per_check * 1000")") ms ($(ratio "$per_check" "$step_s") x a bare step; target <= 1.3) |"
 params=$(wit-log show run --from 0 --to 0 | grep -o '"n_params":[0-9]*' | cut -d: -f2)
-echo "| response bundle | $bundle_bytes bytes for $k challenges: $(printf '%.0f' "$(calc "$bundle_bytes / $k / 1000")") kB per challenge (one state, zstd: $(printf '%.0f' "$(calc "$params * 12 / 1000")") kB raw) |"
+echo "| response bundle | $bundle_bytes bytes for $k challenges: $(printf '%.0f' "$(calc "$bundle_bytes / $k / 1000")") kB per challenge (a challenge needs two states of $(printf '%.0f' "$(calc "$params * 12 / 1000")") kB each; floats barely compress) |"
 grep -q '"verdict": "certified"' report.json && echo "verdict: certified" || echo "verdict: NOT certified (see report.json)"
