@@ -36,31 +36,6 @@ std::set<int64_t> choose_tampered(int64_t T, double f, uint64_t attack_seed) {
   return out;
 }
 
-// The state with its parameters replaced by `values` (name order), keeping m, v, step.
-TrainState with_params(const Manifest& mf, const TrainState& st, const std::vector<std::vector<float>>& values,
-                       int64_t step) {
-  std::vector<TensorView> ts = st.tensors();
-  std::vector<float> dummy;
-  uint8_t stepb[8];
-  put_le64(stepb, uint64_t(step));
-  size_t p = 0;
-  for (auto& t : ts) {
-    if (t.name == kStepTensor) t.data = ByteView(stepb, 8);
-    else if (t.name.rfind("adam.", 0) != 0) t.data = ByteView(reinterpret_cast<const uint8_t*>(values[p++].data()), 4 * t.numel());
-  }
-  return TrainState::from_tensors(mf.model, ts, "forged state");
-}
-
-std::vector<std::vector<float>> params_of(const TrainState& st) {
-  std::vector<std::vector<float>> out;
-  for (const auto& t : st.tensors())
-    if (t.name != kStepTensor && t.name.rfind("adam.", 0) != 0) {
-      const float* f = reinterpret_cast<const float*>(t.data.data);
-      out.emplace_back(f, f + t.numel());
-    }
-  return out;
-}
-
 // Copies of the state's W and m (name order), to edit and put back.
 struct Editable {
   std::vector<std::vector<float>> w, m;
@@ -312,11 +287,12 @@ int main(int argc, char** argv) {
         if (!init_state) init_state = st.clone();
         TrainState probe = st.clone();
         StepOutput out = train_step(mf, probe, batch);  // losses and moments look real
-        auto a = params_of(*init_state), z = params_of(*final_state);
+        Editable a = editable(probe);
+        const Editable from = editable(*init_state), z = editable(*final_state);
         const float w = float(t) / float(mf.steps);
-        for (size_t p = 0; p < a.size(); p++)
-          for (size_t i = 0; i < a[p].size(); i++) a[p][i] = a[p][i] + w * (z[p][i] - a[p][i]);
-        st = with_params(mf, probe, a, t);
+        for (size_t p = 0; p < a.w.size(); p++)
+          for (size_t i = 0; i < a.w[p].size(); i++) a.w[p][i] = from.w[p][i] + w * (z.w[p][i] - from.w[p][i]);
+        st = with_edits(mf, probe, a);  // m from the real step: only the weights are interpolated
         return out;
       };
     } else if (attack == "nullspace") {
@@ -369,7 +345,9 @@ int main(int argc, char** argv) {
           return TrainState::initial(mf.model, ByteView(other));
         }
         // Someone else's trained weights passed off as a fresh init (step 0, zero moments).
-        return with_params(mf, fresh, params_of(TrainState::load(mf.model, final_ckpt)), 0);
+        Editable e = editable(fresh);
+        e.w = editable(TrainState::load(mf.model, final_ckpt)).w;
+        return with_edits(mf, fresh, e);
       };
     }
     if (*rs && attack == "rank-add-data") {

@@ -54,17 +54,22 @@ json hashes_json(const std::vector<Hash32>& v) {
 // What a challenge needs: log entries, exact states (after step i) and
 // batches (of step i). A replayed transition s needs the states after s - 1
 // and after s; a segment [from, to] is the transitions from + 1 ... to.
+// The transitions a challenge replays: its step challenges, then every step of each segment.
+std::vector<int64_t> transitions(const Challenge& c) {
+  std::vector<int64_t> out = c.steps;
+  for (const Segment& g : c.segments)
+    for (int64_t s = g.from + 1; s <= g.to; s++) out.push_back(s);
+  return out;
+}
+
 struct Needs {
   std::set<int64_t> entries{0}, states, batches;
   explicit Needs(const Challenge& c) {
-    auto transition = [&](int64_t s) {
+    for (int64_t s : transitions(c)) {
       entries.insert({s - 1, s});
       states.insert({s - 1, s});
       batches.insert(s);
-    };
-    for (int64_t s : c.steps) transition(s);
-    for (const Segment& g : c.segments)
-      for (int64_t s = g.from + 1; s <= g.to; s++) transition(s);
+    }
   }
 };
 
@@ -407,8 +412,9 @@ Distances distances(const TrainState& before, const TrainState& ref_state, const
 // Parameters whose true gradient is zero (an attention key's bias) turn such
 // rounding into Adam updates of their own; this is where it shows, and it
 // varies from step to step, which is why verify measures every transition.
-void measure_noise(Verifier& v, int64_t s, unsigned threads_a, unsigned threads_b, Calibration& cal) {
-  BatchRecords batch = v.batch(s);
+// Returns replay A, which a verifier measuring every transition judges too.
+Replayed measure_noise(Verifier& v, int64_t s, const BatchRecords& batch, unsigned threads_a, unsigned threads_b,
+                       Calibration& cal) {
   set_torch_threads(threads_a);
   Replayed a = replay_from(v, s, batch);
   std::vector<Replayed> others;
@@ -426,6 +432,7 @@ void measure_noise(Verifier& v, int64_t s, unsigned threads_a, unsigned threads_
     for (const auto& [f, fd] : d.state) note(f, fd.floors);
     for (const auto& [f, x] : d.scalar) note(f, x / kRoundingEps);
   }
+  return a;
 }
 
 json num(double x) { return std::isfinite(x) ? json(x) : json("inf"); }
@@ -447,13 +454,10 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
   cal.threads = {threads_a, threads_b};
   for (const char* f : kReplayFields) cal.noise[f] = 0.0;
   std::string last_reason;
-  std::vector<int64_t> steps = c.steps;
-  for (const Segment& g : c.segments)
-    for (int64_t s = g.from + 1; s <= g.to; s++) steps.push_back(s);
-  for (int64_t s : steps) {
+  for (int64_t s : transitions(c)) {
     if (int(cal.steps.size()) >= max_steps) break;
     try {
-      measure_noise(v, s, threads_a, threads_b, cal);
+      measure_noise(v, s, v.batch(s), threads_a, threads_b, cal);
       cal.steps.push_back(s);
       v.forget_before(s);
     } catch (const Verifier::Reject& r) {
@@ -552,8 +556,11 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
       BatchRecords batch = v.batch(s);
       const TrainState& after = v.state(s);
       v.state(s - 1);
+      // Measuring every transition on itself: its first replay (one thread)
+      // is the one judged, so the transition costs three replays, not four.
+      std::optional<Replayed> measured;
       if (per_step) {
-        measure_noise(v, s, 1, other_threads, cal);
+        measured = measure_noise(v, s, batch, 1, other_threads, cal);
         cal.steps.push_back(s);
         set_torch_threads(opt.threads);
       }
@@ -566,7 +573,7 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
       thr["sketch"] = kSketchTolerance;
       if (!(d["sketch"].get<double>() <= kSketchTolerance))
         throw Verifier::Reject{"sketch", "the logged sketches of step " + std::to_string(s) + " are not those of its state"};
-      Replayed r = replay_from(v, s, batch);
+      Replayed r = measured ? std::move(*measured) : replay_from(v, s, batch);
       if (r.after.step() != s) throw Verifier::Reject{"state", "the replay of step " + std::to_string(s) + " ends at another step"};
       Distances dd = distances(v.state(s - 1), after, logged.s.losses, logged.s.grad_norm, logged.s.probe, r);
       // For information, what the old fingerprint-only check saw: the replay's
