@@ -221,26 +221,31 @@ struct Fixture {
 
   static std::string challenge_path(const Challenge& c) { return "challenges/" + challenge_member_name(c.seed) + ".json"; }
 
-  // A replay report as wit-replay verify writes it (the fields the board reads).
+  // A replay report as wit-replay verify writes it (the typed report's to_json).
   static json report(const Challenge& c, bool certified = true) {
-    json checks = json::array();
-    for (int64_t s : c.steps)
-      checks.push_back({{"kind", "step"},
-                        {"step", s},
-                        {"pass", certified},
-                        {"failed", certified ? json(nullptr) : json("weights")},
-                        {"distances", {{"weights", certified ? 1e-8 : 1.0}, {"adam_m", 0.0}, {"losses", "inf"}}},
-                        {"thresholds", {{"weights", 1e-6}, {"adam_m", 1e-4}, {"losses", 1e-6}}},
-                        {"seconds", 0.5}});
-    return {{"format", "wit.report"},
-            {"version", kReportVersion},
-            {"run_id", c.head.run_id.hex()},
-            {"head", {{"size", c.head.size}, {"root", c.head.root.hex()}}},
-            {"challenge_seed", c.seed.hex()},
-            {"verdict", certified ? "certified" : "rejected"},
-            {"reason", certified ? json(nullptr) : json("step 3: weights differ")},
-            {"checks", checks},
-            {"margin", 10.0}};
+    ReplayReport r;
+    r.run_id = c.head.run_id;
+    r.head_size = c.head.size;
+    r.head_root = c.head.root;
+    r.challenge_seed = c.seed;
+    r.guarantee = c.guarantee;
+    r.margin = 10;
+    r.verdict = certified ? ReportVerdict::kCertified : ReportVerdict::kRejected;
+    if (!certified) r.reason = "step 3: weights differ";
+    for (int64_t s : c.steps) {
+      ReportCheck k;
+      k.step = s;
+      k.pass = certified;
+      if (!certified) {
+        k.failed = "weights";
+        k.reason = "step 3: weights differ";
+      }
+      k.distances = {{"weights", certified ? 1e-8 : 1.0}, {"adam_m", 0.0}, {"losses", INFINITY}};
+      k.thresholds = {{"weights", 1e-6}, {"adam_m", 1e-4}, {"losses", 1e-6}};
+      k.seconds = 0.5;
+      r.checks.push_back(k);
+    }
+    return r.to_json();
   }
 
   RunBundle bundle(const std::string& name = "honest") const {

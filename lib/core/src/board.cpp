@@ -93,19 +93,6 @@ std::vector<std::string> parse_log_frames(const std::string& data) {
   return out;
 }
 
-// The score of one report check: distances and thresholds as numbers ("inf" allowed).
-std::map<std::string, double> number_map(const json& j, const std::string& where) {
-  std::map<std::string, double> m;
-  if (j.is_null()) return m;
-  if (!j.is_object()) reject(where + ": distances and thresholds must be objects");
-  for (const auto& [k, v] : j.items()) {
-    if (v.is_number()) m[k] = v.get<double>();
-    else if (v.is_string() && v.get<std::string>() == "inf") m[k] = INFINITY;
-    else reject(where + ": '" + k + "' is not a number");
-  }
-  return m;
-}
-
 Hash32 hash_field(const json& j, const char* key, const std::string& where) {
   Hash32 h;
   if (!j.is_object() || !j.contains(key) || !j[key].is_string() || !Hash32::from_hex(j[key].get<std::string>(), h))
@@ -117,17 +104,6 @@ uint64_t uint_field(const json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned())
     reject(where + ": field '" + key + "' is not a non-negative integer");
   return j[key].get<uint64_t>();
-}
-
-// A replay report's envelope (format and version); throws wit::Error when it is not one.
-void check_report_envelope(const json& r, const std::string& where) {
-  if (!r.is_object() || !r.contains("format") || r["format"] != kReportFormat) throw Error("not a replay report", where);
-  if (!r.contains("version") || !r["version"].is_number_integer())
-    throw Error("not a replay report (no version)", where);
-  if (r["version"].get<int64_t>() != kReportVersion)
-    throw Error("unsupported report version " + r["version"].dump() + " (this wit reads version " +
-                    std::to_string(kReportVersion) + ": replay the challenge again with this wit)",
-                where);
 }
 
 std::string path_name(const std::string& path) {
@@ -314,44 +290,18 @@ void judge(Ctx& c) {
     if (ci == e.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
     const Challenge& ch = c.challenges[ci];
     ChallengeState& s = e.challenges[ci];
-    const json r = parse_member(b, where);
-    check_report_envelope(r, where);
-    if (hash_field(r, "run_id", where) != c.run_id) reject(where + " is a report on another run");
-    if (!r.contains("head") || !r["head"].is_object()) reject(where + ": field 'head' is not an object");
-    if (uint_field(r["head"], "size", where) != ch.head.size || hash_field(r["head"], "root", where) != ch.head.root)
+    const ReplayReport r = ReplayReport::from_json(parse_member(b, where), where);
+    if (r.run_id != c.run_id) reject(where + " is a report on another run");
+    if (r.head_size != ch.head.size || r.head_root != ch.head.root)
       reject(where + " is for another head than its challenge's");
-    if (hash_field(r, "challenge_seed", where) != ch.seed)
-      reject(where + " answers another challenge (challenge seed differs)");
-    if (!r.contains("verdict") || !r["verdict"].is_string() ||
-        (r["verdict"] != "certified" && r["verdict"] != "rejected"))
-      reject(where + ": field 'verdict' is not \"certified\" or \"rejected\"");
-    s.verdict = r["verdict"].get<std::string>();
-    if (r.contains("reason") && r["reason"].is_string()) s.reason = r["reason"].get<std::string>();
-    if (!r.contains("checks") || !r["checks"].is_array()) reject(where + ": field 'checks' is not an array");
-    for (const json& k : r["checks"]) {
-      if (!k.is_object() || !k.contains("step") || !k["step"].is_number_integer() || !k.contains("pass") ||
-          !k["pass"].is_boolean())
-        reject(where + ": a check is not an object with 'step' and 'pass'");
-      ReplayPoint p;
-      p.step = k["step"].get<int64_t>();
-      // Segment transitions are checked too, but they are not uniform draws: the
-      // guarantee and the match with the challenge's steps count step checks only.
-      p.segment = k.value("kind", std::string("step")) == "segment";
-      p.pass = k["pass"].get<bool>();
-      if (k.contains("failed") && k["failed"].is_string()) p.failed = k["failed"].get<std::string>();
-      if (k.contains("distances")) p.distances = number_map(k["distances"], where);
-      if (k.contains("thresholds")) p.thresholds = number_map(k["thresholds"], where);
-      s.checks.push_back(std::move(p));
-    }
-    if (s.verdict == "certified") {
-      std::vector<int64_t> stepped;
-      for (const auto& p : s.checks)
-        if (!p.segment) stepped.push_back(p.step);
-      bool exact = stepped == ch.steps;
-      if (!exact) reject(where + ": a certified report that does not check exactly its challenge's steps");
-      for (const auto& p : s.checks)
-        if (!p.pass) reject(where + ": a certified report with a failed check (step " + std::to_string(p.step) + ")");
-    }
+    if (r.challenge_seed != ch.seed) reject(where + " answers another challenge (challenge seed differs)");
+    s.verdict = r.certified() ? "certified" : "rejected";
+    s.reason = r.reason;
+    s.checks = r.checks;
+    // Segment transitions are checked too, but they are not uniform draws: the
+    // guarantee and the match with the challenge's steps count step checks only.
+    if (r.certified() && r.step_checks() != ch.steps)
+      reject(where + ": a certified report that does not check exactly its challenge's steps");
     with_report.insert(name);
   }
 
@@ -626,27 +576,15 @@ std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
 }
 
 std::string match_report(const RunBundle& b, const std::string& report_text, const std::string& where, std::string& why) {
-  const json r = json::parse(report_text, nullptr, false);
-  if (r.is_discarded()) throw Error("not a replay report (not valid json)", where);
-  check_report_envelope(r, where);
-  Hash32 run_id, root, seed;
-  try {
-    run_id = hash_field(r, "run_id", where);
-    if (!r.contains("head") || !r["head"].is_object()) reject(where + ": field 'head' is not an object");
-    root = hash_field(r["head"], "root", where);
-    seed = hash_field(r, "challenge_seed", where);
-    (void)uint_field(r["head"], "size", where);
-  } catch (const Reject& x) {
-    throw Error("invalid replay report: " + x.reason);
-  }
-  const uint64_t size = r["head"]["size"].get<uint64_t>();
+  const ReplayReport r = ReplayReport::parse(report_text, where);
   for (const std::string& name : b.names_under(member::kChallenges)) {
     const std::string m = std::string(member::kChallenges) + name + ".json";
     const json j = json::parse(b.get(m), nullptr, false);
     if (j.is_discarded()) continue;
     try {
       const Challenge c = Challenge::from_json(j, m);
-      if (c.head.run_id == run_id && c.head.size == size && c.head.root == root && c.seed == seed) return name;
+      if (c.head.run_id == r.run_id && c.head.size == r.head_size && c.head.root == r.head_root && c.seed == r.challenge_seed)
+        return name;
     } catch (const Error&) {
       continue;
     }
@@ -691,7 +629,12 @@ json RunEntry::to_json() const {
       json d = json::object(), t = json::object();
       for (const auto& [k, v] : p.distances) d[k] = num(v);
       for (const auto& [k, v] : p.thresholds) t[k] = num(v);
-      checks.push_back({{"step", p.step}, {"pass", p.pass}, {"failed", p.failed}, {"distances", d}, {"thresholds", t}});
+      checks.push_back({{"kind", p.kind == CheckKind::kSegment ? "segment" : "step"},
+                        {"step", p.step},
+                        {"pass", p.pass},
+                        {"failed", p.failed},
+                        {"distances", d},
+                        {"thresholds", t}});
     }
     list.push_back({{"name", c.name},
                     {"head_size", c.head_size},
