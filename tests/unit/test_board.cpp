@@ -424,7 +424,7 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   std::string heads = f.files.at(member::kHeads);
   const TreeHead h = sign_head(f.key, made_up(77), 9, f.heads[1].root, 1);
   CHECK(reason_of(variant(member::kHeads, heads + h.to_json().dump() + "\n")) ==
-        "heads.jsonl:3: the head is of another run (heads of different runs)");
+        "heads.jsonl:3: the head names another run");
   CHECK(reason_of(variant(member::kHeads, heads.substr(0, heads.find('\n') + 1))) ==
         "the newest signed head covers 5 entries, not the 9 of the whole run");
   std::string log = f.files.at(member::kLog);

@@ -185,9 +185,7 @@ void judge(Ctx& c) {
   for (size_t i = 0; i < c.heads.size(); i++) {
     const TreeHead& h = c.heads[i];
     const std::string where = std::string(member::kHeads) + ":" + std::to_string(i + 1);
-    if (h.run_id != c.run_id) reject(where + ": the head is of another run (heads of different runs)");
-    if (!(h.key == c.mf.trainer_key)) reject(where + ": the head is not signed by the manifest's trainer key");
-    if (!h.signature_ok()) reject(where + ": bad signature");
+    if (auto p = head_problem(h, c.run_id, c.mf.trainer_key, where + ": the head")) reject(*p);
     if (i > 0 && h.size < c.heads[i - 1].size) reject(where + ": the head is smaller than the one before it");
     for (size_t j = 0; j < i; j++)
       if (c.heads[j].size == h.size && c.heads[j].root != h.root)
@@ -606,9 +604,7 @@ TreeHead newest_signed_head(const RunBundle& b) {
   if (heads.empty()) throw Error("no signed heads", member::kHeads);
   const TreeHead h = heads.back();
   const std::string where = std::string(member::kHeads) + ":" + std::to_string(heads.size());
-  if (h.run_id != mf.run_id()) throw Error("the newest head names another run", where);
-  if (!(h.key == mf.trainer_key)) throw Error("the newest head is not signed by the trainer key", where);
-  if (!h.signature_ok()) throw Error("the newest head's signature does not verify", where);
+  if (auto p = head_problem(h, mf.run_id(), mf.trainer_key, "the newest head")) throw Error(*p, where);
   return h;
 }
 

@@ -394,6 +394,14 @@ Bytes TreeHead::signed_bytes() const {
 
 bool TreeHead::signature_ok() const { return verify_signature(key, signed_bytes(), sig); }
 
+std::optional<std::string> head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
+                                        const std::optional<PublicKey>& key, const std::string& subject) {
+  if (run_id && h.run_id != *run_id) return subject + " names another run";
+  if (key && h.key != *key) return subject + " is signed by another key than the run's trainer key";
+  if (!h.signature_ok()) return subject + " has a bad signature";
+  return std::nullopt;
+}
+
 json TreeHead::to_json() const {
   return {{"run_id", run_id.hex()}, {"size", size}, {"root", root.hex()}, {"time", time},
           {"key", key.hex()}, {"sig", to_hex(ByteView(sig.data(), sig.size()))}};

@@ -255,8 +255,7 @@ struct Verifier {
     if (mf.dump() != mf_text) throw Reject{"manifest", "manifest is not in canonical form"};
     run_id = mf.run_id();
     if (run_id != c.head.run_id) throw Reject{"manifest", "the bundle is for another run than the challenged head"};
-    if (!(c.head.key == mf.trainer_key)) throw Reject{"head", "the head is not signed by the run's trainer key"};
-    if (!c.head.signature_ok()) throw Reject{"head", "the head's signature does not verify"};
+    if (auto p = head_problem(c.head, run_id, mf.trainer_key)) throw Reject{"head", *p};
     seed = parse_seed_hex(b.get_text("seed"), "seed");
     if (seed_commitment(ByteView(seed)) != mf.seed_commitment)
       throw Reject{"seed", "the revealed seed does not match the manifest's seed commitment"};

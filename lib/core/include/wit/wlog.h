@@ -124,6 +124,14 @@ struct TreeHead {
   static TreeHead from_json(const nlohmann::json& j, const std::string& where);  // throws wit::Error
 };
 
+// The one rule for "a signed head of this run": it names the run `run_id`, is
+// signed by `key` (either unset: not pinned) and its signature verifies,
+// checked in that order. nullopt when it is; else the reason, with `subject`
+// as its subject: "<subject> names another run", "<subject> is signed by
+// another key than the run's trainer key", "<subject> has a bad signature".
+std::optional<std::string> head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
+                                        const std::optional<PublicKey>& key, const std::string& subject = "the head");
+
 TreeHead sign_head(const SecretKey& k, const Hash32& run_id, uint64_t size, const Hash32& root, uint64_t time);
 
 // run.heads: one JSON head per line, appended and fsync'd. Refuses to append
