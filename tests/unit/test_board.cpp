@@ -428,7 +428,15 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   CHECK(reason_of(variant(member::kHeads, heads.substr(0, heads.find('\n') + 1))) ==
         "the newest signed head covers 5 entries, not the 9 of the whole run");
   std::string log = f.files.at(member::kLog);
-  CHECK(reason_of(variant(member::kLog, log.substr(0, log.size() - 3))).rfind("run.wlog ends inside a frame", 0) == 0);
+  CHECK(reason_of(variant(member::kLog, log.substr(0, log.size() - 3))).rfind("witness log ends in a torn frame (", 0) == 0);
+  // A damaged frame before the end: the log reader's own words, naming the member and the byte.
+  std::string bad = log;
+  bad[8] ^= 1;
+  CHECK(reason_of(variant(member::kLog, bad)) == "witness log is corrupt (frame checksum mismatch): run.wlog at byte 0");
+  // An impossible frame length is refused before anything is read (the old board copy had no bound).
+  bad = log;
+  bad[3] = char(0x7f);
+  CHECK(reason_of(variant(member::kLog, bad)).rfind("witness log is corrupt (frame length ", 0) == 0);
   // Without run.wlog the run is judged by its signatures and proofs alone.
   const RunEntry nolog = evaluate_run_bundle(variant(member::kLog, std::nullopt));
   CHECK(nolog.status == "certified");

@@ -74,25 +74,6 @@ std::vector<TreeHead> parse_heads(const std::string& text) {
   return heads;
 }
 
-// run.wlog from memory: whole frames, each checksum right. Returns the entries' bytes.
-std::vector<std::string> parse_log_frames(const std::string& data) {
-  std::vector<std::string> out;
-  const uint8_t* d = reinterpret_cast<const uint8_t*>(data.data());
-  const uint64_t size = data.size();
-  uint64_t off = 0;
-  while (off < size) {
-    if (size - off < 8) reject("run.wlog ends inside a frame at byte " + std::to_string(off));
-    const uint64_t len = get_le32(d + off);
-    const uint32_t check = get_le32(d + off + 4);
-    if (len > size - off - 8) reject("run.wlog ends inside a frame at byte " + std::to_string(off));
-    const ByteView payload(d + off + 8, size_t(len));
-    if (uint32_t(xxh3_64(payload)) != check) reject("run.wlog is corrupt (bad frame checksum at byte " + std::to_string(off) + ")");
-    out.emplace_back(payload.str());
-    off += 8 + len;
-  }
-  return out;
-}
-
 Hash32 hash_field(const json& j, const char* key, const std::string& where) {
   Hash32 h;
   if (!j.is_object() || !j.contains(key) || !j[key].is_string() || !Hash32::from_hex(j[key].get<std::string>(), h))
@@ -199,7 +180,10 @@ void judge(Ctx& c) {
   // 4. run.wlog, when present
   c.at = member::kLog;
   if (b.has(member::kLog)) {
-    const std::vector<std::string> frames = parse_log_frames(b.get(member::kLog));
+    const std::string& log = b.get(member::kLog);
+    const LogFrames scanned = scan_log_frames(ByteView(log), member::kLog);
+    if (scanned.torn) throw torn_log_error(scanned, log.size(), member::kLog);
+    const std::vector<ByteView>& frames = scanned.payloads;
     if (frames.size() != c.newest.size)
       reject("run.wlog has " + plural(frames.size(), "entry") + ", the newest signed head covers " +
              std::to_string(c.newest.size));
@@ -207,7 +191,7 @@ void judge(Ctx& c) {
     leaves.reserve(frames.size());
     for (size_t i = 0; i < frames.size(); i++) {
       const std::string where = "run.wlog entry " + std::to_string(i);
-      const LogEntry le = decode_entry(ByteView(frames[i]), where);
+      const LogEntry le = decode_entry(frames[i], where);
       if (i == 0) {
         if (!le.genesis) reject(where + " is not a genesis entry");
         if (le.g.run_id != c.run_id) reject(where + ": the genesis entry names another run");
@@ -215,7 +199,7 @@ void judge(Ctx& c) {
         if (le.genesis || le.s.step != i) reject(where + " is not the entry of step " + std::to_string(i));
         e.loss_curve.emplace_back(int64_t(i), double(le.s.mean_loss));
       }
-      leaves.push_back(entry_leaf(ByteView(frames[i])));
+      leaves.push_back(entry_leaf(frames[i]));
     }
     const MerkleTree tree(kBlake2bTree, leaves.data(), leaves.size(), MerkleTree::kDefaultCacheLevel, 1);
     for (size_t i = 0; i < c.heads.size(); i++)

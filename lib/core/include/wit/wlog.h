@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/error.h"
 #include "wit/bytes.h"
 #include "wit/merkle.h"
 #include "wit/sign.h"
@@ -67,6 +68,21 @@ Hash32 entry_leaf(ByteView encoded);
 // Frames: u32 payload length, u32 low bits of XXH3-64(payload), payload.
 // A frame cut short at the end of the file (a torn write) is recoverable by
 // truncation; a bad frame before the end is corruption.
+struct LogFrames {
+  std::vector<ByteView> payloads;  // into the scanned bytes
+  std::vector<uint64_t> offsets;   // of each frame
+  uint64_t end = 0;                // just past the last whole frame
+  bool torn = false;               // bytes after `end` are a torn tail
+};
+// The one reader of the frame format, for a file (WitnessLog::open) and for
+// bytes in memory (a run bundle's run.wlog). A torn tail is reported, not
+// thrown: the caller decides (cut it, or refuse). A frame with an impossible
+// length or a bad checksum before the end throws wit::Error ("witness log is
+// corrupt (...): WHERE at byte N").
+LogFrames scan_log_frames(ByteView data, const std::string& where);
+// "witness log ends in a torn frame (B bytes): WHERE at byte N", for a caller that refuses torn tails.
+Error torn_log_error(const LogFrames& f, uint64_t size, const std::string& where);
+
 class WitnessLog {
  public:
   // Reads the whole log. With `repair`, a torn tail is cut off the file (and
