@@ -103,8 +103,11 @@ RunPaths::RunPaths(std::string d) : dir(std::move(d)) {
 }
 
 Bytes parse_seed_hex(std::string text, const std::string& where) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.pop_back();
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.erase(text.begin());
+  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!text.empty() && space(text.back())) text.pop_back();
+  size_t lead = 0;
+  while (lead < text.size() && space(text[lead])) lead++;
+  text.erase(0, lead);
   Bytes b;
   if (!from_hex(text, b) || b.size() != 32) throw Error("seed is not 64 hex digits", where);
   return b;
@@ -406,10 +409,12 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
 
   // The seed, once revealed: it must open the manifest's commitment and generate the genesis state.
   if (exists(rp.seed())) {
-    std::string text = read_file(rp.seed());
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
     Bytes seed;
-    if (text.empty() || !from_hex(text, seed)) return fail(rp.seed() + ": the revealed seed is not hex");
+    try {
+      seed = parse_seed_hex(read_file(rp.seed()), rp.seed());
+    } catch (const Error& e) {
+      return fail(e.what());
+    }
     if (seed_commitment(seed) != m.seed_commitment)
       return fail(rp.seed() + ": the revealed seed does not match the manifest's seed commitment");
     if (opt.init && initial_state_root(m.model, seed) != genesis.init_root)
