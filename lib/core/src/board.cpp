@@ -120,6 +120,7 @@ struct Ctx {
   RunEntry& e;
   std::string at = "bundle.json";  // the member being checked, for messages from the JSON library
   Manifest mf;
+  int64_t T = 0;  // the manifest's steps
   Hash32 run_id;
   std::vector<TreeHead> heads;
   TreeHead newest;
@@ -130,15 +131,17 @@ struct Ctx {
   EvalScores scores;
 };
 
-void judge(Ctx& c) {
+// 1. bundle.json
+void check_bundle_index(Ctx& c) {
   const RunBundle& b = c.b;
-  RunEntry& e = c.e;
-
-  // 1. bundle.json
   std::string why;
   if (!b.check_index(why)) reject(why);
+}
 
-  // 2. manifest.json
+// 2. manifest.json
+void check_manifest(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kManifest;
   {
     const std::string& text = b.get(member::kManifest);
@@ -156,10 +159,13 @@ void judge(Ctx& c) {
     e.model_config = "n_layer=" + std::to_string(c.mf.model.n_layer) + " n_head=" + std::to_string(c.mf.model.n_head) +
                      " d_model=" + std::to_string(c.mf.model.d_model) + " context=" + std::to_string(c.mf.model.context);
   }
-  const int64_t T = c.mf.steps;
-  if (T < 1) reject("manifest.json: the run has no steps");
+  c.T = c.mf.steps;
+  if (c.T < 1) reject("manifest.json: the run has no steps");
+}
 
-  // 3. heads.jsonl
+// 3. heads.jsonl
+void check_heads(Ctx& c) {
+  const RunBundle& b = c.b;
   c.at = member::kHeads;
   c.heads = parse_heads(b.get(member::kHeads));
   if (c.heads.empty()) reject("heads.jsonl holds no signed head");
@@ -173,11 +179,15 @@ void judge(Ctx& c) {
         reject(where + ": two signed heads of size " + std::to_string(h.size) + " with different roots");
   }
   c.newest = c.heads.back();
-  if (c.newest.size != uint64_t(T) + 1)
+  if (c.newest.size != uint64_t(c.T) + 1)
     reject("the newest signed head covers " + std::to_string(c.newest.size) + " entries, not the " +
-           std::to_string(uint64_t(T) + 1) + " of the whole run");
+           std::to_string(uint64_t(c.T) + 1) + " of the whole run");
+}
 
-  // 4. run.wlog, when present
+// 4. run.wlog, when present
+void check_log(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kLog;
   if (b.has(member::kLog)) {
     const std::string& log = b.get(member::kLog);
@@ -206,8 +216,11 @@ void judge(Ctx& c) {
       if (c.heads[i].size < 1 || tree.range_hash(Range{0, c.heads[i].size}) != c.heads[i].root)
         reject("heads.jsonl:" + std::to_string(i + 1) + ": the head's root is not the root of run.wlog");
   }
+}
 
-  // 5. final.json
+// 5. final.json
+void check_final_entry(Ctx& c) {
+  const RunBundle& b = c.b;
   c.at = member::kFinal;
   {
     const json doc = parse_member(b, member::kFinal);
@@ -217,8 +230,8 @@ void judge(Ctx& c) {
     const LogProofVerdict v = verify_log_proof(doc, pins, member::kFinal);
     if (!v.ok) reject("final.json: " + v.reason);
     if (!doc.contains("type") || doc["type"] != "inclusion") reject("final.json is not an inclusion proof");
-    if (uint_field(doc, "index", member::kFinal) != uint64_t(T))
-      reject("final.json proves entry " + doc["index"].dump() + ", not the final step " + std::to_string(T));
+    if (uint_field(doc, "index", member::kFinal) != uint64_t(c.T))
+      reject("final.json proves entry " + doc["index"].dump() + ", not the final step " + std::to_string(c.T));
     const TreeHead h = TreeHead::from_json(doc["head"], member::kFinal);
     bool found = false;
     for (const auto& x : c.heads) found = found || same_head(x, h);
@@ -227,11 +240,14 @@ void judge(Ctx& c) {
     if (!doc.contains("entry") || !doc["entry"].is_string() || !from_hex(doc["entry"].get<std::string>(), entry))
       reject("final.json: field 'entry' is not hex");
     const LogEntry le = decode_entry(ByteView(entry), member::kFinal);
-    if (le.genesis || le.s.step != uint64_t(T)) reject("final.json does not hold the entry of the final step");
+    if (le.genesis || le.s.step != uint64_t(c.T)) reject("final.json does not hold the entry of the final step");
     c.final_entry = le.s;
   }
+}
 
-  // 6. data.commit.json
+// 6. data.commit.json
+void check_data_commitment(Ctx& c) {
+  const RunBundle& b = c.b;
   c.at = member::kDataCommit;
   {
     c.data = Commitment::from_json(parse_member(b, member::kDataCommit), member::kDataCommit);
@@ -241,8 +257,12 @@ void judge(Ctx& c) {
     if (differs)
       reject(std::string("data.commit.json is not the data commitment the manifest names (") + differs + " differs)");
   }
+}
 
-  // 7. challenges
+// 7. challenges
+void check_challenges(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   for (const std::string& name : b.names_under(member::kChallenges)) {
     const std::string where = std::string(member::kChallenges) + name + ".json";
     c.at = where;
@@ -261,9 +281,12 @@ void judge(Ctx& c) {
     e.challenges.push_back(s);
     c.challenges.push_back(ch);
   }
+}
 
-  // 8. reports
-  std::set<std::string> with_report;
+// 8. reports
+void check_reports(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   for (const std::string& name : b.names_under(member::kReports)) {
     const std::string where = std::string(member::kReports) + name + ".json";
     c.at = where;
@@ -284,10 +307,12 @@ void judge(Ctx& c) {
     // guarantee and the match with the challenge's steps count step checks only.
     if (r.certified() && r.step_checks() != ch.steps)
       reject(where + ": a certified report that does not check exactly its challenge's steps");
-    with_report.insert(name);
   }
+}
 
-  // Counts and the training confidence (union of steps under the newest head).
+// After 8: the counts and the training confidence (the union of the steps replayed under the newest head).
+void training_confidence(Ctx& c) {
+  RunEntry& e = c.e;
   std::set<int64_t> union_steps;
   for (const auto& s : e.challenges) {
     if (s.verdict == "certified") e.survived++;
@@ -296,40 +321,55 @@ void judge(Ctx& c) {
     if (s.verdict == "certified" && s.head_size == c.newest.size) union_steps.insert(s.steps.begin(), s.steps.end());
   }
   e.steps_checked.assign(union_steps.begin(), union_steps.end());
-  e.bad_steps = bad_steps_for(T, e.fraction);
-  e.confidence = detection(T, e.bad_steps, int64_t(e.steps_checked.size()));
+  e.bad_steps = bad_steps_for(c.T, e.fraction);
+  e.confidence = detection(c.T, e.bad_steps, int64_t(e.steps_checked.size()));
+}
 
-  // 9. no rejected report
+// 9. no rejected report
+void check_no_rejected_report(Ctx& c) {
+  RunEntry& e = c.e;
   for (const auto& s : e.challenges)
     if (s.verdict == "rejected")
       reject(std::string(member::kReports) + s.name + ".json: replay rejected the run: " +
              (s.reason.empty() ? "no reason given" : s.reason));
+}
 
-  // 10. eval.json
+// 10. eval.json
+void check_eval(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kEvalCommit;
   Commitment eval_set = Commitment::from_json(parse_member(b, member::kEvalCommit), member::kEvalCommit);
   c.at = member::kEval;
   c.eval = EvalCommitment::from_json(parse_member(b, member::kEval), member::kEval);
   if (c.eval.run_id != c.run_id) reject("eval.json evaluates another run");
-  if (c.eval.step != T)
+  if (c.eval.step != c.T)
     reject("eval.json evaluates the checkpoint of step " + std::to_string(c.eval.step) + ", not the final step " +
-           std::to_string(T));
+           std::to_string(c.T));
   if (c.eval.checkpoint_root != c.final_entry.state_root)
     reject("eval.json evaluates another checkpoint than the one the final entry logs (state root differs)");
   if (c.eval.eval_root != eval_set.root) reject("eval.json is not on the eval set of eval.commit.json (root differs)");
   if (c.eval.n != eval_set.n) reject("eval.json is not on the eval set of eval.commit.json (n differs)");
   e.eval_metric = c.eval.metric;
   e.eval_n = c.eval.n;
+}
 
-  // 11. eval.scores.json
+// 11. eval.scores.json
+void check_eval_scores(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kEvalScores;
   c.scores = EvalScores::from_json(parse_member(b, member::kEvalScores), member::kEvalScores);
   if (auto bad = check_scores(c.eval, c.scores)) reject("eval.scores.json: " + *bad);
   e.eval_known = true;
   e.eval_loss = c.eval.loss;
   e.eval_accuracy = c.eval.accuracy;
+}
 
-  // 12. eval spot checks
+// 12. eval spot checks
+void check_eval_spot_checks(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   std::set<uint64_t> union_idx;
   for (const std::string& name : b.names_under(member::kEvalChecks)) {
     const std::string where = std::string(member::kEvalChecks) + name + ".json";
@@ -356,8 +396,12 @@ void judge(Ctx& c) {
     e.eval_bad = bad_steps_for(int64_t(c.eval.n), e.fraction);
     e.eval_confidence = detection(int64_t(c.eval.n), e.eval_bad, int64_t(e.eval_indices_checked.size()));
   }
+}
 
-  // 13. contamination.json
+// 13. contamination.json
+void check_contamination(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kContamination;
   {
     const json cert = parse_member(b, member::kContamination);
@@ -375,8 +419,12 @@ void judge(Ctx& c) {
       reject("the eval set is contaminated: " + std::to_string(present) + " of " + std::to_string(e.eval_distinct) +
              " distinct eval records are in the training data");
   }
+}
 
-  // 14. model.fingerprint.json
+// 14. model.fingerprint.json
+void check_model(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kModelFingerprint;
   e.model = "not given";
   if (b.has(member::kModelFingerprint)) {
@@ -395,6 +443,25 @@ void judge(Ctx& c) {
       if (rel <= kProbeMatchTolerance) e.model = "matches";
     }
   }
+}
+
+// The checks of docs/board.md, in order; the first failure rejects the run.
+void judge(Ctx& c) {
+  check_bundle_index(c);
+  check_manifest(c);
+  check_heads(c);
+  check_log(c);
+  check_final_entry(c);
+  check_data_commitment(c);
+  check_challenges(c);
+  check_reports(c);
+  training_confidence(c);
+  check_no_rejected_report(c);
+  check_eval(c);
+  check_eval_scores(c);
+  check_eval_spot_checks(c);
+  check_contamination(c);
+  check_model(c);
 }
 
 }  // namespace
