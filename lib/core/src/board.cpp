@@ -74,13 +74,6 @@ std::vector<TreeHead> parse_heads(const std::string& text) {
   return heads;
 }
 
-Hash32 hash_field(const json& j, const char* key, const std::string& where) {
-  Hash32 h;
-  if (!j.is_object() || !j.contains(key) || !j[key].is_string() || !Hash32::from_hex(j[key].get<std::string>(), h))
-    reject(where + ": field '" + key + "' is not 64 hex digits");
-  return h;
-}
-
 uint64_t uint_field(const json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned())
     reject(where + ": field '" + key + "' is not a non-negative integer");
