@@ -116,7 +116,7 @@ struct Fixture {
     run_id = mf.run_id();
 
     // The log: genesis and 8 steps, checkpoint roots at 4 and 8, probes at 4 and 8.
-    WitnessLog log = WitnessLog::open((dir / "run.wlog").string(), false, true);
+    WitnessLog log = WitnessLog::open((dir / "run.wlog").string(), TornTail::kRefuse, IfMissing::kCreate);
     LogEntry g;
     g.genesis = true;
     g.g.run_id = run_id;

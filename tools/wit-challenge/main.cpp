@@ -28,7 +28,7 @@ wit::TreeHead read_head_file(const std::string& path) {
 // The latest signed head of a run, which must be the trainer's and name the run.
 wit::TreeHead run_head(const wit::RunPaths& rp, const wit::Manifest& m) {
   uint64_t torn = 0;
-  auto heads = wit::read_heads(rp.heads(), true, &torn);
+  auto heads = wit::read_heads(rp.heads(), wit::TornLine::kIgnore, &torn);
   if (torn) wit::cli::note("warning: " + rp.heads() + ": torn last line ignored");
   const wit::TreeHead* h = wit::find_head(heads);
   if (!h) throw wit::Error("no signed heads", rp.heads());

@@ -25,7 +25,7 @@ void emit(const std::string& out, const nlohmann::json& doc) { wit::write_file_a
 // The run's heads, read without changing the file: a torn last line is skipped with a note.
 std::vector<wit::TreeHead> load_heads(const wit::RunPaths& rp) {
   uint64_t torn = 0;
-  auto heads = wit::read_heads(rp.heads(), true, &torn);
+  auto heads = wit::read_heads(rp.heads(), wit::TornLine::kIgnore, &torn);
   if (torn) wit::cli::note("warning: " + rp.heads() + ": torn last line ignored");
   return heads;
 }
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
       return wit::cli::kOk;
     }
     if (*show) {
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), false);
+      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
       if (from > to) throw wit::Error("--from is after --to", std::to_string(from) + " > " + std::to_string(to));
       if (log.size() && from >= log.size())
         throw wit::Error("no entry " + std::to_string(from), rp.log() + " has " + std::to_string(log.size()));
@@ -127,21 +127,21 @@ int main(int argc, char** argv) {
       auto heads = load_heads(rp);
       const wit::TreeHead* h = wit::find_head(heads, size);
       if (!h) throw wit::Error(size ? "no signed head of size " + std::to_string(*size) : "no signed heads", rp.heads());
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), false);
+      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
       if (auto p = head_unusable(*h, m, &log)) return invalid(*p);
       std::cout << h->to_json().dump(2) << "\n";
       return wit::cli::kOk;
     }
     if (*sign) {
       const wit::FileLock lock = wit::lock_run_dir(run);  // not while wit-train writes the run
-      wit::TreeHead h = wit::sign_run_head(run, wit::load_key(key_path), time, repair);
+      wit::TreeHead h = wit::sign_run_head(run, wit::load_key(key_path), time, repair ? wit::TornTail::kCut : wit::TornTail::kRefuse);
       std::cout << h.to_json().dump(2) << "\n";
       if (!quiet) wit::cli::note("signed head of size " + std::to_string(h.size) + " appended to " + rp.heads());
       return wit::cli::kOk;
     }
     if (*prove) {
       const wit::Manifest m = wit::Manifest::load(rp.manifest());
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), false);
+      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
       auto heads = load_heads(rp);
       const wit::TreeHead* h = wit::find_head(heads, size);
       if (!h) throw wit::Error(size ? "no signed head of size " + std::to_string(*size) : "no signed heads", rp.heads());
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
     }
     if (*cons) {
       const wit::Manifest m = wit::Manifest::load(rp.manifest());
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), false);
+      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
       if (old_size == 0) throw wit::Error("OLD_SIZE must be at least 1", "0");
       if (old_size > new_size)
         throw wit::Error("OLD_SIZE is larger than NEW_SIZE", std::to_string(old_size) + " > " + std::to_string(new_size));

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
       return wit::cli::kOk;
     }
     // match: against the last probe fingerprint in the log.
-    wit::WitnessLog log = wit::WitnessLog::open(run + "/run.wlog", false);
+    wit::WitnessLog log = wit::WitnessLog::open(run + "/run.wlog", wit::TornTail::kRefuse);
     std::optional<std::vector<float>> logged;
     uint64_t at = 0;
     for (uint64_t i = log.size(); i-- > 1 && !logged;) {

@@ -471,7 +471,7 @@ RunBundle pack_run_bundle(const PackInput& in) {
   const auto heads = read_heads(rp.heads());
   if (heads.empty()) throw Error("the run has no signed heads", rp.heads());
   const TreeHead& head = heads.back();
-  const WitnessLog log = WitnessLog::open(rp.log(), false);
+  const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
   if (head.size != uint64_t(mf.steps) + 1 || log.size() != head.size)
     throw Error("the run is not finished: its newest signed head covers " + std::to_string(head.size) +
                     " entries, its log " + std::to_string(log.size()) + ", the whole run " + std::to_string(mf.steps + 1),

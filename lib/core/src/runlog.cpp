@@ -261,14 +261,14 @@ LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, cons
 
 // ---- heads -----------------------------------------------------------------
 
-TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_t time, bool repair) {
+TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_t time, TornTail torn) {
   const RunPaths rp(run_dir);
   const Manifest m = Manifest::load(rp.manifest());
   if (key.pub() != m.trainer_key)
     throw Error("key is not the manifest's trainer key", rp.manifest(),
                 "the manifest names " + m.trainer_key.hex());
-  const WitnessLog log = WitnessLog::open(rp.log(), repair);
-  if (repair) repair_heads(rp.heads());
+  const WitnessLog log = WitnessLog::open(rp.log(), torn);
+  if (torn == TornTail::kCut) cut_torn_heads(rp.heads());
   if (log.size() == 0) throw Error("the log is empty: nothing to sign", rp.log());
   const LogEntry g = log.entry(0);
   if (!g.genesis || g.g.run_id != m.run_id())
@@ -319,7 +319,7 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   if (!exists(rp.log())) throw Error("cannot open: no such file or directory", rp.log());
   WitnessLog log;
   try {
-    log = WitnessLog::open(rp.log(), false);
+    log = WitnessLog::open(rp.log(), TornTail::kRefuse);
   } catch (const Error& e) {
     return fail(e.what());
   }
@@ -373,7 +373,7 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   std::vector<TreeHead> heads;
   uint64_t torn = 0;
   try {
-    heads = read_heads(rp.heads(), true, &torn);
+    heads = read_heads(rp.heads(), TornLine::kIgnore, &torn);
   } catch (const Error& e) {
     return fail(e.what());
   }

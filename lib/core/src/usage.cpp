@@ -51,7 +51,7 @@ json usage_document(const Commitment& c, const Index& idx, const std::string& ru
   const std::vector<TreeHead> heads = read_heads(rp.heads());
   const TreeHead* head = find_head(heads);
   if (!head) throw Error("the run has no signed head", rp.heads());
-  const WitnessLog log = WitnessLog::open(rp.log(), false);
+  const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
   if (head->size > log.size() || log.root(head->size) != head->root)
     throw Error("the newest signed head is not a head of the log", rp.heads(), "run 'wit-log verify' on the run");
 

@@ -286,11 +286,11 @@ Error torn_log_error(const LogFrames& f, uint64_t size, const std::string& where
                "a writer crashed mid-append; resuming the run or 'wit-log sign --repair' cuts it");
 }
 
-WitnessLog WitnessLog::open(const std::string& path, bool repair, bool create) {
+WitnessLog WitnessLog::open(const std::string& path, TornTail torn_tail, IfMissing missing) {
   WitnessLog log;
   log.path_ = path;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && create) {
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && missing == IfMissing::kCreate) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) throw Error("cannot create: " + errno_text(), path);
     ::fsync(fd);
@@ -306,7 +306,7 @@ WitnessLog WitnessLog::open(const std::string& path, bool repair, bool create) {
   const bool torn = frames.torn;
   log.end_ = off;
   if (torn) {
-    if (!repair) throw torn_log_error(frames, size, path);
+    if (torn_tail == TornTail::kRefuse) throw torn_log_error(frames, size, path);
     truncate_file(path, off, "cannot cut the torn tail");
     log.torn_ = size - off;
   }
@@ -490,7 +490,7 @@ void append_head(const std::string& path, const TreeHead& h) {
   }
 }
 
-std::vector<TreeHead> read_heads(const std::string& path, bool repair, uint64_t* torn_bytes) {
+std::vector<TreeHead> read_heads(const std::string& path, TornLine torn_line, uint64_t* torn_bytes) {
   const std::string text = read_file(path);
   std::vector<TreeHead> heads;
   if (torn_bytes) *torn_bytes = 0;
@@ -501,7 +501,7 @@ std::vector<TreeHead> read_heads(const std::string& path, bool repair, uint64_t*
     const std::string where = path + ":" + std::to_string(line);
     const size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) {
-      if (!repair)
+      if (torn_line == TornLine::kRefuse)
         throw Error("torn last line (no newline)", where, "a writer crashed mid-append; the line is not a head");
       if (torn_bytes) *torn_bytes = text.size() - pos;
       break;
@@ -516,7 +516,7 @@ std::vector<TreeHead> read_heads(const std::string& path, bool repair, uint64_t*
   return heads;
 }
 
-uint64_t repair_heads(const std::string& path) {
+uint64_t cut_torn_heads(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return 0;
   const std::string text = read_file(path);

@@ -108,7 +108,7 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   for (const auto& h : read_heads(paths.heads()))
     have_head |= h.size == c.head.size && h.root == c.head.root && h.sig == c.head.sig;
   if (!have_head) throw Error("the challenged head is not one of this run's signed heads", paths.heads());
-  WitnessLog log = WitnessLog::open(paths.log(), false);
+  WitnessLog log = WitnessLog::open(paths.log(), TornTail::kRefuse);
   if (log.size() < c.head.size || log.root(c.head.size) != c.head.root)
     throw Error("the log does not match the challenged head", paths.log());
   if (!fs::exists(paths.seed())) throw Error("the seed is not revealed yet (training has not finished)", opt.run);

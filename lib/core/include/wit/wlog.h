@@ -83,12 +83,16 @@ LogFrames scan_log_frames(ByteView data, const std::string& where);
 // "witness log ends in a torn frame (B bytes): WHERE at byte N", for a caller that refuses torn tails.
 Error torn_log_error(const LogFrames& f, uint64_t size, const std::string& where);
 
+// What opening a log does with a torn last frame, and with a missing file.
+enum class TornTail { kRefuse, kCut };
+enum class IfMissing { kFail, kCreate };
+
 class WitnessLog {
  public:
-  // Reads the whole log. With `repair`, a torn tail is cut off the file (and
-  // `torn_bytes()` says how much); without it a torn tail is an error.
-  // A missing file is an error unless `create` is set.
-  static WitnessLog open(const std::string& path, bool repair, bool create = false);
+  // Reads the whole log. With TornTail::kCut a torn tail is cut off the file
+  // (a writer resuming after a crash; `torn_bytes()` says how much); with
+  // kRefuse it is an error. A missing file is an error unless IfMissing::kCreate.
+  static WitnessLog open(const std::string& path, TornTail torn, IfMissing missing = IfMissing::kFail);
 
   uint64_t size() const { return leaves_.size(); }
   const std::vector<Hash32>& leaves() const { return leaves_; }
@@ -151,14 +155,16 @@ std::optional<std::string> head_problem(const TreeHead& h, const std::optional<H
 TreeHead sign_head(const SecretKey& k, const Hash32& run_id, uint64_t size, const Hash32& root, uint64_t time);
 
 // run.heads: one JSON head per line, appended and fsync'd. Refuses to append
-// after a torn last line (call repair_heads first).
+// after a torn last line (call cut_torn_heads first).
 void append_head(const std::string& path, const TreeHead& h);
-// Reads all heads; a torn last line (no newline) is ignored when `repair` (the
-// file is not changed; `torn_bytes`, when given, says how long it was) and an
-// error otherwise. Any other bad line is an error naming PATH:LINE.
-std::vector<TreeHead> read_heads(const std::string& path, bool repair = false, uint64_t* torn_bytes = nullptr);
+// What reading heads does with a torn last line (no newline): an error, or
+// skip it and leave the file as it is (a reader beside a live writer).
+enum class TornLine { kRefuse, kIgnore };
+// Reads all heads; a torn last line is handled as `torn` says (`torn_bytes`,
+// when given, says how long it was). Any other bad line is an error naming PATH:LINE.
+std::vector<TreeHead> read_heads(const std::string& path, TornLine torn = TornLine::kRefuse, uint64_t* torn_bytes = nullptr);
 // Cuts a torn last line off the heads file (a writer resuming after a crash);
 // returns the number of bytes cut. A missing file is left missing.
-uint64_t repair_heads(const std::string& path);
+uint64_t cut_torn_heads(const std::string& path);
 
 }  // namespace wit
