@@ -10,6 +10,7 @@
 #include "wit/index.h"
 #include "wit/io.h"
 #include "wit/progress.h"
+#include "wit/readers.h"
 
 namespace {
 
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   bool quiet = false, no_index = false;
   std::vector<std::string> files;
   app.add_option("--reader", reader, "How files become records")
-      ->check(CLI::IsMember({"jsonl", "lines", "fortune", "tokens", "files"}))
+      ->check(CLI::IsMember(wit::ReaderSpec::kind_names()))
       ->default_str("lines");
   app.add_option("--field", field, "JSONL field holding the record (jsonl)")->default_str("text");
   app.add_option("--seq-len", seq_len, "Tokens per record (tokens reader)");

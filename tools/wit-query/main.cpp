@@ -9,6 +9,7 @@
 #include "wit/index.h"
 #include "wit/io.h"
 #include "wit/proofs.h"
+#include "wit/readers.h"
 #include "wit/usage.h"
 
 namespace {
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
   con->add_option("--commit", commit_path, "Training data commitment JSON")->required();
   con->add_option("--index", index_path, "Training data index (.widx)")->required();
   con->add_option("--reader", reader, "Reader for the eval files (default: the commitment's)")
-      ->check(CLI::IsMember({"jsonl", "lines", "fortune", "tokens", "files"}));
+      ->check(CLI::IsMember(wit::ReaderSpec::kind_names()));
   con->add_option("--field", field, "JSONL field (jsonl reader)");
   con->add_option("--seq-len", seq_len, "Tokens per record (tokens reader)");
   con->add_option("--train-data", train_files, "A training file, checked against the commitment and used for the n-gram statistic (repeat for more; default: the commitment's inputs)")
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   ver->add_option("--reader", cover_reader, "Reader for --eval files (default: the certificate's)")
-      ->check(CLI::IsMember({"jsonl", "lines", "fortune", "tokens", "files"}));
+      ->check(CLI::IsMember(wit::ReaderSpec::kind_names()));
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
     if (*inc || *exc) {

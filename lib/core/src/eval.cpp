@@ -436,7 +436,7 @@ EvalCheckReport EvalCheckReport::from_json(const json& j, const std::string& whe
     it.record_leaf = jsonf::hash(ji, "record_leaf", kKind, where);
     it.claimed = parse_score(jsonf::need(ji, "claimed", kKind, where), kKind, where, at + ".claimed");
     it.recomputed = parse_score(jsonf::need(ji, "recomputed", kKind, where), kKind, where, at + ".recomputed");
-    it.score_path = jsonf::hashes(ji, "score_path", 64, kKind, where);
+    it.score_path = jsonf::hashes(ji, "score_path", kMaxInclusionPath, kKind, where);
     const json& p = jsonf::need(ji, "pass", kKind, where);
     if (!p.is_boolean()) jsonf::bad(kKind, "field '" + at + ".pass' is not a boolean", where);
     it.pass = p.get<bool>();

@@ -22,7 +22,7 @@ const json& need(const json& j, const char* key, const std::string& where) { ret
 Hash32 get_hash(const json& j, const char* key, const std::string& where) { return jsonf::hash(j, key, kKind, where); }
 uint64_t get_u64(const json& j, const char* key, const std::string& where) { return jsonf::u64(j, key, kKind, where); }
 std::vector<Hash32> get_path(const json& j, const std::string& where) {
-  return jsonf::hashes(j, "path", 64, kKind, where);
+  return jsonf::hashes(j, "path", kMaxInclusionPath, kKind, where);
 }
 
 void check_envelope(const json& doc, const std::string& where) {

@@ -737,6 +737,12 @@ const char* ReaderSpec::kind_name(ReaderKind k) {
   return "unknown";
 }
 
+std::vector<std::string> ReaderSpec::kind_names() {
+  std::vector<std::string> out;
+  for (const KindName& kn : kKinds) out.push_back(kn.name);
+  return out;
+}
+
 void ReaderSpec::validate() const {
   std::string why = spec_problem(*this);
   if (!why.empty()) throw Error("invalid reader spec: " + why);

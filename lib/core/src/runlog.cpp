@@ -65,8 +65,9 @@ constexpr const char* kKind = "invalid log proof";
 const json& need(const json& j, const char* key, const std::string& where) { return jsonf::need(j, key, kKind, where); }
 Hash32 get_hash(const json& j, const char* key, const std::string& where) { return jsonf::hash(j, key, kKind, where); }
 uint64_t get_u64(const json& j, const char* key, const std::string& where) { return jsonf::u64(j, key, kKind, where); }
+// The path of an inclusion or a consistency proof (the longer bound serves both).
 std::vector<Hash32> get_path(const json& j, const std::string& where) {
-  return jsonf::hashes(j, "path", 128, kKind, where);
+  return jsonf::hashes(j, "path", kMaxConsistencyPath, kKind, where);
 }
 
 // One end of a consistency proof: a signed head, or an unsigned {size, root}.

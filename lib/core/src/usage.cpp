@@ -151,10 +151,10 @@ Verdict verify_usage(const json& doc, const Commitment& c, const std::string& wh
     if (!ej.is_string() || !from_hex(ej.get<std::string>(), entry_bytes)) bad("'entry' is not hex", w);
     const LogEntry e = decode_entry(entry_bytes, w + ": entry");
     if (e.genesis || int64_t(e.s.step) != s) return {false, "step " + std::to_string(s) + ": the entry is not that step's", ""};
-    const std::vector<Hash32> entry_path = jsonf::hashes(u, "entry_path", 64, kKind, w);
+    const std::vector<Hash32> entry_path = jsonf::hashes(u, "entry_path", kMaxInclusionPath, kKind, w);
     if (verify_inclusion(kBlake2bTree, uint64_t(s), head.size, entry_leaf(entry_bytes), entry_path, head.root) != ProofError::kOk)
       return {false, "step " + std::to_string(s) + ": the entry is not in the log under the signed head", ""};
-    const std::vector<Hash32> batch_path = jsonf::hashes(u, "batch_path", 64, kKind, w);
+    const std::vector<Hash32> batch_path = jsonf::hashes(u, "batch_path", kMaxInclusionPath, kKind, w);
     if (verify_inclusion(kBlake2bTree, pos, batch.size(), inc.leaf, batch_path, e.s.batch_root) != ProofError::kOk)
       return {false, "step " + std::to_string(s) + ": the record is not in the logged batch root", ""};
   }

@@ -12,6 +12,11 @@
 
 namespace wit {
 
+// The longest inclusion path of a tree of up to 2^64 leaves: one hash a level.
+inline constexpr size_t kMaxInclusionPath = 64;
+// The longest consistency proof: at most two hashes a level.
+inline constexpr size_t kMaxConsistencyPath = 128;
+
 // The two hash shapes of RFC 6962 (section 2.1) for one hash function.
 struct TreeHash {
   const char* name;

@@ -28,6 +28,8 @@ struct ReaderSpec {
   // Parses a kind name ("jsonl", "lines", "fortune", "tokens", "files"); throws wit::Error.
   static ReaderKind parse_kind(const std::string& name);
   static const char* kind_name(ReaderKind k);
+  // Every kind name, in documentation order (the tools' --reader choices).
+  static std::vector<std::string> kind_names();
   // Throws wit::Error when the combination is unusable (tokens without seq_len > 0, ...).
   void validate() const;
 };
