@@ -39,9 +39,10 @@ fuzz: deps
 
 # The unit tests and the fuzz corpus replays under ASan + UBSan (clang), in
 # their own build tree; the CLI, torch and man tests are not run there.
-SANITIZE_TESTS := wit_unit_tests fuzz_replays
+SANITIZE_TESTS := wit_unit_tests fuzz_replays wit-board
 sanitize: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWIT_SANITIZE=ON -DWIT_TORCH=OFF -DWIT_BENCH=OFF \
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DWIT_SANITIZE=ON -DWIT_TORCH=OFF -DWIT_BENCH=OFF \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $(CMAKE_FLAGS)
 	cmake --build build-asan -j$(JOBS) --target $(SANITIZE_TESTS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

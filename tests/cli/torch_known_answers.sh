@@ -17,13 +17,9 @@ PY=/usr/bin/python3
 "$PY" -c 'import cryptography.hazmat.primitives.ciphers' 2>/dev/null ||
   { echo "skip: $PY has no cryptography module (Debian's python3-cryptography)" >&2; exit 77; }
 
-recipe() {  # recipe DOC OUT: the doc's python blocks, in order
-  awk '/^```python/ { f = 1; next } /^```/ { f = 0 } f' "$WIT_SRC/docs/$1" >"$2"
-  [ -s "$2" ] && ok || fail "no python recipe in docs/$1"
-}
-recipe commitment.md commit.py
-recipe manifest.md order.py
-recipe state-root.md state_root.py
+doc_recipe commitment.md commit.py
+doc_recipe manifest.md order.py
+doc_recipe state-root.md state_root.py
 
 # Lines records with what the reader skips and strips (docs/records.md): a
 # blank line, a CRLF line, a duplicate (two records, one leaf), no final '\n'.
