@@ -10,7 +10,7 @@ ifneq ($(CCACHE),)
 CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
 endif
 
-.PHONY: all deps configure build test demo fuzz bench man-check clean
+.PHONY: all deps configure build test sanitize demo fuzz bench man-check clean
 
 all: build
 
@@ -37,6 +37,17 @@ fuzz: deps
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DWIT_TORCH=OFF $(CMAKE_FLAGS)
 	cmake --build build-fuzz -j$(JOBS) --target fuzzers
 
+# The unit tests and the fuzz corpus replays under ASan + UBSan (clang), in
+# their own build tree; the CLI, torch and man tests are not run there.
+SANITIZE_TESTS := wit_unit_tests fuzz_replays wit-board
+sanitize: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+	  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DWIT_SANITIZE=ON -DWIT_TORCH=OFF -DWIT_BENCH=OFF \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ $(CMAKE_FLAGS)
+	cmake --build build-asan -j$(JOBS) --target $(SANITIZE_TESTS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j$(JOBS) -E '^(cli_|man_|wit_torch_tests$$|attacks$$|vectors_)'
+
 bench: build
 	bench/run.sh $(BUILD)
 
@@ -44,4 +55,4 @@ man-check:
 	@for f in man/*.[17]; do groff -man -ww -z "$$f" || exit 1; done
 
 clean:
-	rm -rf $(BUILD) build-fuzz
+	rm -rf $(BUILD) build-fuzz build-asan

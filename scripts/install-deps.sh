@@ -16,7 +16,7 @@ pkgs=(
   build-essential cmake pkg-config ccache git
   libsodium-dev libzstd-dev libxxhash-dev nlohmann-json3-dev libcli11-dev catch2 libsimdjson-dev
   libtorch-dev libgloo-dev libopenblas0-pthread
-  fortunes groff-base jq time python3
+  fortunes groff-base jq time python3 python3-cryptography
   chromium
   clang libclang-rt-14-dev
 )

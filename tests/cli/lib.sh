@@ -69,6 +69,13 @@ json_get() {
   sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1" | head -n 1
 }
 
+# doc_recipe DOC OUT: the ```python blocks of docs/DOC, in order, as printed
+# (known-answer tests run the docs' own recipes, so a doc cannot drift).
+doc_recipe() {
+  awk '/^```python/ { f = 1; next } /^```/ { f = 0 } f' "${WIT_SRC:?set WIT_SRC to the source tree}/docs/$1" >"$2"
+  [ -s "$2" ] && ok || fail "no python recipe in docs/$1"
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -59,14 +59,18 @@ run 0 sh -c 'wit-query verify --commit a.commit.json - < exc_emb.json'
 run 1 wit-query include --commit a.commit.json --index a.widx --text "$absent_text"
 [ ! -s out ] && ok || fail "include of an absent record printed a proof"
 run 1 wit-query exclude --commit a.commit.json --index a.widx --text "$present"
+grep -q 'is in the committed data (position' out err && ok || fail "reason not named: is in the committed data (position: $(cat out err)"
 # a proof checked against another dataset's commitment
 run 0 wit-commit --reader fortune -o other.commit.json eval.txt
 run 1 wit-query verify --commit other.commit.json inc.json
+grep -q 'invalid: proof is for another commitment' out err && ok || fail "reason not named: invalid: proof is for another commitment: $(cat out err)"
 run 1 wit-query verify --commit other.commit.json exc.json
+grep -q 'invalid: proof is for another commitment' out err && ok || fail "reason not named: invalid: proof is for another commitment: $(cat out err)"
 # a tampered proof: one path hash changed
 awk 'f==0 && /"path": \[/ {print; getline; sub(/[0-9a-f]"/, (substr($0, length($0)-1, 1) == "0" ? "1" : "0") "\""); f=1} {print}' inc.json >bad.json
 cmp -s inc.json bad.json && fail "tampering did not change the proof" || ok
 run 1 wit-query verify --commit a.commit.json bad.json
+grep -q 'invalid: proof does not lead to the root' out err && ok || fail "reason not named: invalid: proof does not lead to the root: $(cat out err)"
 # an embedded record that does not match the leaf
 run 0 wit-query include --commit a.commit.json --index a.widx --text "$present" --embed-record -o emb.json
 sed 's/"record": "./"record": "X/' emb.json >emb_bad.json

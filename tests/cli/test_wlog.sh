@@ -91,15 +91,19 @@ run 1 wit-log check-proof --key other.key.pub p17.json
 grep -q 'signed by another key' out && ok || fail "foreign key not named"
 tamper p17.json t1.json '^    "[0-9a-f]+",?$'
 run 1 wit-log check-proof t1.json
+grep -q 'invalid: proof does not lead to the root' out err && ok || fail "reason not named: invalid: proof does not lead to the root: $(cat out err)"
 tamper p17.json t2.json '"leaf": '
 run 1 wit-log check-proof t2.json
+grep -q 'invalid: entry bytes do not hash to the leaf' out err && ok || fail "reason not named: invalid: entry bytes do not hash to the leaf: $(cat out err)"
 tamper p17.json t3.json '"root": '
 run 1 wit-log check-proof t3.json
 grep -q 'bad signature' out && ok || fail "tampered head root not caught by its signature"
 sed 's/"index": 17/"index": 16/' p17.json >t4.json
 run 1 wit-log check-proof t4.json
+grep -q 'invalid: entry 16 is not the entry of step 16' out err && ok || fail "reason not named: invalid: entry 16 is not the entry of step 16: $(cat out err)"
 sed 's/"size": 41/"size": 40/' p17.json >t5.json
 run 1 wit-log check-proof t5.json
+grep -q 'invalid: head has a bad signature' out err && ok || fail "reason not named: invalid: head has a bad signature: $(cat out err)"
 
 # --- consistency proofs, between signed heads or unsigned log roots
 run 0 wit-log consistency run 20 41 -o c.json
@@ -112,9 +116,12 @@ run 0 wit-log check-proof c2.json
 grep -q 'unsigned log root' out && ok || fail "check-proof does not say the ends are unsigned"
 tamper c.json t6.json '^    "[0-9a-f]+",?$'
 run 1 wit-log check-proof t6.json
+grep -q 'invalid: proof does not lead to the old root' out err && ok || fail "reason not named: invalid: proof does not lead to the old root: $(cat out err)"
 tamper c2.json t7.json '"root": '
 run 1 wit-log check-proof t7.json
+grep -q 'invalid: proof does not lead to the root' out err && ok || fail "reason not named: invalid: proof does not lead to the root: $(cat out err)"
 run 1 wit-log check-proof --key other.key.pub c.json
+grep -q 'invalid: old head is signed by another key' out err && ok || fail "reason not named: invalid: old head is signed by another key: $(cat out err)"
 
 # --- runs broken one way each are rejected, naming the first failure
 check_invalid() {  # check_invalid VARIANT PATTERN

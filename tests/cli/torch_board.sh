@@ -265,4 +265,5 @@ absent new2
 run 2 wit-board add bundles/honest no-such-report.json
 error_is wit-board 'no-such-report.json'
 run 2 wit-board show
+error_is wit-board 'bundle is required'
 finish

@@ -216,6 +216,15 @@ if [ -x "$FORGE" ]; then
     grep -B 4 "^ *\"step\": $s,\$" F.report.json | grep '"pass"' | grep -q false && ok ||
       fail "tampered step $s passed its replay"
   done
+  # ... and only they: every challenged step the forger left alone replays and passes.
+  if command -v jq >/dev/null; then
+    honest=$(jq --argjson bad "[$bad]" '[.checks[] | select(.step as $s | $bad | index($s) | not)] | length' F.report.json)
+    npass=$(jq --argjson bad "[$bad]" '[.checks[] | select(.step as $s | $bad | index($s) | not) | select(.pass)] | length' F.report.json)
+    [ "$honest" -ge 1 ] && [ "$npass" = "$honest" ] && ok ||
+      fail "of $honest untampered challenged steps only $npass passed: $(jq -c '[.checks[] | {step, pass, failed}]' F.report.json)"
+  else
+    fail "jq not found (apt-get install jq)"
+  fi
 else
   fail "wit-forge not built: $FORGE"
 fi

@@ -20,8 +20,7 @@ cat >cfg.json <<'CFG'
 CFG
 run 0 wit-log keygen -o key
 run 0 wit-train -q -j1 --config cfg.json --data data.commit.json --index data.widx --key key --out R data.txt
-awk '/^```python/ { f = 1; next } /^```/ { f = 0 } f' "$WIT_SRC/docs/state-root.md" >recipe.py
-[ -s recipe.py ] && ok || fail "no python recipe in docs/state-root.md"
+doc_recipe state-root.md recipe.py
 for s in 1 2 3; do
   cp "R/ckpt/step-00000$s.safetensors" step.safetensors
   got=$("$PY" recipe.py)

@@ -11,6 +11,8 @@
 #include "wit/challenge.h"
 #include "wit/error.h"
 
+#include "outcome.h"
+
 namespace {
 
 [[noreturn]] void broken(const char* what, const nlohmann::json& doc) {
@@ -29,11 +31,12 @@ bool same_steps(const wit::Challenge& a, const wit::Challenge& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, false);
-  if (j.is_discarded()) return 0;
+  if (j.is_discarded()) return wit_fuzz::note('j'), 0;
   wit::Challenge c;
   try {
     c = wit::Challenge::from_json(j, "fuzz");
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
     return 0;  // the expected rejection
   }
   // Accepted: the head verifies and the draws are the derived ones, so an
@@ -52,5 +55,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     broken("an accepted challenge does not survive to_json", j);
   }
   if (r.to_json() != again) broken("an accepted challenge changes in a round trip", j);
+  wit_fuzz::note('a');
   return 0;
 }

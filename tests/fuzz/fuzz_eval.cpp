@@ -12,6 +12,8 @@
 #include "wit/error.h"
 #include "wit/eval.h"
 
+#include "outcome.h"
+
 namespace {
 
 [[noreturn]] void broken(const char* what, const nlohmann::json& doc) {
@@ -35,20 +37,24 @@ void round_trip(const nlohmann::json& j, const T& parsed) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, false);
-  if (j.is_discarded()) return 0;
+  if (j.is_discarded()) return wit_fuzz::note('j'), 0;
   // Every parser sees every input: each must refuse the others' documents.
   try {
     const wit::EvalCommitment e = wit::EvalCommitment::from_json(j, "fuzz");
     if (e.n < 1 || e.metric != wit::kEvalMetric) broken("accepted an eval without examples or of another metric", j);
     if (e.id() != wit::EvalCommitment::from_json(e.to_json(), "fuzz").id()) broken("the eval id is not stable", j);
     round_trip(j, e);
+    wit_fuzz::note('a');
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
   }
   try {
     const wit::EvalScores s = wit::EvalScores::from_json(j, "fuzz");
     if (s.scores.empty() || s.scores.size() != s.record_leaves.size()) broken("accepted scores without examples", j);
     round_trip(j, s);
+    wit_fuzz::note('a');
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
   }
   try {
     const wit::EvalCheckReport r = wit::EvalCheckReport::from_json(j, "fuzz");
@@ -59,7 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& it : r.items) all_pass = all_pass && it.pass;
     if ((r.verdict == "certified") != all_pass) broken("accepted a verdict its items do not give", j);
     round_trip(j, r);
+    wit_fuzz::note('a');
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
   }
   return 0;
 }

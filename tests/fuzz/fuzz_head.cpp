@@ -2,6 +2,8 @@
 // docs/witness-log.md "Tree heads"): every input is rejected with a
 // wit::Error or accepted, and an accepted head survives to_json() and a
 // re-parse unchanged, with the same signed bytes and signature verdict.
+// Verdicts (outcome.h): j, r, a (parses, signature verifies), s (parses,
+// signature does not verify).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +12,8 @@
 
 #include "wit/error.h"
 #include "wit/wlog.h"
+
+#include "outcome.h"
 
 namespace {
 
@@ -22,11 +26,12 @@ namespace {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, false);
-  if (j.is_discarded()) return 0;
+  if (j.is_discarded()) return wit_fuzz::note('j'), 0;
   wit::TreeHead h;
   try {
     h = wit::TreeHead::from_json(j, "fuzz");
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
     return 0;  // the expected rejection
   }
   const bool ok = h.signature_ok();  // any key bytes: a verdict, never a crash
@@ -41,5 +46,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (r.to_json() != again || r.signed_bytes() != h.signed_bytes() || r.sig != h.sig || !(r.key == h.key))
     broken("an accepted head changes in a round trip", j);
   if (r.signature_ok() != ok) broken("the signature verdict changes in a round trip", j);
+  wit_fuzz::note(ok ? 'a' : 's');
   return 0;
 }

@@ -14,6 +14,8 @@
 #include "wit/error.h"
 #include "wit/readers.h"
 
+#include "outcome.h"
+
 namespace {
 
 // The input as a file: an in-memory file (memfd), rewritten for each input and
@@ -47,6 +49,7 @@ void run(const wit::ReaderSpec& spec, const std::string& path, std::string_view 
   try {
     src = wit::RecordSource::open(spec, path);
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
     return;  // malformed input, reported as it should be
   }
   std::string scratch;
@@ -72,6 +75,7 @@ void run(const wit::ReaderSpec& spec, const std::string& path, std::string_view 
         break;
     }
   }
+  wit_fuzz::note('a');
 }
 
 }  // namespace

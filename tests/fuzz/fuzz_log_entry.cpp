@@ -10,12 +10,15 @@
 #include "wit/runlog.h"
 #include "wit/wlog.h"
 
+#include "outcome.h"
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const wit::ByteView in(data, size);
   wit::LogEntry e;
   try {
     e = wit::decode_entry(in, "fuzz");
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
     return 0;  // the expected rejection
   }
   const wit::Bytes again = wit::encode_entry(e);
@@ -23,5 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const wit::Hash32 leaf = wit::entry_leaf(in);
   (void)wit::entry_json(e, e.genesis ? 0 : e.s.step, leaf, false).dump();
   (void)wit::entry_json(e, e.genesis ? 0 : e.s.step, leaf, true).dump();
+  wit_fuzz::note('a');
   return 0;
 }

@@ -1,7 +1,8 @@
 // Fuzz target for proof documents and contamination certificates
 // (verify_document) against a fixed nine-record commitment built in memory.
 // Besides "wit::Error or a verdict", it checks soundness: a document judged
-// valid must only claim what is true of the committed records.
+// valid must only claim what is true of the committed records. Verdicts
+// (outcome.h): j, r, n (a well-formed document judged invalid), a (valid).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +16,8 @@
 #include "wit/error.h"
 #include "wit/merkle.h"
 #include "wit/proofs.h"
+
+#include "outcome.h"
 
 namespace {
 
@@ -65,15 +68,17 @@ void check_exclusion(const nlohmann::json& body, const nlohmann::json& doc) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Fixture& f = fixture();
   nlohmann::json doc = nlohmann::json::parse(data, data + size, nullptr, false);
-  if (doc.is_discarded()) return 0;
+  if (doc.is_discarded()) return wit_fuzz::note('j'), 0;
   wit::Verdict v;
   try {
     v = wit::verify_document(doc, f.c, "fuzz");
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
     return 0;  // the expected rejection of a malformed document
   }
   if (!v.ok) {
     if (v.reason.empty()) unsound("rejected without a reason", doc);
+    wit_fuzz::note('n');
     return 0;
   }
   // Valid: what it claims must hold. The document parsed once, so these parse too.
@@ -87,5 +92,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     check_exclusion(doc, doc);
   }
+  wit_fuzz::note('a');
   return 0;
 }

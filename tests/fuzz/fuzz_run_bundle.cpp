@@ -9,6 +9,9 @@
 // checks without producing zstd or digests:
 //   byte 0: flags (bit 0: write a fresh bundle.json over the members)
 //   then members, each "\n=== NAME\n" followed by its bytes.
+// Verdicts (outcome.h): the status judged (c certified, p pending, r
+// rejected), d (a .wbundle that does not decode), e (empty input), u (a
+// member name that is not UTF-8).
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -18,6 +21,8 @@
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/run_bundle.h"
+
+#include "outcome.h"
 
 namespace {
 
@@ -34,6 +39,7 @@ void judge(const wit::RunBundle& b) {
   (void)e.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   (void)wit::render_run_html(e);
   (void)wit::board_json({e}, 0.05);
+  wit_fuzz::note(e.status[0]);  // c, p or r
 }
 
 }  // namespace
@@ -50,13 +56,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)wit::Bundle::decode(in, "fuzz.wbundle", uint64_t(64) << 20);
       b = wit::RunBundle::decode(in, "fuzz.wbundle");
     } catch (const wit::Error&) {
+      wit_fuzz::note('d');  // not a bundle
       return 0;
     }
     b.path = "fuzz.wbundle";
     judge(b);
     return 0;
   }
-  if (size == 0) return 0;
+  if (size == 0) return wit_fuzz::note('e'), 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   wit::RunBundle b;
   b.path = "fuzz";
@@ -75,6 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       b.files[wit::kRunBundleIndex] = b.index_json("fuzz");
     } catch (const std::exception&) {
+      wit_fuzz::note('u');
       return 0;  // a member name that is not UTF-8 cannot be a JSON key (nor a name a bundle can hold)
     }
   }

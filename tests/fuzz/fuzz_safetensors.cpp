@@ -14,6 +14,8 @@
 #include "wit/safetensors.h"
 #include "wit/state_root.h"
 
+#include "outcome.h"
+
 namespace {
 
 bool same(const wit::TensorView& a, const wit::TensorView& b) {
@@ -30,6 +32,7 @@ void exercise(const uint8_t* data, size_t size) {
   try {
     s = wit::Safetensors::parse(wit::ByteView(data, size), "fuzz");
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
     return;  // the expected rejection
   }
   const auto& ts = s.tensors();
@@ -50,6 +53,7 @@ void exercise(const uint8_t* data, size_t size) {
   check(back.metadata() == s.metadata());
   check(wit::state_root(back.tensors()) == wit::state_root(ts));
   check(wit::encode_safetensors(back.tensors(), back.metadata()) == enc);
+  wit_fuzz::note('a');
 }
 
 }  // namespace

@@ -10,12 +10,15 @@
 #include "wit/error.h"
 #include "wit/shards.h"
 
+#include "outcome.h"
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   wit::ShardIndex x;
   try {
     x = wit::ShardIndex::parse(text, "fuzz");
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
     return 0;  // the expected rejection
   }
   if (x.shards.empty() || x.step < 0) std::abort();
@@ -24,5 +27,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::fprintf(stderr, "fuzz_shard_index: accepted shard file '%s'\n", f.c_str());
       std::abort();
     }
+  wit_fuzz::note('a');
   return 0;
 }

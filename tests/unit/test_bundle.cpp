@@ -3,6 +3,15 @@
 // the strict decoder, including headers that lie about the payload size.
 #include <catch2/catch.hpp>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WIT_HAS_ASAN 1
+#endif
+#endif
+#ifndef WIT_HAS_ASAN
+#define WIT_HAS_ASAN 0
+#endif
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -201,7 +210,7 @@ TEST_CASE("bundle encoding is deterministic", "[bundle]") {
   b.put("x", std::string("1"));
   b.put("a/b", std::string("2"));
   CHECK(a.encode() == b.encode());
-  CHECK(a.encode() == a.encode());
+  CHECK(Bundle::decode(a.encode(), "a").members() == a.members());
   CHECK(Bundle::decode(a.encode(), "a").encode() == a.encode());
 }
 
@@ -502,6 +511,10 @@ TEST_CASE("bundle member lengths are bounded by their kind, and buffers grow wit
 
   // Without a bound, memory follows the frame: in a process that may not map
   // 2 GiB the decoder still ends with the size mismatch, not out of memory.
+  // (Not under AddressSanitizer, whose shadow memory alone needs more.)
+#if defined(__SANITIZE_ADDRESS__) || WIT_HAS_ASAN
+  WARN("not checked under AddressSanitizer: decoding under a 2 GiB address-space limit");
+#else
   const pid_t p = ::fork();
   REQUIRE(p >= 0);
   if (p == 0) {
@@ -520,6 +533,7 @@ TEST_CASE("bundle member lengths are bounded by their kind, and buffers grow wit
   ::waitpid(p, &st, 0);
   CHECK(WIFEXITED(st));
   CHECK(WEXITSTATUS(st) == 0);
+#endif
 
   // Members within their bound decode as before, in pieces or not.
   Bundle b = sample();

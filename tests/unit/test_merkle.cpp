@@ -3,6 +3,8 @@
 // flipped bit, truncation, an extra hash, or swapped roots.
 #include <catch2/catch.hpp>
 
+#include "skip.h"
+
 #include "wit/blake2b_x4.h"
 #include "wit/hash.h"
 #include "wit/merkle.h"
@@ -195,8 +197,7 @@ TEST_CASE("exclusion proofs in a sorted tree", "[merkle][exclusion]") {
 
 TEST_CASE("four-lane leaf hashing equals the one-at-a-time leaf", "[merkle][blake2b]") {
   if (!leaves_x4_available()) {
-    WARN("no AVX2 on this CPU: the four-lane kernel is not used here");
-    return;
+    WIT_SKIP("no AVX2 on this CPU: the four-lane kernel is not used here");
   }
   for (size_t len : {0u, 1u, 2u, 126u, 127u, 128u, 129u, 255u, 256u, 257u, 1000u, 2047u, 2048u, 2049u, 4096u, 5000u}) {
     std::vector<std::vector<uint8_t>> msgs(4, std::vector<uint8_t>(len + 1));
@@ -214,8 +215,7 @@ TEST_CASE("four-lane leaf hashing equals the one-at-a-time leaf", "[merkle][blak
 
 TEST_CASE("four-lane hashing of unequal lengths and of tree nodes equals one at a time", "[merkle][blake2b]") {
   if (!leaves_x4_available()) {
-    WARN("no AVX2 on this CPU: the four-lane kernel is not used here");
-    return;
+    WIT_SKIP("no AVX2 on this CPU: the four-lane kernel is not used here");
   }
   // Lengths that fill the same number of blocks but differ: every lane's own
   // byte counter must go into its compression.

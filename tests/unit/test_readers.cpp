@@ -3,6 +3,8 @@
 // messages, the reader spec JSON, and record() from several threads.
 #include <catch2/catch.hpp>
 
+#include "skip.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -140,8 +142,7 @@ TEST_CASE("fortune: separators, empty records, CRLF", "[readers]") {
 TEST_CASE("fortune: a real Debian fortune file", "[readers]") {
   const std::string f = "/usr/share/games/fortunes/computers";
   if (!fs::exists(f)) {
-    WARN("skipped: " << f << " not installed (apt-get install fortunes)");
-    return;
+    WIT_SKIP(f << " not installed (apt-get install fortunes)");
   }
   auto src = RecordSource::open(spec_of(ReaderKind::kFortune), f);
   auto recs = all_records(*src);

@@ -163,7 +163,25 @@ TEST_CASE("initial weights come from the seed, exactly", "[init]") {
       CHECK(a != b);
     }
   }
+  // Known answers from the independent Python recipes of docs/manifest.md
+  // ("Initial weights") and docs/state-root.md, for this config and seed
+  // 32 x 0x01 (tests/cli/torch_known_answers.sh runs those recipes against
+  // real runs; these values were computed with them).
+  for (const auto& p : ps) {
+    std::vector<float> a(p.numel());
+    init_param(p, ByteView(seed), a.data());
+    if (p.name == "wte") {
+      CHECK(a[0] == -0x1.56c7bep-6f);
+      CHECK(a[1] == -0x1.1627e2p-5f);
+      CHECK(a[2] == -0x1.fd4d94p-10f);
+      CHECK(a[3] == -0x1.0701cep-5f);
+    } else if (p.name == "h.1.mlp.proj.weight") {  // b_proj = b / sqrt(2 n_layer)
+      CHECK(a[0] == 0x1.b3c26ap-7f);
+      CHECK(a[1] == 0x1.0cbb34p-7f);
+    }
+  }
   Hash32 r1 = initial_state_root(c, ByteView(seed));
+  CHECK(r1.hex() == "224143310634eb838f32b772398bc4b7d070e1db421dc1f1451d4c4d8cd2a28d");
   CHECK(r1 == initial_state_root(c, ByteView(seed)));
   CHECK(r1 != initial_state_root(c, ByteView(seed2)));
   ModelConfig c2 = c;

@@ -175,7 +175,8 @@ TEST_CASE("reader accepts what the spec allows beyond what wit writes", "[safete
   SECTION("data in another order than the names, and whitespace in the header") {
     const std::string h = "{ \"b\" : " + entry("\"U8\"", "[2]", "[0, 2]") + ",\n \"a\":" +
                           entry("\"I16\"", "[1]", "[2,4]") + "}\n\t ";
-    Safetensors s = Safetensors::parse(file_of(h, {1, 2, 3, 4}), "t.st");
+    const auto bytes = file_of(h, {1, 2, 3, 4});  // the tensors are views into it: it must outlive them
+    Safetensors s = Safetensors::parse(bytes, "t.st");
     REQUIRE(s.tensors().size() == 2);
     REQUIRE(s.tensors()[0].name == "a");
     REQUIRE(s.tensors()[0].data.data[0] == 3);

@@ -1,6 +1,8 @@
 // wit-replay: answer a challenge (respond), check an answer by replaying the
 // challenged steps (verify), and measure replay noise (calibrate).
+#include <cmath>
 #include <iostream>
+#include <sstream>
 
 #include "wit/cli.h"
 #include "wit/error.h"
@@ -57,6 +59,12 @@ int main(int argc, char** argv) {
   }
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
+    // An infinite margin would certify any forgery, a NaN one prints as null.
+    if (*verify && !(std::isfinite(margin) && margin > 0)) {
+      std::ostringstream m;
+      m << margin;
+      throw wit::Error("--margin must be a finite number above 0", m.str());
+    }
     if (device != "cpu" && !wit::cuda_available())
       throw wit::Error("this LibTorch has no CUDA device", "--device " + device, "use --device cpu");
     wit::Challenge c = wit::Challenge::load(challenge_path);

@@ -152,7 +152,7 @@ Bytes encode_entry(const LogEntry& e) {
 LogEntry decode_entry(ByteView b, const std::string& where) {
   Reader r{b, where};
   // Magic first, even on a short input, so that a non-entry is never called truncated.
-  if (std::memcmp(b.data, kEntryMagic, std::min<size_t>(b.size, 4)) != 0)
+  if (b.size > 0 && std::memcmp(b.data, kEntryMagic, std::min<size_t>(b.size, 4)) != 0)  // memcmp(null, ..., 0) is UB
     throw Error("not a witness log entry (bad magic)", at(where, 0));
   if (b.size < 8) r.truncated();
   r.off = 4;
