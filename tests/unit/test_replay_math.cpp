@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "wit/error.h"
 #include "wit/replay_math.h"
 
 using namespace wit;
@@ -76,4 +77,13 @@ TEST_CASE("replay math: scalar distances and thresholds", "[replay_math]") {
   CHECK_FALSE(within(370.5, 370));
   CHECK_FALSE(within(INFINITY, 370));
   CHECK_FALSE(within(NAN, 370));
+}
+
+TEST_CASE("replay math: a verify margin is finite and above 0", "[replay_math]") {
+  CHECK_NOTHROW(check_margin(10));
+  CHECK_NOTHROW(check_margin(1e-4));
+  CHECK_THROWS_WITH(check_margin(INFINITY), "--margin must be a finite number above 0: inf");
+  CHECK_THROWS_WITH(check_margin(0), "--margin must be a finite number above 0: 0");
+  CHECK_THROWS_WITH(check_margin(-3), "--margin must be a finite number above 0: -3");
+  CHECK_THROWS_AS(check_margin(NAN), Error);
 }

@@ -8,6 +8,7 @@
 #include "wit/error.h"
 #include "wit/io.h"
 #include "wit/replay.h"
+#include "wit/replay_math.h"
 #include "wit/state.h"
 
 int main(int argc, char** argv) {
@@ -59,12 +60,7 @@ int main(int argc, char** argv) {
   }
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
-    // An infinite margin would certify any forgery, a NaN one prints as null.
-    if (*verify && !(std::isfinite(margin) && margin > 0)) {
-      std::ostringstream m;
-      m << margin;
-      throw wit::Error("--margin must be a finite number above 0", m.str());
-    }
+    if (*verify) wit::check_margin(margin);  // before any response is built
     if (device != "cpu" && !wit::cuda_available())
       throw wit::Error("this LibTorch has no CUDA device", "--device " + device, "use --device cpu");
     wit::Challenge c = wit::Challenge::load(challenge_path);

@@ -5,11 +5,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include "wit/error.h"
 #include "wit/model_spec.h"
 
 namespace wit {
+
+void check_margin(double margin) {
+  if (std::isfinite(margin) && margin > 0) return;
+  std::ostringstream m;
+  m << margin;
+  throw Error("--margin must be a finite number above 0", m.str());
+}
 
 const char* state_field(const std::string& n) {
   if (n.rfind("adam.m.", 0) == 0) return "adam_m";

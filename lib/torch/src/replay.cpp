@@ -466,6 +466,7 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
 }
 
 ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt) {
+  check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
   Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}};
   ReplayReport rep;

@@ -11,6 +11,10 @@
 
 namespace wit {
 
+// A usable verify margin: finite and above 0 (an infinite one would certify
+// any forgery, a NaN one prints as null). Throws wit::Error naming the value.
+void check_margin(double margin);
+
 // One rounding of a binary32 value: 2^-24 relative.
 inline constexpr double kRoundingEps = 5.9604644775390625e-08;
 
