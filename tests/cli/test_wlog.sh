@@ -103,7 +103,7 @@ run 1 wit-log check-proof t4.json
 grep -q 'invalid: entry 16 is not the entry of step 16' out err && ok || fail "reason not named: invalid: entry 16 is not the entry of step 16: $(cat out err)"
 sed 's/"size": 41/"size": 40/' p17.json >t5.json
 run 1 wit-log check-proof t5.json
-grep -q 'invalid: head has a bad signature' out err && ok || fail "reason not named: invalid: head has a bad signature: $(cat out err)"
+grep -q 'invalid: the head has a bad signature' out err && ok || fail "reason not named: invalid: the head has a bad signature: $(cat out err)"
 
 # --- consistency proofs, between signed heads or unsigned log roots
 run 0 wit-log consistency run 20 41 -o c.json
@@ -121,7 +121,7 @@ tamper c2.json t7.json '"root": '
 run 1 wit-log check-proof t7.json
 grep -q 'invalid: proof does not lead to the root' out err && ok || fail "reason not named: invalid: proof does not lead to the root: $(cat out err)"
 run 1 wit-log check-proof --key other.key.pub c.json
-grep -q 'invalid: old head is signed by another key' out err && ok || fail "reason not named: invalid: old head is signed by another key: $(cat out err)"
+grep -q 'invalid: the old head is signed by another key' out err && ok || fail "reason not named: invalid: the old head is signed by another key: $(cat out err)"
 
 # --- runs broken one way each are rejected, naming the first failure
 check_invalid() {  # check_invalid VARIANT PATTERN

@@ -305,128 +305,148 @@ std::string RunVerdict::summary() const {
   return s;
 }
 
-RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
-  const RunPaths rp(run_dir);
-  RunVerdict v;
-  const Manifest m = Manifest::load(rp.manifest());
-  v.run_id = m.run_id();
-  auto fail = [&](const std::string& why) {
-    v.ok = false;
-    v.reason = why;
-    return v;
-  };
+namespace {
 
-  // The log: a missing file is an error; a damaged one is a negative verdict.
-  if (!exists(rp.log())) throw Error("cannot open: no such file or directory", rp.log());
+// A reason the run fails, or nothing.
+using Problem = std::optional<std::string>;
+
+// What verify_run's checks share: the run, the log, and what the entries bound.
+struct RunCtx {
+  const RunPaths& rp;
+  const Manifest& m;
+  const RunCheckOptions& opt;
+  RunVerdict& v;
   WitnessLog log;
-  try {
-    log = WitnessLog::open(rp.log(), TornTail::kRefuse);
-  } catch (const Error& e) {
-    return fail(e.what());
-  }
-  v.entries = log.size();
-  if (log.size() == 0) return fail("the log is empty (no genesis entry): " + rp.log());
-
-  // Entries: a genesis naming this run, then steps 1, 2, 3, ... shaped as the manifest says.
-  // Only what later checks need is kept: the genesis and the state roots.
   GenesisEntry genesis;
-  std::map<uint64_t, Hash32> state_roots;
+  std::map<uint64_t, Hash32> state_roots;  // entry i's state root
+};
+
+// Entries: a genesis naming this run, then steps 1, 2, 3, ... shaped as the manifest says.
+Problem check_entries(RunCtx& c) {
+  const Manifest& m = c.m;
+  RunVerdict& v = c.v;
+  const WitnessLog& log = c.log;
+  // Only what later checks need is kept: the genesis and the state roots.
   for (uint64_t i = 0; i < log.size(); i++) {
     const std::string at = "entry " + std::to_string(i) + ": ";
     LogEntry e;
     try {
       e = decode_entry(log.entry_bytes(i), "entry " + std::to_string(i));
     } catch (const Error& err) {
-      return fail(err.what());
+      return Problem(err.what());
     }
     if (i == 0) {
-      if (!e.genesis) return fail("entry 0: not a genesis entry");
+      if (!e.genesis) return Problem("entry 0: not a genesis entry");
       if (e.g.run_id != v.run_id)
-        return fail("entry 0: genesis names run " + e.g.run_id.hex() + ", the manifest is run " + v.run_id.hex());
+        return Problem("entry 0: genesis names run " + e.g.run_id.hex() + ", the manifest is run " + v.run_id.hex());
       const uint64_t np = param_count(m.model);
       if (e.g.n_params != np)
-        return fail("entry 0: genesis says " + std::to_string(e.g.n_params) + " parameters, the model has " +
+        return Problem("entry 0: genesis says " + std::to_string(e.g.n_params) + " parameters, the model has " +
                     std::to_string(np));
-      genesis = e.g;
+      c.genesis = e.g;
     } else {
-      if (e.genesis) return fail(at + "a second genesis entry");
-      if (e.s.step != i) return fail(at + "step " + std::to_string(e.s.step) + ", expected " + std::to_string(i));
+      if (e.genesis) return Problem(at + "a second genesis entry");
+      if (e.s.step != i) return Problem(at + "step " + std::to_string(e.s.step) + ", expected " + std::to_string(i));
       if (e.s.step > uint64_t(m.steps))
-        return fail(at + "beyond the manifest's " + std::to_string(m.steps) + " steps");
+        return Problem(at + "beyond the manifest's " + std::to_string(m.steps) + " steps");
       const uint64_t k = uint64_t(m.fp.sketch_k);
       if (e.s.sketch.size() != k || e.s.sketch_m.size() != k || e.s.sketch_v.size() != k)
-        return fail(at + "a sketch does not have the manifest's " + std::to_string(k) + " buckets");
+        return Problem(at + "a sketch does not have the manifest's " + std::to_string(k) + " buckets");
       if (e.s.losses.size() != uint64_t(m.batch_size))
-        return fail(at + std::to_string(e.s.losses.size()) + " per-example losses, the batch size is " +
+        return Problem(at + std::to_string(e.s.losses.size()) + " per-example losses, the batch size is " +
                     std::to_string(m.batch_size));
       if (e.s.probe && e.s.probe->size() != uint64_t(m.fp.probe_dim))
-        return fail(at + "probe fingerprint has " + std::to_string(e.s.probe->size()) + " values, the manifest says " +
+        return Problem(at + "probe fingerprint has " + std::to_string(e.s.probe->size()) + " values, the manifest says " +
                     std::to_string(m.fp.probe_dim));
-      state_roots[i] = e.s.state_root;
+      c.state_roots[i] = e.s.state_root;
     }
   }
   if (log.size() - 1 < uint64_t(m.steps))
     v.warnings.push_back("the log has " + std::to_string(log.size() - 1) + " of the manifest's " +
                          std::to_string(m.steps) + " steps (training unfinished?)");
+  return std::nullopt;
+}
 
-  // Heads: signed by the trainer, for this run, growing, each matching the log, consecutive ones consistent.
-  if (!exists(rp.heads())) return fail("no signed tree heads: " + rp.heads() + " is missing");
+// Heads: signed by the trainer, for this run, growing, each matching the log, consecutive ones consistent.
+Problem check_heads(RunCtx& c) {
+  const RunPaths& rp = c.rp;
+  const Manifest& m = c.m;
+  RunVerdict& v = c.v;
+  const WitnessLog& log = c.log;
+  if (!exists(rp.heads())) return Problem("no signed tree heads: " + rp.heads() + " is missing");
   std::vector<TreeHead> heads;
   uint64_t torn = 0;
   try {
     heads = read_heads(rp.heads(), TornLine::kIgnore, &torn);
   } catch (const Error& e) {
-    return fail(e.what());
+    return Problem(e.what());
   }
   if (torn)
     v.warnings.push_back(rp.heads() + ":" + std::to_string(heads.size() + 1) + ": torn last line ignored (" +
                          std::to_string(torn) + " bytes)");
   v.heads = heads.size();
-  if (heads.empty()) return fail("no signed tree heads in " + rp.heads());
+  if (heads.empty()) return Problem("no signed tree heads in " + rp.heads());
   for (size_t i = 0; i < heads.size(); i++) {
     const TreeHead& h = heads[i];
     const std::string at = rp.heads() + ":" + std::to_string(i + 1) + ": ";
-    if (auto p = head_problem(h, v.run_id, m.trainer_key, at + "the head")) return fail(*p);
+    if (auto p = head_problem(h, v.run_id, m.trainer_key, at + "the head")) return Problem(*p);
     if (h.size > log.size())
-      return fail(at + "head covers " + std::to_string(h.size) + " entries, the log has " + std::to_string(log.size()));
-    if (log.root(h.size) != h.root) return fail(at + "root does not match the log at size " + std::to_string(h.size));
+      return Problem(at + "head covers " + std::to_string(h.size) + " entries, the log has " + std::to_string(log.size()));
+    if (log.root(h.size) != h.root) return Problem(at + "root does not match the log at size " + std::to_string(h.size));
     if (i > 0) {
       const TreeHead& p = heads[i - 1];
       if (h.size < p.size)
-        return fail(at + "size " + std::to_string(h.size) + " is smaller than the previous head's " +
+        return Problem(at + "size " + std::to_string(h.size) + " is smaller than the previous head's " +
                     std::to_string(p.size));
       if (h.time < p.time) v.warnings.push_back(at + "time goes backwards");
       if (p.size > 0) {
         ProofError pe = verify_consistency(kBlake2bTree, p.size, h.size, p.root, h.root,
                                            log.consistency_proof(p.size, h.size));
-        if (pe != ProofError::kOk) return fail(at + "not consistent with the previous head: " + to_string(pe));
+        if (pe != ProofError::kOk) return Problem(at + "not consistent with the previous head: " + to_string(pe));
       }
     }
   }
   if (heads.back().size != log.size())
-    return fail(rp.heads() + ":" + std::to_string(heads.size()) + ": the last head covers " +
+    return Problem(rp.heads() + ":" + std::to_string(heads.size()) + ": the last head covers " +
                 std::to_string(heads.back().size) + " of " + std::to_string(log.size()) +
                 " entries (the rest are unsigned)");
+  return std::nullopt;
+}
 
-  // The seed, once revealed: it must open the manifest's commitment and generate the genesis state.
+// The seed, once revealed: it must open the manifest's commitment and generate the genesis state.
+Problem check_seed(RunCtx& c) {
+  const RunPaths& rp = c.rp;
+  const Manifest& m = c.m;
+  const RunCheckOptions& opt = c.opt;
+  RunVerdict& v = c.v;
+  const GenesisEntry& genesis = c.genesis;
   if (exists(rp.seed())) {
     Bytes seed;
     try {
       seed = parse_seed_hex(read_file(rp.seed()), rp.seed());
     } catch (const Error& e) {
-      return fail(e.what());
+      return Problem(e.what());
     }
     if (seed_commitment(seed) != m.seed_commitment)
-      return fail(rp.seed() + ": the revealed seed does not match the manifest's seed commitment");
+      return Problem(rp.seed() + ": the revealed seed does not match the manifest's seed commitment");
     if (opt.init && initial_state_root(m.model, seed) != genesis.init_root)
-      return fail("entry 0: init_root is not the initial state generated from the revealed seed");
+      return Problem("entry 0: init_root is not the initial state generated from the revealed seed");
     v.seed_revealed = true;
     if (!opt.init) v.warnings.push_back("initial state not regenerated (--no-init)");
   } else {
     v.warnings.push_back("seed not revealed yet (" + rp.seed() + " is missing): the initial state is not checked");
   }
+  return std::nullopt;
+}
 
-  // Checkpoints present in RUN/ckpt must be the states the log binds.
+// Checkpoints present in RUN/ckpt must be the states the log binds.
+Problem check_checkpoints(RunCtx& c) {
+  const RunPaths& rp = c.rp;
+  const RunCheckOptions& opt = c.opt;
+  RunVerdict& v = c.v;
+  const WitnessLog& log = c.log;
+  const GenesisEntry& genesis = c.genesis;
+  const std::map<uint64_t, Hash32>& state_roots = c.state_roots;
   namespace fs = std::filesystem;
   std::error_code ec;
   if (opt.checkpoints && fs::is_directory(rp.ckpt_dir(), ec)) {
@@ -456,32 +476,62 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
         continue;
       }
       auto [it, fresh] = ckpts.emplace(step, de.path().string());
-      if (!fresh) return fail(rp.checkpoint(step) + ": both a whole and a sharded checkpoint of step " + std::to_string(step));
+      if (!fresh) return Problem(rp.checkpoint(step) + ": both a whole and a sharded checkpoint of step " + std::to_string(step));
     }
     if (ec) throw Error("cannot list: " + ec.message(), rp.ckpt_dir());
     for (const auto& [step, path] : ckpts) {
-      if (step >= log.size()) return fail(path + ": step " + std::to_string(step) + " is beyond the log");
+      if (step >= log.size()) return Problem(path + ": step " + std::to_string(step) + " is beyond the log");
       const Hash32* want = step == 0 ? &genesis.init_root : &state_roots.at(step);
       Hash32 got;
       try {
         if (path.size() > 11 && path.compare(path.size() - 11, 11, ".index.json") == 0) {
           const ShardedCheckpoint sc = ShardedCheckpoint::open(path);
-          if (sc.step != int64_t(step)) return fail(path + ": the index is of step " + std::to_string(sc.step));
+          if (sc.step != int64_t(step)) return Problem(path + ": the index is of step " + std::to_string(sc.step));
           got = sc.root_of_tensors();
-          if (got != sc.root) return fail(path + ": the shards do not add up to the index's root");
+          if (got != sc.root) return Problem(path + ": the shards do not add up to the index's root");
           v.sharded++;
         } else {
           got = state_root(Safetensors::open(path).tensors());
         }
       } catch (const Error& e) {
-        return fail(e.what());
+        return Problem(e.what());
       }
       if (got != *want)
-        return fail(path + ": the checkpoint's state root does not match entry " + std::to_string(step) +
+        return Problem(path + ": the checkpoint's state root does not match entry " + std::to_string(step) +
                     (step == 0 ? " (init_root)" : ""));
       v.checkpoints++;
     }
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
+  const RunPaths rp(run_dir);
+  RunVerdict v;
+  const Manifest m = Manifest::load(rp.manifest());
+  v.run_id = m.run_id();
+  auto fail = [&](const std::string& why) {
+    v.ok = false;
+    v.reason = why;
+    return v;
+  };
+
+  // The log: a missing file is an error; a damaged one is a negative verdict.
+  if (!exists(rp.log())) throw Error("cannot open: no such file or directory", rp.log());
+  RunCtx c{rp, m, opt, v, {}, {}, {}};
+  try {
+    c.log = WitnessLog::open(rp.log(), TornTail::kRefuse);
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
+  v.entries = c.log.size();
+  if (c.log.size() == 0) return fail("the log is empty (no genesis entry): " + rp.log());
+
+  // The checks of docs/witness-log.md, in order; the first failure is the verdict.
+  for (Problem (*check)(RunCtx&) : {check_entries, check_heads, check_seed, check_checkpoints})
+    if (Problem p = check(c)) return fail(*p);
   v.ok = true;
   return v;
 }
