@@ -12,25 +12,16 @@
 #include "wit/error.h"
 #include "wit/eval.h"
 
+#include "json_round_trip.h"
 #include "outcome.h"
 
 namespace {
 
-[[noreturn]] void broken(const char* what, const nlohmann::json& doc) {
-  std::fprintf(stderr, "fuzz_eval: %s:\n%s\n", what, doc.dump(2).c_str());
-  std::abort();
-}
-
+constexpr const char* kTarget = "fuzz_eval";
+[[noreturn]] void broken(const char* what, const nlohmann::json& doc) { wit_fuzz::broken(kTarget, what, doc); }
 template <class T>
 void round_trip(const nlohmann::json& j, const T& parsed) {
-  const nlohmann::json again = parsed.to_json();
-  try {
-    const T r = T::from_json(nlohmann::json::parse(again.dump()), "fuzz (re-parse)");
-    if (r.to_json() != again) broken("an accepted document changes in a round trip", j);
-  } catch (const wit::Error& e) {
-    std::fprintf(stderr, "fuzz_eval: re-parse failed: %s\n", e.what());
-    broken("an accepted document does not survive to_json", j);
-  }
+  wit_fuzz::round_trip(kTarget, j, parsed);
 }
 
 }  // namespace

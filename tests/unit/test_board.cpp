@@ -223,12 +223,7 @@ struct Fixture {
 
   // A replay report as wit-replay verify writes it (the typed report's to_json).
   static json report(const Challenge& c, bool certified = true) {
-    ReplayReport r;
-    r.run_id = c.head.run_id;
-    r.head_size = c.head.size;
-    r.head_root = c.head.root;
-    r.challenge_seed = c.seed;
-    r.guarantee = c.guarantee;
+    ReplayReport r = ReplayReport::answering(c);
     r.margin = 10;
     r.verdict = certified ? ReportVerdict::kCertified : ReportVerdict::kRejected;
     if (!certified) r.reason = "step 3: weights differ";

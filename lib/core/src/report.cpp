@@ -185,6 +185,16 @@ bool ReportCheck::operator==(const ReportCheck& o) const {
          thresholds == o.thresholds && worst_tensors == o.worst_tensors && seconds == o.seconds;
 }
 
+ReplayReport ReplayReport::answering(const Challenge& c) {
+  ReplayReport r;
+  r.run_id = c.head.run_id;
+  r.head_size = c.head.size;
+  r.head_root = c.head.root;
+  r.challenge_seed = c.seed;
+  r.guarantee = c.guarantee;
+  return r;
+}
+
 std::vector<int64_t> ReplayReport::step_checks() const {
   std::vector<int64_t> s;
   for (const ReportCheck& k : checks)

@@ -469,12 +469,7 @@ ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOp
   check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
   Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}};
-  ReplayReport rep;
-  rep.run_id = c.head.run_id;
-  rep.head_size = c.head.size;
-  rep.head_root = c.head.root;
-  rep.challenge_seed = c.seed;
-  rep.guarantee = c.guarantee;
+  ReplayReport rep = ReplayReport::answering(c);
   rep.margin = opt.margin;
   std::string verdict_reason;
   Calibration& cal = rep.calibration;

@@ -88,6 +88,8 @@ struct ReplayReport {
   std::vector<ReportCheck> checks;  // step challenges in challenge order, then segment transitions
   double replay_seconds = 0, total_seconds = 0;
 
+  // An empty report on `c`: its run, head, seed and guarantee filled in.
+  static ReplayReport answering(const Challenge& c);
   bool certified() const { return verdict == ReportVerdict::kCertified; }
   // The steps of the "step" checks, in order (what a certified report must
   // match with its challenge's steps; segment checks are not uniform draws).
