@@ -1,0 +1,221 @@
+// Binding a released model to a run: the exact binding of a weights file and
+// the probe check's draw, model-command format and report (docs/release.md).
+#include "wit/release.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "wit/challenge.h"
+#include "wit/error.h"
+#include "wit/rng.h"
+
+namespace wit {
+
+using nlohmann::json;
+
+LoggedFinal final_logged_state(const WitnessLog& log, const std::string& where) {
+  for (uint64_t i = log.size(); i-- > 1;) {
+    const LogEntry e = log.entry(i);
+    if (!e.genesis) return {e.s.step, e.s.state_root};
+  }
+  throw Error("the run's log has no training steps", where);
+}
+
+json ReleaseBinding::to_json() const {
+  return {{"match", match},
+          {"step", step},
+          {"state_root", state_root.hex()},
+          {"params_root", params_root.hex()},
+          {"optim_root", optim_root.hex()},
+          {"reason", reason}};
+}
+
+ReleaseBinding bind_release(const std::vector<TensorView>& file, const LoggedFinal& fin, const Hash32& optim_root,
+                            const NamedLeaves* final_params) {
+  std::vector<TensorView> params;
+  for (const auto& t : file)
+    if (is_param_tensor(t.name)) params.push_back(t);
+  NamedLeaves leaves = tensor_leaves(params);
+  ReleaseBinding b;
+  b.step = fin.step;
+  b.state_root = fin.root;
+  b.optim_root = optim_root;
+  b.params_root = state_root_of_leaves(leaves).params;
+  b.match = join_state_root(b.params_root, optim_root) == fin.root;
+  if (b.match) return b;
+  const std::string at = " (step " + std::to_string(fin.step) + ")";
+  if (final_params) {
+    std::map<std::string, Hash32> want(final_params->begin(), final_params->end());
+    for (const auto& [name, leaf] : leaves) {  // tensor_leaves sorts by name
+      auto it = want.find(name);
+      if (it == want.end()) {
+        b.reason = "the final state has no tensor '" + name + "'";
+        return b;
+      }
+      if (it->second != leaf) {
+        b.reason = "tensor '" + name + "' is not the final state's" + at;
+        return b;
+      }
+      want.erase(it);
+    }
+    if (!want.empty()) {
+      b.reason = "the file lacks the final state's tensor '" + want.begin()->first + "'";
+      return b;
+    }
+  }
+  b.reason = "H(parameters root || optimizer root) is not the state root the log has at its final step" + at;
+  return b;
+}
+
+// ---------------------------------------------------------------- probe check
+
+ProbeDraw draw_probe_inputs(const Hash32& run_id, const Hash32& nonce, uint64_t data_n, uint64_t records,
+                            uint64_t random, uint64_t max_len) {
+  if (records + random < 1 || records + random > kMaxProbeInputs)
+    throw Error("the probe check needs 1 to " + std::to_string(kMaxProbeInputs) + " inputs",
+                std::to_string(records + random));
+  if (records > 0 && data_n < 1) throw Error("the run's data is empty", "probe check");
+  if (max_len < 1) throw Error("the model's context is too short for a probe check", "probe check");
+  ChaChaStream s(derive_key("wit/probe-check/v1", {ByteView(run_id.data(), 32), ByteView(nonce.data(), 32)}));
+  ProbeDraw d;
+  for (uint64_t i = 0; i < records; i++) d.indices.push_back(s.uniform(data_n));
+  d.random = random;
+  for (uint64_t i = 0; i < random; i++) {
+    std::string t(size_t(1 + s.uniform(max_len)), '\0');
+    s.fill(reinterpret_cast<uint8_t*>(t.data()), t.size());
+    d.random_texts.push_back(std::move(t));
+  }
+  return d;
+}
+
+std::string model_requests(const std::vector<std::string>& texts) {
+  std::string out;
+  for (size_t i = 0; i < texts.size(); i++)
+    out += json{{"id", i}, {"text_hex", to_hex(ByteView(texts[i]))}}.dump() + "\n";
+  return out;
+}
+
+namespace {
+
+// Calls f(line_number, parsed object) for every non-empty line.
+template <class F>
+void each_json_line(std::string_view text, const std::string& where, const char* what, F&& f) {
+  size_t pos = 0, line = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(pos, end - pos);
+    pos = end + 1;
+    line++;
+    if (l.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    json j = json::parse(l.begin(), l.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      throw Error(std::string(what) + " line " + std::to_string(line) + " is not a JSON object", where);
+    if (!j.contains("id") || !j["id"].is_number_unsigned())
+      throw Error(std::string(what) + " line " + std::to_string(line) + " has no unsigned \"id\"", where);
+    f(line, j);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> parse_model_requests(std::string_view text, const std::string& where) {
+  std::vector<std::string> out;
+  each_json_line(text, where, "request", [&](size_t line, const json& j) {
+    if (j["id"].get<uint64_t>() != out.size())
+      throw Error("request line " + std::to_string(line) + " has id " + j["id"].dump() + ", expected " +
+                      std::to_string(out.size()),
+                  where);
+    Bytes b;
+    if (!j.contains("text_hex") || !j["text_hex"].is_string() || !from_hex(j["text_hex"].get<std::string>(), b))
+      throw Error("request line " + std::to_string(line) + " has no hex \"text_hex\"", where);
+    if (out.size() >= kMaxProbeInputs) throw Error("more than " + std::to_string(kMaxProbeInputs) + " requests", where);
+    out.emplace_back(b.begin(), b.end());
+  });
+  return out;
+}
+
+std::vector<std::vector<double>> parse_model_answers(std::string_view text, const std::vector<size_t>& lengths,
+                                                     const std::string& where) {
+  std::vector<std::vector<double>> out(lengths.size());
+  std::vector<bool> seen(lengths.size(), false);
+  each_json_line(text, where, "answer", [&](size_t line, const json& j) {
+    const std::string at = "answer line " + std::to_string(line);
+    const uint64_t id = j["id"].get<uint64_t>();
+    if (id >= lengths.size()) throw Error(at + " has id " + std::to_string(id) + ", not one of the requests'", where);
+    if (seen[id]) throw Error(at + " repeats id " + std::to_string(id), where);
+    if (!j.contains("logp") || !j["logp"].is_array()) throw Error(at + " has no \"logp\" array", where);
+    const json& a = j["logp"];
+    if (a.size() != lengths[id] + 1)
+      throw Error(at + " has " + std::to_string(a.size()) + " log-probabilities, expected " +
+                      std::to_string(lengths[id] + 1) + " (each byte, then the end of text)",
+                  where);
+    std::vector<double> v;
+    v.reserve(a.size());
+    for (const auto& x : a) {
+      if (!x.is_number()) throw Error(at + " has a log-probability that is not a number", where);
+      const double d = x.get<double>();
+      if (!std::isfinite(d) || d > 0) throw Error(at + " has a log-probability that is not finite and <= 0", where);
+      v.push_back(d);
+    }
+    seen[id] = true;
+    out[id] = std::move(v);
+  });
+  for (size_t i = 0; i < seen.size(); i++)
+    if (!seen[i]) throw Error("no answer for id " + std::to_string(i), where);
+  return out;
+}
+
+std::string model_answer(uint64_t id, const std::vector<float>& logp) {
+  return json{{"id", id}, {"logp", logp}}.dump() + "\n";
+}
+
+double max_abs_difference(const std::vector<double>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); i++) m = std::max(m, std::fabs(a[i] - double(b[i])));
+  if (a.size() != b.size()) m = INFINITY;
+  return m;
+}
+
+bool ProbeCheckReport::pass() const { return first_failure() < 0 && !worst.empty(); }
+
+int64_t ProbeCheckReport::first_failure() const {
+  for (size_t i = 0; i < worst.size(); i++)
+    if (!(worst[i] <= tolerance)) return int64_t(i);
+  return -1;
+}
+
+std::string ProbeCheckReport::guarantee() const {
+  const uint64_t n = records + random;
+  const double p = 1 - std::pow(1 - fraction, double(n));
+  return "a model whose per-token log-probabilities differ from the run's final model (step " + std::to_string(step) +
+         ") by more than " + std::to_string(tolerance) + " nats on at least " + fraction_percent(fraction) +
+         " of such inputs (committed records and random byte strings drawn by the nonce) fails these " +
+         std::to_string(n) + " fresh probes with probability at least " + percent(p) +
+         "; this binds the answers given during the check, not what the service answers at other times";
+}
+
+json ProbeCheckReport::to_json() const {
+  const int64_t f = first_failure();
+  return {{"format", kProbeCheckFormat},
+          {"version", 1},
+          {"run_id", run_id.hex()},
+          {"nonce", nonce.hex()},
+          {"step", step},
+          {"state_root", state_root.hex()},
+          {"records", records},
+          {"random", random},
+          {"model_cmd", model_cmd},
+          {"noise", noise},
+          {"floor", floor},
+          {"margin", margin},
+          {"tolerance", tolerance},
+          {"worst", worst.empty() ? 0.0 : *std::max_element(worst.begin(), worst.end())},
+          {"first_failure", f},
+          {"verdict", pass() ? "match" : "no match"},
+          {"fraction", fraction},
+          {"guarantee", guarantee()}};
+}
+
+}  // namespace wit
