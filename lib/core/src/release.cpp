@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "wit/challenge.h"
@@ -188,9 +189,11 @@ int64_t ProbeCheckReport::first_failure() const {
 
 std::string ProbeCheckReport::guarantee() const {
   const uint64_t n = records + random;
+  char tol[32];
+  std::snprintf(tol, sizeof tol, "%.3g", tolerance);
   const double p = 1 - std::pow(1 - fraction, double(n));
   return "a model whose per-token log-probabilities differ from the run's final model (step " + std::to_string(step) +
-         ") by more than " + std::to_string(tolerance) + " nats on at least " + fraction_percent(fraction) +
+         ") by more than " + tol + " nats on at least " + fraction_percent(fraction) +
          " of such inputs (committed records and random byte strings drawn by the nonce) fails these " +
          std::to_string(n) + " fresh probes with probability at least " + percent(p) +
          "; this binds the answers given during the check, not what the service answers at other times";
