@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
         const int64_t bad = r.first_failure();
         wit::cli::note(std::string(r.pass() ? "match" : "no match") + ": largest per-token difference " +
                        r.to_json()["worst"].dump() + " nats over " + std::to_string(r.worst.size()) +
-                       " fresh inputs (tolerance " + std::to_string(r.tolerance) + ")" +
+                       " fresh inputs (tolerance " + r.to_json()["tolerance"].dump() + ")" +
                        (bad >= 0 ? "; first over it: input " + std::to_string(bad) : ""));
         wit::cli::note(r.guarantee());
       }

@@ -216,6 +216,7 @@ json ProbeCheckReport::to_json() const {
           {"tolerance", tolerance},
           {"worst", worst.empty() ? 0.0 : *std::max_element(worst.begin(), worst.end())},
           {"first_failure", f},
+          {"failures", std::count_if(worst.begin(), worst.end(), [&](double w) { return !(w <= tolerance); })},
           {"verdict", pass() ? "match" : "no match"},
           {"fraction", fraction},
           {"guarantee", guarantee()}};
