@@ -3,7 +3,8 @@
 // probe check reads from a black-box model). Every input is rejected with a
 // wit::Error or accepted; accepted requests survive model_requests() and a
 // re-parse unchanged; accepted answers have exactly the lengths asked for,
-// finite values <= 0, and survive model_answer() and a re-parse.
+// finite values <= 0, and survive model_answer() and a re-parse; an accepted
+// probe-check report survives to_json() and a re-parse unchanged.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +14,8 @@
 
 #include "wit/error.h"
 #include "wit/release.h"
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -61,6 +64,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (size_t j = 0; j < a[i].size(); j++)
         if (float(b[i][j]) != float(a[i][j])) broken("a float answer changes in a round trip");
   } catch (const wit::Error&) {
+  }
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_discarded()) {
+    try {
+      const wit::ProbeCheckReport r = wit::ProbeCheckReport::from_json(j, "fuzz");
+      if (r.to_json() != j) broken("an accepted probe check is not its own to_json");
+      if (wit::ProbeCheckReport::from_json(nlohmann::json::parse(r.to_json().dump()), "fuzz").to_json() != j)
+        broken("an accepted probe check changes in a round trip");
+    } catch (const wit::Error&) {
+    }
   }
   return 0;
 }

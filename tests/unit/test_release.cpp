@@ -107,6 +107,18 @@ TEST_CASE("release: the probe check's verdict and guarantee", "[release]") {
   CHECK(r.first_failure() == 1);
   CHECK(max_abs_difference({-1, -2}, {-1.5f, -2.0f}) == Approx(0.5));
   CHECK(std::isinf(max_abs_difference({-1}, {-1.0f, -2.0f})));
+
+  // The report's JSON form: a round trip, and derived fields that must agree.
+  r.worst = {0, 1e-4, 2e-3, 0};
+  r.floor = 1e-3, r.margin = 10, r.noise = 0;
+  const nlohmann::json j = r.to_json();
+  CHECK(ProbeCheckReport::from_json(j, "t").to_json() == j);
+  nlohmann::json edited = j;
+  edited["verdict"] = "match";
+  CHECK_THROWS_WITH(ProbeCheckReport::from_json(edited, "t"), Catch::Contains("'verdict' is not what the differences give"));
+  edited = j;
+  edited["tolerance"] = 1.0;
+  CHECK_THROWS_WITH(ProbeCheckReport::from_json(edited, "t"), Catch::Contains("max(floor, margin x noise)"));
 }
 
 TEST_CASE("release: the model command runner", "[release]") {

@@ -9,6 +9,8 @@
 
 #include "wit/challenge.h"
 #include "wit/error.h"
+#include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/rng.h"
 
 namespace wit {
@@ -214,12 +216,69 @@ json ProbeCheckReport::to_json() const {
           {"floor", floor},
           {"margin", margin},
           {"tolerance", tolerance},
+          {"differences", worst},
           {"worst", worst.empty() ? 0.0 : *std::max_element(worst.begin(), worst.end())},
           {"first_failure", f},
           {"failures", std::count_if(worst.begin(), worst.end(), [&](double w) { return !(w <= tolerance); })},
           {"verdict", pass() ? "match" : "no match"},
           {"fraction", fraction},
           {"guarantee", guarantee()}};
+}
+
+ProbeCheckReport ProbeCheckReport::from_json(const json& j, const std::string& where) {
+  static const char* kKind = "invalid probe check";
+  jsonf::only_keys(j, {"format", "version", "run_id", "nonce", "step", "state_root", "records", "random", "model_cmd",
+                       "noise", "floor", "margin", "tolerance", "differences", "worst", "first_failure", "failures",
+                       "verdict", "fraction", "guarantee"},
+                   kKind, where);
+  if (jsonf::need(j, "format", kKind, where) != kProbeCheckFormat) jsonf::bad(kKind, "not a wit probe check", where);
+  if (jsonf::need(j, "version", kKind, where) != 1) jsonf::bad(kKind, "unsupported version", where);
+  ProbeCheckReport r;
+  r.run_id = jsonf::hash(j, "run_id", kKind, where);
+  r.nonce = jsonf::hash(j, "nonce", kKind, where);
+  r.state_root = jsonf::hash(j, "state_root", kKind, where);
+  r.step = jsonf::u64(j, "step", kKind, where);
+  r.records = jsonf::u64(j, "records", kKind, where);
+  r.random = jsonf::u64(j, "random", kKind, where);
+  const json& cmd = jsonf::need(j, "model_cmd", kKind, where);
+  if (!cmd.is_string()) jsonf::bad(kKind, "model_cmd is not a string", where);
+  r.model_cmd = cmd.get<std::string>();
+  auto num = [&](const char* key) {
+    const json& x = jsonf::need(j, key, kKind, where);
+    if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 0)
+      jsonf::bad(kKind, std::string(key) + " is not a finite number >= 0", where);
+    return x.get<double>();
+  };
+  r.noise = num("noise");
+  r.floor = num("floor");
+  r.margin = num("margin");
+  r.tolerance = num("tolerance");
+  r.fraction = num("fraction");
+  if (r.records + r.random < 1 || r.records + r.random > kMaxProbeInputs)
+    jsonf::bad(kKind, "records + random is not 1 to " + std::to_string(kMaxProbeInputs), where);
+  if (!(r.floor > 0) || !(r.margin >= 1) || !(r.fraction > 0 && r.fraction <= 1))
+    jsonf::bad(kKind, "floor, margin or fraction out of range", where);
+  if (r.tolerance != std::max(r.floor, r.margin * r.noise))
+    jsonf::bad(kKind, "the tolerance is not max(floor, margin x noise)", where);
+  const json& d = jsonf::need(j, "differences", kKind, where);
+  if (!d.is_array() || d.size() != r.records + r.random)
+    jsonf::bad(kKind, "differences is not an array of records + random numbers", where);
+  for (const auto& x : d) {
+    if (!x.is_number() || !(x.get<double>() >= 0)) jsonf::bad(kKind, "a difference is not a number >= 0", where);
+    r.worst.push_back(x.get<double>());
+  }
+  const json again = r.to_json();
+  for (const char* key : {"worst", "first_failure", "failures", "verdict", "guarantee"})
+    if (jsonf::need(j, key, kKind, where) != again[key])
+      jsonf::bad(kKind, std::string("'") + key + "' is not what the differences give", where);
+  return r;
+}
+
+ProbeCheckReport ProbeCheckReport::load(const std::string& path) {
+  const json j = json::parse(read_file(path), nullptr, false);
+  const std::string where = path == "-" ? "stdin" : path;
+  if (j.is_discarded()) throw Error("invalid probe check: not valid json", where);
+  return from_json(j, where);
 }
 
 }  // namespace wit

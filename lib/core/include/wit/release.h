@@ -103,7 +103,15 @@ struct ProbeCheckReport {
   // The first input over the tolerance, or -1.
   int64_t first_failure() const;
   std::string guarantee() const;  // one sentence
+  // The report (docs/release.md): the fields above, "differences" (worst,
+  // per input), and what they give: worst (the largest), first_failure,
+  // failures, verdict, guarantee.
   nlohmann::json to_json() const;
+  // Parses and checks a report: every field, the tolerance is
+  // max(floor, margin x noise), and the derived fields are what the
+  // differences give. Throws wit::Error ("invalid probe check: ...").
+  static ProbeCheckReport from_json(const nlohmann::json& j, const std::string& where);
+  static ProbeCheckReport load(const std::string& path);
 };
 // The largest |a - b| over the tokens of one input.
 double max_abs_difference(const std::vector<double>& a, const std::vector<float>& b);
