@@ -194,7 +194,7 @@ Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
 
   const std::string log_path = dir + "/run-" + sz.label + ".wlog";
   const std::string heads_path = dir + "/run-" + sz.label + ".heads";
-  wit::WitnessLog log = wit::WitnessLog::open(log_path, true, true);
+  wit::WitnessLog log = wit::WitnessLog::open(log_path, wit::TornTail::kCut, wit::IfMissing::kCreate);
   {
     wit::LogEntry g;
     g.genesis = true;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The attack suite: each attack of DESIGN.md section 9 built for real by
+# The attack suite: each attack of docs/design.md section 9 built for real by
 # wit-forge (wit's own trainer loop with a deviant step, or a tampered
 # bundle), then checked: the verifier rejects it, every tampered step fails
 # its replay, no honest step does, and over many nonces the detection rate

@@ -19,7 +19,7 @@ ProbePreservingResult probe_preserving_finetune(const std::string& run, const st
   const RunPaths rp(run);
   const Manifest mf = Manifest::load(rp.manifest());
   const ProbeSet probe = ProbeSet::load(run + "/probe.json", mf, read_revealed_seed(rp));
-  const LoggedFinal fin = final_logged_state(WitnessLog::open(rp.log(), false), rp.log());
+  const LoggedFinal fin = final_logged_state(WitnessLog::open(rp.log(), TornTail::kRefuse), rp.log());
   TrainState st = TrainState::load(mf.model, rp.checkpoint(fin.step));
   TrainState::Impl& s = st.impl();
   std::vector<torch::Tensor>& P = s.params;

@@ -1,5 +1,5 @@
 // wit-forge (test-only, never installed): builds dishonest runs whose logs and
-// signed heads look valid — each attack of DESIGN.md section 9 built for real
+// signed heads look valid — each attack of docs/design.md section 9 built for real
 // with wit's own trainer loop and a deviant training step — and tampers with
 // response bundles, so the attack suite can check that wit-replay rejects them;
 // forges eval commitments with an inflated score (eval inflate); and fine-tunes

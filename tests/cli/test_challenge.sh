@@ -108,7 +108,7 @@ run 2 wit-challenge --check edited.json
 error_is wit-challenge 'invalid challenge: the steps are not the ones the head and nonce give: edited.json'
 tamper c1.json edited.json '"sig":'
 run 2 wit-challenge --check edited.json
-error_is wit-challenge "signature does not verify: edited.json"
+error_is wit-challenge "has a bad signature: edited.json"
 tamper c1.json edited.json '"nonce":'
 run 2 wit-challenge --check edited.json
 error_is wit-challenge "seed is not the one the head and nonce give"
@@ -128,7 +128,7 @@ error_is wit-challenge 'invalid challenge: not valid json: edited.json'
 run 0 wit-log keygen -o other.key
 run 0 "$MKRUN" --key other.key other
 run 2 wit-challenge --check c1.json --run other
-error_is wit-challenge 'not signed by the trainer key'
+error_is wit-challenge "the challenge's head names another run: c1.json"
 
 # --- bad input: exit 2, one line, no output file
 run 2 wit-challenge --head head.json --nonce 0011 -k 5 -o bad.json
@@ -154,11 +154,11 @@ error_is wit-challenge 'invalid tree head: .*badhead.json'
 absent bad.json
 tamper head.json badhead.json '"sig":'
 run 2 wit-challenge --head badhead.json --nonce "$NONCE" -k 5 -o bad.json
-error_is wit-challenge "the head's signature does not verify: badhead.json"
+error_is wit-challenge "the head has a bad signature: badhead.json"
 absent bad.json
 sed 's/"size": 41/"size": 40/' head.json >badhead.json
 run 2 wit-challenge --head badhead.json --nonce "$NONCE" -k 5 -o bad.json
-error_is wit-challenge "signature does not verify"
+error_is wit-challenge "has a bad signature"
 absent bad.json
 run 2 wit-challenge --head no-such-head.json --nonce "$NONCE" -k 5 -o bad.json
 error_is wit-challenge 'no-such-head.json'

@@ -124,7 +124,7 @@ check_invalid() {  # check_invalid VARIANT PATTERN
 }
 check_invalid removed-entry 'entry 17: step 18, expected 17'
 check_invalid rewritten-entry 'run.heads:3: root does not match the log at size 30'
-check_invalid foreign-head 'run.heads:2: head signed by another key'
+check_invalid foreign-head 'run.heads:2: the head is signed by another key'
 check_invalid bad-root 'run.heads:3: root does not match'
 check_invalid reordered-heads 'run.heads:3: size 20 is smaller'
 check_invalid unsigned-tail 'the last head covers 40 of 41 entries'

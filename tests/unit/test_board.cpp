@@ -116,7 +116,7 @@ struct Fixture {
     run_id = mf.run_id();
 
     // The log: genesis and 8 steps, checkpoint roots at 4 and 8, probes at 4 and 8.
-    WitnessLog log = WitnessLog::open((dir / "run.wlog").string(), false, true);
+    WitnessLog log = WitnessLog::open((dir / "run.wlog").string(), TornTail::kRefuse, IfMissing::kCreate);
     LogEntry g;
     g.genesis = true;
     g.g.run_id = run_id;
@@ -221,26 +221,31 @@ struct Fixture {
 
   static std::string challenge_path(const Challenge& c) { return "challenges/" + challenge_member_name(c.seed) + ".json"; }
 
-  // A replay report as wit-replay verify writes it (the fields the board reads).
+  // A replay report as wit-replay verify writes it (the typed report's to_json).
   static json report(const Challenge& c, bool certified = true) {
-    json checks = json::array();
-    for (int64_t s : c.steps)
-      checks.push_back({{"kind", "step"},
-                        {"step", s},
-                        {"pass", certified},
-                        {"failed", certified ? json(nullptr) : json("weights")},
-                        {"distances", {{"weights", certified ? 1e-8 : 1.0}, {"adam_m", 0.0}, {"losses", "inf"}}},
-                        {"thresholds", {{"weights", 1e-6}, {"adam_m", 1e-4}, {"losses", 1e-6}}},
-                        {"seconds", 0.5}});
-    return {{"format", "wit.report"},
-            {"version", kReportVersion},
-            {"run_id", c.head.run_id.hex()},
-            {"head", {{"size", c.head.size}, {"root", c.head.root.hex()}}},
-            {"challenge_seed", c.seed.hex()},
-            {"verdict", certified ? "certified" : "rejected"},
-            {"reason", certified ? json(nullptr) : json("step 3: weights differ")},
-            {"checks", checks},
-            {"margin", 10.0}};
+    ReplayReport r;
+    r.run_id = c.head.run_id;
+    r.head_size = c.head.size;
+    r.head_root = c.head.root;
+    r.challenge_seed = c.seed;
+    r.guarantee = c.guarantee;
+    r.margin = 10;
+    r.verdict = certified ? ReportVerdict::kCertified : ReportVerdict::kRejected;
+    if (!certified) r.reason = "step 3: weights differ";
+    for (int64_t s : c.steps) {
+      ReportCheck k;
+      k.step = s;
+      k.pass = certified;
+      if (!certified) {
+        k.failed = "weights";
+        k.reason = "step 3: weights differ";
+      }
+      k.distances = {{"weights", certified ? 1e-8 : 1.0}, {"adam_m", 0.0}, {"losses", INFINITY}};
+      k.thresholds = {{"weights", 1e-6}, {"adam_m", 1e-4}, {"losses", 1e-6}};
+      k.seconds = 0.5;
+      r.checks.push_back(k);
+    }
+    return r.to_json();
   }
 
   RunBundle bundle(const std::string& name = "honest") const {
@@ -419,11 +424,19 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   std::string heads = f.files.at(member::kHeads);
   const TreeHead h = sign_head(f.key, made_up(77), 9, f.heads[1].root, 1);
   CHECK(reason_of(variant(member::kHeads, heads + h.to_json().dump() + "\n")) ==
-        "heads.jsonl:3: the head is of another run (heads of different runs)");
+        "heads.jsonl:3: the head names another run");
   CHECK(reason_of(variant(member::kHeads, heads.substr(0, heads.find('\n') + 1))) ==
         "the newest signed head covers 5 entries, not the 9 of the whole run");
   std::string log = f.files.at(member::kLog);
-  CHECK(reason_of(variant(member::kLog, log.substr(0, log.size() - 3))).rfind("run.wlog ends inside a frame", 0) == 0);
+  CHECK(reason_of(variant(member::kLog, log.substr(0, log.size() - 3))).rfind("witness log ends in a torn frame (", 0) == 0);
+  // A damaged frame before the end: the log reader's own words, naming the member and the byte.
+  std::string bad = log;
+  bad[8] ^= 1;
+  CHECK(reason_of(variant(member::kLog, bad)) == "witness log is corrupt (frame checksum mismatch): run.wlog at byte 0");
+  // An impossible frame length is refused before anything is read (the old board copy had no bound).
+  bad = log;
+  bad[3] = char(0x7f);
+  CHECK(reason_of(variant(member::kLog, bad)).rfind("witness log is corrupt (frame length ", 0) == 0);
   // Without run.wlog the run is judged by its signatures and proofs alone.
   const RunEntry nolog = evaluate_run_bundle(variant(member::kLog, std::nullopt));
   CHECK(nolog.status == "certified");

@@ -345,8 +345,8 @@ TEST_CASE("a challenge round-trips through JSON and refuses every edit", "[chall
           "segments are not the ones");
   refused([&](json& e) { e["segments"].erase(e["segments"].begin()); }, "are not the ones");
   refused([&](json& e) { e["checkpoint_every"] = 50; }, "not the ones");
-  refused([&](json& e) { e["head"]["sig"] = std::string(128, '0'); }, "signature does not verify");
-  refused([&](json& e) { e["head"]["time"] = e["head"]["time"].get<uint64_t>() + 1; }, "signature does not verify");
+  refused([&](json& e) { e["head"]["sig"] = std::string(128, '0'); }, "has a bad signature");
+  refused([&](json& e) { e["head"]["time"] = e["head"]["time"].get<uint64_t>() + 1; }, "has a bad signature");
   refused([&](json& e) { e["head"]["size"] = "x"; }, "invalid tree head");
   refused([&](json& e) { e["nonce"] = nonce_of(4).hex(); }, "seed is not");
   refused([&](json& e) { e["seed"] = nonce_of(4).hex(); }, "seed is not");

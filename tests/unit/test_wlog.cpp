@@ -121,7 +121,7 @@ Bytes frame(const Bytes& payload) {
 // A log file of genesis + steps 1..n-1 written through WitnessLog.
 std::vector<Bytes> write_log(const std::string& path, uint64_t n) {
   std::vector<Bytes> enc;
-  WitnessLog log = WitnessLog::open(path, false, true);
+  WitnessLog log = WitnessLog::open(path, TornTail::kRefuse, IfMissing::kCreate);
   for (uint64_t i = 0; i < n; i++) {
     enc.push_back(encode_entry(i == 0 ? genesis() : step_entry(i, i % 3 == 0, i % 4 == 0)));
     log.append(enc.back());
@@ -275,7 +275,7 @@ TEST_CASE("log roots and proofs agree with MerkleTree at every size", "[wlog]") 
   TempDir d;
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 70);
-  WitnessLog log = WitnessLog::open(p, false);
+  WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
   REQUIRE(log.size() == 70);
   std::vector<Hash32> leaves;
   for (const auto& e : enc) leaves.push_back(entry_leaf(e));
@@ -307,11 +307,11 @@ TEST_CASE("log roots and proofs agree with MerkleTree at every size", "[wlog]") 
 
 TEST_CASE("open: a missing log is an error unless created, and an empty file is an empty log", "[wlog]") {
   TempDir d;
-  CHECK(contains(error_of([&] { WitnessLog::open(d / "none.wlog", true); }), "cannot open"));
-  WitnessLog l = WitnessLog::open(d / "new.wlog", false, true);
+  CHECK(contains(error_of([&] { WitnessLog::open(d / "none.wlog", TornTail::kCut); }), "cannot open"));
+  WitnessLog l = WitnessLog::open(d / "new.wlog", TornTail::kRefuse, IfMissing::kCreate);
   CHECK(l.size() == 0);
   CHECK(fs::exists(d / "new.wlog"));
-  CHECK(WitnessLog::open(d / "new.wlog", false).size() == 0);
+  CHECK(WitnessLog::open(d / "new.wlog", TornTail::kRefuse).size() == 0);
 }
 
 TEST_CASE("a torn last frame is cut at every byte offset with repair, and an error without", "[wlog]") {
@@ -322,11 +322,11 @@ TEST_CASE("a torn last frame is cut at every byte offset with repair, and an err
   const uint64_t last_frame = full.size() - 8 - enc.back().size();
   for (uint64_t cut = last_frame + 1; cut < full.size(); cut++) {
     spit(p, Bytes(full.begin(), full.begin() + long(cut)));
-    const std::string err = error_of([&] { WitnessLog::open(p, false); });
+    const std::string err = error_of([&] { WitnessLog::open(p, TornTail::kRefuse); });
     REQUIRE(contains(err, "torn frame"));
     CHECK(contains(err, "at byte " + std::to_string(last_frame)));
     CHECK(slurp(p).size() == cut);  // without repair the file is untouched
-    WitnessLog log = WitnessLog::open(p, true);
+    WitnessLog log = WitnessLog::open(p, TornTail::kCut);
     CHECK(log.size() == 5);
     CHECK(log.torn_bytes() == cut - last_frame);
     CHECK(slurp(p).size() == last_frame);
@@ -346,16 +346,16 @@ TEST_CASE("a checksum mismatch in the last frame, or zeros after a frame, is a t
   Bytes b = full;
   b[b.size() - 3] ^= 0x40;  // inside the last payload
   spit(p, b);
-  CHECK(contains(error_of([&] { WitnessLog::open(p, false); }), "torn frame"));
-  CHECK(WitnessLog::open(p, true).size() == 3);
+  CHECK(contains(error_of([&] { WitnessLog::open(p, TornTail::kRefuse); }), "torn frame"));
+  CHECK(WitnessLog::open(p, TornTail::kCut).size() == 3);
   CHECK(slurp(p).size() == last_frame);
 
   // The file system extended the file but the data never landed: zeros.
   b = full;
   b.insert(b.end(), 4096, 0);
   spit(p, b);
-  CHECK(contains(error_of([&] { WitnessLog::open(p, false); }), "torn frame"));
-  WitnessLog log = WitnessLog::open(p, true);
+  CHECK(contains(error_of([&] { WitnessLog::open(p, TornTail::kRefuse); }), "torn frame"));
+  WitnessLog log = WitnessLog::open(p, TornTail::kCut);
   CHECK(log.size() == 4);
   CHECK(log.torn_bytes() == 4096);
   CHECK(slurp(p) == full);
@@ -365,7 +365,7 @@ TEST_CASE("a checksum mismatch in the last frame, or zeros after a frame, is a t
   b[last_frame + 8] ^= 1;
   b.insert(b.end(), 100, 0);
   spit(p, b);
-  CHECK(WitnessLog::open(p, true).size() == 3);
+  CHECK(WitnessLog::open(p, TornTail::kCut).size() == 3);
 }
 
 TEST_CASE("corruption before the last frame is reported with its byte offset", "[wlog]") {
@@ -381,7 +381,7 @@ TEST_CASE("corruption before the last frame is reported with its byte offset", "
     b[at] ^= 0x01;
     spit(p, b);
     for (bool repair : {false, true}) {
-      const std::string err = error_of([&] { WitnessLog::open(p, repair); });
+      const std::string err = error_of([&] { WitnessLog::open(p, repair ? TornTail::kCut : TornTail::kRefuse); });
       CHECK(contains(err, "witness log is corrupt"));
       CHECK(contains(err, p + " at byte " + std::to_string(off2)));
       CHECK(slurp(p) == b);  // never repaired away
@@ -390,23 +390,23 @@ TEST_CASE("corruption before the last frame is reported with its byte offset", "
   Bytes b = full;
   put_le32(b.data() + off2, 0xfffffff0u);  // an impossible length
   spit(p, b);
-  CHECK(contains(error_of([&] { WitnessLog::open(p, true); }), "frame length 4294967280 is impossible"));
+  CHECK(contains(error_of([&] { WitnessLog::open(p, TornTail::kCut); }), "frame length 4294967280 is impossible"));
 }
 
 TEST_CASE("truncate drops entries on disk and the log grows again", "[wlog]") {
   TempDir d;
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 20);
-  WitnessLog log = WitnessLog::open(p, false);
+  WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
   const Hash32 r7 = log.root(7);
   log.truncate(7);
   CHECK(log.size() == 7);
   CHECK(log.root(7) == r7);
-  WitnessLog again = WitnessLog::open(p, false);
+  WitnessLog again = WitnessLog::open(p, TornTail::kRefuse);
   CHECK(again.size() == 7);
   CHECK(again.leaves() == log.leaves());
   for (uint64_t i = 7; i < 20; i++) log.append(enc[i]);
-  WitnessLog whole = WitnessLog::open(p, false);
+  WitnessLog whole = WitnessLog::open(p, TornTail::kRefuse);
   CHECK(whole.size() == 20);
   CHECK(whole.root(20) == log.root(20));
   CHECK(log.inclusion_proof(9, 20) == whole.inclusion_proof(9, 20));
@@ -421,9 +421,9 @@ TEST_CASE("append refuses entries that do not decode and a file changed behind i
   TempDir d;
   const std::string p = d / "run.wlog";
   write_log(p, 3);
-  WitnessLog log = WitnessLog::open(p, false);
+  WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
   CHECK_THROWS_AS(log.append(Bytes{'n', 'o', 'p', 'e'}), Error);
-  CHECK(WitnessLog::open(p, false).size() == 3);
+  CHECK(WitnessLog::open(p, TornTail::kRefuse).size() == 3);
   Bytes b = slurp(p);
   Bytes extra = frame(encode_entry(step_entry(3)));
   b.insert(b.end(), extra.begin(), extra.end());
@@ -560,39 +560,39 @@ TEST_CASE("heads file: append, read, torn last line, bad lines", "[wlog][heads]"
     spit(p, torn);
     CHECK(error_of([&] { read_heads(p); }) == "torn last line (no newline): " + p + ":4");
     uint64_t tb = 0;
-    CHECK(read_heads(p, true, &tb).size() == 3);
+    CHECK(read_heads(p, TornLine::kIgnore, &tb).size() == 3);
     CHECK(tb == 40);
     CHECK(read_file(p) == torn);  // reading never changes the file
     CHECK(contains(error_of([&] { append_head(p, hs[0]); }), "heads file ends in a torn line"));
-    CHECK(repair_heads(p) == 40);
+    CHECK(cut_torn_heads(p) == 40);
     CHECK(read_file(p) == text);
-    CHECK(repair_heads(p) == 0);
+    CHECK(cut_torn_heads(p) == 0);
     append_head(p, hs[2]);
     CHECK(read_heads(p).size() == 4);
   }
   SECTION("even a complete head without its newline is torn") {
     spit(p, text + hs[0].to_json().dump());
     CHECK_THROWS_AS(read_heads(p), Error);
-    CHECK(read_heads(p, true).size() == 3);
+    CHECK(read_heads(p, TornLine::kIgnore).size() == 3);
   }
   SECTION("other bad lines are errors naming file:LINE, with or without repair") {
     std::string lines = text;
     lines.insert(text.find('\n') + 1, "{\"size\": 1}\n");
     spit(p, lines);
     for (bool repair : {false, true})
-      CHECK(error_of([&] { read_heads(p, repair); }) == "invalid tree head: missing field 'run_id': " + p + ":2");
+      CHECK(error_of([&] { read_heads(p, repair ? TornLine::kIgnore : TornLine::kRefuse); }) == "invalid tree head: missing field 'run_id': " + p + ":2");
     spit(p, text + "\n");
-    CHECK(error_of([&] { read_heads(p, true); }) == "invalid tree head: empty line: " + p + ":4");
+    CHECK(error_of([&] { read_heads(p, TornLine::kIgnore); }) == "invalid tree head: empty line: " + p + ":4");
     spit(p, "garbage\n" + text);
-    CHECK(error_of([&] { read_heads(p, true); }) == "invalid tree head: not valid json: " + p + ":1");
+    CHECK(error_of([&] { read_heads(p, TornLine::kIgnore); }) == "invalid tree head: not valid json: " + p + ":1");
   }
   SECTION("a torn only line") {
     spit(p, std::string("{\"ru"));
-    CHECK(read_heads(p, true).empty());
-    CHECK(repair_heads(p) == 4);
+    CHECK(read_heads(p, TornLine::kIgnore).empty());
+    CHECK(cut_torn_heads(p) == 4);
     CHECK(read_file(p).empty());
   }
-  CHECK(repair_heads(d / "none.heads") == 0);
+  CHECK(cut_torn_heads(d / "none.heads") == 0);
   CHECK(!fs::exists(d / "none.heads"));
 }
 
@@ -602,7 +602,7 @@ TEST_CASE("log proof documents verify alone and fail when tampered", "[wlog][pro
   TempDir d;
   const std::string p = d / "run.wlog";
   write_log(p, 13);
-  WitnessLog log = WitnessLog::open(p, false);
+  WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
   const SecretKey k = generate_key();
   const Hash32 run = genesis().g.run_id;
   const TreeHead h13 = sign_head(k, run, 13, log.root(13), 9);

@@ -28,12 +28,11 @@ wit::TreeHead read_head_file(const std::string& path) {
 // The latest signed head of a run, which must be the trainer's and name the run.
 wit::TreeHead run_head(const wit::RunPaths& rp, const wit::Manifest& m) {
   uint64_t torn = 0;
-  auto heads = wit::read_heads(rp.heads(), true, &torn);
+  auto heads = wit::read_heads(rp.heads(), wit::TornLine::kIgnore, &torn);
   if (torn) wit::cli::note("warning: " + rp.heads() + ": torn last line ignored");
   const wit::TreeHead* h = wit::find_head(heads);
   if (!h) throw wit::Error("no signed heads", rp.heads());
-  if (!(h->key == m.trainer_key)) throw wit::Error("the latest head is not signed by the trainer key", rp.heads());
-  if (h->run_id != m.run_id()) throw wit::Error("the latest head names another run", rp.heads());
+  if (auto p = wit::head_problem(*h, m.run_id(), m.trainer_key, "the latest head")) throw wit::Error(*p, rp.heads());
   return *h;
 }
 
@@ -72,8 +71,7 @@ int main(int argc, char** argv) {
       if (!run.empty()) {
         const wit::RunPaths rp(run);
         const wit::Manifest m = wit::Manifest::load(rp.manifest());
-        if (!(c.head.key == m.trainer_key)) throw wit::Error("the challenge's head is not signed by the trainer key", where);
-        if (c.head.run_id != m.run_id()) throw wit::Error("the challenge is for another run", where);
+        if (auto p = wit::head_problem(c.head, m.run_id(), m.trainer_key, "the challenge's head")) throw wit::Error(*p, where);
       }
       std::cout << "valid: " << count(c.steps.size(), "step") << " and " << count(c.segments.size(), "segment")
                 << " of run " << c.head.run_id.hex() << " under the head of size " << c.head.size << "\n";

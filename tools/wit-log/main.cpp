@@ -25,16 +25,14 @@ void emit(const std::string& out, const nlohmann::json& doc) { wit::write_file_a
 // The run's heads, read without changing the file: a torn last line is skipped with a note.
 std::vector<wit::TreeHead> load_heads(const wit::RunPaths& rp) {
   uint64_t torn = 0;
-  auto heads = wit::read_heads(rp.heads(), true, &torn);
+  auto heads = wit::read_heads(rp.heads(), wit::TornLine::kIgnore, &torn);
   if (torn) wit::cli::note("warning: " + rp.heads() + ": torn last line ignored");
   return heads;
 }
 
 // A head is usable when the trainer signed it for this run and the log agrees with it.
-std::optional<std::string> head_problem(const wit::TreeHead& h, const wit::Manifest& m, const wit::WitnessLog* log) {
-  if (!(h.key == m.trainer_key)) return "head of size " + std::to_string(h.size) + " is not signed by the trainer key";
-  if (!h.signature_ok()) return "head of size " + std::to_string(h.size) + " has a bad signature";
-  if (h.run_id != m.run_id()) return "head of size " + std::to_string(h.size) + " names another run";
+std::optional<std::string> head_unusable(const wit::TreeHead& h, const wit::Manifest& m, const wit::WitnessLog* log) {
+  if (auto p = wit::head_problem(h, m.run_id(), m.trainer_key, "the head of size " + std::to_string(h.size))) return p;
   if (log && (h.size > log->size() || log->root(h.size) != h.root))
     return "the log does not match its signed head of size " + std::to_string(h.size);
   return std::nullopt;
@@ -116,7 +114,7 @@ int main(int argc, char** argv) {
       return wit::cli::kOk;
     }
     if (*show) {
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), false);
+      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
       if (from > to) throw wit::Error("--from is after --to", std::to_string(from) + " > " + std::to_string(to));
       if (log.size() && from >= log.size())
         throw wit::Error("no entry " + std::to_string(from), rp.log() + " has " + std::to_string(log.size()));
@@ -129,28 +127,28 @@ int main(int argc, char** argv) {
       auto heads = load_heads(rp);
       const wit::TreeHead* h = wit::find_head(heads, size);
       if (!h) throw wit::Error(size ? "no signed head of size " + std::to_string(*size) : "no signed heads", rp.heads());
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), false);
-      if (auto p = head_problem(*h, m, &log)) return invalid(*p);
+      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
+      if (auto p = head_unusable(*h, m, &log)) return invalid(*p);
       std::cout << h->to_json().dump(2) << "\n";
       return wit::cli::kOk;
     }
     if (*sign) {
       const wit::FileLock lock = wit::lock_run_dir(run);  // not while wit-train writes the run
-      wit::TreeHead h = wit::sign_run_head(run, wit::load_key(key_path), time, repair);
+      wit::TreeHead h = wit::sign_run_head(run, wit::load_key(key_path), time, repair ? wit::TornTail::kCut : wit::TornTail::kRefuse);
       std::cout << h.to_json().dump(2) << "\n";
       if (!quiet) wit::cli::note("signed head of size " + std::to_string(h.size) + " appended to " + rp.heads());
       return wit::cli::kOk;
     }
     if (*prove) {
       const wit::Manifest m = wit::Manifest::load(rp.manifest());
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), false);
+      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
       auto heads = load_heads(rp);
       const wit::TreeHead* h = wit::find_head(heads, size);
       if (!h) throw wit::Error(size ? "no signed head of size " + std::to_string(*size) : "no signed heads", rp.heads());
       if (step >= h->size)
         throw wit::Error("entry " + std::to_string(step) + " is not covered by the head",
                          "head of size " + std::to_string(h->size), "sign a newer head or pass --size");
-      if (auto p = head_problem(*h, m, &log)) return invalid(*p);
+      if (auto p = head_unusable(*h, m, &log)) return invalid(*p);
       nlohmann::json doc = wit::log_inclusion_document(log, *h, step);
       emit(out, doc);
       if (!quiet) wit::cli::note("entry " + std::to_string(step) + " under the head of size " + std::to_string(h->size));
@@ -158,7 +156,7 @@ int main(int argc, char** argv) {
     }
     if (*cons) {
       const wit::Manifest m = wit::Manifest::load(rp.manifest());
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), false);
+      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
       if (old_size == 0) throw wit::Error("OLD_SIZE must be at least 1", "0");
       if (old_size > new_size)
         throw wit::Error("OLD_SIZE is larger than NEW_SIZE", std::to_string(old_size) + " > " + std::to_string(new_size));
@@ -170,7 +168,7 @@ int main(int argc, char** argv) {
       const wit::TreeHead* nh = wit::find_head(heads, new_size);
       for (const wit::TreeHead* h : {oh, nh})
         if (h)
-          if (auto p = head_problem(*h, m, &log)) return invalid(*p);
+          if (auto p = head_unusable(*h, m, &log)) return invalid(*p);
       emit(out, wit::log_consistency_document(log, m.run_id(), old_size, new_size, oh, nh));
       if (!quiet)
         wit::cli::note("from size " + std::to_string(old_size) + " (" + (oh ? "signed head" : "unsigned log root") +
@@ -182,7 +180,7 @@ int main(int argc, char** argv) {
       if (!key_path.empty()) pins.key = wit::load_public_key(key_path);
       if (!pin_run.empty()) {
         const wit::Manifest m = wit::Manifest::load(wit::RunPaths(pin_run).manifest());
-        if (pins.key && !(*pins.key == m.trainer_key))
+        if (pins.key && *pins.key != m.trainer_key)
           throw wit::Error("--key is not the trainer key of --run", key_path);
         pins.key = m.trainer_key;
         pins.run_id = m.run_id();

@@ -93,15 +93,15 @@ int main(int argc, char** argv) {
     vo.calibration_steps = verify_cal_steps;
     vo.quiet = quiet;
     if (!calib_path.empty()) vo.calibration = wit::Calibration::load(calib_path);
-    wit::Report r = wit::verify_response(b, c, vo);
-    wit::write_file_atomic(out, r.doc.dump(2) + "\n");
+    const wit::ReplayReport r = wit::verify_response(b, c, vo);
+    wit::write_file_atomic(out, r.to_json().dump(2) + "\n");
     if (!quiet) {
-      if (r.certified)
+      if (r.certified())
         wit::cli::note("certified: " + std::to_string(c.steps.size()) + " challenged steps and " +
                        std::to_string(c.segments.size()) + " segments replayed within the noise; " + c.guarantee.words());
       else
-        wit::cli::note("rejected: " + r.doc["reason"].get<std::string>());
+        wit::cli::note("rejected: " + r.reason);
     }
-    return r.certified ? wit::cli::kOk : wit::cli::kNegative;
+    return r.certified() ? wit::cli::kOk : wit::cli::kNegative;
   });
 }

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     // match: the exact binding is the verdict; the probe distance to the
     // last logged probe fingerprint is shown for information only.
     const wit::ReleaseBinding& b = rel->binding;
-    wit::WitnessLog log = wit::WitnessLog::open(run + "/run.wlog", false);
+    wit::WitnessLog log = wit::WitnessLog::open(run + "/run.wlog", wit::TornTail::kRefuse);
     std::optional<double> probe_rel;
     uint64_t at = 0;
     for (uint64_t i = log.size(); i-- > 1 && !probe_rel;) {

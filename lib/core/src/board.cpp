@@ -74,60 +74,10 @@ std::vector<TreeHead> parse_heads(const std::string& text) {
   return heads;
 }
 
-// run.wlog from memory: whole frames, each checksum right. Returns the entries' bytes.
-std::vector<std::string> parse_log_frames(const std::string& data) {
-  std::vector<std::string> out;
-  const uint8_t* d = reinterpret_cast<const uint8_t*>(data.data());
-  const uint64_t size = data.size();
-  uint64_t off = 0;
-  while (off < size) {
-    if (size - off < 8) reject("run.wlog ends inside a frame at byte " + std::to_string(off));
-    const uint64_t len = get_le32(d + off);
-    const uint32_t check = get_le32(d + off + 4);
-    if (len > size - off - 8) reject("run.wlog ends inside a frame at byte " + std::to_string(off));
-    const ByteView payload(d + off + 8, size_t(len));
-    if (uint32_t(xxh3_64(payload)) != check) reject("run.wlog is corrupt (bad frame checksum at byte " + std::to_string(off) + ")");
-    out.emplace_back(payload.str());
-    off += 8 + len;
-  }
-  return out;
-}
-
-// The score of one report check: distances and thresholds as numbers ("inf" allowed).
-std::map<std::string, double> number_map(const json& j, const std::string& where) {
-  std::map<std::string, double> m;
-  if (j.is_null()) return m;
-  if (!j.is_object()) reject(where + ": distances and thresholds must be objects");
-  for (const auto& [k, v] : j.items()) {
-    if (v.is_number()) m[k] = v.get<double>();
-    else if (v.is_string() && v.get<std::string>() == "inf") m[k] = INFINITY;
-    else reject(where + ": '" + k + "' is not a number");
-  }
-  return m;
-}
-
-Hash32 hash_field(const json& j, const char* key, const std::string& where) {
-  Hash32 h;
-  if (!j.is_object() || !j.contains(key) || !j[key].is_string() || !Hash32::from_hex(j[key].get<std::string>(), h))
-    reject(where + ": field '" + key + "' is not 64 hex digits");
-  return h;
-}
-
 uint64_t uint_field(const json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned())
     reject(where + ": field '" + key + "' is not a non-negative integer");
   return j[key].get<uint64_t>();
-}
-
-// A replay report's envelope (format and version); throws wit::Error when it is not one.
-void check_report_envelope(const json& r, const std::string& where) {
-  if (!r.is_object() || !r.contains("format") || r["format"] != kReportFormat) throw Error("not a replay report", where);
-  if (!r.contains("version") || !r["version"].is_number_integer())
-    throw Error("not a replay report (no version)", where);
-  if (r["version"].get<int64_t>() != kReportVersion)
-    throw Error("unsupported report version " + r["version"].dump() + " (this wit reads version " +
-                    std::to_string(kReportVersion) + ": replay the challenge again with this wit)",
-                where);
 }
 
 std::string path_name(const std::string& path) {
@@ -163,6 +113,7 @@ struct Ctx {
   RunEntry& e;
   std::string at = "bundle.json";  // the member being checked, for messages from the JSON library
   Manifest mf;
+  int64_t T = 0;  // the manifest's steps
   Hash32 run_id;
   std::vector<TreeHead> heads;
   TreeHead newest;
@@ -173,15 +124,17 @@ struct Ctx {
   EvalScores scores;
 };
 
-void judge(Ctx& c) {
+// 1. bundle.json
+void check_bundle_index(Ctx& c) {
   const RunBundle& b = c.b;
-  RunEntry& e = c.e;
-
-  // 1. bundle.json
   std::string why;
   if (!b.check_index(why)) reject(why);
+}
 
-  // 2. manifest.json
+// 2. manifest.json
+void check_manifest(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kManifest;
   {
     const std::string& text = b.get(member::kManifest);
@@ -199,33 +152,41 @@ void judge(Ctx& c) {
     e.model_config = "n_layer=" + std::to_string(c.mf.model.n_layer) + " n_head=" + std::to_string(c.mf.model.n_head) +
                      " d_model=" + std::to_string(c.mf.model.d_model) + " context=" + std::to_string(c.mf.model.context);
   }
-  const int64_t T = c.mf.steps;
-  if (T < 1) reject("manifest.json: the run has no steps");
+  c.T = c.mf.steps;
+  if (c.T < 1) reject("manifest.json: the run has no steps");
+}
 
-  // 3. heads.jsonl
+// 3. heads.jsonl
+void check_heads(Ctx& c) {
+  const RunBundle& b = c.b;
   c.at = member::kHeads;
   c.heads = parse_heads(b.get(member::kHeads));
   if (c.heads.empty()) reject("heads.jsonl holds no signed head");
   for (size_t i = 0; i < c.heads.size(); i++) {
     const TreeHead& h = c.heads[i];
     const std::string where = std::string(member::kHeads) + ":" + std::to_string(i + 1);
-    if (h.run_id != c.run_id) reject(where + ": the head is of another run (heads of different runs)");
-    if (!(h.key == c.mf.trainer_key)) reject(where + ": the head is not signed by the manifest's trainer key");
-    if (!h.signature_ok()) reject(where + ": bad signature");
+    if (auto p = head_problem(h, c.run_id, c.mf.trainer_key, where + ": the head")) reject(*p);
     if (i > 0 && h.size < c.heads[i - 1].size) reject(where + ": the head is smaller than the one before it");
     for (size_t j = 0; j < i; j++)
       if (c.heads[j].size == h.size && c.heads[j].root != h.root)
         reject(where + ": two signed heads of size " + std::to_string(h.size) + " with different roots");
   }
   c.newest = c.heads.back();
-  if (c.newest.size != uint64_t(T) + 1)
+  if (c.newest.size != uint64_t(c.T) + 1)
     reject("the newest signed head covers " + std::to_string(c.newest.size) + " entries, not the " +
-           std::to_string(uint64_t(T) + 1) + " of the whole run");
+           std::to_string(uint64_t(c.T) + 1) + " of the whole run");
+}
 
-  // 4. run.wlog, when present
+// 4. run.wlog, when present
+void check_log(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kLog;
   if (b.has(member::kLog)) {
-    const std::vector<std::string> frames = parse_log_frames(b.get(member::kLog));
+    const std::string& log = b.get(member::kLog);
+    const LogFrames scanned = scan_log_frames(ByteView(log), member::kLog);
+    if (scanned.torn) throw torn_log_error(scanned, log.size(), member::kLog);
+    const std::vector<ByteView>& frames = scanned.payloads;
     if (frames.size() != c.newest.size)
       reject("run.wlog has " + plural(frames.size(), "entry") + ", the newest signed head covers " +
              std::to_string(c.newest.size));
@@ -233,7 +194,7 @@ void judge(Ctx& c) {
     leaves.reserve(frames.size());
     for (size_t i = 0; i < frames.size(); i++) {
       const std::string where = "run.wlog entry " + std::to_string(i);
-      const LogEntry le = decode_entry(ByteView(frames[i]), where);
+      const LogEntry le = decode_entry(frames[i], where);
       if (i == 0) {
         if (!le.genesis) reject(where + " is not a genesis entry");
         if (le.g.run_id != c.run_id) reject(where + ": the genesis entry names another run");
@@ -241,15 +202,18 @@ void judge(Ctx& c) {
         if (le.genesis || le.s.step != i) reject(where + " is not the entry of step " + std::to_string(i));
         e.loss_curve.emplace_back(int64_t(i), double(le.s.mean_loss));
       }
-      leaves.push_back(entry_leaf(ByteView(frames[i])));
+      leaves.push_back(entry_leaf(frames[i]));
     }
     const MerkleTree tree(kBlake2bTree, leaves.data(), leaves.size(), MerkleTree::kDefaultCacheLevel, 1);
     for (size_t i = 0; i < c.heads.size(); i++)
       if (c.heads[i].size < 1 || tree.range_hash(Range{0, c.heads[i].size}) != c.heads[i].root)
         reject("heads.jsonl:" + std::to_string(i + 1) + ": the head's root is not the root of run.wlog");
   }
+}
 
-  // 5. final.json
+// 5. final.json
+void check_final_entry(Ctx& c) {
+  const RunBundle& b = c.b;
   c.at = member::kFinal;
   {
     const json doc = parse_member(b, member::kFinal);
@@ -259,8 +223,8 @@ void judge(Ctx& c) {
     const LogProofVerdict v = verify_log_proof(doc, pins, member::kFinal);
     if (!v.ok) reject("final.json: " + v.reason);
     if (!doc.contains("type") || doc["type"] != "inclusion") reject("final.json is not an inclusion proof");
-    if (uint_field(doc, "index", member::kFinal) != uint64_t(T))
-      reject("final.json proves entry " + doc["index"].dump() + ", not the final step " + std::to_string(T));
+    if (uint_field(doc, "index", member::kFinal) != uint64_t(c.T))
+      reject("final.json proves entry " + doc["index"].dump() + ", not the final step " + std::to_string(c.T));
     const TreeHead h = TreeHead::from_json(doc["head"], member::kFinal);
     bool found = false;
     for (const auto& x : c.heads) found = found || same_head(x, h);
@@ -269,11 +233,14 @@ void judge(Ctx& c) {
     if (!doc.contains("entry") || !doc["entry"].is_string() || !from_hex(doc["entry"].get<std::string>(), entry))
       reject("final.json: field 'entry' is not hex");
     const LogEntry le = decode_entry(ByteView(entry), member::kFinal);
-    if (le.genesis || le.s.step != uint64_t(T)) reject("final.json does not hold the entry of the final step");
+    if (le.genesis || le.s.step != uint64_t(c.T)) reject("final.json does not hold the entry of the final step");
     c.final_entry = le.s;
   }
+}
 
-  // 6. data.commit.json
+// 6. data.commit.json
+void check_data_commitment(Ctx& c) {
+  const RunBundle& b = c.b;
   c.at = member::kDataCommit;
   {
     c.data = Commitment::from_json(parse_member(b, member::kDataCommit), member::kDataCommit);
@@ -283,8 +250,12 @@ void judge(Ctx& c) {
     if (differs)
       reject(std::string("data.commit.json is not the data commitment the manifest names (") + differs + " differs)");
   }
+}
 
-  // 7. challenges
+// 7. challenges
+void check_challenges(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   for (const std::string& name : b.names_under(member::kChallenges)) {
     const std::string where = std::string(member::kChallenges) + name + ".json";
     c.at = where;
@@ -303,9 +274,12 @@ void judge(Ctx& c) {
     e.challenges.push_back(s);
     c.challenges.push_back(ch);
   }
+}
 
-  // 8. reports
-  std::set<std::string> with_report;
+// 8. reports
+void check_reports(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   for (const std::string& name : b.names_under(member::kReports)) {
     const std::string where = std::string(member::kReports) + name + ".json";
     c.at = where;
@@ -314,48 +288,24 @@ void judge(Ctx& c) {
     if (ci == e.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
     const Challenge& ch = c.challenges[ci];
     ChallengeState& s = e.challenges[ci];
-    const json r = parse_member(b, where);
-    check_report_envelope(r, where);
-    if (hash_field(r, "run_id", where) != c.run_id) reject(where + " is a report on another run");
-    if (!r.contains("head") || !r["head"].is_object()) reject(where + ": field 'head' is not an object");
-    if (uint_field(r["head"], "size", where) != ch.head.size || hash_field(r["head"], "root", where) != ch.head.root)
+    const ReplayReport r = ReplayReport::from_json(parse_member(b, where), where);
+    if (r.run_id != c.run_id) reject(where + " is a report on another run");
+    if (r.head_size != ch.head.size || r.head_root != ch.head.root)
       reject(where + " is for another head than its challenge's");
-    if (hash_field(r, "challenge_seed", where) != ch.seed)
-      reject(where + " answers another challenge (challenge seed differs)");
-    if (!r.contains("verdict") || !r["verdict"].is_string() ||
-        (r["verdict"] != "certified" && r["verdict"] != "rejected"))
-      reject(where + ": field 'verdict' is not \"certified\" or \"rejected\"");
-    s.verdict = r["verdict"].get<std::string>();
-    if (r.contains("reason") && r["reason"].is_string()) s.reason = r["reason"].get<std::string>();
-    if (!r.contains("checks") || !r["checks"].is_array()) reject(where + ": field 'checks' is not an array");
-    for (const json& k : r["checks"]) {
-      if (!k.is_object() || !k.contains("step") || !k["step"].is_number_integer() || !k.contains("pass") ||
-          !k["pass"].is_boolean())
-        reject(where + ": a check is not an object with 'step' and 'pass'");
-      ReplayPoint p;
-      p.step = k["step"].get<int64_t>();
-      // Segment transitions are checked too, but they are not uniform draws: the
-      // guarantee and the match with the challenge's steps count step checks only.
-      p.segment = k.value("kind", std::string("step")) == "segment";
-      p.pass = k["pass"].get<bool>();
-      if (k.contains("failed") && k["failed"].is_string()) p.failed = k["failed"].get<std::string>();
-      if (k.contains("distances")) p.distances = number_map(k["distances"], where);
-      if (k.contains("thresholds")) p.thresholds = number_map(k["thresholds"], where);
-      s.checks.push_back(std::move(p));
-    }
-    if (s.verdict == "certified") {
-      std::vector<int64_t> stepped;
-      for (const auto& p : s.checks)
-        if (!p.segment) stepped.push_back(p.step);
-      bool exact = stepped == ch.steps;
-      if (!exact) reject(where + ": a certified report that does not check exactly its challenge's steps");
-      for (const auto& p : s.checks)
-        if (!p.pass) reject(where + ": a certified report with a failed check (step " + std::to_string(p.step) + ")");
-    }
-    with_report.insert(name);
+    if (r.challenge_seed != ch.seed) reject(where + " answers another challenge (challenge seed differs)");
+    s.verdict = r.certified() ? "certified" : "rejected";
+    s.reason = r.reason;
+    s.checks = r.checks;
+    // Segment transitions are checked too, but they are not uniform draws: the
+    // guarantee and the match with the challenge's steps count step checks only.
+    if (r.certified() && r.step_checks() != ch.steps)
+      reject(where + ": a certified report that does not check exactly its challenge's steps");
   }
+}
 
-  // Counts and the training confidence (union of steps under the newest head).
+// After 8: the counts and the training confidence (the union of the steps replayed under the newest head).
+void training_confidence(Ctx& c) {
+  RunEntry& e = c.e;
   std::set<int64_t> union_steps;
   for (const auto& s : e.challenges) {
     if (s.verdict == "certified") e.survived++;
@@ -364,40 +314,55 @@ void judge(Ctx& c) {
     if (s.verdict == "certified" && s.head_size == c.newest.size) union_steps.insert(s.steps.begin(), s.steps.end());
   }
   e.steps_checked.assign(union_steps.begin(), union_steps.end());
-  e.bad_steps = bad_steps_for(T, e.fraction);
-  e.confidence = detection(T, e.bad_steps, int64_t(e.steps_checked.size()));
+  e.bad_steps = bad_steps_for(c.T, e.fraction);
+  e.confidence = detection(c.T, e.bad_steps, int64_t(e.steps_checked.size()));
+}
 
-  // 9. no rejected report
+// 9. no rejected report
+void check_no_rejected_report(Ctx& c) {
+  RunEntry& e = c.e;
   for (const auto& s : e.challenges)
     if (s.verdict == "rejected")
       reject(std::string(member::kReports) + s.name + ".json: replay rejected the run: " +
              (s.reason.empty() ? "no reason given" : s.reason));
+}
 
-  // 10. eval.json
+// 10. eval.json
+void check_eval(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kEvalCommit;
   Commitment eval_set = Commitment::from_json(parse_member(b, member::kEvalCommit), member::kEvalCommit);
   c.at = member::kEval;
   c.eval = EvalCommitment::from_json(parse_member(b, member::kEval), member::kEval);
   if (c.eval.run_id != c.run_id) reject("eval.json evaluates another run");
-  if (c.eval.step != T)
+  if (c.eval.step != c.T)
     reject("eval.json evaluates the checkpoint of step " + std::to_string(c.eval.step) + ", not the final step " +
-           std::to_string(T));
+           std::to_string(c.T));
   if (c.eval.checkpoint_root != c.final_entry.state_root)
     reject("eval.json evaluates another checkpoint than the one the final entry logs (state root differs)");
   if (c.eval.eval_root != eval_set.root) reject("eval.json is not on the eval set of eval.commit.json (root differs)");
   if (c.eval.n != eval_set.n) reject("eval.json is not on the eval set of eval.commit.json (n differs)");
   e.eval_metric = c.eval.metric;
   e.eval_n = c.eval.n;
+}
 
-  // 11. eval.scores.json
+// 11. eval.scores.json
+void check_eval_scores(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kEvalScores;
   c.scores = EvalScores::from_json(parse_member(b, member::kEvalScores), member::kEvalScores);
   if (auto bad = check_scores(c.eval, c.scores)) reject("eval.scores.json: " + *bad);
   e.eval_known = true;
   e.eval_loss = c.eval.loss;
   e.eval_accuracy = c.eval.accuracy;
+}
 
-  // 12. eval spot checks
+// 12. eval spot checks
+void check_eval_spot_checks(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   std::set<uint64_t> union_idx;
   for (const std::string& name : b.names_under(member::kEvalChecks)) {
     const std::string where = std::string(member::kEvalChecks) + name + ".json";
@@ -424,8 +389,12 @@ void judge(Ctx& c) {
     e.eval_bad = bad_steps_for(int64_t(c.eval.n), e.fraction);
     e.eval_confidence = detection(int64_t(c.eval.n), e.eval_bad, int64_t(e.eval_indices_checked.size()));
   }
+}
 
-  // 13. contamination.json
+// 13. contamination.json
+void check_contamination(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kContamination;
   {
     const json cert = parse_member(b, member::kContamination);
@@ -443,8 +412,12 @@ void judge(Ctx& c) {
       reject("the eval set is contaminated: " + std::to_string(present) + " of " + std::to_string(e.eval_distinct) +
              " distinct eval records are in the training data");
   }
+}
 
-  // 14. model.fingerprint.json
+// 14. model.fingerprint.json
+void check_model(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
   c.at = member::kModelFingerprint;
   e.model = "not given";
   if (b.has(member::kModelFingerprint)) {
@@ -465,6 +438,25 @@ void judge(Ctx& c) {
   }
 }
 
+// The checks of docs/board.md, in order; the first failure rejects the run.
+void judge(Ctx& c) {
+  check_bundle_index(c);
+  check_manifest(c);
+  check_heads(c);
+  check_log(c);
+  check_final_entry(c);
+  check_data_commitment(c);
+  check_challenges(c);
+  check_reports(c);
+  training_confidence(c);
+  check_no_rejected_report(c);
+  check_eval(c);
+  check_eval_scores(c);
+  check_eval_spot_checks(c);
+  check_contamination(c);
+  check_model(c);
+}
+
 }  // namespace
 
 RunBundle pack_run_bundle(const PackInput& in) {
@@ -479,7 +471,7 @@ RunBundle pack_run_bundle(const PackInput& in) {
   const auto heads = read_heads(rp.heads());
   if (heads.empty()) throw Error("the run has no signed heads", rp.heads());
   const TreeHead& head = heads.back();
-  const WitnessLog log = WitnessLog::open(rp.log(), false);
+  const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
   if (head.size != uint64_t(mf.steps) + 1 || log.size() != head.size)
     throw Error("the run is not finished: its newest signed head covers " + std::to_string(head.size) +
                     " entries, its log " + std::to_string(log.size()) + ", the whole run " + std::to_string(mf.steps + 1),
@@ -626,27 +618,15 @@ std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
 }
 
 std::string match_report(const RunBundle& b, const std::string& report_text, const std::string& where, std::string& why) {
-  const json r = json::parse(report_text, nullptr, false);
-  if (r.is_discarded()) throw Error("not a replay report (not valid json)", where);
-  check_report_envelope(r, where);
-  Hash32 run_id, root, seed;
-  try {
-    run_id = hash_field(r, "run_id", where);
-    if (!r.contains("head") || !r["head"].is_object()) reject(where + ": field 'head' is not an object");
-    root = hash_field(r["head"], "root", where);
-    seed = hash_field(r, "challenge_seed", where);
-    (void)uint_field(r["head"], "size", where);
-  } catch (const Reject& x) {
-    throw Error("invalid replay report: " + x.reason);
-  }
-  const uint64_t size = r["head"]["size"].get<uint64_t>();
+  const ReplayReport r = ReplayReport::parse(report_text, where);
   for (const std::string& name : b.names_under(member::kChallenges)) {
     const std::string m = std::string(member::kChallenges) + name + ".json";
     const json j = json::parse(b.get(m), nullptr, false);
     if (j.is_discarded()) continue;
     try {
       const Challenge c = Challenge::from_json(j, m);
-      if (c.head.run_id == run_id && c.head.size == size && c.head.root == root && c.seed == seed) return name;
+      if (c.head.run_id == r.run_id && c.head.size == r.head_size && c.head.root == r.head_root && c.seed == r.challenge_seed)
+        return name;
     } catch (const Error&) {
       continue;
     }
@@ -668,9 +648,7 @@ TreeHead newest_signed_head(const RunBundle& b) {
   if (heads.empty()) throw Error("no signed heads", member::kHeads);
   const TreeHead h = heads.back();
   const std::string where = std::string(member::kHeads) + ":" + std::to_string(heads.size());
-  if (h.run_id != mf.run_id()) throw Error("the newest head names another run", where);
-  if (!(h.key == mf.trainer_key)) throw Error("the newest head is not signed by the trainer key", where);
-  if (!h.signature_ok()) throw Error("the newest head's signature does not verify", where);
+  if (auto p = head_problem(h, mf.run_id(), mf.trainer_key, "the newest head")) throw Error(*p, where);
   return h;
 }
 
@@ -691,7 +669,12 @@ json RunEntry::to_json() const {
       json d = json::object(), t = json::object();
       for (const auto& [k, v] : p.distances) d[k] = num(v);
       for (const auto& [k, v] : p.thresholds) t[k] = num(v);
-      checks.push_back({{"step", p.step}, {"pass", p.pass}, {"failed", p.failed}, {"distances", d}, {"thresholds", t}});
+      checks.push_back({{"kind", p.kind == CheckKind::kSegment ? "segment" : "step"},
+                        {"step", p.step},
+                        {"pass", p.pass},
+                        {"failed", p.failed},
+                        {"distances", d},
+                        {"thresholds", t}});
     }
     list.push_back({{"name", c.name},
                     {"head_size", c.head_size},

@@ -154,7 +154,7 @@ Challenge derive_challenge(const TreeHead& head, const Hash32& nonce, int64_t k,
   const std::string hw = "head of size " + std::to_string(head.size);
   if (head.size < 2) throw Error("head covers no training steps", hw);
   if (head.size > kMaxHeadSize) throw Error("head size is too large", hw);
-  if (!head.signature_ok()) throw Error("tree head signature does not verify", hw);
+  if (auto p = head_problem(head, std::nullopt, std::nullopt)) throw Error(*p, hw);
   const int64_t T = int64_t(head.size) - 1;
   if (k < 1 || k > T)
     throw Error("k must be between 1 and the " + std::to_string(T) + " steps the head covers", "k = " + std::to_string(k));
@@ -249,7 +249,7 @@ Challenge Challenge::from_json(const json& j, const std::string& where) {
   };
 
   const TreeHead head = TreeHead::from_json(field(j, "head"), where);
-  if (!head.signature_ok()) throw bad("the head's signature does not verify");
+  if (auto p = head_problem(head, std::nullopt, std::nullopt)) throw bad(*p);
   if (head.size < 2 || head.size > kMaxHeadSize) throw bad("the head covers no training steps");
   if (hash(j, "run_id") != head.run_id) throw bad("field 'run_id' is not the head's run id");
   const Hash32 nonce = hash(j, "nonce");
@@ -327,7 +327,7 @@ int64_t request_count(const ChallengeRequest& req, int64_t n, const std::string&
 Challenge issue_challenge(const TreeHead& head, const std::string& head_where, const Hash32& nonce,
                           const ChallengeRequest& req) {
   if (req.segments < 0) throw Error("--segments must not be negative", std::to_string(req.segments));
-  if (!head.signature_ok()) throw Error("the head's signature does not verify", head_where);
+  if (auto p = head_problem(head, std::nullopt, std::nullopt)) throw Error(*p, head_where);
   if (head.size < 2) throw Error("the head covers no training steps", head_where);
   const int64_t T = int64_t(head.size) - 1;
   if (req.segments > 0 && !req.checkpoint_every)

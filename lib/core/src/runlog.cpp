@@ -94,14 +94,6 @@ End get_end(const json& doc, const char* key, const std::string& where) {
   return e;
 }
 
-// Checks a signed head against the document's run id and the pins; a reason on failure.
-std::optional<std::string> head_problem(const TreeHead& h, const Hash32& run_id, const LogProofPins& pins,
-                                        const std::string& what) {
-  if (h.run_id != run_id) return what + " is for another run";
-  if (pins.key && !(h.key == *pins.key)) return what + " is signed by another key (" + h.key.hex() + ")";
-  if (!h.signature_ok()) return what + " has a bad signature";
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -111,8 +103,11 @@ RunPaths::RunPaths(std::string d) : dir(std::move(d)) {
 }
 
 Bytes parse_seed_hex(std::string text, const std::string& where) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.pop_back();
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.erase(text.begin());
+  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!text.empty() && space(text.back())) text.pop_back();
+  size_t lead = 0;
+  while (lead < text.size() && space(text[lead])) lead++;
+  text.erase(0, lead);
   Bytes b;
   if (!from_hex(text, b) || b.size() != 32) throw Error("seed is not 64 hex digits", where);
   return b;
@@ -235,7 +230,7 @@ LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, cons
     Bytes entry;
     if (!ej.is_string() || !from_hex(ej.get<std::string>(), entry)) bad("field 'entry' is not hex", where);
     if (pins.run_id && run_id != *pins.run_id) return fail("proof is for run " + run_id.hex() + ", not this run");
-    if (auto p = head_problem(head, run_id, pins, "head")) return fail(*p);
+    if (auto p = head_problem(head, run_id, pins.key, "the head")) return fail(*p);
     if (entry_leaf(entry) != leaf) return fail("entry bytes do not hash to the leaf");
     LogEntry e;
     try {
@@ -261,9 +256,9 @@ LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, cons
     const End o = get_end(doc, "old", where), n = get_end(doc, "new", where);
     if (pins.run_id && run_id != *pins.run_id) return fail("proof is for run " + run_id.hex() + ", not this run");
     if (o.head)
-      if (auto p = head_problem(*o.head, run_id, pins, "old head")) return fail(*p);
+      if (auto p = head_problem(*o.head, run_id, pins.key, "the old head")) return fail(*p);
     if (n.head)
-      if (auto p = head_problem(*n.head, run_id, pins, "new head")) return fail(*p);
+      if (auto p = head_problem(*n.head, run_id, pins.key, "the new head")) return fail(*p);
     if (o.size == 0) return fail("old size is 0");
     if (o.size > n.size) return fail("old size " + std::to_string(o.size) + " is larger than new size " +
                                      std::to_string(n.size));
@@ -281,14 +276,14 @@ LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, cons
 
 // ---- heads -----------------------------------------------------------------
 
-TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_t time, bool repair) {
+TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_t time, TornTail torn) {
   const RunPaths rp(run_dir);
   const Manifest m = Manifest::load(rp.manifest());
-  if (!(key.pub() == m.trainer_key))
+  if (key.pub() != m.trainer_key)
     throw Error("key is not the manifest's trainer key", rp.manifest(),
                 "the manifest names " + m.trainer_key.hex());
-  const WitnessLog log = WitnessLog::open(rp.log(), repair);
-  if (repair) repair_heads(rp.heads());
+  const WitnessLog log = WitnessLog::open(rp.log(), torn);
+  if (torn == TornTail::kCut) cut_torn_heads(rp.heads());
   if (log.size() == 0) throw Error("the log is empty: nothing to sign", rp.log());
   const LogEntry g = log.entry(0);
   if (!g.genesis || g.g.run_id != m.run_id())
@@ -339,7 +334,7 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   if (!exists(rp.log())) throw Error("cannot open: no such file or directory", rp.log());
   WitnessLog log;
   try {
-    log = WitnessLog::open(rp.log(), false);
+    log = WitnessLog::open(rp.log(), TornTail::kRefuse);
   } catch (const Error& e) {
     return fail(e.what());
   }
@@ -393,7 +388,7 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   std::vector<TreeHead> heads;
   uint64_t torn = 0;
   try {
-    heads = read_heads(rp.heads(), true, &torn);
+    heads = read_heads(rp.heads(), TornLine::kIgnore, &torn);
   } catch (const Error& e) {
     return fail(e.what());
   }
@@ -405,9 +400,7 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   for (size_t i = 0; i < heads.size(); i++) {
     const TreeHead& h = heads[i];
     const std::string at = rp.heads() + ":" + std::to_string(i + 1) + ": ";
-    if (!(h.key == m.trainer_key)) return fail(at + "head signed by another key than the manifest's trainer key");
-    if (!h.signature_ok()) return fail(at + "bad signature");
-    if (h.run_id != v.run_id) return fail(at + "head names another run");
+    if (auto p = head_problem(h, v.run_id, m.trainer_key, at + "the head")) return fail(*p);
     if (h.size > log.size())
       return fail(at + "head covers " + std::to_string(h.size) + " entries, the log has " + std::to_string(log.size()));
     if (log.root(h.size) != h.root) return fail(at + "root does not match the log at size " + std::to_string(h.size));
@@ -431,10 +424,12 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
 
   // The seed, once revealed: it must open the manifest's commitment and generate the genesis state.
   if (exists(rp.seed())) {
-    std::string text = read_file(rp.seed());
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
     Bytes seed;
-    if (text.empty() || !from_hex(text, seed)) return fail(rp.seed() + ": the revealed seed is not hex");
+    try {
+      seed = parse_seed_hex(read_file(rp.seed()), rp.seed());
+    } catch (const Error& e) {
+      return fail(e.what());
+    }
     if (seed_commitment(seed) != m.seed_commitment)
       return fail(rp.seed() + ": the revealed seed does not match the manifest's seed commitment");
     if (opt.init && initial_state_root(m.model, seed) != genesis.init_root)

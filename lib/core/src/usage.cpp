@@ -51,7 +51,7 @@ json usage_document(const Commitment& c, const Index& idx, const std::string& ru
   const std::vector<TreeHead> heads = read_heads(rp.heads());
   const TreeHead* head = find_head(heads);
   if (!head) throw Error("the run has no signed head", rp.heads());
-  const WitnessLog log = WitnessLog::open(rp.log(), false);
+  const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
   if (head->size > log.size() || log.root(head->size) != head->root)
     throw Error("the newest signed head is not a head of the log", rp.heads(), "run 'wit-log verify' on the run");
 
@@ -112,9 +112,7 @@ Verdict verify_usage(const json& doc, const Commitment& c, const std::string& wh
   if (!seed_j.is_string() || !from_hex(seed_j.get<std::string>(), seed) || seed.size() != 32) bad("'seed' is not 64 hex digits", where);
   if (seed_commitment(seed) != mf.seed_commitment) return {false, "the seed is not the one the manifest commits to", ""};
   const TreeHead head = TreeHead::from_json(need(doc, "head", where), where + ": head");
-  if (head.run_id != run_id) return {false, "the head is of another run", ""};
-  if (!(head.key == mf.trainer_key)) return {false, "the head is not signed with the manifest's trainer key", ""};
-  if (!head.signature_ok()) return {false, "the head's signature does not verify", ""};
+  if (auto p = head_problem(head, run_id, mf.trainer_key)) return {false, *p, ""};
   if (head.size < 1) return {false, "the head covers no entries", ""};
   if (mf.batch_size < 1) bad("the manifest's batch size is not positive", where);
 

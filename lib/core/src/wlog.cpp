@@ -240,11 +240,57 @@ void truncate_file(const std::string& path, uint64_t size, const char* what) {
 }
 }  // namespace
 
-WitnessLog WitnessLog::open(const std::string& path, bool repair, bool create) {
+LogFrames scan_log_frames(ByteView data, const std::string& where) {
+  LogFrames out;
+  const uint8_t* d = data.data;
+  const uint64_t size = data.size;
+  auto zero_from = [&](uint64_t off) {
+    for (uint64_t i = off; i < size; i++)
+      if (d[i]) return false;
+    return true;
+  };
+  uint64_t off = 0;
+  while (off < size) {
+    if (size - off < kFrameHeader) {
+      out.torn = true;  // the frame header itself was cut short
+      break;
+    }
+    const uint64_t len = get_le32(d + off);
+    const uint32_t check = get_le32(d + off + 4);
+    if (len > kMaxPayload)
+      throw Error("witness log is corrupt (frame length " + std::to_string(len) + " is impossible)", at(where, off));
+    if (len > size - off - kFrameHeader) {
+      out.torn = true;  // the payload was cut short
+      break;
+    }
+    const ByteView payload(d + off + kFrameHeader, size_t(len));
+    if (frame_check(payload) != check) {
+      // A torn write that happens to leave the whole length on disk (the last
+      // frame, or zeros the file system left after it) is still a torn tail.
+      if (off + kFrameHeader + len == size || zero_from(off + kFrameHeader + len)) {
+        out.torn = true;
+        break;
+      }
+      throw Error("witness log is corrupt (frame checksum mismatch)", at(where, off));
+    }
+    out.payloads.push_back(payload);
+    out.offsets.push_back(off);
+    off += kFrameHeader + len;
+  }
+  out.end = off;
+  return out;
+}
+
+Error torn_log_error(const LogFrames& f, uint64_t size, const std::string& where) {
+  return Error("witness log ends in a torn frame (" + std::to_string(size - f.end) + " bytes)", at(where, f.end),
+               "a writer crashed mid-append; resuming the run or 'wit-log sign --repair' cuts it");
+}
+
+WitnessLog WitnessLog::open(const std::string& path, TornTail torn_tail, IfMissing missing) {
   WitnessLog log;
   log.path_ = path;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && create) {
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && missing == IfMissing::kCreate) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) throw Error("cannot create: " + errno_text(), path);
     ::fsync(fd);
@@ -253,46 +299,14 @@ WitnessLog WitnessLog::open(const std::string& path, bool repair, bool create) {
     return log;
   }
   MappedFile f(path);
-  const uint8_t* d = f.data();
-  const uint64_t size = f.size();
-  auto zero_from = [&](uint64_t off) {
-    for (uint64_t i = off; i < size; i++)
-      if (d[i]) return false;
-    return true;
-  };
-  uint64_t off = 0;
-  bool torn = false;
-  while (off < size) {
-    if (size - off < kFrameHeader) {
-      torn = true;  // the frame header itself was cut short
-      break;
-    }
-    const uint64_t len = get_le32(d + off);
-    const uint32_t check = get_le32(d + off + 4);
-    if (len > kMaxPayload)
-      throw Error("witness log is corrupt (frame length " + std::to_string(len) + " is impossible)", at(path, off));
-    if (len > size - off - kFrameHeader) {
-      torn = true;  // the payload was cut short
-      break;
-    }
-    const ByteView payload(d + off + kFrameHeader, size_t(len));
-    if (frame_check(payload) != check) {
-      // A torn write that happens to leave the whole length on disk (the last
-      // frame, or zeros the file system left after it) is still a torn tail.
-      if (off + kFrameHeader + len == size || zero_from(off + kFrameHeader + len)) {
-        torn = true;
-        break;
-      }
-      throw Error("witness log is corrupt (frame checksum mismatch)", at(path, off));
-    }
-    log.push(Bytes(payload.data, payload.data + payload.size), off);
-    off += kFrameHeader + len;
-  }
+  const LogFrames frames = scan_log_frames(ByteView(f.data(), size_t(f.size())), path);
+  for (size_t i = 0; i < frames.payloads.size(); i++)
+    log.push(Bytes(frames.payloads[i].data, frames.payloads[i].data + frames.payloads[i].size), frames.offsets[i]);
+  const uint64_t size = f.size(), off = frames.end;
+  const bool torn = frames.torn;
   log.end_ = off;
   if (torn) {
-    if (!repair)
-      throw Error("witness log ends in a torn frame (" + std::to_string(size - off) + " bytes)", at(path, off),
-                  "a writer crashed mid-append; resuming the run or 'wit-log sign --repair' cuts it");
+    if (torn_tail == TornTail::kRefuse) throw torn_log_error(frames, size, path);
     truncate_file(path, off, "cannot cut the torn tail");
     log.torn_ = size - off;
   }
@@ -394,6 +408,14 @@ Bytes TreeHead::signed_bytes() const {
 
 bool TreeHead::signature_ok() const { return verify_signature(key, signed_bytes(), sig); }
 
+std::optional<std::string> head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
+                                        const std::optional<PublicKey>& key, const std::string& subject) {
+  if (run_id && h.run_id != *run_id) return subject + " names another run";
+  if (key && h.key != *key) return subject + " is signed by another key than the run's trainer key";
+  if (!h.signature_ok()) return subject + " has a bad signature";
+  return std::nullopt;
+}
+
 json TreeHead::to_json() const {
   return {{"run_id", run_id.hex()}, {"size", size}, {"root", root.hex()}, {"time", time},
           {"key", key.hex()}, {"sig", to_hex(ByteView(sig.data(), sig.size()))}};
@@ -468,7 +490,7 @@ void append_head(const std::string& path, const TreeHead& h) {
   }
 }
 
-std::vector<TreeHead> read_heads(const std::string& path, bool repair, uint64_t* torn_bytes) {
+std::vector<TreeHead> read_heads(const std::string& path, TornLine torn_line, uint64_t* torn_bytes) {
   const std::string text = read_file(path);
   std::vector<TreeHead> heads;
   if (torn_bytes) *torn_bytes = 0;
@@ -479,7 +501,7 @@ std::vector<TreeHead> read_heads(const std::string& path, bool repair, uint64_t*
     const std::string where = path + ":" + std::to_string(line);
     const size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) {
-      if (!repair)
+      if (torn_line == TornLine::kRefuse)
         throw Error("torn last line (no newline)", where, "a writer crashed mid-append; the line is not a head");
       if (torn_bytes) *torn_bytes = text.size() - pos;
       break;
@@ -494,7 +516,7 @@ std::vector<TreeHead> read_heads(const std::string& path, bool repair, uint64_t*
   return heads;
 }
 
-uint64_t repair_heads(const std::string& path) {
+uint64_t cut_torn_heads(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return 0;
   const std::string text = read_file(path);

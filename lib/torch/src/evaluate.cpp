@@ -77,7 +77,7 @@ EvalTarget load_eval_target(const std::string& run, const std::string& checkpoin
   EvalTarget t;
   t.mf = Manifest::load(rp.manifest());
   t.run_id = t.mf.run_id();
-  const WitnessLog log = WitnessLog::open(rp.log(), false);
+  const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
   if (log.size() < 2) throw Error("the run's log has no training steps", rp.log());
   const LogEntry first = log.entry(0);
   if (!first.genesis || first.g.run_id != t.run_id) throw Error("the log's genesis does not name the run", rp.log());
@@ -200,7 +200,7 @@ EvalCheck check_eval(const EvalCommitment& e, const EvalScores& s, const EvalChe
     return out;
   }
   {
-    const WitnessLog log = WitnessLog::open(rp.log(), false);
+    const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
     const std::optional<Hash32> logged = logged_root(log, e.step);
     if (!logged || *logged != e.checkpoint_root) {
       out.rejected = "the eval's checkpoint is not the one the run's log has at step " + std::to_string(e.step);

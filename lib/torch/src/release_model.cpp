@@ -26,7 +26,7 @@ Final final_of(const std::string& run) {
   const RunPaths rp(run);
   Final f;
   f.mf = Manifest::load(rp.manifest());
-  const WitnessLog log = WitnessLog::open(rp.log(), false);
+  const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
   f.fin = final_logged_state(log, rp.log());
   return f;
 }

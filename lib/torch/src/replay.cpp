@@ -108,7 +108,7 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   for (const auto& h : read_heads(paths.heads()))
     have_head |= h.size == c.head.size && h.root == c.head.root && h.sig == c.head.sig;
   if (!have_head) throw Error("the challenged head is not one of this run's signed heads", paths.heads());
-  WitnessLog log = WitnessLog::open(paths.log(), false);
+  WitnessLog log = WitnessLog::open(paths.log(), TornTail::kRefuse);
   if (log.size() < c.head.size || log.root(c.head.size) != c.head.root)
     throw Error("the log does not match the challenged head", paths.log());
   if (!fs::exists(paths.seed())) throw Error("the seed is not revealed yet (training has not finished)", opt.run);
@@ -203,8 +203,6 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
 namespace {
 
 // Fields of a replayed transition; noise is calibrated for each (docs/replay.md).
-const char* kStateFields[] = {"weights", "adam_m", "adam_v"};
-const char* kScalarFields[] = {"losses", "grad_norm", "probe"};
 // The logged sketches are of the logged state, computed from the same floats:
 // they agree up to the rounding of their double accumulators.
 constexpr double kSketchTolerance = 1e-5;
@@ -251,8 +249,7 @@ struct Verifier {
     if (mf.dump() != mf_text) throw Reject{"manifest", "manifest is not in canonical form"};
     run_id = mf.run_id();
     if (run_id != c.head.run_id) throw Reject{"manifest", "the bundle is for another run than the challenged head"};
-    if (!(c.head.key == mf.trainer_key)) throw Reject{"head", "the head is not signed by the run's trainer key"};
-    if (!c.head.signature_ok()) throw Reject{"head", "the head's signature does not verify"};
+    if (auto p = head_problem(c.head, run_id, mf.trainer_key)) throw Reject{"head", *p};
     seed = parse_seed_hex(b.get_text("seed"), "seed");
     if (seed_commitment(ByteView(seed)) != mf.seed_commitment)
       throw Reject{"seed", "the revealed seed does not match the manifest's seed commitment"};
@@ -419,7 +416,7 @@ Replayed measure_noise(Verifier& v, int64_t s, const BatchRecords& batch, unsign
     others.push_back(replay_from(v, s, batch, 2));
   }
   auto note = [&](const std::string& f, double floors) {
-    cal.noise[f] = std::max(cal.noise.value(f, 0.0), std::isfinite(floors) ? floors : 0.0);
+    cal.noise[f] = std::max(cal.noise_of(f), std::isfinite(floors) ? floors : 0.0);
   };
   for (const Replayed& o : others) {
     Distances d = distances(v.state(s - 1), a.after, a.out.losses, a.out.grad_norm, a.probe, o);
@@ -428,8 +425,6 @@ Replayed measure_noise(Verifier& v, int64_t s, const BatchRecords& batch, unsign
   }
   return a;
 }
-
-json num(double x) { return std::isfinite(x) ? json(x) : json("inf"); }
 
 }  // namespace
 
@@ -464,52 +459,18 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
   return cal;
 }
 
-json Calibration::to_json() const {
-  return {{"format", kCalibrationFormat}, {"version", kCalibrationVersion}, {"run_id", run_id}, {"threads", threads},
-          {"steps", steps}, {"noise", noise}};
-}
-
-Calibration Calibration::from_json(const json& j, const std::string& where) {
-  try {
-    return from_json_checked(j, where);
-  } catch (const json::exception&) {
-    throw Error("invalid calibration: a field has the wrong type", where);
-  }
-}
-
-Calibration Calibration::from_json_checked(const json& j, const std::string& where) {
-  if (!j.is_object() || j.value("format", std::string()) != kCalibrationFormat) throw Error("not a wit calibration", where);
-  const int version = j.value("version", 0);
-  if (version != kCalibrationVersion)
-    throw Error("unsupported calibration version " + std::to_string(version), where,
-                "this wit reads version " + std::to_string(kCalibrationVersion) +
-                    " (noise of whole states, in rounding floors): run wit-replay calibrate again");
-  Calibration c;
-  c.run_id = j.value("run_id", std::string());
-  c.threads = j.value("threads", std::vector<unsigned>{});
-  c.steps = j.value("steps", std::vector<int64_t>{});
-  if (!j.contains("noise") || !j["noise"].is_object()) throw Error("invalid calibration: missing noise", where);
-  for (const char* f : kReplayFields) {
-    if (j["noise"].contains(f) && !(j["noise"][f].is_number() && j["noise"][f].get<double>() >= 0))
-      throw Error(std::string("invalid calibration: noise.") + f + " is not a non-negative number", where);
-    c.noise[f] = j["noise"].value(f, 0.0);
-  }
-  return c;
-}
-
-Calibration Calibration::load(const std::string& path) {
-  json j = json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid calibration: not valid json", path);
-  return from_json(j, path);
-}
-
-Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt) {
+ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}};
-  Report rep;
-  json checks = json::array();
+  ReplayReport rep;
+  rep.run_id = c.head.run_id;
+  rep.head_size = c.head.size;
+  rep.head_root = c.head.root;
+  rep.challenge_seed = c.seed;
+  rep.guarantee = c.guarantee;
+  rep.margin = opt.margin;
   std::string verdict_reason;
-  Calibration cal;
+  Calibration& cal = rep.calibration;
   const unsigned other_threads = opt.threads > 1 ? opt.threads : 2;
   const bool per_step = !opt.calibration && opt.calibration_steps <= 0;
   try {
@@ -537,13 +498,12 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
     }
   }
   set_torch_threads(opt.threads);
-  double replay_seconds = 0;
 
   // Transition s: the exact state after s - 1 (root checked), replayed with the
   // shared step on the batch the committed order gives, compared in full with
   // the exact state after s (root checked): every tensor of W, m and v.
-  auto transition = [&](int64_t s, json& chk) {
-    json d = json::object(), thr = json::object(), worst = json::object();
+  auto transition = [&](ReportCheck& chk) {
+    const int64_t s = chk.step;
     auto ts = std::chrono::steady_clock::now();
     try {
       v.check_lr(s);
@@ -562,10 +522,10 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
       // witnesses for plots and cheap distances; the verdict never rests on them).
       const LogEntry& logged = v.entry(s);
       TrainState::Sketches sk = after.sketches(v.mf);
-      d["sketch"] = std::max({vector_distance(sk.w, logged.s.sketch), vector_distance(sk.m, logged.s.sketch_m),
-                              vector_distance(sk.v, logged.s.sketch_v)});
-      thr["sketch"] = kSketchTolerance;
-      if (!(d["sketch"].get<double>() <= kSketchTolerance))
+      chk.distances["sketch"] = std::max({vector_distance(sk.w, logged.s.sketch), vector_distance(sk.m, logged.s.sketch_m),
+                                          vector_distance(sk.v, logged.s.sketch_v)});
+      chk.thresholds["sketch"] = kSketchTolerance;
+      if (!(chk.distances["sketch"] <= kSketchTolerance))
         throw Verifier::Reject{"sketch", "the logged sketches of step " + std::to_string(s) + " are not those of its state"};
       Replayed r = measured ? std::move(*measured) : replay_from(v, s, batch);
       if (r.after.step() != s) throw Verifier::Reject{"state", "the replay of step " + std::to_string(s) + " ends at another step"};
@@ -581,45 +541,42 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
           return TrainState::Sketches{p.s.sketch, p.s.sketch_m, p.s.sketch_v};
         }();
         auto rel = [](double num, double den) { return num == 0 ? 0.0 : den > 0 ? num / den : INFINITY; };
-        d["sketch_replay"] = num(std::max({rel(l2_distance(rs.w, logged.s.sketch), l2_distance(logged.s.sketch, prev.w)),
-                                           rel(l2_distance(rs.m, logged.s.sketch_m), l2_distance(logged.s.sketch_m, prev.m)),
-                                           rel(l2_distance(rs.v, logged.s.sketch_v), l2_distance(logged.s.sketch_v, prev.v))}));
+        chk.distances["sketch_replay"] =
+            std::max({rel(l2_distance(rs.w, logged.s.sketch), l2_distance(logged.s.sketch, prev.w)),
+                      rel(l2_distance(rs.m, logged.s.sketch_m), l2_distance(logged.s.sketch_m, prev.m)),
+                      rel(l2_distance(rs.v, logged.s.sketch_v), l2_distance(logged.s.sketch_v, prev.v))});
       }
       std::string failed;
       for (const char* f : kStateFields) {
         const FieldDistance& fd = dd.state[f];
-        const double tf = threshold_floors(opt.margin, cal.noise.value(f, 0.0));
-        d[f] = num(fd.distance);
-        thr[f] = num(tf * fd.floor);  // the same test, relative to the update: distance <= threshold
-        worst[f] = {{"tensor", fd.tensor}, {"floors", num(fd.floors)}, {"threshold_floors", tf}};
+        const double tf = threshold_floors(opt.margin, cal.noise_of(f));
+        chk.distances[f] = fd.distance;
+        chk.thresholds[f] = tf * fd.floor;  // the same test, relative to the update: distance <= threshold
+        chk.worst_tensors[f] = WorstTensor{fd.tensor, fd.floors, tf};
         if (failed.empty() && !within(fd.floors, tf)) failed = f;
       }
       for (const char* f : kScalarFields) {
         if (!dd.scalar.count(f)) continue;
-        const double tf = threshold_floors(opt.margin, cal.noise.value(f, 0.0));
-        d[f] = num(dd.scalar[f]);
-        thr[f] = tf * kRoundingEps;
+        const double tf = threshold_floors(opt.margin, cal.noise_of(f));
+        chk.distances[f] = dd.scalar[f];
+        chk.thresholds[f] = tf * kRoundingEps;
         if (failed.empty() && !within(dd.scalar[f] / kRoundingEps, tf)) failed = f;
       }
       if (!failed.empty()) {
-        std::string where = worst.contains(failed) ? " (tensor " + worst[failed]["tensor"].get<std::string>() + ")" : "";
+        auto w = chk.worst_tensors.find(failed);
+        const std::string where = w != chk.worst_tensors.end() ? " (tensor " + w->second.tensor + ")" : "";
         throw Verifier::Reject{failed, failed + " differs beyond the replay noise at step " + std::to_string(s) + where};
       }
-      chk["pass"] = true;
-      chk["failed"] = nullptr;
+      chk.pass = true;
     } catch (const Verifier::Reject& r) {
-      chk["pass"] = false;
-      chk["failed"] = r.field;
-      chk["reason"] = r.reason;
+      chk.pass = false;
+      chk.failed = r.field;
+      chk.reason = r.reason;
       if (verdict_reason.empty()) verdict_reason = r.reason;
     }
-    chk["distances"] = d;
-    chk["thresholds"] = thr;
-    if (!worst.empty()) chk["worst_tensors"] = worst;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-    chk["seconds"] = secs;
-    replay_seconds += secs;
-    checks.push_back(chk);
+    chk.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+    rep.replay_seconds += chk.seconds;
+    rep.checks.push_back(chk);
     v.forget_before(s);
   };
   const bool go = verdict_reason.empty();
@@ -629,27 +586,25 @@ Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions&
   // Step challenges in challenge order (the board matches them to the challenge),
   // then every transition of every segment.
   for (int64_t s : go ? c.steps : std::vector<int64_t>{}) {
-    json chk = {{"kind", "step"}, {"step", s}};
-    transition(s, chk);
+    ReportCheck chk;
+    chk.step = s;
+    transition(chk);
     progress.add(1);
   }
   for (const Segment& g : go ? c.segments : std::vector<Segment>{})
     for (int64_t s = g.from + 1; s <= g.to; s++) {
-      json chk = {{"kind", "segment"}, {"step", s}, {"segment", {{"from", g.from}, {"to", g.to}}}};
-      transition(s, chk);
+      ReportCheck chk;
+      chk.kind = CheckKind::kSegment;
+      chk.step = s;
+      chk.segment_from = g.from;
+      chk.segment_to = g.to;
+      transition(chk);
       progress.add(1);
     }
   progress.finish();
-  rep.certified = verdict_reason.empty();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  rep.doc = {{"format", kReportFormat}, {"version", kReportVersion}, {"run_id", c.head.run_id.hex()},
-             {"head", {{"size", c.head.size}, {"root", c.head.root.hex()}}}, {"challenge_seed", c.seed.hex()},
-             {"verdict", rep.certified ? "certified" : "rejected"},
-             {"reason", rep.certified ? json(nullptr) : json(verdict_reason)},
-             {"guarantee", {{"words", c.guarantee.words()}, {"k", c.guarantee.k}, {"steps", c.guarantee.steps},
-                            {"fraction", c.guarantee.fraction}, {"detection", c.guarantee.detection}}},
-             {"calibration", cal.to_json()}, {"margin", opt.margin}, {"checks", checks},
-             {"cost", {{"replay_seconds", replay_seconds}, {"total_seconds", secs}}}};
+  rep.verdict = verdict_reason.empty() ? ReportVerdict::kCertified : ReportVerdict::kRejected;
+  rep.reason = verdict_reason;
+  rep.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }
 

@@ -224,11 +224,11 @@ TrainSummary train(const TrainOptions& opt) {
   const std::string log_path = paths.log();
   const std::string heads_path = paths.heads();
 
-  WitnessLog log = WitnessLog::open(log_path, true, true);
+  WitnessLog log = WitnessLog::open(log_path, TornTail::kCut, IfMissing::kCreate);
   std::vector<TreeHead> heads;
   if (fs::exists(heads_path)) {
     // A head line torn by a crash was never complete, so never published: cut it.
-    if (uint64_t cut = repair_heads(heads_path); cut && !opt.quiet)
+    if (uint64_t cut = cut_torn_heads(heads_path); cut && !opt.quiet)
       cli::note("cut a torn head line (" + std::to_string(cut) + " bytes) from " + heads_path);
     heads = read_heads(heads_path);
   }

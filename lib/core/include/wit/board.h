@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/report.h"
 #include "wit/run_bundle.h"
 #include "wit/wlog.h"
 
@@ -23,14 +24,6 @@ inline constexpr int kBoardVersion = 1;
 inline constexpr double kDefaultBoardFraction = 0.05;
 
 // One replayed step of a report, for the distance-vs-threshold plot.
-struct ReplayPoint {
-  int64_t step = 0;
-  bool segment = false;                      // a transition of a segment challenge
-  bool pass = false;
-  std::string failed;                        // "" when it passed
-  std::map<std::string, double> distances;   // field -> distance (infinity allowed)
-  std::map<std::string, double> thresholds;  // field -> threshold
-};
 
 struct ChallengeState {
   std::string name;          // challenges/NAME.json (and reports/NAME.json)
@@ -39,7 +32,7 @@ struct ChallengeState {
   std::vector<int64_t> steps;
   std::string verdict;       // "certified", "rejected" or "" (no report yet)
   std::string reason;        // the report's reason when rejected
-  std::vector<ReplayPoint> checks;
+  std::vector<ReportCheck> checks;  // the report's
 };
 
 struct EvalCheckState {

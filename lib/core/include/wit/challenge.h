@@ -29,7 +29,7 @@ struct Guarantee {
   double fraction = 0;      // f: the tampering fraction the guarantee is stated for
   int64_t bad_steps = 0;    // ceil(f * T)
   double detection = 0;     // exact: 1 - C(T - bad, k) / C(T, k)
-  double detection_binomial = 0;  // 1 - (1 - f)^k, the bound stated in DESIGN.md
+  double detection_binomial = 0;  // 1 - (1 - f)^k, the bound of docs/design.md section 5
   std::string words() const;       // the guarantee as one English sentence
   // {"steps","k","fraction","bad_steps","detection","detection_binomial","statement"}.
   nlohmann::json to_json(const std::string& statement) const;

@@ -83,10 +83,11 @@ LogProofVerdict verify_log_proof(const nlohmann::json& doc, const LogProofPins& 
 
 // Signs a head over the whole log of RUN and appends it to RUN/run.heads.
 // Checks first that the key is the manifest's trainer key and that entry 0
-// names the manifest's run. `time` 0 means now. With `repair`, a torn tail of
+// names the manifest's run. `time` 0 means now. With TornTail::kCut, a torn tail of
 // the log and a torn last line of the heads (a crashed writer's) are cut
 // first; without it they are errors.
-TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_t time = 0, bool repair = false);
+TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_t time = 0,
+                       TornTail torn = TornTail::kRefuse);
 
 // ---- verifying a run -------------------------------------------------------
 

@@ -13,6 +13,7 @@ struct PublicKey {
   std::string hex() const;
   static bool from_hex(const std::string& s, PublicKey& out);
   bool operator==(const PublicKey& o) const { return b == o.b; }
+  bool operator!=(const PublicKey& o) const { return b != o.b; }
 };
 
 struct SecretKey {

@@ -1,4 +1,4 @@
-// Usage proofs (DESIGN.md section 3): the steps of a run at which a record was
+// Usage proofs (docs/design.md section 3): the steps of a run at which a record was
 // in a batch, each step shown by its log entry under the run's signed head
 // and the record's place in the entry's batch root, and the list of steps
 // shown complete by re-deriving the committed data order from the manifest

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/error.h"
 #include "wit/bytes.h"
 #include "wit/merkle.h"
 #include "wit/sign.h"
@@ -67,12 +68,31 @@ Hash32 entry_leaf(ByteView encoded);
 // Frames: u32 payload length, u32 low bits of XXH3-64(payload), payload.
 // A frame cut short at the end of the file (a torn write) is recoverable by
 // truncation; a bad frame before the end is corruption.
+struct LogFrames {
+  std::vector<ByteView> payloads;  // into the scanned bytes
+  std::vector<uint64_t> offsets;   // of each frame
+  uint64_t end = 0;                // just past the last whole frame
+  bool torn = false;               // bytes after `end` are a torn tail
+};
+// The one reader of the frame format, for a file (WitnessLog::open) and for
+// bytes in memory (a run bundle's run.wlog). A torn tail is reported, not
+// thrown: the caller decides (cut it, or refuse). A frame with an impossible
+// length or a bad checksum before the end throws wit::Error ("witness log is
+// corrupt (...): WHERE at byte N").
+LogFrames scan_log_frames(ByteView data, const std::string& where);
+// "witness log ends in a torn frame (B bytes): WHERE at byte N", for a caller that refuses torn tails.
+Error torn_log_error(const LogFrames& f, uint64_t size, const std::string& where);
+
+// What opening a log does with a torn last frame, and with a missing file.
+enum class TornTail { kRefuse, kCut };
+enum class IfMissing { kFail, kCreate };
+
 class WitnessLog {
  public:
-  // Reads the whole log. With `repair`, a torn tail is cut off the file (and
-  // `torn_bytes()` says how much); without it a torn tail is an error.
-  // A missing file is an error unless `create` is set.
-  static WitnessLog open(const std::string& path, bool repair, bool create = false);
+  // Reads the whole log. With TornTail::kCut a torn tail is cut off the file
+  // (a writer resuming after a crash; `torn_bytes()` says how much); with
+  // kRefuse it is an error. A missing file is an error unless IfMissing::kCreate.
+  static WitnessLog open(const std::string& path, TornTail torn, IfMissing missing = IfMissing::kFail);
 
   uint64_t size() const { return leaves_.size(); }
   const std::vector<Hash32>& leaves() const { return leaves_; }
@@ -124,17 +144,27 @@ struct TreeHead {
   static TreeHead from_json(const nlohmann::json& j, const std::string& where);  // throws wit::Error
 };
 
+// The one rule for "a signed head of this run": it names the run `run_id`, is
+// signed by `key` (either unset: not pinned) and its signature verifies,
+// checked in that order. nullopt when it is; else the reason, with `subject`
+// as its subject: "<subject> names another run", "<subject> is signed by
+// another key than the run's trainer key", "<subject> has a bad signature".
+std::optional<std::string> head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
+                                        const std::optional<PublicKey>& key, const std::string& subject = "the head");
+
 TreeHead sign_head(const SecretKey& k, const Hash32& run_id, uint64_t size, const Hash32& root, uint64_t time);
 
 // run.heads: one JSON head per line, appended and fsync'd. Refuses to append
-// after a torn last line (call repair_heads first).
+// after a torn last line (call cut_torn_heads first).
 void append_head(const std::string& path, const TreeHead& h);
-// Reads all heads; a torn last line (no newline) is ignored when `repair` (the
-// file is not changed; `torn_bytes`, when given, says how long it was) and an
-// error otherwise. Any other bad line is an error naming PATH:LINE.
-std::vector<TreeHead> read_heads(const std::string& path, bool repair = false, uint64_t* torn_bytes = nullptr);
+// What reading heads does with a torn last line (no newline): an error, or
+// skip it and leave the file as it is (a reader beside a live writer).
+enum class TornLine { kRefuse, kIgnore };
+// Reads all heads; a torn last line is handled as `torn` says (`torn_bytes`,
+// when given, says how long it was). Any other bad line is an error naming PATH:LINE.
+std::vector<TreeHead> read_heads(const std::string& path, TornLine torn = TornLine::kRefuse, uint64_t* torn_bytes = nullptr);
 // Cuts a torn last line off the heads file (a writer resuming after a crash);
 // returns the number of bytes cut. A missing file is left missing.
-uint64_t repair_heads(const std::string& path);
+uint64_t cut_torn_heads(const std::string& path);
 
 }  // namespace wit

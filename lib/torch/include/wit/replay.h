@@ -44,28 +44,6 @@ MemberLimit response_member_limit();
 // run cannot answer (head not in RUN/run.heads, data missing, ...).
 Bundle build_response(const Challenge& c, const ResponseOptions& opt);
 
-// The fields compared on a replayed step: the whole state's W, m and v tensor
-// by tensor (each field's worst tensor), and the per-example losses, grad norm
-// and probe fingerprint of the entry.
-inline constexpr const char* kReplayFields[] = {"weights", "adam_m", "adam_v", "losses", "grad_norm", "probe"};
-
-// Measured replay noise: for each field, the largest difference seen between
-// replays of the same step under different thread counts, in units of the
-// float32 rounding floor (for W, m, v: of the worst tensor, |A - B| / (2^-24 |A|)),
-// so it carries over to steps with smaller updates.
-struct Calibration {
-  std::string run_id;
-  std::vector<unsigned> threads;        // the two thread counts compared
-  std::vector<int64_t> steps;           // steps replayed
-  nlohmann::json noise = nlohmann::json::object();  // field -> max relative distance
-  nlohmann::json to_json() const;
-  static Calibration from_json(const nlohmann::json& j, const std::string& where);
-  static Calibration load(const std::string& path);
-
- private:
-  static Calibration from_json_checked(const nlohmann::json& j, const std::string& where);
-};
-
 struct VerifyOptions {
   unsigned threads = 0;
   std::string device = "cpu";
@@ -75,16 +53,12 @@ struct VerifyOptions {
   bool quiet = false;
 };
 
-struct Report {
-  bool certified = false;
-  nlohmann::json doc;  // report.json
-};
 
 // Verifies a response bundle against a challenge. Format problems in the
 // bundle's container throw wit::Error; everything the trainer answered wrongly
 // (missing members, bad proofs, states or replays outside the thresholds)
 // rejects the run with the reason in the report.
-Report verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt);
+ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt);
 
 // Replays the bundle's challenged steps under two thread counts and records
 // the differences (the noise honest replays on other hardware must stay within).
