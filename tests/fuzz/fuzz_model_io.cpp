@@ -4,7 +4,8 @@
 // wit::Error or accepted; accepted requests survive model_requests() and a
 // re-parse unchanged; accepted answers have exactly the lengths asked for,
 // finite values <= 0, and survive model_answer() and a re-parse; an accepted
-// probe-check report survives to_json() and a re-parse unchanged.
+// probe-check report or model binding (wit-sketch match --json) survives
+// to_json() and a re-parse unchanged.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -67,6 +68,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_discarded()) {
+    try {
+      const wit::ReleaseBinding b = wit::ReleaseBinding::from_json(j, "fuzz");
+      if (b.match != (wit::join_state_root(b.params_root, b.optim_root) == b.state_root))
+        broken("accepted a binding whose verdict its roots do not give");
+      if (wit::ReleaseBinding::from_json(b.to_json(), "fuzz").to_json() != b.to_json())
+        broken("an accepted binding changes in a round trip");
+    } catch (const wit::Error&) {
+    }
     try {
       const wit::ProbeCheckReport r = wit::ProbeCheckReport::from_json(j, "fuzz");
       if (r.to_json() != j) broken("an accepted probe check is not its own to_json");

@@ -44,6 +44,17 @@ TEST_CASE("release: a params-only file binds exactly through P and the final O",
   // The right parameters with a wrong optimizer root do not join either.
   CHECK_FALSE(bind_release({view("a", a), view("b", b)}, fin, sr.params, nullptr).match);
   CHECK(r.to_json()["optim_root"] == sr.optim.hex());
+
+  // The board's side: a binding read back, checked against the final entry.
+  const ReleaseBinding ok = bind_release({view("a", a), view("b", b)}, fin, sr.optim, nullptr);
+  const ReleaseBinding back = ReleaseBinding::from_json(ok.to_json(), "t");
+  CHECK(back.params_root == ok.params_root);
+  CHECK(binding_problem(back, fin).empty());
+  CHECK(binding_problem(back, LoggedFinal{8, sr.root}) == "the binding is not to the run's final state");
+  CHECK(binding_problem(ReleaseBinding::from_json(r.to_json(), "t"), fin) == r.reason);
+  nlohmann::json forged = r.to_json();
+  forged["match"] = true, forged["reason"] = "";
+  CHECK_THROWS_WITH(ReleaseBinding::from_json(forged, "t"), Catch::Contains("match is not whether"));
 }
 
 TEST_CASE("release: the nonce's draw is fixed, in range, and changes with the nonce", "[release]") {

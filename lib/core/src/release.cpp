@@ -34,6 +34,32 @@ json ReleaseBinding::to_json() const {
           {"reason", reason}};
 }
 
+ReleaseBinding ReleaseBinding::from_json(const json& j, const std::string& where) {
+  static const char* kKind = "invalid model binding";
+  jsonf::only_keys(j, {"match", "step", "state_root", "params_root", "optim_root", "reason", "probe"}, kKind, where);
+  ReleaseBinding b;
+  const json& m = jsonf::need(j, "match", kKind, where);
+  if (!m.is_boolean()) jsonf::bad(kKind, "match is not a boolean", where);
+  b.match = m.get<bool>();
+  b.step = jsonf::u64(j, "step", kKind, where);
+  b.state_root = jsonf::hash(j, "state_root", kKind, where);
+  b.params_root = jsonf::hash(j, "params_root", kKind, where);
+  b.optim_root = jsonf::hash(j, "optim_root", kKind, where);
+  const json& r = jsonf::need(j, "reason", kKind, where);
+  if (!r.is_string()) jsonf::bad(kKind, "reason is not a string", where);
+  b.reason = r.get<std::string>();
+  if (b.match != (join_state_root(b.params_root, b.optim_root) == b.state_root))
+    jsonf::bad(kKind, "match is not whether H(params_root || optim_root) is state_root", where);
+  if (b.match != b.reason.empty()) jsonf::bad(kKind, "a reason is given iff it does not match", where);
+  return b;
+}
+
+std::string binding_problem(const ReleaseBinding& b, const LoggedFinal& fin) {
+  if (b.step != fin.step || b.state_root != fin.root) return "the binding is not to the run's final state";
+  if (!b.match) return b.reason;
+  return "";
+}
+
 ReleaseBinding bind_release(const std::vector<TensorView>& file, const LoggedFinal& fin, const Hash32& optim_root,
                             const NamedLeaves* final_params) {
   std::vector<TensorView> params;

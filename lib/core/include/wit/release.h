@@ -40,9 +40,18 @@ struct ReleaseBinding {
   // Why not, one line ("" on a match): the first differing tensor when the
   // final state's parameter leaves are known, else that H(P || O) is not the root.
   std::string reason;
-  // {"match","step","state_root","params_root","optim_root","reason"}
+  // {"match","step","state_root","params_root","optim_root","reason"} (what
+  // `wit-sketch match --json` prints, plus "probe", which from_json ignores)
   nlohmann::json to_json() const;
+  // Parses a binding and checks it is consistent: match iff
+  // join_state_root(params_root, optim_root) == state_root, reason empty iff
+  // match. Throws wit::Error ("invalid model binding: ...").
+  static ReleaseBinding from_json(const nlohmann::json& j, const std::string& where);
 };
+// What a binding proves about a run, for one who has the final entry but not
+// the file (the board): "" when it binds parameters root P to the final
+// state (its step and root are the final entry's and it matches), else why not.
+std::string binding_problem(const ReleaseBinding& b, const LoggedFinal& fin);
 
 // The parameter tensors of `file` (its other tensors are ignored: a full
 // checkpoint is bound by its parameters too) against the final logged state:
