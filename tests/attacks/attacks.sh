@@ -220,4 +220,35 @@ cmp -s p.json badsig.json && fail "signature not changed" || ok
 run 2 wit-replay verify -q --bundle p.wbundle badsig.json
 error_is wit-replay 'signature|head'
 
+# --- the released model: a probe-preserving fine-tune of P's final model on 16
+# held-out records (Adam steps projected off the rows of the probe
+# fingerprint's Jacobian, Gauss-Newton pull-back; autograd, wit-forge release
+# probe-preserving). It learns the records and keeps the public probe
+# fingerprint (the old probe-only match would have said "match"), but the
+# exact binding and the fresh-probe check reject it; the honest release and an
+# honest black-box wrapper of the final model pass.
+if [ -f /usr/share/games/fortunes/computers ]; then
+  awk 'BEGIN{RS="\n%\n"} NR>300 && NR<=316 {gsub(/\n/, " "); print substr($0, 1, 47)}' \
+    /usr/share/games/fortunes/computers >heldout.txt
+else
+  for i in $(seq 1 16); do printf 'held-out record %d the forger teaches its model\n' "$i"; done >heldout.txt
+fi
+run 0 "$FORGE" release probe-preserving --run P --heldout heldout.txt --steps 40 -o forged.safetensors
+cp "$T/out" forged.json
+before=$(sed 's/.*"heldout_before":\([0-9.e+-]*\).*/\1/' forged.json)
+after=$(sed 's/.*"heldout_after":\([0-9.e+-]*\).*/\1/' forged.json)
+echo "probe-preserving fine-tune: held-out loss $before -> $after nats/token"
+awk -v a="$after" -v b="$before" 'BEGIN{exit !(a < b - 0.3)}' && ok || fail "the fine-tune did not learn the held-out records: $(cat forged.json)"
+run 1 wit-sketch match --json --run P forged.safetensors
+prel=$(sed 's/.*"probe_rel":\([0-9.e+-]*\).*/\1/' "$T/out")
+echo "probe-preserving fine-tune: relative probe distance $prel (old tolerance 1e-3)"
+awk -v p="$prel" 'BEGIN{exit !(p < 1e-3)}' && ok || fail "the fine-tune moved the probe fingerprint: $prel"
+grep -q '"match":false' "$T/out" && grep -q '"reason":"tensor ' "$T/out" && ok || fail "exact binding: $(cat "$T/out")"
+run 1 wit-sketch probe-check -q -j1 --run P --nonce "$(nonce 11)" --model-cmd "wit-sketch serve -j1 --run P forged.safetensors" -o forged.pc.json
+grep -q '"verdict": "no match"' forged.pc.json && ok || fail "the fresh-probe check passed the fine-tune"
+echo "probe-preserving fine-tune: largest per-token difference on fresh probes $(json_get forged.pc.json worst) nats (tolerance $(json_get forged.pc.json tolerance))"
+run 0 wit-sketch export --run P P/ckpt/step-000040.safetensors -o honest.safetensors
+run 0 wit-sketch match --run P honest.safetensors
+run 0 wit-sketch probe-check -q -j1 --run P --nonce "$(nonce 11)" --model-cmd "wit-sketch serve -j1 --run P honest.safetensors" -o honest.pc.json
+
 finish

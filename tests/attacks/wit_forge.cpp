@@ -2,10 +2,14 @@
 // signed heads look valid — each attack of docs/design.md section 9 built for real
 // with wit's own trainer loop and a deviant training step — and tampers with
 // response bundles, so the attack suite can check that wit-replay rejects them;
-// and forges eval commitments with an inflated score (eval inflate).
+// forges eval commitments with an inflated score (eval inflate); and fine-tunes
+// a run's final model while keeping its public probe fingerprint (release
+// probe-preserving).
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
+#include <sstream>
 
 #include "wit/bundle.h"
 #include "wit/cli.h"
@@ -20,6 +24,8 @@
 #include "wit/sketch.h"
 #include "wit/trainer.h"
 #include "wit/wlog.h"
+
+#include "probe_preserving.h"
 
 using namespace wit;
 using nlohmann::json;
@@ -162,7 +168,32 @@ int main(int argc, char** argv) {
   inflate->add_option("-o,--output", out, "The forged eval.json")->required();
   inflate->add_option("--scores-out", scores_out, "The forged scores")->required();
 
+  auto* rel = app.add_subcommand("release", "Forge released models");
+  rel->require_subcommand(1);
+  auto* pp = rel->add_subcommand("probe-preserving",
+                                 "Fine-tune the final model on held-out records, keeping the public probe fingerprint");
+  std::string pp_run, heldout_path;
+  int pp_steps = 40;
+  double pp_lr = 3e-3;
+  pp->add_option("--run", pp_run, "Run directory")->required();
+  pp->add_option("--heldout", heldout_path, "Held-out records to learn, one per line")->required();
+  pp->add_option("--steps", pp_steps, "Fine-tuning steps (default 40)");
+  pp->add_option("--lr", pp_lr, "Adam learning rate (default 3e-3)");
+  pp->add_option("-o,--output", out, "The forged parameters-only file")->required();
+
   return cli::run(app, argc, argv, [&]() -> int {
+    if (*pp) {
+      BatchRecords held;
+      std::string line;
+      std::istringstream lines(read_file(heldout_path));
+      while (std::getline(lines, line))
+        if (!line.empty()) held.push_back(line);
+      if (held.empty()) throw Error("no held-out records", heldout_path);
+      const ProbePreservingResult r = probe_preserving_finetune(pp_run, held, pp_steps, pp_lr, out);
+      std::cout << json{{"heldout_before", r.heldout_before}, {"heldout_after", r.heldout_after}, {"probe_rel", r.probe_rel}}.dump()
+                << "\n";
+      return 0;
+    }
     if (*inflate) {
       const EvalCommitment e = EvalCommitment::load(eval_in);
       EvalScores s = EvalScores::load(scores_in);

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     s->add_option("--run", o.run, "Run directory")->required()->type_name("RUN");
     s->add_option("--commit", o.commit_path, "The eval set's commitment (wit-commit)")->required()->type_name("EVAL.commit.json");
     s->add_option("--index", o.index_path, "The eval set's index, checked against the commitment")->type_name("EVAL.widx");
-    s->add_option("--checkpoint", o.checkpoint, "Checkpoint file (default: the run's final checkpoint; check: the one at the eval's step)")
+    s->add_option("--checkpoint", o.checkpoint, "Checkpoint file, or (run) the released parameters-only file of the final state (default: the run's final checkpoint; check: the one at the eval's step)")
         ->type_name("FILE");
     s->add_option("-j,--threads", o.threads, "LibTorch threads (0 = all cores)")->type_name("N");
     s->add_option("--device", o.device, "cpu or cuda")->default_str("cpu");

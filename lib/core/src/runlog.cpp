@@ -119,6 +119,21 @@ std::optional<Bytes> read_revealed_seed(const RunPaths& rp) {
   return parse_seed_hex(read_file(rp.seed()), rp.seed());
 }
 
+RunDataFiles run_data_files(const std::string& run, RunDataFiles given) {
+  if (!given.commit.empty() && !given.index.empty() && !given.files.empty()) return given;
+  const std::string dj = (std::filesystem::path(run) / "data.json").string();
+  const nlohmann::json d = nlohmann::json::parse(read_file(dj), nullptr, false);
+  if (d.is_discarded() || !d.is_object()) throw Error("invalid data.json", dj, "give --data, --index and the files");
+  try {
+    if (given.commit.empty()) given.commit = d.value("commit", std::string());
+    if (given.index.empty()) given.index = d.value("index", std::string());
+    if (given.files.empty()) given.files = d.value("files", std::vector<std::string>{});
+  } catch (const nlohmann::json::exception&) {
+    throw Error("invalid data.json", dj, "give --data, --index and the files");
+  }
+  return given;
+}
+
 std::string RunPaths::checkpoint(uint64_t step) const {
   char name[48];
   std::snprintf(name, sizeof name, "step-%06llu.safetensors", static_cast<unsigned long long>(step));

@@ -12,6 +12,7 @@
 #include "wit/index.h"
 #include "wit/io.h"
 #include "wit/progress.h"
+#include "wit/release_model.h"
 #include "wit/runlog.h"
 #include "wit/wlog.h"
 
@@ -93,6 +94,17 @@ EvalTarget load_eval_target(const std::string& run, const std::string& checkpoin
       throw Error("no checkpoint of step " + std::to_string(*want) + " in the run", path,
                   step ? "" : "the run may not have finished; pass --checkpoint FILE");
     t.state = std::move(*st);
+  } else if (!want && !Safetensors::open(path).find(kStepTensor)) {
+    // A released parameters-only file: bound exactly to the final logged
+    // state (docs/release.md), it is evaluated as that state.
+    ReleasedModel rel = load_released_model(run, path, std::nullopt, device);
+    if (!rel.binding.match)
+      throw Error("the released model is not the run's final state: " + rel.binding.reason, path,
+                  "evaluate the run's final parameters, or a checkpoint the log binds");
+    t.state = std::move(rel.state);
+    t.step = int64_t(rel.binding.step);
+    t.root = rel.binding.state_root;
+    return t;
   } else {
     t.state = TrainState::load(t.mf.model, path, device);
   }

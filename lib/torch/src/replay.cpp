@@ -114,16 +114,10 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   if (!fs::exists(paths.seed())) throw Error("the seed is not revealed yet (training has not finished)", opt.run);
   const Bytes seed = parse_seed_hex(read_file(paths.seed()), paths.seed());
 
-  std::string commit_path = opt.commit_path, index_path = opt.index_path;
-  std::vector<std::string> files = opt.files;
-  if (commit_path.empty() || index_path.empty() || files.empty()) {
-    const std::string dj = (fs::path(opt.run) / "data.json").string();
-    json d = json::parse(read_file(dj), nullptr, false);
-    if (d.is_discarded() || !d.is_object()) throw Error("invalid data.json", dj, "give --data, --index and the files");
-    if (commit_path.empty()) commit_path = d.value("commit", std::string());
-    if (index_path.empty()) index_path = d.value("index", std::string());
-    if (files.empty()) files = d.value("files", std::vector<std::string>{});
-  }
+  const RunDataFiles df = run_data_files(opt.run, {opt.commit_path, opt.index_path, opt.files});
+  const std::string& commit_path = df.commit;
+  const std::string& index_path = df.index;
+  const std::vector<std::string>& files = df.files;
   // Regenerate states as training computed them, so they come out bit-identical:
   // the trainer's thread count, and a data-parallel run's ranks emulated in one process.
   int world = 1;

@@ -35,6 +35,15 @@ Bytes parse_seed_hex(std::string text, const std::string& where);
 // RUN/seed if the seed has been revealed.
 std::optional<Bytes> read_revealed_seed(const RunPaths& rp);
 
+// Where a run's training data is: the data commitment, its index and the
+// files; what is not given is taken from RUN/data.json (which wit-train
+// writes). Throws wit::Error when RUN/data.json is needed and is not valid.
+struct RunDataFiles {
+  std::string commit, index;
+  std::vector<std::string> files;
+};
+RunDataFiles run_data_files(const std::string& run, RunDataFiles given);
+
 // One entry as a JSON object (wit-log show). Per-example losses are always
 // printed; the sketches and the probe are {"n","l2"} summaries unless `full`.
 nlohmann::json entry_json(const LogEntry& e, uint64_t index, const Hash32& leaf, bool full);

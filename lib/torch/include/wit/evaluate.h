@@ -36,7 +36,10 @@ struct EvalTarget {
 };
 // Loads the checkpoint `checkpoint` (a file; "" = RUN's checkpoint at `step`,
 // or, with no step, at the log's final entry) and checks that the run's log
-// has its root at its step (the genesis' init root at step 0). Throws wit::Error.
+// has its root at its step (the genesis' init root at step 0). With no step,
+// a parameters-only file (a released model, no "wit.step") is accepted when
+// it is bound exactly to the final logged state (release_model.h), and is
+// evaluated as that state. Throws wit::Error.
 EvalTarget load_eval_target(const std::string& run, const std::string& checkpoint, std::optional<int64_t> step,
                             const std::string& device = "cpu");
 
