@@ -5,7 +5,8 @@
 // re-parse unchanged; accepted answers have exactly the lengths asked for,
 // finite values <= 0, and survive model_answer() and a re-parse; an accepted
 // probe-check report or model binding (wit-sketch match --json) survives
-// to_json() and a re-parse unchanged.
+// to_json() and a re-parse unchanged. Verdict letters (outcome.h): requests,
+// answers, then (JSON inputs only, else j) binding and probe-check report.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +16,7 @@
 
 #include "wit/error.h"
 #include "wit/release.h"
+#include "outcome.h"
 
 #include <nlohmann/json.hpp>
 
@@ -33,7 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::vector<std::string> r = wit::parse_model_requests(text, "fuzz");
     if (wit::parse_model_requests(wit::model_requests(r), "fuzz (re-parse)") != r)
       broken("accepted requests change in a round trip");
+    wit_fuzz::note('a');
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
   }
   // Answers: an input "#DIGITS\n..." asks for texts of those lengths (one
   // digit each) and gives the rest as the answers; any other input is
@@ -64,7 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < a.size(); i++)
       for (size_t j = 0; j < a[i].size(); j++)
         if (float(b[i][j]) != float(a[i][j])) broken("a float answer changes in a round trip");
+    wit_fuzz::note('a');
   } catch (const wit::Error&) {
+    wit_fuzz::note('r');
   }
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_discarded()) {
@@ -74,15 +80,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         broken("accepted a binding whose verdict its roots do not give");
       if (wit::ReleaseBinding::from_json(b.to_json(), "fuzz").to_json() != b.to_json())
         broken("an accepted binding changes in a round trip");
+      wit_fuzz::note('a');
     } catch (const wit::Error&) {
+      wit_fuzz::note('r');
     }
     try {
       const wit::ProbeCheckReport r = wit::ProbeCheckReport::from_json(j, "fuzz");
       if (r.to_json() != j) broken("an accepted probe check is not its own to_json");
       if (wit::ProbeCheckReport::from_json(nlohmann::json::parse(r.to_json().dump()), "fuzz").to_json() != j)
         broken("an accepted probe check changes in a round trip");
+      wit_fuzz::note('a');
     } catch (const wit::Error&) {
+      wit_fuzz::note('r');
     }
+  } else {
+    wit_fuzz::note('j');
   }
   return 0;
 }
