@@ -65,6 +65,12 @@ run 0 wit-query contamination -q --commit data.commit.json --index data.widx -o 
 run 1 wit-query contamination -q --commit data.commit.json --index data.widx -o dirty.json dirty.txt
 run 0 wit-sketch fingerprint -j1 --run A -o A.fp.json A/ckpt/step-000008.safetensors
 run 0 wit-sketch fingerprint -j1 --run A -o A4.fp.json A/ckpt/step-000004.safetensors
+# The released weights (parameters only) and their exact binding to the final state.
+run 0 wit-sketch export --run A A/ckpt/step-000008.safetensors -o A.release.safetensors
+run 0 wit-sketch export --run A A/ckpt/step-000004.safetensors -o A4.release.safetensors
+wit-sketch match -j1 --json --run A A.release.safetensors >A.binding.json && ok || fail "the final release does not match"
+wit-sketch match -j1 --json --run A A4.release.safetensors >A4.binding.json
+[ $? -eq 1 ] && ok || fail "an earlier release matched"
 
 pack() {  # pack OUT NAME RUN PREFIX [more options]
   local out=$1 name=$2 runname=$3 prefix=$4
@@ -74,12 +80,12 @@ pack() {  # pack OUT NAME RUN PREFIX [more options]
     --eval-check "$prefix.check.json" --contamination clean.json "$@"
 }
 mkdir bundles
-pack bundles/honest honest A A --challenge a1.json --report a1.report.json --model-fingerprint A.fp.json
+pack bundles/honest honest A A --challenge a1.json --report a1.report.json --model-fingerprint A.fp.json --model-binding A.binding.json
 [ -f bundles/honest/bundle.json ] && [ -f bundles/honest/reports/"$(ls bundles/honest/challenges | head -1)" ] && ok ||
   fail "pack did not place the report beside its challenge"
 run 0 wit-board show bundles/honest
 grep -q '^honest: certified$' out && ok || fail "honest bundle not certified: $(cat out)"
-grep -q 'released model: matches' out && ok || fail "released model does not match: $(cat out)"
+grep -q 'released model: matches (relative probe distance .*) (exactly: parameters root [0-9a-f]\{64\})' out && ok || fail "released model does not match exactly: $(cat out)"
 grep -q 'challenges: 1 issued, 1 survived' out && ok || fail "survived count: $(cat out)"
 # The same bundle as one .wbundle file gives the same verdict.
 pack honest.wbundle honest A A --challenge a1.json --report a1.report.json --model-fingerprint A.fp.json
@@ -167,9 +173,14 @@ reindex bundles/uncovered uncovered
 run 1 wit-board show bundles/uncovered
 grep -q 'contamination certificate does not cover the eval set' out && ok || fail "uncovering certificate: $(cat out)"
 # A released model that is not the final one.
-pack bundles/oldmodel oldmodel A A --challenge a1.json --report a1.report.json --model-fingerprint A4.fp.json
+pack bundles/oldmodel oldmodel A A --challenge a1.json --report a1.report.json --model-fingerprint A4.fp.json --model-binding A4.binding.json
 run 0 wit-board show bundles/oldmodel
 grep -q 'released model: differs' out && ok || fail "an earlier checkpoint matched: $(cat out)"
+grep -q '^oldmodel: certified$' out && ok || fail "a released model that differs rejected the run: $(cat out)"
+# A fingerprint alone (the public probe) is information, never "matches".
+pack bundles/probeonly probeonly A A --challenge a1.json --report a1.report.json --model-fingerprint A.fp.json
+run 0 wit-board show bundles/probeonly
+grep -q 'released model: probe only' out && ok || fail "a probe-only release said more: $(cat out)"
 
 # --- damaged bundles: each rejected with its reason
 cp -r bundles/honest bundles/missing && rm bundles/missing/eval.json
@@ -194,7 +205,7 @@ grep -q '^nolog: certified$' out && ok || fail "a bundle without run.wlog: $(cat
 
 # --- the board: every bundle listed, the build never crashes, byte-identical rebuild
 run 0 wit-board build bundles -o site
-if [ -x "$FORGE" ]; then want='18 runs: 3 certified, 1 pending, 14 rejected'; else want='17 runs: 3 certified, 1 pending, 13 rejected'; fi
+if [ -x "$FORGE" ]; then want='19 runs: 4 certified, 1 pending, 14 rejected'; else want='18 runs: 4 certified, 1 pending, 13 rejected'; fi
 grep -q "$want" err && ok || fail "build summary: $(cat err) (want $want)"
 [ -f site/index.html ] && [ -f site/board.json ] && [ -f site/runs/honest.html ] && [ -f site/runs/garbage.html ] && ok ||
   fail "site files missing: $(ls -R site)"

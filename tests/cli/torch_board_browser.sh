@@ -31,7 +31,7 @@ browse() {  # browse OUT ARGS... : headless Chromium, no sandbox (CI runs as roo
 browse "$T/index.dom" --dump-dom "file://$SITE/index.html" && ok || fail "chromium could not open index.html: $(tail -3 "$T/chrome.err")"
 dom="$T/index.dom"
 # The page's script ran: it counted the rows by status and marked the table sortable.
-grep -q '<p id="summary">[0-9]* runs: 3 certified, 1 pending, [0-9]* rejected</p>' "$dom" && ok ||
+grep -q '<p id="summary">[0-9]* runs: 4 certified, 1 pending, [0-9]* rejected</p>' "$dom" && ok ||
   fail "summary not written by the page's script: $(grep -o '<p id="summary">[^<]*' "$dom")"
 grep -q 'data-sortable="yes"' "$dom" && ok || fail "sort script did not run"
 for row in 'data-status="certified" data-name="honest"' 'data-status="pending" data-name="waiting"' \

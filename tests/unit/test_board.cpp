@@ -28,6 +28,7 @@
 #include "wit/io.h"
 #include "wit/manifest.h"
 #include "wit/model_spec.h"
+#include "wit/release.h"
 #include "wit/run_bundle.h"
 #include "wit/runlog.h"
 #include "wit/sign.h"
@@ -134,7 +135,7 @@ struct Fixture {
       e.s.sketch = floats(64, float(s));
       e.s.sketch_m = floats(64, 0.01f);
       e.s.sketch_v = floats(64, 0.001f);
-      e.s.state_root = made_up(200 + uint64_t(s));
+      e.s.state_root = s == kSteps ? final_root() : made_up(200 + uint64_t(s));
       if (s % 4 == 0) {
         e.s.probe = floats(8, -3.0f + float(s));
         e.s.checkpoint = true;
@@ -152,7 +153,7 @@ struct Fixture {
     // The eval: made-up scores of the eval set's records, committed; a spot check of 4.
     scores.record_leaves.assign(evset.tree.leaves(), evset.tree.leaves() + evset.tree.size());
     for (size_t i = 0; i < scores.record_leaves.size(); i++) scores.scores.push_back({2.0 + 0.125 * double(i), 0.5});
-    eval = commit_scores(run_id, kSteps, made_up(200 + kSteps), evset.commitment.root, scores);
+    eval = commit_scores(run_id, kSteps, final_root(), evset.commitment.root, scores);
     const std::string nonce = "spot check nonce";
     const EvalCheckReport check = make_eval_check_report(eval, scores, ByteView(nonce), 4, 0.05, [&](uint64_t i) {
       return std::make_pair(scores.record_leaves[i], scores.scores[i]);
@@ -175,7 +176,7 @@ struct Fixture {
 
     Fingerprint fp;
     fp.run_id = run_id;
-    fp.state_root = made_up(200 + kSteps);
+    fp.state_root = final_root();
     fp.step = kSteps;
     fp.w = floats(64, float(kSteps));
     fp.m = floats(64, 0.01f);
@@ -192,6 +193,7 @@ struct Fixture {
     files[member::kEvalScores] = scores.to_json().dump(2) + "\n";
     files[member::kContamination] = cert.dump(2) + "\n";
     files[member::kModelFingerprint] = fp.to_json().dump(2) + "\n";
+    files[member::kModelBinding] = binding().to_json().dump(2) + "\n";
     files[challenge_path(challenge)] = challenge.to_json().dump(2) + "\n";
     files["reports/" + challenge_member_name(challenge.seed) + ".json"] = report(challenge).dump(2) + "\n";
     files["eval-checks/" + challenge_member_name(check.seed) + ".json"] = check.to_json().dump(2) + "\n";
@@ -201,7 +203,7 @@ struct Fixture {
     dirty_commit = dirtyset.commitment.dump();
     dirty_scores.record_leaves.assign(dirtyset.tree.leaves(), dirtyset.tree.leaves() + dirtyset.tree.size());
     for (size_t i = 0; i < dirty_scores.record_leaves.size(); i++) dirty_scores.scores.push_back({3.0, 0.25});
-    dirty_eval = commit_scores(run_id, kSteps, made_up(200 + kSteps), dirtyset.commitment.root, dirty_scores);
+    dirty_eval = commit_scores(run_id, kSteps, final_root(), dirtyset.commitment.root, dirty_scores);
     dirty_check = make_eval_check_report(dirty_eval, dirty_scores, ByteView(nonce), 3, 0.05, [&](uint64_t i) {
       return std::make_pair(dirty_scores.record_leaves[i], dirty_scores.scores[i]);
     });
@@ -218,6 +220,20 @@ struct Fixture {
   EvalCommitment dirty_eval;
   EvalCheckReport dirty_check;
   json dirty_cert;
+
+  // The final state's root: a parameters root joined with an optimizer root,
+  // so that a released weights file can be bound to it exactly.
+  static Hash32 final_root() { return join_state_root(made_up(300), made_up(301)); }
+  // What wit-sketch match --json writes for the final parameters.
+  static ReleaseBinding binding() {
+    ReleaseBinding b;
+    b.match = true;
+    b.step = kSteps;
+    b.state_root = final_root();
+    b.params_root = made_up(300);
+    b.optim_root = made_up(301);
+    return b;
+  }
 
   static std::string challenge_path(const Challenge& c) { return "challenges/" + challenge_member_name(c.seed) + ".json"; }
 
@@ -441,7 +457,13 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   (*fp.probe)[0] += 1.0f;
   const RunEntry differs = evaluate_run_bundle(variant(member::kModelFingerprint, fp.to_json().dump()));
   CHECK(differs.status == "certified");
-  CHECK(differs.model == "differs");
+  CHECK(differs.model == "matches");  // the fingerprint is information: the exact binding decides
+  CHECK(differs.model_probe_rel > 0.0);
+  RunBundle nobind = variant(member::kModelFingerprint, fp.to_json().dump());
+  nobind.files.erase(member::kModelBinding);
+  nobind.files[kRunBundleIndex] = nobind.index_json("v");
+  CHECK(evaluate_run_bundle(nobind).model == "differs");  // a probe beyond tolerance is a real difference
+  CHECK(evaluate_run_bundle(variant(member::kModelBinding, std::nullopt)).model == "probe only");
   // Unreadable bundles and paths.
   const RunEntry gone = evaluate_bundle_path("/nonexistent/garbage.wbundle");
   CHECK(gone.status == "rejected");
@@ -715,4 +737,81 @@ TEST_CASE("board: a bundle's JSON members must be JSON before it is written", "[
   h.path = (d / "heads").string();
   CHECK_THROWS_WITH(h.save_new(), Catch::Contains("heads.jsonl is not one json object per line"));
   fs::remove_all(d);
+}
+
+TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a model behind an API are shown", "[board]") {
+  init_crypto();
+  const Fixture& f = fixture();
+  const RunEntry honest = evaluate_run_bundle(f.bundle());
+  CHECK(honest.model == "matches");
+  CHECK(honest.model_note == "exactly: parameters root " + made_up(300).hex());
+  CHECK(honest.describe().find("released model: matches") != std::string::npos);
+  // A file with other parameters: a well-formed "no match", the run stays certified.
+  ReleaseBinding other = Fixture::binding();
+  other.params_root = made_up(302);
+  other.match = false;
+  other.reason = "the parameters root joined with the optimizer root is not the final state root";
+  RunEntry e = evaluate_run_bundle(variant(member::kModelBinding, other.to_json().dump()));
+  CHECK(e.status == "certified");
+  CHECK(e.model == "differs");
+  CHECK(e.model_note == other.reason);
+  // A binding to an earlier state (consistent in itself) is not the final model.
+  ReleaseBinding early;
+  early.step = 4;
+  early.params_root = made_up(303);
+  early.optim_root = made_up(304);
+  early.state_root = join_state_root(early.params_root, early.optim_root);
+  early.match = true;
+  e = evaluate_run_bundle(variant(member::kModelBinding, early.to_json().dump()));
+  CHECK(e.model == "differs");
+  CHECK(e.model_note == "the binding is not to the run's final state");
+  // A binding that claims a match its roots do not give is a forged member: the run is rejected.
+  json forged = other.to_json();
+  forged["match"] = true;
+  forged["reason"] = "";
+  CHECK(reason_of(variant(member::kModelBinding, forged.dump())).rfind("invalid model binding", 0) == 0);
+
+  // Probe checks: one that matched, one that did not; neither rejects the run.
+  auto check = [&](uint8_t nonce, double worst) {
+    ProbeCheckReport r;
+    r.run_id = f.run_id;
+    r.nonce = made_up(400 + nonce);
+    r.state_root = Fixture::final_root();
+    r.step = Fixture::kSteps;
+    r.records = 2;
+    r.random = 1;
+    r.noise = 1e-6;
+    r.floor = 1e-3;
+    r.margin = 10;
+    r.tolerance = 1e-3;
+    r.fraction = 0.05;
+    r.worst = {1e-5, worst, 2e-5};
+    r.model_cmd = "wit-sketch serve";
+    return r;
+  };
+  RunBundle b = f.bundle("api");
+  const ProbeCheckReport good = check(1, 3e-5), bad = check(2, 7.0);
+  b.files["probe-checks/" + challenge_member_name(good.nonce) + ".json"] = good.to_json().dump(2) + "\n";
+  b.files["probe-checks/" + challenge_member_name(bad.nonce) + ".json"] = bad.to_json().dump(2) + "\n";
+  b.files[kRunBundleIndex] = b.index_json("api");
+  e = evaluate_run_bundle(b);
+  INFO(e.reason);
+  CHECK(e.status == "certified");
+  REQUIRE(e.probe_checks.size() == 2);
+  size_t passed = 0;
+  for (const auto& p : e.probe_checks) passed += p.pass;
+  CHECK(passed == 1);
+  CHECK(e.describe().find("model behind an API: 1 of 2 fresh-probe checks matched the final state") != std::string::npos);
+  CHECK(e.to_json()["model"]["probe_checks"].size() == 2);
+  // A probe check of another state, or under another name, is refused.
+  ProbeCheckReport stale = check(3, 1e-5);
+  stale.state_root = made_up(204);
+  RunBundle s = f.bundle("stale");
+  s.files["probe-checks/" + challenge_member_name(stale.nonce) + ".json"] = stale.to_json().dump(2) + "\n";
+  s.files[kRunBundleIndex] = s.index_json("stale");
+  CHECK(reason_of(s) == "probe-checks/" + challenge_member_name(stale.nonce) + ".json checks another state than the run's final one");
+  RunBundle misnamed = f.bundle("misnamed");
+  misnamed.files["probe-checks/0000000000000000.json"] = good.to_json().dump(2) + "\n";
+  misnamed.files[kRunBundleIndex] = misnamed.index_json("misnamed");
+  CHECK(reason_of(misnamed).find("is not named after its nonce") != std::string::npos);
 }

@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
   double fraction = wit::kDefaultBoardFraction;
 
   // pack
-  std::string p_out, p_name, p_run, p_data, p_evalc, p_eval, p_scores, p_cont, p_fp;
-  std::vector<std::string> p_checks, p_challenges, p_reports;
+  std::string p_out, p_name, p_run, p_data, p_evalc, p_eval, p_scores, p_cont, p_fp, p_binding;
+  std::vector<std::string> p_checks, p_challenges, p_reports, p_probe_checks;
   bool p_nolog = false;
   auto* pack = app.add_subcommand("pack", "Pack a finished run and its evidence into a new run bundle");
   pack->add_option("-o,--output", p_out, "Bundle to create: a directory, or a file ending in .wbundle")->required()->type_name("BUNDLE");
@@ -101,7 +101,9 @@ int main(int argc, char** argv) {
   pack->add_option("--eval-check", p_checks, "An eval spot-check report (wit-eval check); repeat for more")->type_name("F");
   pack->add_option("--challenge", p_challenges, "A challenge (wit-challenge); repeat for more")->type_name("F");
   pack->add_option("--report", p_reports, "A replay report answering one of the challenges (wit-replay verify)")->type_name("F");
-  pack->add_option("--model-fingerprint", p_fp, "The released model's fingerprint (wit-sketch fingerprint)")->type_name("F");
+  pack->add_option("--model-fingerprint", p_fp, "The released model's fingerprint (wit-sketch fingerprint; information only)")->type_name("F");
+  pack->add_option("--model-binding", p_binding, "The released weights file bound to the final state (wit-sketch match --json)")->type_name("F");
+  pack->add_option("--probe-check", p_probe_checks, "A fresh-probe check of a model behind an API (wit-sketch probe-check -o); repeat for more")->type_name("F");
   pack->add_flag("--no-log", p_nolog, "Leave run.wlog out (smaller; no loss curve)");
   pack->add_flag("-q,--quiet", quiet, "No status on stderr");
 
@@ -162,6 +164,8 @@ int main(int argc, char** argv) {
       in.eval_scores = p_scores;
       in.contamination = p_cont;
       in.model_fingerprint = p_fp;
+      in.model_binding = p_binding;
+      in.probe_checks = p_probe_checks;
       in.challenges = p_challenges;
       in.reports = p_reports;
       in.eval_checks = p_checks;

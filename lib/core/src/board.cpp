@@ -25,6 +25,7 @@
 #include "wit/merkle.h"
 #include "wit/model_spec.h"
 #include "wit/proofs.h"
+#include "wit/release.h"
 #include "wit/runlog.h"
 #include "wit/sketch.h"
 
@@ -414,15 +415,17 @@ void check_contamination(Ctx& c) {
   }
 }
 
-// 14. model.fingerprint.json
+// 14. the released model: model.binding.json (exact), model.fingerprint.json
+// (the public probe, for information), probe-checks/ (a model behind an API)
 void check_model(Ctx& c) {
   const RunBundle& b = c.b;
   RunEntry& e = c.e;
-  c.at = member::kModelFingerprint;
   e.model = "not given";
+  std::optional<bool> probe_within;  // the fingerprint's public probe, within tolerance
   if (b.has(member::kModelFingerprint)) {
+    c.at = member::kModelFingerprint;
     const Fingerprint fp = Fingerprint::from_json(parse_member(b, member::kModelFingerprint), member::kModelFingerprint);
-    e.model = "differs";
+    probe_within = false;
     if (fp.run_id != c.run_id) {
       e.model_note = "a fingerprint of another run";
     } else if (!fp.probe || !c.final_entry.probe) {
@@ -433,8 +436,40 @@ void check_model(Ctx& c) {
       const double d = l2_distance(*fp.probe, *c.final_entry.probe);
       const double rel = d / std::max({l2_norm(*fp.probe), l2_norm(*c.final_entry.probe), 1e-30});
       e.model_probe_rel = rel;
-      if (rel <= kProbeMatchTolerance) e.model = "matches";
+      probe_within = rel <= kProbeMatchTolerance;
     }
+    e.model = *probe_within ? "probe only" : "differs";
+    if (*probe_within) e.model_note = "no exact binding: the public probe alone proves nothing";
+  }
+  // The verdict: the weights file's parameters root joined with the final
+  // optimizer root is the final logged state root, or no match.
+  if (b.has(member::kModelBinding)) {
+    c.at = member::kModelBinding;
+    const ReleaseBinding rb = ReleaseBinding::from_json(parse_member(b, member::kModelBinding), member::kModelBinding);
+    const std::string why = binding_problem(rb, LoggedFinal{uint64_t(c.T), c.final_entry.state_root});
+    e.model = why.empty() ? "matches" : "differs";
+    e.model_note = why.empty() ? "exactly: parameters root " + rb.params_root.hex() : why;
+  }
+  // Fresh probes of a model behind an API: shown, never a rejection of the
+  // run, but each must be a check of this run's final state.
+  for (const std::string& name : b.names_under(member::kProbeChecks)) {
+    const std::string where = std::string(member::kProbeChecks) + name + ".json";
+    c.at = where;
+    const ProbeCheckReport r = ProbeCheckReport::from_json(parse_member(b, where), where);
+    if (r.run_id != c.run_id) reject(where + " is a probe check of another run");
+    if (r.step != uint64_t(c.T) || r.state_root != c.final_entry.state_root)
+      reject(where + " checks another state than the run's final one");
+    if (challenge_member_name(r.nonce) != name)
+      reject(where + " is not named after its nonce (probe-checks/" + challenge_member_name(r.nonce) + ".json)");
+    ProbeCheckState s;
+    s.name = name;
+    s.pass = r.pass();
+    for (double w : r.worst) s.worst = std::max(s.worst, w);
+    s.tolerance = r.tolerance;
+    s.records = r.records;
+    s.random = r.random;
+    s.guarantee = r.guarantee();
+    e.probe_checks.push_back(std::move(s));
   }
 }
 
@@ -485,6 +520,13 @@ RunBundle pack_run_bundle(const PackInput& in) {
   b.files[member::kEvalScores] = read_file(in.eval_scores);
   b.files[member::kContamination] = read_file(in.contamination);
   if (!in.model_fingerprint.empty()) b.files[member::kModelFingerprint] = read_file(in.model_fingerprint);
+  if (!in.model_binding.empty()) {
+    const std::string text = read_file(in.model_binding);
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded()) throw Error("invalid model binding: not valid json", in.model_binding);
+    (void)ReleaseBinding::from_json(j, in.model_binding);
+    b.files[member::kModelBinding] = text;
+  }
   auto put_named = [&](const std::string& dir, const std::string& name, const std::string& text, const std::string& from) {
     const std::string m = dir + name + ".json";
     auto it = b.files.find(m);
@@ -511,6 +553,13 @@ RunBundle pack_run_bundle(const PackInput& in) {
     if (j.is_discarded()) throw Error("invalid eval check: not valid json", f);
     const EvalCheckReport r = EvalCheckReport::from_json(j, f);
     put_named(member::kEvalChecks, challenge_member_name(r.seed), text, f);
+  }
+  for (const auto& f : in.probe_checks) {
+    const std::string text = read_file(f);
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded()) throw Error("invalid probe check: not valid json", f);
+    const ProbeCheckReport r = ProbeCheckReport::from_json(j, f);
+    put_named(member::kProbeChecks, challenge_member_name(r.nonce), text, f);
   }
   b.files[kRunBundleIndex] = b.index_json(in.name);
   return b;
@@ -707,9 +756,17 @@ json RunEntry::to_json() const {
     j["eval"] = nullptr;
   }
   j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}} : json(nullptr);
-  j["model"] = {{"fingerprint", model},
+  json pcs = json::array();
+  for (const auto& p : probe_checks)
+    pcs.push_back({{"name", p.name}, {"verdict", p.pass ? "match" : "no match"}, {"worst", num(p.worst)},
+                   {"tolerance", num(p.tolerance)}, {"records", p.records}, {"random", p.random},
+                   {"guarantee", p.guarantee}});
+  // "fingerprint" is the verdict's old key, kept for scripts that read it.
+  j["model"] = {{"verdict", model},
+                {"fingerprint", model},
                 {"probe_rel", model_probe_rel ? num(*model_probe_rel) : json(nullptr)},
-                {"note", model_note}};
+                {"note", model_note},
+                {"probe_checks", pcs}};
   json curve = json::array();
   for (const auto& [s, l] : loss_curve) curve.push_back({s, num(l)});
   j["loss_curve"] = curve;
@@ -756,6 +813,18 @@ std::string RunEntry::describe() const {
   if (model_probe_rel) o << " (relative probe distance " << number_text(*model_probe_rel) << ")";
   if (!model_note.empty()) o << " (" << model_note << ")";
   o << "\n";
+  if (!probe_checks.empty()) {
+    size_t passed = 0;
+    for (const auto& p : probe_checks) passed += p.pass ? 1 : 0;
+    o << "model behind an API: " << passed << " of " << plural(probe_checks.size(), "fresh-probe check")
+      << " matched the final state";
+    for (const auto& p : probe_checks)
+      if (!p.pass) {
+        o << " (" << p.name << ": worst " << number_text(p.worst) << " > tolerance " << number_text(p.tolerance) << ")";
+        break;
+      }
+    o << "\n";
+  }
   return o.str();
 }
 

@@ -270,7 +270,15 @@ std::string render_run_html(const RunEntry& e) {
   o << "<dt>released model</dt><dd id=\"model\">" << html_escape(e.model);
   if (e.model_probe_rel) o << " (relative probe distance " << number_text(*e.model_probe_rel) << ")";
   if (!e.model_note.empty()) o << " (" << html_escape(e.model_note) << ")";
-  o << "</dd>\n</dl>\n";
+  o << "</dd>\n";
+  if (!e.probe_checks.empty()) {
+    o << "<dt>model behind an API</dt><dd id=\"probe-checks\">";
+    for (const auto& p : e.probe_checks)
+      o << html_escape(p.name) << ": " << (p.pass ? "match" : "no match") << " (worst " << number_text(p.worst)
+        << ", tolerance " << number_text(p.tolerance) << "; " << html_escape(p.guarantee) << ")<br>";
+    o << "</dd>\n";
+  }
+  o << "</dl>\n";
 
   o << "<h2>Loss curve</h2>\n";
   if (e.loss_curve.empty()) {

@@ -35,6 +35,14 @@ struct ChallengeState {
   std::vector<ReportCheck> checks;  // the report's
 };
 
+struct ProbeCheckState {
+  std::string name;        // probe-checks/NAME.json: the first 16 hex digits of its nonce
+  bool pass = false;
+  double worst = 0, tolerance = 0;
+  uint64_t records = 0, random = 0;
+  std::string guarantee;   // the report's sentence
+};
+
 struct EvalCheckState {
   std::string name;
   uint64_t k = 0;
@@ -70,12 +78,16 @@ struct RunEntry {
   // Contamination.
   std::optional<bool> clean;
   uint64_t eval_distinct = 0;
-  // Released model against the final probe fingerprint.
-  // "matches" | "differs" | "not given" (no member) | "not checked" (an
-  // earlier check rejected the run).
+  // The released weights file against the final state: "matches" (bound
+  // exactly by model.binding.json), "differs", "probe only" (a fingerprint
+  // whose public probe is within tolerance, no exact binding: not a proof),
+  // "not given" (neither member) or "not checked" (an earlier check rejected
+  // the run). The probe distance is for information only.
   std::string model = "not checked";
   std::optional<double> model_probe_rel;
   std::string model_note;
+  // Fresh-probe checks of a model behind an API (probe-checks/).
+  std::vector<ProbeCheckState> probe_checks;
   // Loss curve: (step, mean loss) from run.wlog.
   std::vector<std::pair<int64_t, double>> loss_curve;
 
@@ -115,7 +127,8 @@ TreeHead newest_signed_head(const RunBundle& b);
 struct PackInput {
   std::string name, run_dir, data_commit, eval_commit, eval, eval_scores, contamination;
   std::string model_fingerprint;  // "" = none
-  std::vector<std::string> challenges, reports, eval_checks;
+  std::string model_binding;      // "" = none (wit-sketch match --json)
+  std::vector<std::string> challenges, reports, eval_checks, probe_checks;
   bool include_log = true;
 };
 // The bundle's members and bundle.json (path and form are the caller's, then

@@ -35,9 +35,13 @@ inline constexpr const char* kEval = "eval.json";
 inline constexpr const char* kEvalScores = "eval.scores.json";
 inline constexpr const char* kContamination = "contamination.json";
 inline constexpr const char* kModelFingerprint = "model.fingerprint.json";
+// The released weights file bound exactly to the final state (wit-sketch match --json).
+inline constexpr const char* kModelBinding = "model.binding.json";
 inline constexpr const char* kChallenges = "challenges/";
 inline constexpr const char* kReports = "reports/";
 inline constexpr const char* kEvalChecks = "eval-checks/";
+// Fresh-probe checks of a model behind an API (wit-sketch probe-check -o), named by nonce.
+inline constexpr const char* kProbeChecks = "probe-checks/";
 }  // namespace member
 
 // The members every bundle must have (bundle.json aside).
