@@ -26,7 +26,7 @@ ProbePreservingResult probe_preserving_finetune(const std::string& run, const st
 
   // The probe fingerprint as a differentiable function of the parameters:
   // the public count sketch of the masked per-token log-probabilities.
-  const Rows prow = make_rows(probe.records, s.cfg.context, s.device);
+  const Rows prow = make_rows(probe.records, s.cfg, s.device);
   const int64_t n = prow.mask.numel(), d = int64_t(mf.fp.probe_dim);
   const SketchSpec spec{uint64_t(d), sketch_seed(mf.fp.sketch_seed, "probe")};
   std::vector<int64_t> bucket(static_cast<size_t>(n));
@@ -68,7 +68,7 @@ ProbePreservingResult probe_preserving_finetune(const std::string& run, const st
       off += k;
     }
   };
-  const Rows hrow = make_rows(heldout, s.cfg.context, s.device);
+  const Rows hrow = make_rows(heldout, s.cfg, s.device);
   auto heldout_loss = [&] { return -(target_logp(s, hrow) * hrow.mask).sum() / hrow.mask.sum(); };
 
   const torch::Tensor f0 = fp().detach().to(torch::kDouble);

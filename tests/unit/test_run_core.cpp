@@ -141,7 +141,7 @@ TEST_CASE("initial weights come from the seed, exactly", "[init]") {
   c.d_model = 32;
   c.n_head = 4;
   c.context = 16;
-  auto ps = gpt_params(c);
+  auto ps = model_params(c);
   CHECK(std::is_sorted(ps.begin(), ps.end(), [](auto& a, auto& b) { return a.name < b.name; }));
   CHECK(param_count(c) == 257 * 32 + 16 * 32 + 2 * (4 * 32 + 3 * 32 * 32 + 3 * 32 + 32 * 32 + 32 + 4 * 32 * 32 + 4 * 32 + 4 * 32 * 32 + 32) + 2 * 32);
   Bytes seed(32, 1), seed2(32, 2);

@@ -29,13 +29,14 @@ bool writes_the_run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Train the reference GPT with witnesses into a run directory"};
+  CLI::App app{"Train the built-in GPT or a TorchScript model with witnesses into a run directory"};
   wit::cli::setup(app, "wit-train");
   wit::TrainOptions o;
   app.add_option("--config", o.config_path, "Training config (JSON)")->required();
   app.add_option("--data", o.commit_path, "Data commitment (.commit.json)")->required();
   app.add_option("--index", o.index_path, "Data index (.widx)")->required();
   wit::cli::mark_output(app.add_option("--out", o.out_dir, "Run directory (created; an existing one is resumed)"))->required();
+  app.add_option("--model", o.model_path, "A TorchScript model file (docs/model.md); default: the built-in GPT");
   app.add_option("--key", o.key_path, "Trainer's signing key (default: generate RUN/trainer.key)");
   app.add_option("--device", o.device, "cpu or cuda")->default_str("cpu");
   app.add_option("-j,--threads", o.threads, "LibTorch threads (0 = all cores)")->default_str("0");

@@ -150,8 +150,11 @@ void check_manifest(Ctx& c) {
     e.params = param_count(c.mf.model);
     e.tokens = uint64_t(std::max<int64_t>(0, e.steps)) * uint64_t(std::max<int64_t>(0, e.batch_size)) *
                uint64_t(std::max<int64_t>(0, e.context));
-    e.model_config = "n_layer=" + std::to_string(c.mf.model.n_layer) + " n_head=" + std::to_string(c.mf.model.n_head) +
-                     " d_model=" + std::to_string(c.mf.model.d_model) + " context=" + std::to_string(c.mf.model.context);
+    e.model_config = c.mf.model.scripted()
+                         ? "torchscript " + c.mf.model.file.hex().substr(0, 16) + " vocab=" +
+                               std::to_string(c.mf.model.vocab) + " context=" + std::to_string(c.mf.model.context)
+                         : "n_layer=" + std::to_string(c.mf.model.n_layer) + " n_head=" + std::to_string(c.mf.model.n_head) +
+                               " d_model=" + std::to_string(c.mf.model.d_model) + " context=" + std::to_string(c.mf.model.context);
   }
   c.T = c.mf.steps;
   if (c.T < 1) reject("manifest.json: the run has no steps");

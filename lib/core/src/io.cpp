@@ -15,8 +15,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "wit/crash.h"
 #include "wit/error.h"
@@ -335,6 +337,26 @@ void write_file_atomic(const std::string& path, const std::string& content, bool
   AtomicFile f(path, binary);
   f.write(content);
   f.commit();
+}
+
+TempFile::TempFile(const std::string& prefix) {
+  path = (std::filesystem::temp_directory_path() / (prefix + ".XXXXXX")).string();
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0) throw Error(std::string("cannot create a temporary file: ") + std::strerror(errno), path);
+  ::close(fd);
+}
+
+TempFile::~TempFile() { ::unlink(path.c_str()); }
+
+void copy_file_atomic(const std::string& from, const std::string& to) {
+  std::FILE* in = std::fopen(from.c_str(), "rb");
+  if (!in) throw Error(std::string("cannot read: ") + std::strerror(errno), from);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(in, std::fclose);
+  AtomicFile out(to, true);
+  std::vector<uint8_t> buf(size_t(1) << 20);
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), in)) > 0;) out.write(ByteView(buf.data(), n));
+  if (std::ferror(in)) throw Error(std::string("cannot read: ") + std::strerror(errno), from);
+  out.commit();
 }
 
 }  // namespace wit

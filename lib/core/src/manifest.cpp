@@ -2,6 +2,7 @@
 #include "wit/manifest.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <functional>
 
@@ -121,6 +122,8 @@ Manifest Manifest::from_json(const json& j, const std::string& where) {
   if (!d.contains("reader")) r.bad("missing data reader");
   m.data_reader = ReaderSpec::from_json(d["reader"], where);
   if (uint64_t(m.batch_size) > m.data_n) r.bad("batch_size is larger than the dataset");
+  if (m.model.scripted() && (m.model.tokens == TokenMode::kU16) != (m.data_reader.kind == ReaderKind::kTokens))
+    r.bad("model.tokens must be \"u16\" exactly when the data's reader is \"tokens\"");
   m.seed_commitment = r.hash(j, "seed_commitment");
   if (j.contains("nonce") && !j["nonce"].is_null()) m.nonce = r.hash(j, "nonce");
   if (!j.contains("trainer_key") || !j["trainer_key"].is_string() ||
@@ -138,6 +141,8 @@ Manifest Manifest::load(const std::string& path) {
   // The run id is the hash of the canonical text; a file that is not in
   // canonical form would give a different id than the one its log names.
   if (m.dump() != text) throw Error("manifest is not in canonical form (edited by hand?)", path);
+  // A TorchScript run keeps its bound model file beside the manifest.
+  if (m.model.scripted()) m.model.module_path = (std::filesystem::path(path).parent_path() / kModelFileName).string();
   return m;
 }
 
@@ -178,7 +183,8 @@ TrainConfig TrainConfig::load(const std::string& path) {
 }
 
 Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const PublicKey& key,
-                       const Hash32& seed_commit, const json& software, const std::string& where) {
+                       const Hash32& seed_commit, const json& software, const std::string& where,
+                       const ModelConfig* scripted) {
   Manifest m;
   m.data_root = data.root;
   m.data_n = data.n;
@@ -189,6 +195,20 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
   m.software = software;
   // The default sketch seed is public and tied to the data; a config may fix its own.
   m.fp.sketch_seed = hash_tagged(tags::kSketchSeed, ByteView(data.root.data(), 32));
+  const json given_model = cfg.overrides.value("model", json::object());
+  if (scripted) {
+    m.model = *scripted;
+    m.model.arch = Arch::kTorchScript;
+    m.model.tokens = data.reader.kind == ReaderKind::kTokens ? TokenMode::kU16 : TokenMode::kBytes;
+    for (const char* k : {"arch", "file", "params", "buffers", "tokens"})
+      if (given_model.contains(k))
+        throw Error(std::string("invalid training config: 'model.") + k + "' is set by --model, not by the config", where);
+    for (const char* k : {"vocab", "context"})
+      if (!given_model.contains(k))
+        throw Error(std::string("invalid training config: a --model run declares 'model.") + k + "'", where);
+  } else if (given_model.value("arch", std::string()) == "torchscript") {
+    throw Error("invalid training config: a TorchScript model is given with --model FILE, not in the config", where);
+  }
   json j = m.to_json();
   // A misspelt key inside an object would otherwise vanish into the defaults.
   std::function<void(const json&, const json&, const std::string&)> known = [&](const json& def, const json& over,
@@ -200,7 +220,13 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
   };
   known(j, cfg.overrides, "");
   j.merge_patch(cfg.overrides);
-  return Manifest::from_json(j, where);
+  // The start/end token: 256 for bytes; for token ids the vocabulary's last
+  // (GPT-2's <|endoftext|> is 50256 of 50257) unless the config names one.
+  if (scripted && !given_model.contains("pad") && j["model"]["vocab"].is_number_integer())
+    j["model"]["pad"] = m.model.tokens == TokenMode::kU16 ? j["model"]["vocab"].get<int64_t>() - 1 : ModelConfig::kPad;
+  Manifest out = Manifest::from_json(j, where);
+  if (scripted) out.model.module_path = scripted->module_path;
+  return out;
 }
 
 }  // namespace wit

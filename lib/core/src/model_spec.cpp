@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "wit/error.h"
+#include "wit/hash.h"
+#include "wit/io.h"
 #include "wit/merkle.h"
 #include "wit/rng.h"
 #include "wit/safetensors.h"
@@ -15,28 +17,252 @@ namespace wit {
 
 using nlohmann::json;
 
+namespace {
+
+const char* init_kind_name(InitKind k) {
+  switch (k) {
+    case InitKind::kUniform: return "uniform";
+    case InitKind::kNormal: return "normal";
+    case InitKind::kOnes: return "ones";
+    case InitKind::kZeros: return "zeros";
+  }
+  return "?";
+}
+
+json match_json(const ParamMatch& m) {
+  json j = {{"match", m.match}};
+  if (m.ndim >= 0) j["ndim"] = m.ndim;
+  return j;
+}
+
+json decls_json(const std::vector<TensorDecl>& ds) {
+  json a = json::array();
+  for (const auto& d : ds) a.push_back({{"name", d.name}, {"shape", d.shape}, {"dtype", dtype_name(d.dtype)}});
+  return a;
+}
+
+// Reads the "model" object; every failure names the field.
+struct ModelReader {
+  const json& j;
+  std::string where;
+  [[noreturn]] void bad(const std::string& why) const { throw Error("invalid model config: " + why, where); }
+  void get(const json& o, const char* k, int64_t& v, int64_t lo, int64_t hi, const std::string& at = "") const {
+    if (!o.contains(k)) return;
+    if (!o[k].is_number_integer()) bad(at + k + " is not an integer");
+    v = o[k].get<int64_t>();
+    if (v < lo || v > hi) bad(at + k + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  const json& need(const json& o, const char* k, const std::string& at = "") const {
+    if (!o.contains(k)) bad("missing " + at + k);
+    return o[k];
+  }
+  void only(const json& o, std::initializer_list<const char*> keys, const std::string& at) const {
+    for (auto it = o.begin(); it != o.end(); ++it)
+      if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return it.key() == k; }) == keys.end())
+        bad("unknown key '" + at + it.key() + "'");
+  }
+  ParamMatch match(const json& o, const std::string& at) const {
+    ParamMatch m;
+    if (o.contains("match")) {
+      if (!o["match"].is_string() || o["match"].get<std::string>().empty()) bad(at + "match must be a non-empty string");
+      m.match = o["match"].get<std::string>();
+    }
+    int64_t nd = -1;
+    get(o, "ndim", nd, 0, 8, at);
+    m.ndim = int(nd);
+    return m;
+  }
+  std::vector<TensorDecl> decls(const char* k) const {
+    const json& a = need(j, k);
+    if (!a.is_array()) bad(std::string(k) + " must be an array");
+    std::vector<TensorDecl> out;
+    for (size_t i = 0; i < a.size(); i++) {
+      const std::string at = std::string(k) + "[" + std::to_string(i) + "].";
+      const json& o = a[i];
+      if (!o.is_object()) bad(at.substr(0, at.size() - 1) + " is not an object");
+      only(o, {"name", "shape", "dtype"}, at);
+      TensorDecl d;
+      if (!need(o, "name", at).is_string() || o["name"].get<std::string>().empty()) bad(at + "name must be a non-empty string");
+      d.name = o["name"].get<std::string>();
+      const json& sh = need(o, "shape", at);
+      if (!sh.is_array() || sh.size() > 8) bad(at + "shape must be an array of at most 8 sizes");
+      for (const auto& x : sh) {
+        if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > (int64_t(1) << 40))
+          bad(at + "shape holds a size that is not an integer in [0, 2^40]");
+        d.shape.push_back(x.get<int64_t>());
+      }
+      if (!need(o, "dtype", at).is_string()) bad(at + "dtype must be a string");
+      d.dtype = parse_dtype(o["dtype"].get<std::string>(), where);
+      if (!out.empty() && !(out.back().name < d.name)) bad(std::string(k) + " are not sorted by name without repeats at '" + d.name + "'");
+      out.push_back(std::move(d));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+bool ParamMatch::covers(const std::string& name, size_t dims) const {
+  if (ndim >= 0 && size_t(ndim) != dims) return false;
+  // Glob: '*' any run of characters, '?' one character (iterative, with backtracking to the last '*').
+  size_t p = 0, n = 0, star = std::string::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < match.size() && (match[p] == '?' || match[p] == name[n])) {
+      p++;
+      n++;
+    } else if (p < match.size() && match[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < match.size() && match[p] == '*') p++;
+  return p == match.size();
+}
+
+uint64_t TensorDecl::numel() const {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= uint64_t(d);
+  return n;
+}
+
+std::string tensors_problem(const std::vector<TensorDecl>& params, const std::vector<TensorDecl>& buffers) {
+  for (const auto& p : params)
+    if (p.dtype != DType::kF32)
+      return "parameter '" + p.name + "' is " + dtype_name(p.dtype) + "; wit trains float32 (F32) parameters";
+  uint64_t held = 0;
+  for (const auto& b : buffers) held += b.numel();
+  if (held > kMaxBufferElements)
+    return "the model's buffers and tensor constants hold " + std::to_string(held) + " elements, more than " +
+           std::to_string(kMaxBufferElements) +
+           " (a trained network could hide there; compute masks and tables in forward)";
+  return "";
+}
+
+std::vector<InitRule> default_init_rules() {
+  return {{{"*bias", -1}, InitKind::kZeros, 0},
+          {{"*", 0}, InitKind::kOnes, 0},
+          {{"*", 1}, InitKind::kOnes, 0},
+          {{"*", -1}, InitKind::kNormal, 0.02}};
+}
+
+std::vector<DecayRule> default_decay_rules() { return {{{"*", 0}, false}, {{"*", 1}, false}, {{"*", -1}, true}}; }
+
 nlohmann::json ModelConfig::to_json() const {
-  return {{"arch", "gpt"}, {"n_layer", n_layer}, {"n_head", n_head}, {"d_model", d_model},
-          {"context", context}, {"vocab", vocab}};
+  if (!scripted())
+    return {{"arch", "gpt"}, {"n_layer", n_layer}, {"n_head", n_head}, {"d_model", d_model},
+            {"context", context}, {"vocab", vocab}};
+  json init_j = json::array(), decay_j = json::array();
+  for (const auto& r : init) {
+    json o = match_json(r.on);
+    o["init"] = init_kind_name(r.kind);
+    if (r.kind == InitKind::kUniform) o["bound"] = r.scale;
+    if (r.kind == InitKind::kNormal) o["std"] = r.scale;
+    init_j.push_back(std::move(o));
+  }
+  for (const auto& r : decay) {
+    json o = match_json(r.on);
+    o["decay"] = r.decay;
+    decay_j.push_back(std::move(o));
+  }
+  return {{"arch", "torchscript"},
+          {"file", file.hex()},
+          {"context", context},
+          {"vocab", vocab},
+          {"tokens", tokens == TokenMode::kU16 ? "u16" : "bytes"},
+          {"pad", pad},
+          {"params", decls_json(params)},
+          {"buffers", decls_json(buffers)},
+          {"init", init_j},
+          {"decay", decay_j}};
 }
 
 ModelConfig ModelConfig::from_json(const json& j, const std::string& where) {
-  auto bad = [&](const std::string& why) { throw Error("invalid model config: " + why, where); };
-  if (!j.is_object()) bad("not an object");
-  if (j.value("arch", std::string("gpt")) != "gpt") bad("arch must be \"gpt\"");
+  ModelReader r{j, where};
+  if (!j.is_object()) r.bad("not an object");
+  const std::string arch = j.value("arch", std::string("gpt"));
   ModelConfig c;
-  auto get = [&](const char* k, int64_t& v, int64_t lo, int64_t hi) {
-    if (!j.contains(k)) return;
-    if (!j[k].is_number_integer()) bad(std::string(k) + " is not an integer");
-    v = j[k].get<int64_t>();
-    if (v < lo || v > hi) bad(std::string(k) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  };
-  get("n_layer", c.n_layer, 1, 256);
-  get("n_head", c.n_head, 1, 256);
-  get("d_model", c.d_model, 1, 65536);
-  get("context", c.context, 1, 1 << 20);
-  get("vocab", c.vocab, 257, 257);
-  if (c.d_model % c.n_head) bad("d_model must be a multiple of n_head");
+  if (arch == "gpt") {
+    r.only(j, {"arch", "n_layer", "n_head", "d_model", "context", "vocab"}, "");
+    r.get(j, "n_layer", c.n_layer, 1, 256);
+    r.get(j, "n_head", c.n_head, 1, 256);
+    r.get(j, "d_model", c.d_model, 1, 65536);
+    r.get(j, "context", c.context, 1, 1 << 20);
+    r.get(j, "vocab", c.vocab, 257, 257);
+    if (c.d_model % c.n_head) r.bad("d_model must be a multiple of n_head");
+    return c;
+  }
+  if (arch != "torchscript") r.bad("arch must be \"gpt\" or \"torchscript\"");
+  c.arch = Arch::kTorchScript;
+  r.only(j, {"arch", "file", "context", "vocab", "tokens", "pad", "params", "buffers", "init", "decay"}, "");
+  if (!r.need(j, "file").is_string() || !Hash32::from_hex(j["file"].get<std::string>(), c.file))
+    r.bad("file must be 64 hex digits (the model file's digest)");
+  r.need(j, "context");
+  r.get(j, "context", c.context, 1, 1 << 20);
+  r.need(j, "vocab");
+  r.get(j, "vocab", c.vocab, 2, int64_t(1) << 31);
+  const std::string tok = r.need(j, "tokens").is_string() ? j["tokens"].get<std::string>() : "";
+  if (tok != "bytes" && tok != "u16") r.bad("tokens must be \"bytes\" or \"u16\"");
+  c.tokens = tok == "u16" ? TokenMode::kU16 : TokenMode::kBytes;
+  if (c.tokens == TokenMode::kBytes && c.vocab < 257)
+    r.bad("vocab " + std::to_string(c.vocab) + " is smaller than byte data needs (257: bytes 0..255 and the start/end token 256)");
+  if (c.tokens == TokenMode::kU16 && c.vocab > 65536)
+    r.bad("vocab " + std::to_string(c.vocab) + " is larger than uint16 token ids can address (65536)");
+  r.need(j, "pad");
+  r.get(j, "pad", c.pad, 0, c.vocab - 1);
+  if (c.tokens == TokenMode::kBytes && c.pad != kPad) r.bad("pad must be 256 for byte data (the byte-level start/end token)");
+  c.params = r.decls("params");
+  c.buffers = r.decls("buffers");
+  if (c.params.empty()) r.bad("the model has no parameters");
+  if (std::string why = tensors_problem(c.params, c.buffers); !why.empty()) r.bad(why);
+  const json& ij = r.need(j, "init");
+  if (!ij.is_array() || ij.empty() || ij.size() > 1024) r.bad("init must be an array of 1 to 1024 rules");
+  for (size_t i = 0; i < ij.size(); i++) {
+    const std::string at = "init[" + std::to_string(i) + "].";
+    if (!ij[i].is_object()) r.bad("init[" + std::to_string(i) + "] is not an object");
+    r.only(ij[i], {"match", "ndim", "init", "std", "bound"}, at);
+    InitRule rule;
+    rule.on = r.match(ij[i], at);
+    const std::string k = r.need(ij[i], "init", at).is_string() ? ij[i]["init"].get<std::string>() : "";
+    const char* scale_key = nullptr;
+    if (k == "normal") rule.kind = InitKind::kNormal, scale_key = "std";
+    else if (k == "uniform") rule.kind = InitKind::kUniform, scale_key = "bound";
+    else if (k == "ones") rule.kind = InitKind::kOnes;
+    else if (k == "zeros") rule.kind = InitKind::kZeros;
+    else r.bad(at + "init must be \"normal\", \"uniform\", \"ones\" or \"zeros\"");
+    for (const char* s : {"std", "bound"})
+      if (ij[i].contains(s) && (!scale_key || std::string(s) != scale_key)) r.bad(at + s + " does not apply to " + k);
+    if (scale_key) {
+      const json& v = r.need(ij[i], scale_key, at);
+      if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 1e6))
+        r.bad(at + scale_key + " must be a number in (0, 1e6]");
+      rule.scale = v.get<double>();
+    }
+    c.init.push_back(rule);
+  }
+  const json& dj = r.need(j, "decay");
+  if (!dj.is_array() || dj.empty() || dj.size() > 1024) r.bad("decay must be an array of 1 to 1024 rules");
+  for (size_t i = 0; i < dj.size(); i++) {
+    const std::string at = "decay[" + std::to_string(i) + "].";
+    if (!dj[i].is_object()) r.bad("decay[" + std::to_string(i) + "] is not an object");
+    r.only(dj[i], {"match", "ndim", "decay"}, at);
+    DecayRule rule;
+    rule.on = r.match(dj[i], at);
+    if (!r.need(dj[i], "decay", at).is_boolean()) r.bad(at + "decay must be true or false");
+    rule.decay = dj[i]["decay"].get<bool>();
+    c.decay.push_back(rule);
+  }
+  // Every parameter covered by an init rule and a decay rule.
+  for (const auto& p : c.params) {
+    if (std::none_of(c.init.begin(), c.init.end(), [&](const InitRule& x) { return x.on.covers(p.name, p.shape.size()); }))
+      r.bad("no init rule covers parameter '" + p.name + "'");
+    if (std::none_of(c.decay.begin(), c.decay.end(), [&](const DecayRule& x) { return x.on.covers(p.name, p.shape.size()); }))
+      r.bad("no decay rule covers parameter '" + p.name + "'");
+  }
   return c;
 }
 
@@ -45,6 +271,8 @@ uint64_t ParamSpec::numel() const {
   for (int64_t d : shape) n *= uint64_t(d);
   return n;
 }
+
+namespace {
 
 std::vector<ParamSpec> gpt_params(const ModelConfig& c) {
   const int64_t D = c.d_model;
@@ -80,9 +308,29 @@ std::vector<ParamSpec> gpt_params(const ModelConfig& c) {
   return ps;
 }
 
+std::vector<ParamSpec> script_params(const ModelConfig& c) {
+  std::vector<ParamSpec> ps;
+  for (const auto& d : c.params) {
+    ParamSpec p{d.name, d.shape, InitKind::kZeros, 0, false};
+    auto init = std::find_if(c.init.begin(), c.init.end(), [&](const InitRule& r) { return r.on.covers(d.name, d.shape.size()); });
+    if (init == c.init.end()) throw Error("no init rule covers parameter '" + d.name + "'", "model config");
+    p.init = init->kind;
+    p.bound = float(init->scale);
+    auto dec = std::find_if(c.decay.begin(), c.decay.end(), [&](const DecayRule& r) { return r.on.covers(d.name, d.shape.size()); });
+    if (dec == c.decay.end()) throw Error("no decay rule covers parameter '" + d.name + "'", "model config");
+    p.decay = dec->decay;
+    ps.push_back(std::move(p));
+  }
+  return ps;  // c.params is sorted by name
+}
+
+}  // namespace
+
+std::vector<ParamSpec> model_params(const ModelConfig& c) { return c.scripted() ? script_params(c) : gpt_params(c); }
+
 uint64_t param_count(const ModelConfig& c) {
   uint64_t n = 0;
-  for (const auto& p : gpt_params(c)) n += p.numel();
+  for (const auto& p : model_params(c)) n += p.numel();
   return n;
 }
 
@@ -97,6 +345,24 @@ void init_param(const ParamSpec& p, ByteView seed, float* out) {
     return;
   }
   ChaChaStream s(derive_key(tags::kInitWeights, {seed, ByteView(p.name)}));
+  if (p.init == InitKind::kNormal) {
+    // Irwin-Hall: the sum of 12 uniform 24-bit integers, centred, is an exact
+    // integer of mean 0 and standard deviation 2^24 (tails bounded at 6
+    // sigma); one rounding to float and one multiply by std / 2^24.
+    const float scale = p.bound / 16777216.0f;
+    std::vector<uint8_t> buf(48 * 1024);
+    for (uint64_t i = 0; i < n;) {
+      uint64_t take = std::min<uint64_t>(1024, n - i);
+      s.fill(buf.data(), 48 * take);
+      for (uint64_t j = 0; j < take; j++) {
+        int64_t sum = 0;
+        for (int u = 0; u < 12; u++) sum += int64_t(get_le32(&buf[48 * j + 4 * u]) >> 8);
+        out[i + j] = float(int32_t(sum - 6 * 16777216)) * scale;
+      }
+      i += take;
+    }
+    return;
+  }
   // 24 random bits -> an integer in [-2^23, 2^23) -> one float multiply: exact
   // integer conversion and a single IEEE rounding, identical everywhere.
   const float scale = p.bound / 8388608.0f;
@@ -117,7 +383,7 @@ std::string moment_name(char which, const std::string& param) {
 }
 
 Hash32 initial_state_root(const ModelConfig& c, ByteView seed) {
-  auto ps = gpt_params(c);
+  auto ps = model_params(c);
   std::vector<std::vector<float>> values, zeros;
   std::vector<TensorView> tensors;
   values.reserve(ps.size());
@@ -137,6 +403,11 @@ Hash32 initial_state_root(const ModelConfig& c, ByteView seed) {
   static const uint8_t step0[8] = {0};
   tensors.push_back({kStepTensor, DType::kI64, {1}, ByteView(step0, 8)});
   return state_root(tensors);
+}
+
+Hash32 model_file_digest(const std::string& path) {
+  MappedFile f(path);
+  return hash_tagged(tags::kModelFile, f.view());
 }
 
 }  // namespace wit

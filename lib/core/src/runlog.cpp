@@ -454,6 +454,20 @@ Problem check_seed(RunCtx& c) {
   return std::nullopt;
 }
 
+// A TorchScript run's model file must be the one the manifest binds.
+Problem check_model_file(RunCtx& c) {
+  if (!c.m.model.scripted()) return std::nullopt;
+  const std::string path = c.rp.model();
+  if (!exists(path)) return Problem(path + ": the run's TorchScript model file is missing");
+  try {
+    if (model_file_digest(path) != c.m.model.file)
+      return Problem(path + ": the model file is not the one the manifest binds (digest " + c.m.model.file.hex() + ")");
+  } catch (const Error& e) {
+    return Problem(e.what());
+  }
+  return std::nullopt;
+}
+
 // Checkpoints present in RUN/ckpt must be the states the log binds.
 Problem check_checkpoints(RunCtx& c) {
   const RunPaths& rp = c.rp;
@@ -545,7 +559,7 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   if (c.log.size() == 0) return fail("the log is empty (no genesis entry): " + rp.log());
 
   // The checks of docs/witness-log.md, in order; the first failure is the verdict.
-  for (Problem (*check)(RunCtx&) : {check_entries, check_heads, check_seed, check_checkpoints})
+  for (Problem (*check)(RunCtx&) : {check_entries, check_heads, check_seed, check_model_file, check_checkpoints})
     if (Problem p = check(c)) return fail(*p);
   v.ok = true;
   return v;

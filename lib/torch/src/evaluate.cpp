@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 Score score_record(const TrainState& state, const std::string& record) {
   const TrainState::Impl& s = state.impl();
   torch::NoGradGuard no_grad;
-  const Rows rows = make_rows(BatchRecords{record}, s.cfg.context, s.device);
+  const Rows rows = make_rows(BatchRecords{record}, s.cfg, s.device);
   // The log-probabilities training uses (target_logp), and the argmax of the
   // same forward pass's logits for the accuracy: one forward pass.
   const torch::Tensor logits = forward(s, rows.idx);

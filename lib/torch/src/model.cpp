@@ -3,31 +3,48 @@
 // evaluation; see model.h.
 #include "model.h"
 
+#include "script_model.h"
+#include "wit/error.h"
+
 #include <cmath>
 
 namespace wit {
 
-Rows make_rows(const BatchRecords& recs, int64_t T, torch::Device dev) {
-  const int64_t B = int64_t(recs.size());
-  auto idx = torch::full({B, T}, ModelConfig::kPad, torch::kLong);
-  auto tgt = torch::full({B, T}, ModelConfig::kPad, torch::kLong);
+Rows make_rows(const BatchRecords& recs, const ModelConfig& c, torch::Device dev) {
+  const int64_t B = int64_t(recs.size()), T = c.context;
+  const bool u16 = c.scripted() && c.tokens == TokenMode::kU16;
+  const int64_t pad = c.scripted() ? c.pad : ModelConfig::kPad;
+  auto idx = torch::full({B, T}, pad, torch::kLong);
+  auto tgt = torch::full({B, T}, pad, torch::kLong);
   auto mask = torch::zeros({B, T}, torch::kFloat32);
   auto I = idx.accessor<int64_t, 2>();
   auto Y = tgt.accessor<int64_t, 2>();
   auto M = mask.accessor<float, 2>();
   for (int64_t b = 0; b < B; b++) {
     const std::string& r = recs[size_t(b)];
-    const int64_t L = std::min<int64_t>(int64_t(r.size()), T);
+    if (u16 && r.size() % 2) throw Error("a token record of odd length " + std::to_string(r.size()), "batch");
+    const int64_t n = u16 ? int64_t(r.size() / 2) : int64_t(r.size());
+    auto token = [&](int64_t i) -> int64_t {
+      if (!u16) return uint8_t(r[size_t(i)]);
+      return int64_t(uint8_t(r[size_t(2 * i)])) | int64_t(uint8_t(r[size_t(2 * i + 1)])) << 8;
+    };
+    const int64_t L = std::min<int64_t>(n, T);
     for (int64_t t = 0; t < T; t++) {
-      if (t >= 1 && t - 1 < L) I[b][t] = uint8_t(r[size_t(t - 1)]);
-      if (t < L) Y[b][t] = uint8_t(r[size_t(t)]);
+      if (t >= 1 && t - 1 < L) I[b][t] = token(t - 1);
+      if (t < L) Y[b][t] = token(t);
       M[b][t] = t <= L && t < T ? 1.0f : 0.0f;
     }
+  }
+  if (u16 && B > 0) {
+    const int64_t top = std::max(idx.max().item<int64_t>(), tgt.max().item<int64_t>());
+    if (top >= c.vocab)
+      throw Error("token " + std::to_string(top) + " is not below the model's vocab " + std::to_string(c.vocab), "batch");
   }
   return {idx.to(dev), tgt.to(dev), mask.to(dev)};
 }
 
 torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx) {
+  if (s.script) return script_forward(*s.script, s.params, idx);
   const ModelConfig& c = s.cfg;
   const int64_t B = idx.size(0), T = idx.size(1), D = c.d_model, H = c.n_head, hd = D / H;
   auto x = torch::embedding(s.p("wte"), idx) + s.p("wpe").slice(0, 0, T);

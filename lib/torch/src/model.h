@@ -14,12 +14,16 @@ struct Rows {
   torch::Tensor idx, targets, mask;  // [B, T] long, long, float
 };
 
-// One record per row: a start token (PAD), the record bytes truncated to the
-// context, then PAD. Targets are the next tokens; the first PAD after the
-// record is a real target (end of record), the rest are masked out.
-Rows make_rows(const BatchRecords& recs, int64_t T, torch::Device dev);
+// One record per row: a start token (PAD), the record's tokens truncated to
+// the context, then PAD. Targets are the next tokens; the first PAD after the
+// record is a real target (end of record), the rest are masked out. Tokens
+// are the record's bytes, or for a TorchScript model over the `tokens`
+// reader its uint16 ids (each below the vocab, or wit::Error); PAD is 256,
+// or the model's declared pad.
+Rows make_rows(const BatchRecords& recs, const ModelConfig& c, torch::Device dev);
 
-// Logits [B, T, vocab] of the state's weights.
+// Logits [B, T, vocab] of the state's weights: the built-in GPT, or the
+// run's TorchScript module with the state's parameters in its slots.
 torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx);
 
 // Log-probability of each target token, [B, T].

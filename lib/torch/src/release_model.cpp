@@ -66,7 +66,7 @@ std::vector<float> text_logps(const TrainState& state, const std::string& text) 
     throw Error("a text of " + std::to_string(text.size()) + " bytes does not fit the context with its end",
                 "at most " + std::to_string(s.cfg.context - 1) + " bytes");
   torch::NoGradGuard no_grad;
-  const Rows rows = make_rows(BatchRecords{text}, s.cfg.context, s.device);
+  const Rows rows = make_rows(BatchRecords{text}, s.cfg, s.device);
   const std::vector<float> lp = to_vector(target_logp(s, rows));
   return std::vector<float>(lp.begin(), lp.begin() + int64_t(text.size()) + 1);
 }
@@ -77,6 +77,9 @@ ProbeCheckReport probe_check(const ProbeCheckOptions& o) {
   if (!(o.floor > 0) || !(o.margin >= 1)) throw Error("the floor must be positive and the margin at least 1", "");
   if (!(o.fraction > 0 && o.fraction <= 1)) throw Error("the fraction must be in (0, 1]", std::to_string(o.fraction));
   const Final f = final_of(o.run);
+  if (f.mf.model.scripted() && f.mf.model.tokens == TokenMode::kU16)
+    throw Error("the probe check sends texts as bytes; this run's model reads uint16 token ids", o.run,
+                "check a token model's release with 'wit-sketch match' (exact binding)");
   const uint64_t max_len = uint64_t(std::max<int64_t>(f.mf.model.context - 1, 0));
   const ProbeDraw d = draw_probe_inputs(f.mf.run_id(), o.nonce, f.mf.data_n, o.records, o.random, max_len);
   std::vector<std::string> texts;

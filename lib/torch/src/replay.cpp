@@ -86,13 +86,22 @@ MemberLimit response_member_limit() {
       if (!before.has("manifest.json")) return kSmall;  // no manifest: nothing can be a state
       try {
         const Manifest mf = Manifest::from_json(json::parse(before.get_text("manifest.json")), "manifest.json");
-        const uint64_t params = param_count(mf.model), tensors = 3 * gpt_params(mf.model).size() + 1;
+        const uint64_t params = param_count(mf.model), tensors = 3 * model_params(mf.model).size() + 1;
         return 12 * params + 8 + tensors * 512 + (uint64_t(1) << 16);
       } catch (const std::exception&) {
         return kSmall;
       }
     }
     if (name.rfind("batch/", 0) == 0) return uint64_t(1) << 30;
+    if (name == kModelFileName) {  // a TorchScript file: its code, and parameter values at most float32-sized
+      if (!before.has("manifest.json")) return kSmall;
+      try {
+        const Manifest mf = Manifest::from_json(json::parse(before.get_text("manifest.json")), "manifest.json");
+        return 8 * param_count(mf.model) + kSmall;
+      } catch (const std::exception&) {
+        return kSmall;
+      }
+    }
     return kSmall;
   };
 }
@@ -140,6 +149,8 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   b.put("challenge.json", c.to_json().dump(2) + "\n");
   b.put("seed", to_hex(ByteView(seed)) + "\n");
   b.put("probe.json", read_file((fs::path(opt.run) / "probe.json").string()));
+  // A TorchScript run's module, once: the verifier replays with exactly it.
+  if (mf.model.scripted()) b.put(kModelFileName, read_file(paths.model()));
   const Needs need(c);
   for (int64_t i : need.entries) {
     json e = {{"index", i}, {"entry_hex", to_hex(ByteView(log.entry_bytes(uint64_t(i))))},
@@ -220,6 +231,8 @@ struct Verifier {
   // Exact states decoded so far (each is used as the end of one transition
   // and the start of the next); dropped once no later transition needs them.
   std::map<int64_t, TrainState> states;
+  // A TorchScript run's model.pt, written out for LibTorch to load; removed with the verifier.
+  std::unique_ptr<TempFile> model_file;
 
   // A failed check: the field and the reason, reported, never thrown past verify.
   struct Reject {
@@ -253,6 +266,14 @@ struct Verifier {
     seed = parse_seed_hex(b.get_text("seed"), "seed");
     if (seed_commitment(ByteView(seed)) != mf.seed_commitment)
       throw Reject{"seed", "the revealed seed does not match the manifest's seed commitment"};
+    if (mf.model.scripted()) {
+      if (!b.has(kModelFileName)) throw Reject{"model", std::string("the bundle lacks the run's model (") + kModelFileName + ")"};
+      model_file = std::make_unique<TempFile>("wit-model");
+      write_file_atomic(model_file->path, std::string(b.get(kModelFileName).begin(), b.get(kModelFileName).end()), true);
+      if (model_file_digest(model_file->path) != mf.model.file)
+        throw Reject{"model", std::string("the bundle's ") + kModelFileName + " is not the model the manifest binds"};
+      mf.model.module_path = model_file->path;
+    }
     for (const auto& [name, bytes] : b.members()) {
       if (name.rfind("log/", 0) != 0) continue;
       json e = json::parse(std::string(bytes.begin(), bytes.end()), nullptr, false);
@@ -432,7 +453,7 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
                       const std::string& device) {
   VerifyOptions vo;
   vo.device = device;
-  Verifier v{b, c, vo, {}, {}, {}, {}, {}, {}, {}};
+  Verifier v{b, c, vo, {}, {}, {}, {}, {}, {}, {}, {}};
   try {
     v.load_common();
   } catch (const Verifier::Reject& r) {
@@ -462,7 +483,7 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
 ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt) {
   check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
-  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}};
+  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}};
   ReplayReport rep = ReplayReport::answering(c);
   rep.margin = opt.margin;
   std::string verdict_reason;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 
+#include "script_model.h"
 #include "state_impl.h"
 #include "wit/state_root.h"
 #include "wit/device.h"
@@ -29,8 +30,9 @@ torch::Device parse_device(const std::string& device) {
 
 void TrainState::Impl::setup(const ModelConfig& c, const std::string& dev) {
   cfg = c;
-  specs = gpt_params(c);
+  specs = model_params(c);
   device = parse_device(dev);
+  script = c.scripted() ? load_script_model(c, device) : nullptr;
   index.clear();
   for (size_t i = 0; i < specs.size(); i++) index[specs[i].name] = i;
 }
@@ -104,6 +106,7 @@ TrainState TrainState::clone() const {
   Impl& s = *st.impl_;
   const Impl& o = *impl_;
   s.cfg = o.cfg;
+  s.script = o.script;
   s.specs = o.specs;
   s.device = o.device;
   s.index = o.index;

@@ -2,6 +2,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -13,8 +14,11 @@ namespace wit {
 
 torch::Device parse_device(const std::string& device);
 
+struct ScriptModel;  // script_model.h
+
 struct TrainState::Impl {
   ModelConfig cfg;
+  std::shared_ptr<ScriptModel> script;          // a TorchScript run's module; null for the built-in GPT
   std::vector<ParamSpec> specs;                 // name order
   std::unordered_map<std::string, size_t> index;
   std::vector<torch::Tensor> params, m, v;      // name order, on `device`

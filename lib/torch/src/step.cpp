@@ -72,7 +72,7 @@ StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRe
     grads = std::move(sh.grads);
     out.losses = std::move(sh.losses);
   } else {
-    Rows rows = make_rows(batch, s.cfg.context, s.device);
+    Rows rows = make_rows(batch, s.cfg, s.device);
     // Forward: per-example losses of the weights before the step.
     auto nll = -target_logp(s, rows);
     auto per_example = (nll * rows.mask).sum(1) / rows.mask.sum(1);
@@ -125,7 +125,7 @@ namespace {
 // ranks' gradients sum to the gradient of the mean over the whole batch.
 Share share_step(TrainState::Impl& s, const BatchRecords& batch, int64_t lo, int64_t hi) {
   const BatchRecords share(batch.begin() + lo, batch.begin() + hi);
-  Rows rows = make_rows(share, s.cfg.context, s.device);
+  Rows rows = make_rows(share, s.cfg, s.device);
   auto nll = -target_logp(s, rows);
   auto per_example = (nll * rows.mask).sum(1) / rows.mask.sum(1);
   auto loss = per_example.sum() / double(batch.size());
@@ -140,7 +140,7 @@ Share share_step(TrainState::Impl& s, const BatchRecords& batch, int64_t lo, int
 std::vector<float> probe_fingerprint(const Manifest& mf, const TrainState& state, const BatchRecords& probe) {
   const TrainState::Impl& s = state.impl();
   torch::NoGradGuard no_grad;
-  Rows rows = make_rows(probe, s.cfg.context, s.device);
+  Rows rows = make_rows(probe, s.cfg, s.device);
   auto lp = (target_logp(s, rows) * rows.mask).contiguous();
   std::vector<float> flat = to_vector(lp);
   SketchSpec spec{uint64_t(mf.fp.probe_dim), sketch_seed(mf.fp.sketch_seed, "probe")};

@@ -26,6 +26,7 @@
 #include "wit/progress.h"
 #include "wit/runlog.h"
 #include "wit/safetensors.h"
+#include "wit/script.h"
 #include "wit/sign.h"
 #include "wit/state.h"
 #include "wit/wlog.h"
@@ -57,6 +58,27 @@ void write_secret(const std::string& path, const std::string& text) {
 }
 
 uint64_t now_seconds() { return uint64_t(std::time(nullptr)); }
+
+// Before anything is written: a TorchScript module keeps the contract (its
+// forward on a trial batch), and the model's vocabulary covers every token
+// id of the data.
+void check_model_fits(const Manifest& mf, const Dataset& dataset, const TrainOptions& opt) {
+  if (!mf.model.scripted()) return;
+  check_model(mf.model, opt.device);
+  if (mf.model.tokens != TokenMode::kU16) return;
+  uint64_t top = 0, at = 0;
+  for (uint64_t i = 0; i < dataset.size(); i++) {
+    const std::string r = dataset.record(i);
+    for (size_t b = 0; b + 1 < r.size(); b += 2) {
+      const uint64_t id = uint64_t(uint8_t(r[b])) | uint64_t(uint8_t(r[b + 1])) << 8;
+      if (id > top) top = id, at = i;
+    }
+  }
+  if (top >= uint64_t(mf.model.vocab))
+    throw Error("the data's token " + std::to_string(top) + " (record " + std::to_string(at) +
+                    ") is not below the model's vocab " + std::to_string(mf.model.vocab),
+                opt.commit_path, "declare model.vocab larger than the data's largest token id");
+}
 
 // One step: wit's own (single process or data parallel) or a replaced one.
 StepOutput do_step(const TrainOptions& opt, Dist* dist, const Manifest& mf, TrainState& state,
@@ -108,6 +130,11 @@ TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady
   Manifest mf = Manifest::from_json(nlohmann::json::parse(m), "rank 0's manifest");
   if (mf.data_root != data.root)
     throw Error("rank 0 trains on another data commitment", opt.commit_path);
+  // Every rank loads the module from its own --model; the digest must be rank 0's.
+  if (mf.model.scripted()) {
+    if (opt.model_path.empty()) throw Error("rank 0 trains a TorchScript model; this rank was given no --model", "--model");
+    mf.model.module_path = opt.model_path;
+  }
   Bytes seed(sd.begin(), sd.end());
   Bytes stb(sts.begin(), sts.end());
   Safetensors st = Safetensors::parse(ByteView(stb), "rank 0's state");
@@ -152,6 +179,180 @@ TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady
   return sum;
 }
 
+// The signed heads of the run being written: signs the log's current size
+// and remembers the largest size signed (a resumed step below it must re-derive exactly).
+struct HeadSigner {
+  const SecretKey& key;
+  Hash32 run_id;
+  std::string path;
+  uint64_t signed_size = 0;
+
+  // Reads RUN/run.heads, cutting a head line a crash tore (it was never complete, so never published).
+  void read_existing(bool quiet) {
+    if (!fs::exists(path)) return;
+    if (uint64_t cut = cut_torn_heads(path); cut && !quiet)
+      cli::note("cut a torn head line (" + std::to_string(cut) + " bytes) from " + path);
+    for (const auto& h : read_heads(path)) signed_size = std::max(signed_size, h.size);
+  }
+  void sign(WitnessLog& log) {
+    log.sync();
+    TreeHead h = sign_head(key, run_id, log.size(), log.root(log.size()), now_seconds());
+    append_head(path, h);
+    signed_size = std::max(signed_size, h.size);
+  }
+};
+
+// The run's manifest from the config, the data, the key, the seed and the
+// model, checked against a run directory that already holds one; nothing is written.
+Manifest plan_run(const TrainOptions& opt, const TrainConfig& cfg, const Commitment& data, const Dataset& dataset,
+                  const SecretKey& key, const Bytes& seed) {
+  nlohmann::json software = {{"wit", WIT_VERSION}, {"libtorch", torch_version()}};
+  std::optional<ModelConfig> scripted;
+  if (!opt.model_path.empty()) scripted = describe_module(opt.model_path);
+  Manifest mf = make_manifest(cfg, data, key.pub(), seed_commitment(ByteView(seed)), software, opt.config_path,
+                              scripted ? &*scripted : nullptr);
+  const std::string manifest_path = RunPaths(opt.out_dir).manifest();
+  if (fs::exists(manifest_path) && read_file(manifest_path) != mf.dump())
+    throw Error("the run directory holds a different run (config, data, model, key or software differ)", opt.out_dir,
+                "use a new --out directory");
+  check_model_fits(mf, dataset, opt);
+  return mf;
+}
+
+// The run directory's fixed files: key, model, secret seed, manifest, and
+// where the data is. A TorchScript run's model is copied before run.json
+// (no manifest is ever without its model) and used from the copy.
+void write_run_dir(const TrainOptions& opt, Manifest& mf, const Bytes& seed, const SecretKey& key,
+                   const std::string& key_path, bool new_key, int world) {
+  const std::string& run = opt.out_dir;
+  const RunPaths paths(run);
+  const bool existing = fs::exists(paths.manifest());
+  fs::create_directories(fs::path(run) / "ckpt");
+  // Stale temporaries of an interrupted atomic write are never needed.
+  for (const auto& e : fs::directory_iterator(fs::path(run) / "ckpt"))
+    if (e.path().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
+  if (new_key) {
+    save_key(key_path, key);
+    if (!opt.quiet) cli::note("generated signing key " + key_path + " (keep it out of published bundles)");
+  }
+  if (mf.model.scripted()) {
+    if (!fs::exists(paths.model())) copy_file_atomic(opt.model_path, paths.model());
+    mf.model.module_path = paths.model();
+    check_model(mf.model, opt.device);
+  }
+  if (!existing) {
+    if (!fs::exists(paths.seed())) write_secret(paths.seed_secret(), to_hex(ByteView(seed)) + "\n");
+    write_file_atomic(paths.manifest(), mf.dump());
+  }
+  // Where the trainer's data lives, so 'wit-replay respond' can find it later
+  // (trainer-local: absolute paths, never part of a bundle).
+  nlohmann::json where = {{"commit", fs::absolute(opt.commit_path).string()},
+                          {"index", fs::absolute(opt.index_path).string()}, {"files", nlohmann::json::array()},
+                          {"threads", opt.threads}, {"world", world}};
+  for (const auto& f : opt.files) where["files"].push_back(fs::absolute(f).string());
+  write_file_atomic((fs::path(run) / "data.json").string(), where.dump(2) + "\n");
+}
+
+// The state training starts from: the seeded initial state and a signed
+// genesis for a new log, or the newest checkpoint the log vouches for.
+TrainState start_state(const TrainOptions& opt, const Manifest& mf, const Bytes& seed, WitnessLog& log,
+                       HeadSigner& heads, TrainSummary& sum) {
+  const RunPaths paths(opt.out_dir);
+  const Hash32 run_id = mf.run_id();
+  if (log.size() == 0) {
+    TrainState state = opt.init_fn ? opt.init_fn(mf, ByteView(seed)) : TrainState::initial(mf.model, ByteView(seed), opt.device);
+    LogEntry g;
+    g.genesis = true;
+    g.g.run_id = run_id;
+    g.g.init_root = state.root();
+    g.g.n_params = param_count(mf.model);
+    log.append(encode_entry(g));
+    heads.sign(log);
+    return state;
+  }
+  LogEntry g = log.entry(0);
+  if (!g.genesis || g.g.run_id != run_id) throw Error("the witness log belongs to another run", paths.log());
+  // Resume from the newest checkpoint that the log vouches for; a missing
+  // or damaged one only makes the walk back longer.
+  std::optional<TrainState> state;
+  int64_t from = 0;
+  for (uint64_t i = log.size() - 1; i >= 1 && !state; i--) {
+    LogEntry e = log.entry(i);
+    if (!e.s.checkpoint) continue;
+    state = logged_checkpoint(mf.model, paths.checkpoint(i), int64_t(i), e.s.state_root, opt.device);
+    if (state) from = int64_t(i);
+    else if (!opt.quiet) cli::note("checkpoint of step " + std::to_string(i) + " is missing or damaged; trying an older one");
+  }
+  if (!state) {
+    state = TrainState::initial(mf.model, ByteView(seed), opt.device);
+    if (state->root() != g.g.init_root) throw Error("genesis does not match the initial state from the seed", paths.log());
+  }
+  sum.resumed = true;
+  if (!opt.quiet)
+    cli::note("resuming " + opt.out_dir + " from step " + std::to_string(from) + " (log has " +
+              std::to_string(log.size() - 1) + " steps)");
+  return std::move(*state);
+}
+
+// The probe set, with proofs that its records are committed data, so anyone
+// can fingerprint a released model against this run (RUN/probe.json).
+ProbeSet write_probe_set(const std::string& run, const Manifest& mf, const Bytes& seed, const Dataset& dataset,
+                         const Index& index) {
+  ProbeSet probe_set;
+  for (uint64_t i : probe_indices(mf.run_id(), ByteView(seed), dataset.size(), uint64_t(mf.fp.probe_records))) {
+    probe_set.indices.push_back(i);
+    probe_set.records.push_back(dataset.record(i));
+    probe_set.proofs.push_back(prove_inclusion(index, dataset.leaf(i), i));
+  }
+  write_file_atomic((fs::path(run) / "probe.json").string(), probe_set.to_json(mf).dump(1) + "\n");
+  return probe_set;
+}
+
+// Step t's witnesses: losses, sketches, batch root, probe every M steps, the
+// exact state root every step and, every C steps, the checkpoint (durable
+// before the entry that says so).
+LogEntry witness_step(const Manifest& mf, TrainState& state, const StepOutput& out, const std::vector<Hash32>& leaves,
+                      int64_t t, const BatchRecords& probe, Dist* dist, const RunPaths& paths) {
+  LogEntry e;
+  e.s.step = uint64_t(t);
+  e.s.lr = out.lr;
+  e.s.mean_loss = out.mean_loss;
+  e.s.grad_norm = out.grad_norm;
+  e.s.batch_root = merkle_root(kBlake2bTree, leaves, 1);
+  e.s.losses = out.losses;
+  // Data parallel, the ranks share the sketching (an all-reduce of 3k doubles).
+  TrainState::Sketches sk = dist ? dist->sketches(mf, state) : state.sketches(mf);
+  e.s.sketch = std::move(sk.w);
+  e.s.sketch_m = std::move(sk.m);
+  e.s.sketch_v = std::move(sk.v);
+  if (t % mf.fp.probe_every == 0 || t == mf.steps) e.s.probe = probe_fingerprint(mf, state, probe);
+  e.s.checkpoint = t % mf.checkpoint_every == 0 || t == mf.steps;
+  if (e.s.checkpoint && dist && dist->sharded()) {
+    e.s.state_root = dist->checkpoint(state, paths.checkpoint(uint64_t(t)));
+  } else {
+    e.s.state_root = dist ? dist->state_root(state) : state.root();
+    if (e.s.checkpoint) state.save(paths.checkpoint(uint64_t(t)));
+  }
+  return e;
+}
+
+// Appends step t's entry, or, re-deriving a step the log already holds
+// (after a resume), checks it comes out identical: below a signed head a
+// difference is fatal, above one the log is cut there.
+void log_step(WitnessLog& log, const Bytes& enc, int64_t t, uint64_t signed_size, const std::string& log_path) {
+  if (uint64_t(t) >= log.size()) {
+    log.append(enc);
+    return;
+  }
+  if (log.entry_bytes(uint64_t(t)) == enc) return;
+  if (uint64_t(t) < signed_size)
+    throw Error("resumed training diverged from the signed log at step " + std::to_string(t) +
+                    " (different thread count, BLAS or device?)",
+                log_path);
+  log.truncate(uint64_t(t));
+  log.append(enc);
+}
+
 }  // namespace
 
 TrainSummary train(const TrainOptions& opt) {
@@ -186,99 +387,21 @@ TrainSummary train(const TrainOptions& opt) {
   // Everything is validated before anything is written into the run directory.
   std::string key_path = opt.key_path;
   bool new_key = false;
-  SecretKey key;
   if (key_path.empty()) {
     key_path = (fs::path(run) / "trainer.key").string();
     new_key = !fs::exists(key_path);
   }
-  key = new_key ? generate_key() : load_key(key_path);
-  Bytes seed = load_or_make_seed(cfg, run);
-  nlohmann::json software = {{"wit", WIT_VERSION}, {"libtorch", torch_version()}};
-  Manifest mf = make_manifest(cfg, data, key.pub(), seed_commitment(ByteView(seed)), software, opt.config_path);
-  const std::string manifest_path = paths.manifest();
-  const bool existing = fs::exists(manifest_path);
-  if (existing && read_file(manifest_path) != mf.dump())
-    throw Error("the run directory holds a different run (config, data, key or software differ)", run,
-                "use a new --out directory");
-
-  fs::create_directories(fs::path(run) / "ckpt");
-  // Stale temporaries of an interrupted atomic write are never needed.
-  for (const auto& e : fs::directory_iterator(fs::path(run) / "ckpt"))
-    if (e.path().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
-  if (new_key) {
-    save_key(key_path, key);
-    if (!opt.quiet) cli::note("generated signing key " + key_path + " (keep it out of published bundles)");
-  }
-  if (!existing) {
-    if (!fs::exists(paths.seed())) write_secret(paths.seed_secret(), to_hex(ByteView(seed)) + "\n");
-    write_file_atomic(manifest_path, mf.dump());
-  }
-  // Where the trainer's data lives, so 'wit-replay respond' can find it later
-  // (trainer-local: absolute paths, never part of a bundle).
-  nlohmann::json where = {{"commit", fs::absolute(opt.commit_path).string()},
-                          {"index", fs::absolute(opt.index_path).string()}, {"files", nlohmann::json::array()},
-                          {"threads", opt.threads}, {"world", dist ? dist->world() : 1}};
-  for (const auto& f : opt.files) where["files"].push_back(fs::absolute(f).string());
-  write_file_atomic((fs::path(run) / "data.json").string(), where.dump(2) + "\n");
+  const SecretKey key = new_key ? generate_key() : load_key(key_path);
+  const Bytes seed = load_or_make_seed(cfg, run);
+  Manifest mf = plan_run(opt, cfg, data, dataset, key, seed);
+  write_run_dir(opt, mf, seed, key, key_path, new_key, dist ? dist->world() : 1);
   const Hash32 run_id = mf.run_id();
-  const std::string log_path = paths.log();
-  const std::string heads_path = paths.heads();
 
-  WitnessLog log = WitnessLog::open(log_path, TornTail::kCut, IfMissing::kCreate);
-  std::vector<TreeHead> heads;
-  if (fs::exists(heads_path)) {
-    // A head line torn by a crash was never complete, so never published: cut it.
-    if (uint64_t cut = cut_torn_heads(heads_path); cut && !opt.quiet)
-      cli::note("cut a torn head line (" + std::to_string(cut) + " bytes) from " + heads_path);
-    heads = read_heads(heads_path);
-  }
-  uint64_t signed_size = 0;
-  for (const auto& h : heads) signed_size = std::max(signed_size, h.size);
-
-  auto sign_now = [&]() {
-    log.sync();
-    TreeHead h = sign_head(key, run_id, log.size(), log.root(log.size()), now_seconds());
-    append_head(heads_path, h);
-    signed_size = std::max(signed_size, h.size);
-  };
-
+  WitnessLog log = WitnessLog::open(paths.log(), TornTail::kCut, IfMissing::kCreate);
+  HeadSigner heads{key, run_id, paths.heads()};
+  heads.read_existing(opt.quiet);
   TrainSummary sum;
-  TrainState state;
-  if (log.size() == 0) {
-    state = opt.init_fn ? opt.init_fn(mf, ByteView(seed)) : TrainState::initial(mf.model, ByteView(seed), opt.device);
-    LogEntry g;
-    g.genesis = true;
-    g.g.run_id = run_id;
-    g.g.init_root = state.root();
-    g.g.n_params = param_count(mf.model);
-    log.append(encode_entry(g));
-    sign_now();
-  } else {
-    LogEntry g = log.entry(0);
-    if (!g.genesis || g.g.run_id != run_id) throw Error("the witness log belongs to another run", log_path);
-    // Resume from the newest checkpoint that the log vouches for; a missing
-    // or damaged one only makes the walk back longer.
-    int64_t from = 0;
-    for (uint64_t i = log.size() - 1; i >= 1 && from == 0; i--) {
-      LogEntry e = log.entry(i);
-      if (!e.s.checkpoint) continue;
-      if (std::optional<TrainState> s =
-              logged_checkpoint(mf.model, paths.checkpoint(i), int64_t(i), e.s.state_root, opt.device)) {
-        state = std::move(*s);
-        from = int64_t(i);
-      } else if (!opt.quiet) {
-        cli::note("checkpoint of step " + std::to_string(i) + " is missing or damaged; trying an older one");
-      }
-    }
-    if (from == 0) {
-      state = TrainState::initial(mf.model, ByteView(seed), opt.device);
-      if (state.root() != g.g.init_root) throw Error("genesis does not match the initial state from the seed", log_path);
-    }
-    sum.resumed = true;
-    if (!opt.quiet)
-      cli::note("resuming " + run + " from step " + std::to_string(from) + " (log has " +
-                std::to_string(log.size() - 1) + " steps)");
-  }
+  TrainState state = start_state(opt, mf, seed, log, heads, sum);
   sum.first_step = state.step() + 1;
   if (dist) {
     // The other ranks start from rank 0's manifest, seed and state.
@@ -291,30 +414,18 @@ TrainSummary train(const TrainOptions& opt) {
     if (opt.shard) dist->shard(state);
     else dist->partition(state);
   }
-  const bool sharded = dist && dist->sharded();
 
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
-  // The probe set, with proofs that its records are committed data, so anyone
-  // can fingerprint a released model against this run.
-  ProbeSet probe_set;
-  for (uint64_t i : probe_indices(run_id, ByteView(seed), dataset.size(), uint64_t(mf.fp.probe_records))) {
-    probe_set.indices.push_back(i);
-    probe_set.records.push_back(dataset.record(i));
-    probe_set.proofs.push_back(prove_inclusion(index, dataset.leaf(i), i));
-  }
-  write_file_atomic((fs::path(run) / "probe.json").string(), probe_set.to_json(mf).dump(1) + "\n");
-  const BatchRecords& probe = probe_set.records;
-
+  const ProbeSet probe_set = write_probe_set(run, mf, seed, dataset, index);
   const int64_t T = mf.steps;
   const int64_t last = opt.stop_after > 0 ? std::min(T, opt.stop_after) : T;
   Progress progress("training", uint64_t(last - state.step()), "steps", opt.quiet);
   const auto loop0 = std::chrono::steady_clock::now();
   while (state.step() < last) {
     const int64_t t = state.step() + 1;
-    std::vector<uint64_t> idx = order.batch(t);
     BatchRecords batch;
     std::vector<Hash32> leaves;
-    for (uint64_t i : idx) {
+    for (uint64_t i : order.batch(t)) {
       batch.push_back(dataset.record(i));
       leaves.push_back(dataset.leaf(i));
     }
@@ -322,51 +433,14 @@ TrainSummary train(const TrainOptions& opt) {
     StepOutput out = do_step(opt, dist.get(), mf, state, batch, t);
     auto tw = std::chrono::steady_clock::now();
     sum.step_seconds += std::chrono::duration<double>(tw - ts).count();
-    if (!opt.witnesses) {  // bench only: the same run without witnesses
-      sum.final_loss = out.mean_loss;
-      sum.steps++;
-      progress.add(1);
-      continue;
+    if (opt.witnesses) {  // without: bench only, the same run without witnesses
+      const LogEntry e = witness_step(mf, state, out, leaves, t, probe_set.records, dist.get(), paths);
+      log_step(log, encode_entry(e), t, heads.signed_size, paths.log());
+      // Sign only once the log ends at this step (not while re-deriving older entries).
+      if ((t % mf.head_every == 0 || t == T) && log.size() == uint64_t(t) + 1 && log.size() > heads.signed_size)
+        heads.sign(log);
+      sum.witness_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tw).count();
     }
-    LogEntry e;
-    e.s.step = uint64_t(t);
-    e.s.lr = out.lr;
-    e.s.mean_loss = out.mean_loss;
-    e.s.grad_norm = out.grad_norm;
-    e.s.batch_root = merkle_root(kBlake2bTree, leaves, 1);
-    e.s.losses = out.losses;
-    // Data parallel, the ranks share the sketching (an all-reduce of 3k doubles).
-    TrainState::Sketches sk = dist ? dist->sketches(mf, state) : state.sketches(mf);
-    e.s.sketch = std::move(sk.w);
-    e.s.sketch_m = std::move(sk.m);
-    e.s.sketch_v = std::move(sk.v);
-    if (t % mf.fp.probe_every == 0 || t == T) e.s.probe = probe_fingerprint(mf, state, probe);
-    // The exact root of the whole state, every step; every C steps the state
-    // is also written, durable before the entry that says so.
-    e.s.checkpoint = t % mf.checkpoint_every == 0 || t == T;
-    if (e.s.checkpoint && sharded) {
-      e.s.state_root = dist->checkpoint(state, paths.checkpoint(uint64_t(t)));
-    } else {
-      e.s.state_root = dist ? dist->state_root(state) : state.root();
-      if (e.s.checkpoint) state.save(paths.checkpoint(uint64_t(t)));
-    }
-    Bytes enc = encode_entry(e);
-    if (uint64_t(t) < log.size()) {
-      // Re-deriving a step that the log already holds (after a resume): it must
-      // come out identical; below a signed head, a difference is fatal.
-      if (log.entry_bytes(uint64_t(t)) != enc) {
-        if (uint64_t(t) < signed_size)
-          throw Error("resumed training diverged from the signed log at step " + std::to_string(t) +
-                          " (different thread count, BLAS or device?)", log_path);
-        log.truncate(uint64_t(t));
-        log.append(enc);
-      }
-    } else {
-      log.append(enc);
-    }
-    // Sign only once the log ends at this step (not while re-deriving older entries).
-    if ((t % mf.head_every == 0 || t == T) && log.size() == uint64_t(t) + 1 && log.size() > signed_size) sign_now();
-    sum.witness_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tw).count();
     sum.final_loss = out.mean_loss;
     sum.steps++;
     progress.add(1);
@@ -376,7 +450,7 @@ TrainSummary train(const TrainOptions& opt) {
   sum.last_step = state.step();
   if (state.step() == T && opt.witnesses) {
     if (log.size() > uint64_t(T) + 1) log.truncate(uint64_t(T) + 1);
-    if (log.size() > signed_size) sign_now();
+    if (log.size() > heads.signed_size) heads.sign(log);
     // The seed is revealed once the log is final.
     write_file_atomic(paths.seed(), to_hex(ByteView(seed)) + "\n");
     fs::remove(paths.seed_secret());

@@ -67,6 +67,20 @@ class AtomicFile {
 // Convenience: atomically replace `path` ("-" = stdout) with `content`.
 void write_file_atomic(const std::string& path, const std::string& content, bool binary = false);
 
+// A new, empty private file in the temporary directory ($TMPDIR or /tmp),
+// named PREFIX.XXXXXX, removed when the object is destroyed.
+struct TempFile {
+  explicit TempFile(const std::string& prefix);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  std::string path;
+};
+
+// Atomically replaces `to` with a copy of the file `from`, read in pieces
+// (a large file is never held in memory).
+void copy_file_atomic(const std::string& from, const std::string& to);
+
 // Async-signal-safe: removes the temporary file of every AtomicFile not yet
 // committed or destroyed, for a signal handler that ends the process (Ctrl-C).
 void remove_live_temporaries() noexcept;

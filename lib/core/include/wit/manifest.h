@@ -19,6 +19,9 @@ inline constexpr int64_t kMaxSteps = 1000000000;
 
 inline constexpr const char* kManifestFormat = "wit.run";
 inline constexpr int kManifestVersion = 2;
+// A TorchScript run's model file, beside run.json in the run directory and a
+// member of the same name in response bundles.
+inline constexpr const char* kModelFileName = "model.pt";
 
 struct OptimizerConfig {
   double lr = 3e-3, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
@@ -82,8 +85,13 @@ struct TrainConfig {
 };
 
 // The manifest of a new run: config over the defaults, with the data
-// commitment, trainer key, seed commitment and software filled in.
+// commitment, trainer key, seed commitment and software filled in. With
+// `scripted` (a TorchScript model's file digest, parameters and buffers, as
+// describe_module gives them), the model is that module: the config's
+// "model" section must declare "vocab" and "context" and may set "init",
+// "decay" and "pad"; the token mapping follows the data's reader.
 Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const PublicKey& key,
-                       const Hash32& seed_commit, const nlohmann::json& software, const std::string& where);
+                       const Hash32& seed_commit, const nlohmann::json& software, const std::string& where,
+                       const ModelConfig* scripted = nullptr);
 
 }  // namespace wit

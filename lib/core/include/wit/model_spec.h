@@ -1,6 +1,8 @@
-// The reference GPT's parameters as plain data, with no LibTorch: names,
-// shapes and initial values generated from the run seed, so any tool (and a
-// verifier without LibTorch) can regenerate the initial state and its root.
+// A run's model as plain data, with no LibTorch: the architecture (wit's
+// built-in GPT, or a TorchScript file bound by its digest), the parameters'
+// names and shapes, and their initial values generated from the run seed by
+// declared rules, so any tool (and a verifier without LibTorch) can
+// regenerate the initial state and its root. Format: docs/model.md.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -9,37 +11,103 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/bytes.h"
+#include "wit/safetensors.h"
 
 namespace wit {
 
-struct ModelConfig {
-  int64_t n_layer = 2, n_head = 4, d_model = 128, context = 128;
-  int64_t vocab = 257;  // bytes 0..255, and 256 = PAD (also the start token)
-  static constexpr int64_t kPad = 256;
+enum class Arch { kGpt, kTorchScript };
+// How record bytes become token ids: bytes (0..255), or the `tokens`
+// reader's little-endian uint16 ids passed through.
+enum class TokenMode { kBytes, kU16 };
 
+enum class InitKind { kUniform, kNormal, kOnes, kZeros };
+
+// A tensor a TorchScript module declares: parameter or buffer.
+struct TensorDecl {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::kF32;
+  uint64_t numel() const;
+  bool operator==(const TensorDecl& o) const { return name == o.name && shape == o.shape && dtype == o.dtype; }
+};
+
+// Which parameters a rule covers: names matching a glob (`*` any run of
+// characters, `?` one), and, when ndim >= 0, exactly that many dimensions.
+struct ParamMatch {
+  std::string match = "*";
+  int ndim = -1;
+  bool covers(const std::string& name, size_t dims) const;
+};
+struct InitRule {
+  ParamMatch on;
+  InitKind kind = InitKind::kZeros;
+  double scale = 0;  // kUniform: the bound; kNormal: the standard deviation
+};
+struct DecayRule {
+  ParamMatch on;
+  bool decay = true;
+};
+
+// Rule defaults that suit GPT-style models: biases zero, other vectors
+// (norm scales) one, matrices and embeddings normal(0, 0.02); weight decay
+// on tensors of two or more dimensions.
+std::vector<InitRule> default_init_rules();
+std::vector<DecayRule> default_decay_rules();
+
+struct ModelConfig {
+  Arch arch = Arch::kGpt;
+  // The built-in GPT.
+  int64_t n_layer = 2, n_head = 4, d_model = 128;
+  // Both: the context (tokens per row) and the vocabulary.
+  int64_t context = 128;
+  int64_t vocab = 257;  // gpt: bytes 0..255, and 256 = PAD (also the start token)
+  static constexpr int64_t kPad = 256;
+  // TorchScript: the file's digest H(kModelFile || bytes), its parameters and
+  // buffers (sorted by name), the init and decay rules, the token mapping and
+  // the start/end token.
+  Hash32 file;
+  std::vector<TensorDecl> params, buffers;
+  std::vector<InitRule> init;
+  std::vector<DecayRule> decay;
+  TokenMode tokens = TokenMode::kBytes;
+  int64_t pad = kPad;
+  // Where the bound module file is on this machine (run directory, bundle
+  // member): never serialised, set by whoever loads the manifest.
+  std::string module_path;
+
+  bool scripted() const { return arch == Arch::kTorchScript; }
   nlohmann::json to_json() const;
   static ModelConfig from_json(const nlohmann::json& j, const std::string& where);  // validates
 };
 
-enum class InitKind { kUniform, kOnes, kZeros };
+// The most elements a TorchScript module's non-parameter tensors (buffers,
+// tensor attributes, tensor constants) may hold together: a network hidden
+// there would be an initial state the seed did not generate.
+inline constexpr uint64_t kMaxBufferElements = uint64_t(1) << 16;
+
+// Why a module's tensors cannot be trained by wit ("" when they can):
+// parameters that are not float32, buffers and constants past kMaxBufferElements.
+std::string tensors_problem(const std::vector<TensorDecl>& params, const std::vector<TensorDecl>& buffers);
 
 struct ParamSpec {
   std::string name;
   std::vector<int64_t> shape;
   InitKind init = InitKind::kZeros;
-  float bound = 0;    // kUniform: values in [-bound, bound)
-  bool decay = false; // AdamW weight decay applies (matrices and embeddings, not biases/norms)
+  float bound = 0;    // kUniform: values in [-bound, bound); kNormal: the standard deviation
+  bool decay = false; // AdamW weight decay applies
   uint64_t numel() const;
 };
 
-// All parameters, sorted by name: the order of the sketch's global index and of
-// checkpoints. wte is tied to the output head.
-std::vector<ParamSpec> gpt_params(const ModelConfig& c);
+// All parameters, sorted by name: the order of the sketch's global index and
+// of checkpoints. For the GPT, wte is tied to the output head; for a
+// TorchScript model, each parameter's init and decay come from the first rule
+// that covers it.
+std::vector<ParamSpec> model_params(const ModelConfig& c);
 uint64_t param_count(const ModelConfig& c);
 
-// Initial values of one parameter: uniform values from a ChaCha20 stream keyed
-// by H(kInitWeights || seed || name) (exact integer-to-float arithmetic, so the
-// result is bit-identical on every machine), or ones / zeros.
+// Initial values of one parameter: uniform or normal values from a ChaCha20
+// stream keyed by H(kInitWeights || seed || name) with exact integer-to-float
+// arithmetic, so the result is bit-identical on every machine; or ones / zeros.
 void init_param(const ParamSpec& p, ByteView seed, float* out);
 
 // Names of the full training state in a checkpoint: parameters under their own
@@ -50,5 +118,8 @@ inline constexpr const char* kStepTensor = "wit.step";
 // Root of the initial state (parameters from the seed, zero moments, step 0):
 // what the genesis entry must hold.
 Hash32 initial_state_root(const ModelConfig& c, ByteView seed);
+
+// H(kModelFile || the file's bytes), read in pieces.
+Hash32 model_file_digest(const std::string& path);
 
 }  // namespace wit

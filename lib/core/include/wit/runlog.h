@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/bytes.h"
+#include "wit/manifest.h"
 #include "wit/sign.h"
 #include "wit/wlog.h"
 
@@ -21,6 +22,7 @@ struct RunPaths {
   std::string dir;
   explicit RunPaths(std::string d);
   std::string manifest() const { return dir + "/run.json"; }
+  std::string model() const { return dir + "/" + kModelFileName; }  // TorchScript runs: the bound model file
   std::string log() const { return dir + "/run.wlog"; }
   std::string heads() const { return dir + "/run.heads"; }
   std::string ckpt_dir() const { return dir + "/ckpt"; }

@@ -33,6 +33,8 @@ inline constexpr std::string_view kSeedCommit = "wit/seed-commit/v1";
 inline constexpr std::string_view kDataOrder = "wit/data-order/v1";
 inline constexpr std::string_view kInitWeights = "wit/init-weights/v1";
 inline constexpr std::string_view kProbeChoice = "wit/probe-choice/v1";
+// A TorchScript model file's digest in the manifest: H(kModelFile || file bytes).
+inline constexpr std::string_view kModelFile = "wit/model-file/v1";
 // Batch root: the RFC 6962 root over the batch's record leaves (no extra tag: it is a tree).
 // What a trainer's Ed25519 key signs for a tree head.
 inline constexpr std::string_view kTreeHead = "wit/tree-head/v1";

@@ -13,6 +13,7 @@ namespace wit {
 
 struct TrainOptions {
   std::string config_path;   // the user's training config
+  std::string model_path;    // a TorchScript model (docs/model.md); empty = the built-in GPT
   std::string commit_path, index_path;
   std::vector<std::string> files;  // the committed data files, in order
   std::string out_dir;       // RUN

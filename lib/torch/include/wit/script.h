@@ -1,0 +1,26 @@
+// TorchScript models (docs/model.md): what `wit-train --model FILE` binds,
+// and the check that a module keeps wit's contract. Torch-free header.
+#pragma once
+#include <string>
+
+#include "wit/model_spec.h"
+
+namespace wit {
+
+// The module in `path` as a run binds it: arch torchscript, the file's
+// digest, its parameters and its other tensors (buffers, tensor attributes
+// and constants), sorted by name, the default init and decay rules, and
+// module_path = path. Throws wit::Error naming the file when it is not a
+// TorchScript module, its forward is not forward(self, tokens: Tensor) ->
+// Tensor, a parameter is not float32, two parameters share storage, or its
+// other tensors are too large (tensors_problem).
+ModelConfig describe_module(const std::string& path);
+
+// Loads the run's module (c.module_path) for `device` and checks it against
+// the config: the same digest (another file is refused, naming both
+// digests), parameters and buffers, and a trial forward on a [2, L] batch
+// that must give float32 logits [2, L, vocab]. What wit-train does before it
+// writes anything; every later use loads through the same cache.
+void check_model(const ModelConfig& c, const std::string& device = "cpu");
+
+}  // namespace wit

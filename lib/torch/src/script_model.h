@@ -1,0 +1,29 @@
+// Private to wit_torch: a loaded TorchScript model whose parameter slots are
+// filled with a TrainState's tensors before every forward (LibTorch types;
+// never include from a public header).
+#pragma once
+#include <torch/script.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wit/model_spec.h"
+
+namespace wit {
+
+struct ScriptModel {
+  torch::jit::Module module;
+  // Per parameter, in name order: the submodule that owns the slot and the attribute name.
+  std::vector<std::pair<torch::jit::Module, std::string>> slots;
+};
+
+// The run's module for `device`, loaded once per process and checked against
+// `c` (digest, parameters, buffers); see check_model in wit/script.h.
+std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Device device);
+
+// Logits of the module's forward with `params` (name order) in its parameter slots.
+torch::Tensor script_forward(ScriptModel& m, const std::vector<torch::Tensor>& params, const torch::Tensor& idx);
+
+}  // namespace wit

@@ -1,0 +1,119 @@
+// The manifest's model section for TorchScript runs (docs/model.md), without
+// LibTorch: rule globs, rule order, validation with the field named, and the
+// Irwin-Hall normal init against a hand-computed element.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+
+#include "wit/error.h"
+#include "wit/hash.h"
+#include "wit/model_spec.h"
+#include "wit/rng.h"
+#include "wit/tags.h"
+
+using namespace wit;
+using nlohmann::json;
+
+namespace {
+
+ModelConfig scripted() {
+  ModelConfig c;
+  c.arch = Arch::kTorchScript;
+  c.file.b[0] = 1;
+  c.context = 8;
+  c.vocab = 257;
+  c.params = {{"blocks.0.c_proj.weight", {4, 4}, DType::kF32}, {"ln.bias", {4}, DType::kF32},
+              {"ln.weight", {4}, DType::kF32}, {"wte", {257, 4}, DType::kF32}};
+  c.init = default_init_rules();
+  c.decay = default_decay_rules();
+  return c;
+}
+
+std::string refusal(const json& j) {
+  try {
+    ModelConfig::from_json(j, "cfg");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("rule globs", "[model_spec]") {
+  CHECK(ParamMatch{"*", -1}.covers("anything.at.all", 3));
+  CHECK(ParamMatch{"*bias", -1}.covers("h.0.ln_1.bias", 1));
+  CHECK_FALSE(ParamMatch{"*bias", -1}.covers("h.0.ln_1.weight", 1));
+  CHECK(ParamMatch{"h.?.attn.*", -1}.covers("h.3.attn.c_attn.weight", 2));
+  CHECK_FALSE(ParamMatch{"h.?.attn.*", -1}.covers("h.10.attn.c_attn.weight", 2));
+  CHECK(ParamMatch{"*c_proj*", -1}.covers("blocks.11.mlp.c_proj.weight", 2));
+  CHECK(ParamMatch{"*", 1}.covers("x", 1));
+  CHECK_FALSE(ParamMatch{"*", 1}.covers("x", 2));
+  CHECK(ParamMatch{"a*b*c", -1}.covers("aXbYbZc", 1));
+  CHECK_FALSE(ParamMatch{"a*b*c", -1}.covers("aXbYbZ", 1));
+}
+
+TEST_CASE("the first covering rule decides a parameter's init and decay", "[model_spec]") {
+  ModelConfig c = scripted();
+  c.init.insert(c.init.begin(), InitRule{{"*c_proj.weight", -1}, InitKind::kNormal, 0.002});
+  const auto ps = model_params(c);
+  REQUIRE(ps.size() == 4);
+  CHECK(ps[0].init == InitKind::kNormal);
+  CHECK(ps[0].bound == Approx(0.002));
+  CHECK(ps[0].decay);
+  CHECK(ps[1].init == InitKind::kZeros);
+  CHECK_FALSE(ps[1].decay);
+  CHECK(ps[2].init == InitKind::kOnes);
+  CHECK(ps[3].bound == Approx(0.02));
+  CHECK(param_count(c) == 16 + 4 + 4 + 257 * 4);
+  // Round trip of the canonical section.
+  CHECK(ModelConfig::from_json(c.to_json(), "x").to_json() == c.to_json());
+  // The built-in GPT's section is as it always was.
+  CHECK(ModelConfig().to_json().dump() ==
+        R"({"arch":"gpt","context":128,"d_model":128,"n_head":4,"n_layer":2,"vocab":257})");
+}
+
+TEST_CASE("an invalid TorchScript model section names its field", "[model_spec]") {
+  const json good = scripted().to_json();
+  REQUIRE(refusal(good).empty());
+  auto with = [&](const std::string& ptr, const json& v) {
+    json j = good;
+    j[json::json_pointer(ptr)] = v;
+    return refusal(j);
+  };
+  CHECK_THAT(with("/vocab", 200), Catch::Contains("vocab 200 is smaller than byte data needs"));
+  CHECK_THAT(with("/pad", 7), Catch::Contains("pad must be 256"));
+  CHECK_THAT(with("/tokens", "words"), Catch::Contains("tokens must be"));
+  CHECK_THAT(with("/params/3/dtype", "F64"), Catch::Contains("parameter 'wte' is F64"));
+  CHECK_THAT(with("/params/0/name", "zzz"), Catch::Contains("not sorted by name"));
+  CHECK_THAT(with("/init", json::array({{{"match", "*bias"}, {"init", "zeros"}}})),
+             Catch::Contains("no init rule covers parameter 'blocks.0.c_proj.weight'"));
+  CHECK_THAT(with("/init/3/init", "gaussian"), Catch::Contains("init[3].init must be"));
+  CHECK_THAT(with("/init/3/std", -1), Catch::Contains("init[3].std must be a number"));
+  CHECK_THAT(with("/init/0/std", 1), Catch::Contains("init[0].std does not apply to zeros"));
+  CHECK_THAT(with("/decay/2/decay", "yes"), Catch::Contains("decay[2].decay must be true or false"));
+  CHECK_THAT(with("/buffers", json::array({{{"name", "mask"}, {"shape", {300, 300}}, {"dtype", "BOOL"}}})),
+             Catch::Contains("hold 90000 elements"));
+  CHECK_THAT(with("/file", "12"), Catch::Contains("file must be 64 hex digits"));
+  CHECK_THAT(with("/extra", 1), Catch::Contains("unknown key 'extra'"));
+  json u16 = good;
+  u16["tokens"] = "u16";
+  u16["vocab"] = 70000;
+  CHECK_THAT(refusal(u16), Catch::Contains("larger than uint16 token ids"));
+}
+
+TEST_CASE("normal init is Irwin-Hall over the parameter's ChaCha20 stream", "[model_spec]") {
+  ParamSpec p{"w", {3}, InitKind::kNormal, 0.02f, true};
+  Bytes seed(32, 5);
+  float got[3];
+  init_param(p, ByteView(seed), got);
+  // By hand from the stream: element i sums the top 24 bits of words 12i .. 12i + 11.
+  ChaChaStream s(derive_key(tags::kInitWeights, {ByteView(seed), ByteView(std::string("w"))}));
+  for (int i = 0; i < 3; i++) {
+    int64_t sum = 0;
+    for (int j = 0; j < 12; j++) sum += int64_t(s.next_u32() >> 8);
+    const float want = float(int32_t(sum - 6 * 16777216)) * (0.02f / 16777216.0f);
+    CHECK(std::memcmp(&got[i], &want, 4) == 0);
+  }
+}
