@@ -25,6 +25,7 @@
 #include "wit/trainer.h"
 #include "wit/wlog.h"
 
+#include "model_forge.h"
 #include "probe_preserving.h"
 
 using namespace wit;
@@ -152,6 +153,19 @@ int main(int argc, char** argv) {
     s->add_option("-o,--output", out)->required();
   }
 
+  // Attack 14: module files, and a response bundle answered with another module.
+  auto* mdl = app.add_subcommand("model", "Write a TorchScript module: plain, stored, hidden or swapped");
+  std::string model_kind, model_file;
+  int64_t model_vocab = 257, model_d = 16;
+  mdl->add_option("KIND", model_kind)->required();
+  mdl->add_option("--vocab", model_vocab);
+  mdl->add_option("--d", model_d);
+  mdl->add_option("-o,--output", out)->required();
+  auto* swm = app.add_subcommand("swap-model", "Replace a response bundle's model.pt with another file");
+  swm->add_option("--bundle", in)->required();
+  swm->add_option("--model", model_file)->required();
+  swm->add_option("-o,--output", out)->required();
+
   // An inflated eval: one example's loss lowered, then recommitted with
   // commit_scores so that eval.json and its scores are consistent (only a
   // spot check that re-evaluates that example can catch it).
@@ -182,6 +196,17 @@ int main(int argc, char** argv) {
   pp->add_option("-o,--output", out, "The forged parameters-only file")->required();
 
   return cli::run(app, argc, argv, [&]() -> int {
+    if (*mdl) {
+      forge_model_file(model_kind, out, model_vocab, model_d);
+      return 0;
+    }
+    if (*swm) {
+      Bundle b = Bundle::load(in);
+      const std::string bytes = read_file(model_file);
+      b.put(kModelFileName, Bytes(bytes.begin(), bytes.end()));
+      b.save(out);
+      return 0;
+    }
     if (*pp) {
       BatchRecords held;
       std::string line;

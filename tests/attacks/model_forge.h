@@ -1,0 +1,14 @@
+// Module files for attack 14 (tests/attacks/model_forge.cpp). Torch-free header.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace wit {
+
+// Writes a TorchScript module of KIND to `out`: "plain" (a small language
+// model), "stored" (the same code with other values stored in the file),
+// "hidden" (plus a network in buffers), "swapped" (the same parameters,
+// other code).
+void forge_model_file(const std::string& kind, const std::string& out, int64_t vocab, int64_t d);
+
+}  // namespace wit
