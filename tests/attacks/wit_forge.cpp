@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
   train->add_option("--attack-seed", attack_seed, "Chooses the tampered steps");
   train->add_option("--final", final_ckpt, "An honest run's final checkpoint (interpolate, foreign-init)");
   train->add_option("--config", o.config_path)->required();
+  train->add_option("--model", o.model_path, "A TorchScript model (wit-train --model)");
   train->add_option("--data", o.commit_path)->required();
   train->add_option("--index", o.index_path)->required();
   train->add_option("--out", o.out_dir)->required();

@@ -35,4 +35,19 @@ fi
 [ "$(jq -r '.runs[] | select(.name == "mine") | .status' site/board.json)" = certified ] && ok ||
   fail "the run is not certified: $(jq -c '.runs[] | {status, reason}' site/board.json 2>/dev/null)"
 grep -q "was trained on at" ../walk.out && ok || fail "usage proof does not say where the record was trained on"
+
+# "Your own architecture": its block, verbatim, in the same directory (it
+# continues the walkthrough), with the module exported by Debian's PyTorch.
+awk '/^### Your own architecture/ {h = 1; next}
+     h && !inb && /^```sh$/ {inb = 1; next}
+     inb && /^```$/ {exit}
+     inb {print}' "$WIT_SRC/README.md" >../script.sh
+grep -q -- '--model small.pt' ../script.sh && ok || fail "no TorchScript block in README.md"
+jq '.steps = 12' "$WIT_SRC/examples/small-script.json" >examples/small-script.json
+{ echo 'nonce() { od -An -N32 -tx1 /dev/urandom | tr -d " \n"; }'; cat ../script.sh; } >../script-run.sh
+bash -e -o pipefail ../script-run.sh >../script.out 2>../script.err
+rc=$?
+[ "$rc" -eq 0 ] && ok || { fail "the TorchScript block exited $rc"; tail -n 15 ../script.err | sed 's/^/  stderr: /' >&2; }
+[ "$(jq -r .verdict report-script.json)" = certified ] && ok || fail "the TorchScript run is not certified: $(head -c 300 report-script.json)"
+cmp -s small.pt run-script/model.pt && ok || fail "the run does not keep the module it trained"
 finish
