@@ -60,8 +60,21 @@ import sys
 import tempfile
 import time
 
-import torch
-import torch.nn as nn
+
+def reproducible() -> None:
+    """TorchScript writes a module's constants in Python set order, which
+    depends on string hashing: re-run under PYTHONHASHSEED=0 so that the same
+    arguments give the same file bytes (the run binds the file's hash)."""
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
+
+
+if __name__ == "__main__":
+    reproducible()  # before torch is imported, so that it loads once
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
 
 PRESETS = {
     # GPT-2 small: 124,439,808 parameters (with wpe; the head is tied to wte).
@@ -243,15 +256,6 @@ def build(n_layer: int, n_head: int, d_model: int, context: int, vocab: int, sli
     return model
 
 
-def reproducible() -> None:
-    """TorchScript writes a module's constants in Python set order, which
-    depends on string hashing: re-run under PYTHONHASHSEED=0 so that the same
-    arguments give the same file bytes (the run binds the file's hash)."""
-    if os.environ.get("PYTHONHASHSEED") != "0":
-        os.environ["PYTHONHASHSEED"] = "0"
-        os.execv(sys.executable, [sys.executable] + sys.argv)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--preset", choices=sorted(PRESETS), help="a named size (overrides the sizes below)")
@@ -336,5 +340,4 @@ def check(path: str, model: nn.Module, size: dict) -> int:
 
 
 if __name__ == "__main__":
-    reproducible()
     sys.exit(main())
