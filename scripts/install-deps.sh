@@ -17,6 +17,7 @@ pkgs=(
   libsodium-dev libzstd-dev libxxhash-dev nlohmann-json3-dev libcli11-dev catch2 libsimdjson-dev
   libtorch-dev libgloo-dev libopenblas0-pthread
   fortunes groff-base jq time python3 python3-cryptography
+  python3-torch
   chromium
   clang libclang-rt-14-dev
 )
