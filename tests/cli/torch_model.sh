@@ -29,9 +29,6 @@ PY=/usr/bin/python3
   { echo "skip: $PY has no torch module (Debian's python3-torch; scripts/install-deps.sh)" >&2; exit 77; }
 "$PY" -c 'import cryptography.hazmat.primitives.ciphers' 2>/dev/null ||
   { echo "skip: $PY has no cryptography module (Debian's python3-cryptography)" >&2; exit 77; }
-# TODO(issue 15): remove this gate when wit-train --model lands.
-wit-train --help 2>/dev/null | grep -q -- '--model' ||
-  { echo "skip: wit-train has no --model yet (issue 15: TorchScript models)" >&2; exit 77; }
 BUILD=$(cd "$WIT_BIN/.." && pwd)
 STEP_GOLDEN="$BUILD/tests/torch/wit_step_golden"
 GOLDEN="$WIT_SRC/tests/torch/golden_adamw.py"

@@ -224,6 +224,7 @@ std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Devi
 }
 
 torch::Tensor script_forward(ScriptModel& m, const std::vector<torch::Tensor>& params, const torch::Tensor& idx) {
+  torch::jit::setGraphExecutorOptimize(false);  // the setting is per thread: every thread that runs forward
   for (size_t i = 0; i < m.slots.size(); i++) m.slots[i].first.setattr(m.slots[i].second, params[i]);
   return m.module.forward({idx}).toTensor();
 }
