@@ -5,8 +5,6 @@
 // docs/model.md's contract.
 #include <catch2/catch.hpp>
 
-#include <torch/script.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -18,6 +16,8 @@
 #include "wit/model_spec.h"
 #include "wit/script.h"
 #include "wit/state.h"
+
+#include "script_modules.h"
 
 using namespace wit;
 namespace fs = std::filesystem;
@@ -33,31 +33,6 @@ struct TmpDir {
   ~TmpDir() { fs::remove_all(dir); }
   std::string operator/(const std::string& name) const { return (dir / name).string(); }
 };
-
-// A small language model: embedding, one tanh layer, layer norm, tied head.
-torch::jit::Module tiny_lm(int64_t V, int64_t D, const std::string& body = "") {
-  torch::jit::Module m("TinyLM");
-  torch::jit::Module ln("Norm");
-  ln.register_parameter("weight", torch::ones({D}), false);
-  ln.register_parameter("bias", torch::zeros({D}), false);
-  m.register_module("ln", ln);
-  m.register_parameter("wte", torch::randn({V, D}), false);
-  m.register_parameter("proj", torch::randn({D, D}), false);
-  m.define(body.empty() ? R"JIT(
-def forward(self, tokens):
-    x = torch.embedding(self.wte, tokens)
-    x = torch.tanh(torch.matmul(x, self.proj))
-    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
-    return torch.matmul(x, self.wte.t())
-)JIT"
-                        : body);
-  return m;
-}
-
-std::string save(const torch::jit::Module& m, const std::string& path) {
-  m.save(path);
-  return path;
-}
 
 Manifest script_manifest(const std::string& model_path, int64_t vocab = 257, int64_t context = 16) {
   Manifest m;
@@ -79,7 +54,7 @@ BatchRecords batch() { return {"abcabcabcabc", "hello hello", "xyzxyz", "the cat
 
 TEST_CASE("describe_module lists what a run binds", "[torch][script]") {
   TmpDir tmp;
-  const std::string path = save(tiny_lm(257, 8), tmp / "m.pt");
+  const std::string path = save_tiny_lm(tmp / "m.pt", 257, 8);
   const ModelConfig c = describe_module(path);
   CHECK(c.scripted());
   CHECK(c.file == model_file_digest(path));
@@ -88,7 +63,7 @@ TEST_CASE("describe_module lists what a run binds", "[torch][script]") {
   CHECK(c.params[1].name == "ln.weight");
   CHECK(c.params[2].name == "proj");
   CHECK(c.params[3].name == "wte");
-  CHECK(c.params[3].shape == std::vector<int64_t>{257, 8});
+  CHECK((c.params[3].shape == std::vector<int64_t>{257, 8}));
   CHECK(c.buffers.empty());
   // The default rules: bias zero, vectors one, matrices normal; decay on matrices.
   const auto ps = model_params(script_manifest(path).model);
@@ -103,7 +78,7 @@ TEST_CASE("describe_module lists what a run binds", "[torch][script]") {
 TEST_CASE("a TorchScript run's initial state is the rules' regeneration", "[torch][script]") {
   set_torch_threads(1);
   TmpDir tmp;
-  const Manifest m = script_manifest(save(tiny_lm(257, 8), tmp / "m.pt"));
+  const Manifest m = script_manifest(save_tiny_lm(tmp / "m.pt", 257, 8));
   Bytes seed(32, 7);
   TrainState st = TrainState::initial(m.model, ByteView(seed));
   CHECK(st.root() == initial_state_root(m.model, ByteView(seed)));
@@ -125,7 +100,7 @@ TEST_CASE("a TorchScript run's initial state is the rules' regeneration", "[torc
 TEST_CASE("a TorchScript model trains with wit's step, bit-identically, and checkpoints round-trip", "[torch][script]") {
   set_torch_threads(1);
   TmpDir tmp;
-  const Manifest m = script_manifest(save(tiny_lm(257, 16), tmp / "m.pt"));
+  const Manifest m = script_manifest(save_tiny_lm(tmp / "m.pt", 257, 16));
   Bytes seed(32, 9);
   TrainState a = TrainState::initial(m.model, ByteView(seed));
   TrainState b = a.clone();
@@ -147,16 +122,15 @@ TEST_CASE("a TorchScript model trains with wit's step, bit-identically, and chec
 
 TEST_CASE("another model file is refused where the run's is expected", "[torch][script]") {
   TmpDir tmp;
-  Manifest m = script_manifest(save(tiny_lm(257, 8), tmp / "m.pt"));
+  Manifest m = script_manifest(save_tiny_lm(tmp / "m.pt", 257, 8));
   Bytes seed(32, 1);
   // Same names and shapes, other code: the digest differs.
-  save(tiny_lm(257, 8, R"JIT(
+  save_tiny_lm(tmp / "other.pt", 257, 8, R"JIT(
 def forward(self, tokens):
     x = torch.embedding(self.wte, tokens)
     x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
     return torch.matmul(torch.matmul(x, self.proj), self.wte.t())
-)JIT"),
-       tmp / "other.pt");
+)JIT");
   m.model.module_path = tmp / "other.pt";
   CHECK_THROWS_WITH(TrainState::initial(m.model, ByteView(seed)), Catch::Contains("is not the run's model"));
   m.model.module_path = tmp / "missing.pt";
@@ -168,42 +142,34 @@ def forward(self, tokens):
 TEST_CASE("modules that break the contract are refused, naming what was expected", "[torch][script]") {
   TmpDir tmp;
   SECTION("forward takes two arguments") {
-    const std::string p = save(tiny_lm(257, 8, R"JIT(
+    const std::string p = save_tiny_lm(tmp / "two.pt", 257, 8, R"JIT(
 def forward(self, tokens, other):
     return torch.matmul(torch.embedding(self.wte, tokens), self.wte.t())
-)JIT"),
-                               tmp / "two.pt");
+)JIT");
     CHECK_THROWS_WITH(describe_module(p), Catch::Contains("wit needs forward(self, tokens: Tensor) -> Tensor"));
   }
   SECTION("logits of the wrong shape") {
-    const std::string p = save(tiny_lm(257, 8, R"JIT(
+    const std::string p = save_tiny_lm(tmp / "flat.pt", 257, 8, R"JIT(
 def forward(self, tokens):
     return torch.embedding(self.wte, tokens).sum(-1)
-)JIT"),
-                               tmp / "flat.pt");
+)JIT");
     Manifest m = script_manifest(p);
     CHECK_THROWS_WITH(check_model(m.model), Catch::Contains("wit needs float32 logits [2, 4, 257]"));
   }
   SECTION("a vocabulary other than the logits'") {
-    Manifest m = script_manifest(save(tiny_lm(300, 8), tmp / "v.pt"), 257);
+    Manifest m = script_manifest(save_tiny_lm(tmp / "v.pt", 300, 8), 257);
     CHECK_THROWS_WITH(check_model(m.model), Catch::Contains("(vocab 257)"));
   }
   SECTION("a float64 parameter") {
-    torch::jit::Module mod = tiny_lm(257, 8);
-    mod.register_parameter("scale", torch::ones({1}, torch::kFloat64), false);
-    const std::string p = save(mod, tmp / "f64.pt");
+    const std::string p = save_tiny_lm(tmp / "f64.pt", 257, 8, "", TinyExtra::kFloat64Param);
     CHECK_THROWS_WITH(describe_module(p), Catch::Contains("parameter 'scale' is F64"));
   }
   SECTION("tied parameters") {
-    torch::jit::Module mod = tiny_lm(257, 8);
-    mod.register_parameter("head", mod.attr("wte").toTensor(), false);
-    const std::string p = save(mod, tmp / "tied.pt");
+    const std::string p = save_tiny_lm(tmp / "tied.pt", 257, 8, "", TinyExtra::kTiedParam);
     CHECK_THROWS_WITH(describe_module(p), Catch::Contains("share storage"));
   }
   SECTION("a network hidden in a buffer") {
-    torch::jit::Module mod = tiny_lm(257, 8);
-    mod.register_buffer("memory", torch::zeros({300, 300}));
-    const std::string p = save(mod, tmp / "buf.pt");
+    const std::string p = save_tiny_lm(tmp / "buf.pt", 257, 8, "", TinyExtra::kBigBuffer);
     CHECK_THROWS_WITH(describe_module(p), Catch::Contains("buffers and tensor constants hold 90000 elements"));
   }
   SECTION("not a TorchScript file") {

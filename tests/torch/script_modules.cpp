@@ -1,0 +1,59 @@
+// Small TorchScript modules for the tests and the attack suite; see script_modules.h.
+#include "script_modules.h"
+
+#include <torch/script.h>
+
+namespace wit {
+
+const char* const kTinyLmForward = R"JIT(
+def forward(self, tokens):
+    x = torch.embedding(self.wte, tokens)
+    x = torch.tanh(torch.matmul(x, self.proj))
+    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
+    return torch.matmul(x, self.wte.t())
+)JIT";
+
+namespace {
+
+const char* const kHiddenForward = R"JIT(
+def forward(self, tokens):
+    x = torch.embedding(self.wte, tokens)
+    x = torch.tanh(torch.matmul(x, self.proj))
+    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
+    hidden = torch.matmul(torch.embedding(self.memory, tokens), self.memory_out)
+    return torch.matmul(x, self.wte.t()) + hidden
+)JIT";
+
+}  // namespace
+
+std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, const std::string& body, TinyExtra extra) {
+  torch::manual_seed(1);
+  torch::jit::Module m("TinyLM");
+  torch::jit::Module ln("Norm");
+  ln.register_parameter("weight", torch::ones({d}), false);
+  ln.register_parameter("bias", torch::zeros({d}), false);
+  m.register_module("ln", ln);
+  m.register_parameter("wte", torch::randn({vocab, d}) * 0.02, false);
+  m.register_parameter("proj", torch::randn({d, d}) * 0.02, false);
+  switch (extra) {
+    case TinyExtra::kNone: break;
+    case TinyExtra::kFloat64Param: m.register_parameter("scale", torch::ones({1}, torch::kFloat64), false); break;
+    case TinyExtra::kTiedParam: m.register_parameter("head", m.attr("wte").toTensor(), false); break;
+    case TinyExtra::kBigBuffer: m.register_buffer("memory", torch::zeros({300, 300})); break;
+    case TinyExtra::kStoredValues: {
+      torch::NoGradGuard g;
+      m.attr("wte").toTensor().copy_(torch::arange(vocab * d, torch::kFloat32).reshape({vocab, d}).sin());
+      m.attr("proj").toTensor().copy_(torch::eye(d) * 3.0);
+      break;
+    }
+    case TinyExtra::kHiddenNetwork:
+      m.register_buffer("memory", torch::randn({vocab, 300}));
+      m.register_buffer("memory_out", torch::randn({300, vocab}));
+      break;
+  }
+  m.define(!body.empty() ? body : extra == TinyExtra::kHiddenNetwork ? kHiddenForward : kTinyLmForward);
+  m.save(path);
+  return path;
+}
+
+}  // namespace wit

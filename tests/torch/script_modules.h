@@ -1,0 +1,27 @@
+// Small TorchScript modules built in C++ (torch::jit::Module::define), for the
+// tests and the attack suite: no Python needed. Torch-free header, so a test
+// that includes Catch never sees LibTorch's own CHECK macro.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace wit {
+
+// The forward of the plain module: embedding, one tanh layer, layer norm, tied head.
+extern const char* const kTinyLmForward;
+
+enum class TinyExtra {
+  kNone,
+  kFloat64Param,  // a float64 parameter "scale"
+  kTiedParam,     // a parameter "head" sharing wte's storage
+  kBigBuffer,     // a 300 x 300 buffer "memory"
+  kStoredValues,  // other values stored in the file ("pretrained")
+  kHiddenNetwork, // buffers memory [V, 300] and memory_out [300, V] added to the logits
+};
+
+// Saves a module with parameters ln.weight, ln.bias [d], wte [vocab, d] and
+// proj [d, d], forward `body` (default kTinyLmForward) and `extra`; returns path.
+std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, const std::string& body = "",
+                         TinyExtra extra = TinyExtra::kNone);
+
+}  // namespace wit
