@@ -157,6 +157,30 @@ run 0 "$PY" "$MODULE" --n-layer 1 --n-head 2 --d-model 32 --context 32 --vocab 2
 train 2 m200.pt cfg200.json bad-vocab && error_is wit-train 'vocab'
 absent bad-vocab
 
+# --- token records (the tokens reader): uint16 ids pass through, pad = vocab - 1
+"$PY" - <<'PY'
+import struct
+ids = [(i * 7919 + i // 16) % 290 for i in range(16 * 40)]
+ids[16 * 5 + 3] = 298  # the data's largest id
+open("tok.bin", "wb").write(struct.pack("<%dH" % len(ids), *ids))
+PY
+run 0 wit-commit -q --reader tokens --seq-len 16 -o tok.commit.json tok.bin
+config 300 >cfg300.json
+run 0 "$PY" "$MODULE" --n-layer 1 --n-head 2 --d-model 32 --context 32 --vocab 300 -o m300.pt
+run 0 wit-train -q -j1 --model m300.pt --config cfg300.json --data tok.commit.json --index tok.widx --key key --out tokrun tok.bin
+grep -q '"tokens": "u16"' tokrun/run.json && grep -q '"pad": 299' tokrun/run.json && ok || fail "token run's model section: $(grep -A3 '"pad"' tokrun/run.json)"
+run 0 wit-log verify tokrun
+wit-log head tokrun >tok.head.json
+run 0 wit-challenge -q --head tok.head.json --nonce "$(nonce 5)" -k 4 -o tok.c.json
+run 0 wit-replay respond -q -j1 --run tokrun tok.c.json -o tok.wbundle
+run 0 wit-replay verify -q -j2 --bundle tok.wbundle tok.c.json -o tok.report.json
+# A vocabulary that does not cover the data's largest id: refused before anything is written.
+run 0 "$PY" "$MODULE" --n-layer 1 --n-head 2 --d-model 32 --context 32 --vocab 290 -o m290.pt
+config 290 >cfg290.json
+run 2 wit-train -q -j1 --model m290.pt --config cfg290.json --data tok.commit.json --index tok.widx --key key --out tokbad tok.bin &&
+  error_is wit-train "the data's token 298 is not below the model's vocab 290"
+absent tokbad
+
 # --- a run whose model.pt was swapped for another module
 cp -r run swapped
 run 0 "$PY" "$MODULE" --n-layer 2 --n-head 2 --d-model 32 --context 32 --vocab 257 -o other.pt

@@ -66,17 +66,14 @@ void check_model_fits(const Manifest& mf, const Dataset& dataset, const TrainOpt
   if (!mf.model.scripted()) return;
   check_model(mf.model, opt.device);
   if (mf.model.tokens != TokenMode::kU16) return;
-  uint64_t top = 0, at = 0;
+  uint64_t top = 0;
   for (uint64_t i = 0; i < dataset.size(); i++) {
     const std::string r = dataset.record(i);
-    for (size_t b = 0; b + 1 < r.size(); b += 2) {
-      const uint64_t id = uint64_t(uint8_t(r[b])) | uint64_t(uint8_t(r[b + 1])) << 8;
-      if (id > top) top = id, at = i;
-    }
+    for (size_t b = 0; b + 1 < r.size(); b += 2) top = std::max(top, uint64_t(uint8_t(r[b])) | uint64_t(uint8_t(r[b + 1])) << 8);
   }
   if (top >= uint64_t(mf.model.vocab))
-    throw Error("the data's token " + std::to_string(top) + " (record " + std::to_string(at) +
-                    ") is not below the model's vocab " + std::to_string(mf.model.vocab),
+    throw Error("the data's token " + std::to_string(top) + " is not below the model's vocab " +
+                    std::to_string(mf.model.vocab),
                 opt.commit_path, "declare model.vocab larger than the data's largest token id");
 }
 
