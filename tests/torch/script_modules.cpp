@@ -24,6 +24,17 @@ def forward(self, tokens):
     return torch.matmul(x, self.wte.t()) + hidden
 )JIT";
 
+// Scales its logits by how often it has been called: training (many calls)
+// and a replay (a fresh load) would compute different steps.
+const char* const kCounterForward = R"JIT(
+def forward(self, tokens):
+    self.calls = self.calls + 1
+    x = torch.embedding(self.wte, tokens)
+    x = torch.tanh(torch.matmul(x, self.proj))
+    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
+    return torch.matmul(x, self.wte.t()) * (1.0 + 0.01 * self.calls)
+)JIT";
+
 }  // namespace
 
 std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, const std::string& body, TinyExtra extra) {
@@ -46,12 +57,16 @@ std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, cons
       m.attr("proj").toTensor().copy_(torch::eye(d) * 3.0);
       break;
     }
+    case TinyExtra::kCounter: m.register_attribute("calls", c10::IntType::get(), int64_t(0)); break;
     case TinyExtra::kHiddenNetwork:
       m.register_buffer("memory", torch::randn({vocab, 300}));
       m.register_buffer("memory_out", torch::randn({300, vocab}));
       break;
   }
-  m.define(!body.empty() ? body : extra == TinyExtra::kHiddenNetwork ? kHiddenForward : kTinyLmForward);
+  m.define(!body.empty() ? body
+           : extra == TinyExtra::kHiddenNetwork ? kHiddenForward
+           : extra == TinyExtra::kCounter ? kCounterForward
+                                          : kTinyLmForward);
   m.save(path);
   return path;
 }

@@ -17,6 +17,7 @@ enum class TinyExtra {
   kBigBuffer,     // a 300 x 300 buffer "memory"
   kStoredValues,  // other values stored in the file ("pretrained")
   kHiddenNetwork, // buffers memory [V, 300] and memory_out [300, V] added to the logits
+  kCounter,       // an int attribute "calls" that forward increments
 };
 
 // Saves a module with parameters ln.weight, ln.bias [d], wte [vocab, d] and

@@ -172,6 +172,12 @@ def forward(self, tokens):
     const std::string p = save_tiny_lm(tmp / "buf.pt", 257, 8, "", TinyExtra::kBigBuffer);
     CHECK_THROWS_WITH(describe_module(p), Catch::Contains("buffers and tensor constants hold 90000 elements"));
   }
+  SECTION("a module with state of its own (a call counter)") {
+    Manifest m = script_manifest(save_tiny_lm(tmp / "count.pt", 257, 8, "", TinyExtra::kCounter));
+    Bytes seed(32, 2);
+    TrainState st = TrainState::initial(m.model, ByteView(seed));
+    CHECK_THROWS_WITH(train_step(m, st, batch()), Catch::Contains("the model changed its attribute 'calls' during forward"));
+  }
   SECTION("not a TorchScript file") {
     std::FILE* f = std::fopen((tmp / "junk.pt").c_str(), "wb");
     std::fputs("not a zip archive", f);

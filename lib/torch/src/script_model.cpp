@@ -15,6 +15,7 @@
 
 #include "state_impl.h"
 #include "wit/error.h"
+#include "wit/hash.h"
 #include "wit/script.h"
 
 namespace wit {
@@ -169,6 +170,39 @@ void check_decls(const char* what, const std::vector<TensorDecl>& bound, const s
   }
 }
 
+// Name and value of every attribute that is not a parameter, in order; the
+// first one whose value differs between two calls names the change.
+std::vector<std::pair<std::string, Hash32>> attribute_values(const torch::jit::Module& m,
+                                                             const std::vector<std::string>& param_names) {
+  std::vector<std::pair<std::string, Hash32>> out;
+  for (const auto& a : m.named_attributes(true)) {
+    if (std::binary_search(param_names.begin(), param_names.end(), a.name) || a.value.isModule()) continue;
+    Blake2b h;
+    const c10::IValue& v = a.value;
+    if (v.isTensor()) {
+      const torch::Tensor t = v.toTensor().detach().to(torch::kCPU).contiguous();
+      h.update(ByteView(reinterpret_cast<const uint8_t*>(t.data_ptr()), size_t(t.nbytes())));
+      std::ostringstream meta;
+      meta << c10::toString(t.scalar_type()) << t.sizes();
+      h.update(ByteView(meta.str()));
+    } else if (v.isInt() || v.isDouble() || v.isBool() || v.isString() || v.isNone()) {
+      std::ostringstream s;
+      s << v.tagKind() << ":" << v;
+      h.update(ByteView(s.str()));
+    } else {
+      h.update(ByteView(v.tagKind()));
+    }
+    out.emplace_back(a.name, h.final());
+  }
+  return out;
+}
+
+Hash32 attribute_digest(const torch::jit::Module& m, const std::vector<std::string>& param_names) {
+  Blake2b h;
+  for (const auto& [name, d] : attribute_values(m, param_names)) h.update_field(ByteView(name)).update(ByteView(d.data(), 32));
+  return h.final();
+}
+
 std::mutex g_cache_mutex;
 std::map<std::string, std::shared_ptr<ScriptModel>> g_cache;
 
@@ -206,12 +240,15 @@ std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Devi
                     c.file.hex() + ")",
                 path);
   auto sm = std::make_shared<ScriptModel>();
+  sm->path = path;
   sm->module = load_file(path);
   check_forward_schema(sm->module, path);
   Described d = describe(sm->module, path);
   check_decls("parameter", c.params, d.params, path);
   check_decls("buffer", c.buffers, d.buffers, path);
   sm->module.to(device);
+  for (const auto& p : c.params) sm->param_names.push_back(p.name);
+  sm->attrs = attribute_digest(sm->module, sm->param_names);
   for (const auto& p : c.params) {
     torch::jit::Module owner = sm->module;
     std::string rest = p.name;
@@ -226,7 +263,24 @@ std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Devi
 torch::Tensor script_forward(ScriptModel& m, const std::vector<torch::Tensor>& params, const torch::Tensor& idx) {
   torch::jit::setGraphExecutorOptimize(false);  // the setting is per thread: every thread that runs forward
   for (size_t i = 0; i < m.slots.size(); i++) m.slots[i].first.setattr(m.slots[i].second, params[i]);
-  return m.module.forward({idx}).toTensor();
+  torch::Tensor out = m.module.forward({idx}).toTensor();
+  // A module with state of its own (a call counter, a buffer it writes)
+  // would train differently from its replay, which starts from a fresh load.
+  if (attribute_digest(m.module, m.param_names) != m.attrs) {
+    std::string which = "?";
+    torch::jit::Module fresh = load_file(m.path);
+    fresh.to(out.device());
+    const auto before = attribute_values(fresh, m.param_names), now = attribute_values(m.module, m.param_names);
+    for (size_t i = 0; i < std::min(before.size(), now.size()); i++)
+      if (before[i] != now[i]) {
+        which = now[i].first;
+        break;
+      }
+    throw Error("the model changed its attribute '" + which +
+                    "' during forward; a model's only state is its parameters (docs/model.md)",
+                m.path);
+  }
+  return out;
 }
 
 void check_model(const ModelConfig& c, const std::string& device) {

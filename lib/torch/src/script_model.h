@@ -14,9 +14,14 @@
 namespace wit {
 
 struct ScriptModel {
+  std::string path;
   torch::jit::Module module;
   // Per parameter, in name order: the submodule that owns the slot and the attribute name.
   std::vector<std::pair<torch::jit::Module, std::string>> slots;
+  // A digest of every attribute that is not a parameter (buffers, counters,
+  // flags), taken at load: forward must leave it unchanged.
+  Hash32 attrs;
+  std::vector<std::string> param_names;  // sorted
 };
 
 // The run's module for `device`, loaded once per process and checked against
