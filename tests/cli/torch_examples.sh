@@ -42,4 +42,17 @@ grep -q "tampered/eval-check.nonce" "$T/out" && grep -q "wit-eval check" "$T/out
 grep -q "wit-train\|wit-forge\|wit-replay\|wit-eval run" "$T/out" && fail "more than the eval check's chain: $(cat "$T/out")" || ok
 run 0 mk board
 [ "$(status tampered)" = rejected ] && ok || fail "tampered run after a new eval check: $(status tampered)"
+
+# The same pipeline, unchanged, with a TorchScript module (MODEL=): the board
+# certifies the honest run of that module and rejects the tampered one.
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  run 0 /usr/bin/python3 "$WIT_SRC/examples/gpt2_module.py" --n-layer 1 --n-head 2 --d-model 32 --context 64 --vocab 257 -o "$T/small.pt"
+  OUT=$T/ex-script
+  run 0 mk MODEL="$T/small.pt" board
+  [ "$(status honest)" = certified ] && ok || fail "TorchScript honest run: $(status honest)"
+  [ "$(status tampered)" = rejected ] && ok || fail "TorchScript tampered run: $(status tampered)"
+  cmp -s "$T/small.pt" "$OUT/honest/run/model.pt" && ok || fail "the board's run does not keep the module"
+else
+  fail "Debian's python3-torch is missing (scripts/install-deps.sh installs it): the MODEL= pipeline is not checked"
+fi
 finish
