@@ -210,7 +210,7 @@ json ReplayReport::to_json() const {
           {"run_id", run_id.hex()},
           {"head", {{"size", head_size}, {"root", head_root.hex()}}},
           {"challenge_seed", challenge_seed.hex()},
-          {"verdict", certified() ? "certified" : "rejected"},
+          {"verdict", verdict_name(verdict)},
           {"reason", certified() ? json(nullptr) : json(reason)},
           {"guarantee",
            {{"words", guarantee.words()}, {"k", guarantee.k}, {"steps", guarantee.steps},
@@ -235,10 +235,7 @@ ReplayReport ReplayReport::from_json(const json& j, const std::string& where) {
   r.head_size = jsonf::u64(head, "size", kRep, where);
   r.head_root = jsonf::hash(head, "root", kRep, where);
   r.challenge_seed = jsonf::hash(j, "challenge_seed", kRep, where);
-  const std::string verdict = string_field(j, "verdict", kRep, where);
-  if (verdict == "certified") r.verdict = ReportVerdict::kCertified;
-  else if (verdict == "rejected") r.verdict = ReportVerdict::kRejected;
-  else jsonf::bad(kRep, "field 'verdict' is not \"certified\" or \"rejected\"", where);
+  r.verdict = parse_verdict(string_field(j, "verdict", kRep, where), kRep, where);
   r.reason = optional_string(j, "reason", where);
   if (!r.certified() && r.reason.empty()) jsonf::bad(kRep, "a rejected report gives no reason", where);
   if (j.contains("guarantee")) {

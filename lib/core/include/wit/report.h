@@ -11,6 +11,7 @@
 
 #include "wit/bytes.h"
 #include "wit/challenge.h"
+#include "wit/verdict.h"
 
 namespace wit {
 
@@ -72,8 +73,6 @@ struct ReportCheck {
   double seconds = 0;
   bool operator==(const ReportCheck& o) const;
 };
-
-enum class ReportVerdict { kCertified, kRejected };
 
 struct ReplayReport {
   Hash32 run_id;
