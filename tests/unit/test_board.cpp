@@ -158,7 +158,7 @@ struct Fixture {
     const EvalCheckReport check = make_eval_check_report(eval, scores, ByteView(nonce), 4, 0.05, [&](uint64_t i) {
       return std::make_pair(scores.record_leaves[i], scores.scores[i]);
     });
-    REQUIRE(check.verdict == "certified");
+    REQUIRE(check.verdict == ReportVerdict::kCertified);
 
     // The certificate of the eval set against the training data.
     const Bytes idx_bytes = encode_index(data);

@@ -373,8 +373,9 @@ void check_eval_spot_checks(Ctx& c) {
     if (challenge_member_name(r.seed) != name)
       reject(where + " is not named after its seed (eval-checks/" + challenge_member_name(r.seed) + ".json)");
     if (auto bad = check_eval_report(r, c.eval, &c.scores)) reject(where + ": " + *bad);
-    if (r.verdict != "certified")
-      reject(where + ": the spot check failed: " + (r.reason.empty() ? std::string("verdict ") + r.verdict : r.reason));
+    if (r.verdict != ReportVerdict::kCertified)
+      reject(where + ": the spot check failed: " +
+             (r.reason.empty() ? std::string("verdict ") + verdict_name(r.verdict) : r.reason));
     for (const auto& it : r.items)
       if (!it.pass) reject(where + ": the spot check failed: example " + std::to_string(it.index) + " did not pass");
     EvalCheckState s;
@@ -743,7 +744,7 @@ json RunEntry::to_json() const {
   if (eval_known) {
     json checks = json::array();
     for (const auto& c : eval_checks)
-      checks.push_back({{"name", c.name}, {"k", c.k}, {"verdict", c.verdict}, {"indices", c.indices}});
+      checks.push_back({{"name", c.name}, {"k", c.k}, {"verdict", verdict_name(c.verdict)}, {"indices", c.indices}});
     j["eval"] = {{"metric", eval_metric},
                  {"loss", num(eval_loss)},
                  {"accuracy", num(eval_accuracy)},

@@ -46,7 +46,7 @@ struct ProbeCheckState {
 struct EvalCheckState {
   std::string name;
   uint64_t k = 0;
-  std::string verdict;
+  ReportVerdict verdict = ReportVerdict::kRejected;
   std::vector<uint64_t> indices;
 };
 
