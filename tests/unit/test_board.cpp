@@ -284,7 +284,7 @@ RunBundle variant(const std::string& member, const std::optional<std::string>& b
 
 std::string reason_of(const RunBundle& b) {
   const RunEntry e = evaluate_run_bundle(b);
-  CHECK(e.status == "rejected");
+  CHECK(e.status == BoardStatus::kRejected);
   return e.reason;
 }
 
@@ -296,7 +296,7 @@ TEST_CASE("board: an honest bundle is certified with the exact confidence", "[bo
   init_crypto();
   const RunEntry e = evaluate_run_bundle(fixture().bundle());
   INFO(e.reason);
-  REQUIRE(e.status == "certified");
+  REQUIRE(e.status == BoardStatus::kCertified);
   CHECK(e.name == "honest");
   CHECK(e.run_id == fixture().run_id.hex());
   CHECK(e.survived == 1);
@@ -328,12 +328,12 @@ TEST_CASE("board: segment transitions in a report are checked, not counted as un
                            {"failed", nullptr}, {"distances", {{"weights", 1e-8}}}, {"thresholds", {{"weights", 1e-6}}}});
   const RunEntry e = evaluate_run_bundle(variant(report_member(), r.dump(2)));
   INFO(e.reason);
-  REQUIRE(e.status == "certified");
+  REQUIRE(e.status == BoardStatus::kCertified);
   CHECK(e.steps_checked.size() == 3);  // the step challenges only
   CHECK(e.confidence == Approx(1.0 - 35.0 / 56.0));
   // A failed segment transition in a report that claims "certified" is refused.
   r["checks"].back()["pass"] = false;
-  CHECK(evaluate_run_bundle(variant(report_member(), r.dump(2))).status == "rejected");
+  CHECK(evaluate_run_bundle(variant(report_member(), r.dump(2))).status == BoardStatus::kRejected);
 }
 
 TEST_CASE("board: a report of another head is rejected", "[board]") {
@@ -373,7 +373,7 @@ TEST_CASE("board: one rejected report or spot check rejects the run - missing on
   CHECK(failed.survived == 0);
   CHECK(failed.model == "not checked");  // the checks stopped before the released model
   const RunEntry waiting = evaluate_run_bundle(variant(report_member(), std::nullopt));
-  CHECK(waiting.status == "pending");
+  CHECK(waiting.status == BoardStatus::kPending);
   CHECK(waiting.pending == 1);
   CHECK(waiting.reason == "waiting for the report of 1 challenge");
   CHECK(waiting.model == "matches");  // a pending run is checked to the end
@@ -381,7 +381,7 @@ TEST_CASE("board: one rejected report or spot check rejects the run - missing on
   for (const auto& n : nocheck.names_under("eval-checks/")) nocheck.files.erase("eval-checks/" + n + ".json");
   nocheck.files[kRunBundleIndex] = nocheck.index_json("nocheck");
   const RunEntry e = evaluate_run_bundle(nocheck);
-  CHECK(e.status == "pending");
+  CHECK(e.status == BoardStatus::kPending);
   CHECK(e.reason == "no eval spot check yet");
   // An inflated score: the scores no longer reproduce the commitment.
   EvalScores s = f.scores;
@@ -450,13 +450,13 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   CHECK(reason_of(variant(member::kLog, bad)).rfind("witness log is corrupt (frame length ", 0) == 0);
   // Without run.wlog the run is judged by its signatures and proofs alone.
   const RunEntry nolog = evaluate_run_bundle(variant(member::kLog, std::nullopt));
-  CHECK(nolog.status == "certified");
+  CHECK(nolog.status == BoardStatus::kCertified);
   CHECK(nolog.loss_curve.empty());
   // A released model that is not the final one differs, without rejecting.
   Fingerprint fp = Fingerprint::from_json(json::parse(f.files.at(member::kModelFingerprint)), "fp");
   (*fp.probe)[0] += 1.0f;
   const RunEntry differs = evaluate_run_bundle(variant(member::kModelFingerprint, fp.to_json().dump()));
-  CHECK(differs.status == "certified");
+  CHECK(differs.status == BoardStatus::kCertified);
   CHECK(differs.model == "matches");  // the fingerprint is information: the exact binding decides
   CHECK(differs.model_probe_rel > 0.0);
   RunBundle nobind = variant(member::kModelFingerprint, fp.to_json().dump());
@@ -466,7 +466,7 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   CHECK(evaluate_run_bundle(variant(member::kModelBinding, std::nullopt)).model == "probe only");
   // Unreadable bundles and paths.
   const RunEntry gone = evaluate_bundle_path("/nonexistent/garbage.wbundle");
-  CHECK(gone.status == "rejected");
+  CHECK(gone.status == BoardStatus::kRejected);
   CHECK(gone.name == "garbage");
   CHECK_THROWS_AS(RunBundle::decode(ByteView(std::string("not a bundle")), "x.wbundle"), Error);
 }
@@ -484,8 +484,8 @@ TEST_CASE("board: every mutation of every member is judged without throwing", "[
       else m = "{\"format\": 1}";
       RunEntry e;
       REQUIRE_NOTHROW(e = evaluate_run_bundle(variant(name, m)));
-      INFO(name << " kind " << kind << ": " << e.status << " (" << e.reason << ")");
-      CHECK(e.status == "rejected");  // every member is checked: no mutation is certified
+      INFO(name << " kind " << kind << ": " << status_name(e.status) << " (" << e.reason << ")");
+      CHECK(e.status == BoardStatus::kRejected);  // every member is checked: no mutation is certified
       CHECK(!e.reason.empty());
       judged++;
     }
@@ -503,9 +503,9 @@ TEST_CASE("board: a board is byte-identical when built twice - duplicate names a
   runs = order_board(runs);
   REQUIRE(runs.size() == 4);
   CHECK(runs[0].name == "alpha");
-  CHECK(runs[0].status == "certified");
+  CHECK(runs[0].status == BoardStatus::kCertified);
   CHECK(runs[1].name == "alpha-2");
-  CHECK(runs[1].status == "rejected");
+  CHECK(runs[1].status == BoardStatus::kRejected);
   CHECK(runs[1].reason == "another bundle on the board has the name alpha");
   CHECK(runs[2].name == "broken");
   CHECK(runs[3].name == "zeta");
@@ -545,7 +545,7 @@ TEST_CASE("board: a .wbundle and a directory give the same verdict - add and mat
   dirb.save_new();
   const RunEntry a = evaluate_bundle_path((d / "honest.wbundle").string());
   const RunEntry c = evaluate_bundle_path((d / "honest").string());
-  CHECK(a.status == "certified");
+  CHECK(a.status == BoardStatus::kCertified);
   CHECK(a.to_json().at("status") == "certified");
   CHECK(a.to_json().at("run_id") == a.run_id);
   RunEntry a2 = a, c2 = c;
@@ -565,13 +565,13 @@ TEST_CASE("board: a .wbundle and a directory give the same verdict - add and mat
   const Challenge c3 = issue_challenge(newest_signed_head(loaded), "h", made_up(12), ChallengeRequest{2, {}, {}, 0, {}});
   loaded.put_and_save(Fixture::challenge_path(c3), c3.to_json().dump(2) + "\n");
   const RunEntry grown = evaluate_bundle_path((d / "honest").string());
-  CHECK(grown.status == "certified");
+  CHECK(grown.status == BoardStatus::kCertified);
   CHECK(grown.challenges.size() == 2);
   CHECK(grown.pending == 1);
   // Links inside a bundle directory make it unreadable.
   fs::create_symlink("/etc/passwd", d / "honest" / "reports" / "x.json");
   const RunEntry linked = evaluate_bundle_path((d / "honest").string());
-  CHECK(linked.status == "rejected");
+  CHECK(linked.status == BoardStatus::kRejected);
   CHECK(linked.reason.find("symbolic link") != std::string::npos);
   fs::remove_all(d);
 }
@@ -666,7 +666,7 @@ TEST_CASE("board: concurrent challenges and adds on one bundle all land (the bun
     CHECK(after.check_index(why));
     CHECK(why == "");
     CHECK(after.names_under(member::kChallenges).size() == size_t(1 + 2 * n));
-    CHECK(evaluate_run_bundle(after).status == "certified");
+    CHECK(evaluate_run_bundle(after).status == BoardStatus::kCertified);
     // An output that cannot be written (-o /dev/full) leaves the bundle as it was.
     const int refused = in_parallel(1, [&](int) {
       const int null = ::open("/dev/null", O_WRONLY);
@@ -752,7 +752,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   other.match = false;
   other.reason = "the parameters root joined with the optimizer root is not the final state root";
   RunEntry e = evaluate_run_bundle(variant(member::kModelBinding, other.to_json().dump()));
-  CHECK(e.status == "certified");
+  CHECK(e.status == BoardStatus::kCertified);
   CHECK(e.model == "differs");
   CHECK(e.model_note == other.reason);
   // A binding to an earlier state (consistent in itself) is not the final model.
@@ -796,7 +796,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   b.files[kRunBundleIndex] = b.index_json("api");
   e = evaluate_run_bundle(b);
   INFO(e.reason);
-  CHECK(e.status == "certified");
+  CHECK(e.status == BoardStatus::kCertified);
   REQUIRE(e.probe_checks.size() == 2);
   size_t passed = 0;
   for (const auto& p : e.probe_checks) passed += p.pass;

@@ -294,7 +294,7 @@ void check_reports(Ctx& c) {
     if (r.head_size != ch.head.size || r.head_root != ch.head.root)
       reject(where + " is for another head than its challenge's");
     if (r.challenge_seed != ch.seed) reject(where + " answers another challenge (challenge seed differs)");
-    s.verdict = r.certified() ? "certified" : "rejected";
+    s.verdict = status_of(r.verdict);
     s.reason = r.reason;
     s.checks = r.checks;
     // Segment transitions are checked too, but they are not uniform draws: the
@@ -309,10 +309,10 @@ void training_confidence(Ctx& c) {
   RunEntry& e = c.e;
   std::set<int64_t> union_steps;
   for (const auto& s : e.challenges) {
-    if (s.verdict == "certified") e.survived++;
-    else if (s.verdict == "rejected") e.failed++;
+    if (s.verdict == BoardStatus::kCertified) e.survived++;
+    else if (s.verdict == BoardStatus::kRejected) e.failed++;
     else e.pending++;
-    if (s.verdict == "certified" && s.head_size == c.newest.size) union_steps.insert(s.steps.begin(), s.steps.end());
+    if (s.verdict == BoardStatus::kCertified && s.head_size == c.newest.size) union_steps.insert(s.steps.begin(), s.steps.end());
   }
   e.steps_checked.assign(union_steps.begin(), union_steps.end());
   e.bad_steps = bad_steps_for(c.T, e.fraction);
@@ -323,7 +323,7 @@ void training_confidence(Ctx& c) {
 void check_no_rejected_report(Ctx& c) {
   RunEntry& e = c.e;
   for (const auto& s : e.challenges)
-    if (s.verdict == "rejected")
+    if (s.verdict == BoardStatus::kRejected)
       reject(std::string(member::kReports) + s.name + ".json: replay rejected the run: " +
              (s.reason.empty() ? "no reason given" : s.reason));
 }
@@ -594,30 +594,30 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction) {
   try {
     judge(c);
   } catch (const Reject& r) {
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = r.reason;
   } catch (const std::bad_alloc&) {
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = "out of memory while reading the bundle";
   } catch (const Error& x) {
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = x.what();  // names the member
   } catch (const std::exception& x) {
     // The JSON library's exceptions do not say where: name the member being checked.
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = c.at + ": " + x.what();
   }
-  if (e.status == "rejected") {
+  if (e.status == BoardStatus::kRejected) {
     e.reason = e.reason.substr(0, e.reason.find('\n'));
     return e;
   }
   const bool replayed = !e.steps_checked.empty();
   const bool spot_checked = !e.eval_checks.empty();
   if (replayed && spot_checked) {
-    e.status = "certified";
+    e.status = BoardStatus::kCertified;
     e.reason.clear();
   } else {
-    e.status = "pending";
+    e.status = BoardStatus::kPending;
     if (e.challenges.empty()) e.reason = "no challenge issued yet";
     else if (!replayed && e.pending > 0) e.reason = "waiting for the report of " + plural(e.pending, "challenge");
     else if (!replayed) e.reason = "no certified replay report under the newest signed head";
@@ -635,7 +635,7 @@ RunEntry evaluate_bundle_path(const std::string& path, double fraction) {
     e.fraction = fraction;
     e.source = path_name(path);
     e.name = name_from_path(path);
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = std::string(x.what()).substr(0, std::string(x.what()).find('\n'));
     return e;
   }
@@ -661,7 +661,7 @@ std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
     taken.insert(page);
     seen.insert(page);
     e.name = page;
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = "another bundle on the board has the name " + orig;
   }
   return entries;
@@ -707,7 +707,7 @@ json RunEntry::to_json() const {
   json j;
   j["name"] = name;
   j["source"] = source;
-  j["status"] = status;
+  j["status"] = status_name(status);
   j["reason"] = reason;
   j["run_id"] = run_id;
   j["compute"] = {{"steps", steps},   {"batch_size", batch_size}, {"context", context},
@@ -730,7 +730,7 @@ json RunEntry::to_json() const {
                     {"head_size", c.head_size},
                     {"k", c.k},
                     {"steps", c.steps},
-                    {"verdict", c.verdict.empty() ? "pending" : c.verdict},
+                    {"verdict", status_name(c.verdict)},
                     {"reason", c.reason},
                     {"checks", checks}});
   }
@@ -776,7 +776,7 @@ json RunEntry::to_json() const {
 
 std::string RunEntry::describe() const {
   std::ostringstream o;
-  o << name << ": " << status;
+  o << name << ": " << status_name(status);
   if (!reason.empty()) o << " (" << reason << ")";
   o << "\n";
   o << "bundle: " << source << "\n";
@@ -786,7 +786,7 @@ std::string RunEntry::describe() const {
       << " tokens), " << params << " parameters; " << model_config << "\n";
   o << "challenges: " << challenges.size() << " issued, " << survived << " survived, " << pending << " pending, "
     << failed << " failed\n";
-  if (status != "rejected" && steps > 0) {
+  if (status != BoardStatus::kRejected && steps > 0) {
     o << "confidence: " << percent(confidence) << " against tampering with " << fraction_percent(fraction)
       << " of the steps (" << bad_steps << " of " << steps << "); " << plural(steps_checked.size(), "distinct step")
       << " replayed under the newest head\n";

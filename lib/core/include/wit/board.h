@@ -15,6 +15,7 @@
 
 #include "wit/report.h"
 #include "wit/run_bundle.h"
+#include "wit/verdict.h"
 #include "wit/wlog.h"
 
 namespace wit {
@@ -30,7 +31,7 @@ struct ChallengeState {
   uint64_t head_size = 0;    // the challenged head's size
   int64_t k = 0;
   std::vector<int64_t> steps;
-  std::string verdict;       // "certified", "rejected" or "" (no report yet)
+  BoardStatus verdict = BoardStatus::kPending;  // its report's verdict; pending while it has no report
   std::string reason;        // the report's reason when rejected
   std::vector<ReportCheck> checks;  // the report's
 };
@@ -52,7 +53,7 @@ struct EvalCheckState {
 
 struct RunEntry {
   std::string name, source;  // source: the bundle's file or directory name
-  std::string status;        // "certified" | "rejected" | "pending"
+  BoardStatus status = BoardStatus::kPending;
   std::string reason;        // why rejected or pending; "" when certified
   std::string run_id;        // hex, "" when unknown
   // Compute, from the manifest.
@@ -97,7 +98,7 @@ struct RunEntry {
 };
 
 // Judges one loaded bundle. Never throws for anything in the bundle: every
-// problem becomes status "rejected" with its reason.
+// problem becomes status rejected with its reason.
 RunEntry evaluate_run_bundle(const RunBundle& b, double fraction = kDefaultBoardFraction);
 // Loads and judges: a bundle that cannot even be read is a rejected entry
 // named after its path.
