@@ -469,6 +469,64 @@ struct NoisePlan {
   unsigned other_threads = 2;  // a measurement's second thread count
 };
 
+// Checks 1 to 6, of the whole bundle: "" when they pass, else the reason.
+std::string check_bundle(Verifier& v) {
+  try {
+    v.load_common();
+  } catch (const Verifier::Reject& r) {
+    return r.reason;
+  }
+  return "";
+}
+
+// The noise the thresholds scale: the --calibration file, a measurement on
+// the first --calibration-steps transitions, or none yet (each transition
+// adds its own). "" or the reason the run is rejected.
+std::string set_up_noise(Verifier& v, const NoisePlan& plan, Calibration& cal) {
+  const VerifyOptions& opt = v.opt;
+  std::string reason;
+  if (opt.calibration) {
+    cal = *opt.calibration;
+    if (!cal.run_id.empty() && cal.run_id != v.run_id.hex() && !opt.quiet)
+      cli::note("calibration was measured on another run; using it anyway");
+  } else if (opt.calibration_steps > 0) {
+    try {
+      cal = calibrate(v.b, v.c, 1, plan.other_threads, opt.calibration_steps, opt.device);
+    } catch (const Error& e) {
+      reason = std::string("cannot measure replay noise: ") + e.what();
+    }
+    v.states.clear();
+  } else {
+    // Every transition is measured on itself, just before it is judged.
+    cal.run_id = v.run_id.hex();
+    cal.threads = {1, plan.other_threads};
+    for (const char* f : kReplayFields) cal.noise[f] = 0.0;
+  }
+  return reason;
+}
+
+// The transitions to check, as empty checks: the step challenges in
+// challenge order (the board matches them to the challenge), then every
+// transition of every segment.
+std::vector<ReportCheck> planned_checks(const Challenge& c) {
+  std::vector<ReportCheck> out;
+  for (int64_t s : c.steps) {
+    ReportCheck chk;
+    chk.step = s;
+    out.push_back(chk);
+  }
+  for (const Segment& g : c.segments)
+    for (int64_t s = g.from + 1; s <= g.to; s++) {
+      ReportCheck chk;
+      chk.kind = CheckKind::kSegment;
+      chk.step = s;
+      chk.segment_from = g.from;
+      chk.segment_to = g.to;
+      out.push_back(chk);
+    }
+  return out;
+}
+
 // Check 9: the exact states after s and after s - 1, each holding its step
 // and hitting its logged root.
 const TrainState& check_states(Verifier& v, int64_t s) {
@@ -594,67 +652,24 @@ std::string record_transition(Verifier& v, const NoisePlan& plan, ReplayReport& 
 
 }  // namespace
 
+// The checks of docs/replay.md ("Verify: the checks, in order").
 ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt) {
   check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
   Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}};
   ReplayReport rep = ReplayReport::answering(c);
   rep.margin = opt.margin;
-  std::string verdict_reason;
-  Calibration& cal = rep.calibration;
   const NoisePlan plan{!opt.calibration && opt.calibration_steps <= 0, opt.threads > 1 ? opt.threads : 2};
-  try {
-    v.load_common();
-  } catch (const Verifier::Reject& r) {
-    verdict_reason = r.reason;
-  }
-  if (verdict_reason.empty()) {
-    if (opt.calibration) {
-      cal = *opt.calibration;
-      if (!cal.run_id.empty() && cal.run_id != v.run_id.hex() && !opt.quiet)
-        cli::note("calibration was measured on another run; using it anyway");
-    } else if (opt.calibration_steps > 0) {
-      try {
-        cal = calibrate(b, c, 1, plan.other_threads, opt.calibration_steps, opt.device);
-      } catch (const Error& e) {
-        verdict_reason = std::string("cannot measure replay noise: ") + e.what();
-      }
-      v.states.clear();
-    } else {
-      // Every transition is measured on itself, just before it is judged.
-      cal.run_id = v.run_id.hex();
-      cal.threads = {1, plan.other_threads};
-      for (const char* f : kReplayFields) cal.noise[f] = 0.0;
-    }
-  }
+  std::string verdict_reason = check_bundle(v);                                      // 1 to 6
+  if (verdict_reason.empty()) verdict_reason = set_up_noise(v, plan, rep.calibration);  // calibration
   set_torch_threads(opt.threads);
-
-  auto transition = [&](const ReportCheck& chk) {
+  const std::vector<ReportCheck> todo = verdict_reason.empty() ? planned_checks(c) : std::vector<ReportCheck>{};
+  Progress progress("replaying", uint64_t(todo.size()), "steps", opt.quiet);
+  for (const ReportCheck& chk : todo) {                                              // 7 to 12
     const std::string why = record_transition(v, plan, rep, chk);
     if (verdict_reason.empty()) verdict_reason = why;
-  };
-  const bool go = verdict_reason.empty();
-  uint64_t total = 0;
-  for (const Segment& g : c.segments) total += uint64_t(g.to - g.from);
-  Progress progress("replaying", go ? uint64_t(c.steps.size()) + total : 0, "steps", opt.quiet);
-  // Step challenges in challenge order (the board matches them to the challenge),
-  // then every transition of every segment.
-  for (int64_t s : go ? c.steps : std::vector<int64_t>{}) {
-    ReportCheck chk;
-    chk.step = s;
-    transition(chk);
     progress.add(1);
   }
-  for (const Segment& g : go ? c.segments : std::vector<Segment>{})
-    for (int64_t s = g.from + 1; s <= g.to; s++) {
-      ReportCheck chk;
-      chk.kind = CheckKind::kSegment;
-      chk.step = s;
-      chk.segment_from = g.from;
-      chk.segment_to = g.to;
-      transition(chk);
-      progress.add(1);
-    }
   progress.finish();
   rep.verdict = verdict_reason.empty() ? ReportVerdict::kCertified : ReportVerdict::kRejected;
   rep.reason = verdict_reason;
