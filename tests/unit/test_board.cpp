@@ -311,7 +311,7 @@ TEST_CASE("board: an honest bundle is certified with the exact confidence", "[bo
   CHECK(e.eval_bad == 1);
   CHECK(e.eval_confidence == Approx(0.4));  // 1 - C(9,4)/C(10,4)
   CHECK(e.clean == std::optional<bool>(true));
-  CHECK(e.model == "matches");
+  CHECK(e.model == ModelVerdict::kMatches);
   CHECK(e.loss_curve.size() == 8);
   CHECK(e.params == param_count(fixture().mf.model));
   CHECK(e.tokens == 8 * 4 * 16);
@@ -371,12 +371,12 @@ TEST_CASE("board: one rejected report or spot check rejects the run - missing on
   const RunEntry failed = evaluate_run_bundle(variant(report_member(), Fixture::report(f.challenge, false).dump(2)));
   CHECK(failed.failed == 1);  // the board shows the failed challenge
   CHECK(failed.survived == 0);
-  CHECK(failed.model == "not checked");  // the checks stopped before the released model
+  CHECK(failed.model == ModelVerdict::kNotChecked);  // the checks stopped before the released model
   const RunEntry waiting = evaluate_run_bundle(variant(report_member(), std::nullopt));
   CHECK(waiting.status == BoardStatus::kPending);
   CHECK(waiting.pending == 1);
   CHECK(waiting.reason == "waiting for the report of 1 challenge");
-  CHECK(waiting.model == "matches");  // a pending run is checked to the end
+  CHECK(waiting.model == ModelVerdict::kMatches);  // a pending run is checked to the end
   RunBundle nocheck = f.bundle("nocheck");
   for (const auto& n : nocheck.names_under("eval-checks/")) nocheck.files.erase("eval-checks/" + n + ".json");
   nocheck.files[kRunBundleIndex] = nocheck.index_json("nocheck");
@@ -457,13 +457,13 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   (*fp.probe)[0] += 1.0f;
   const RunEntry differs = evaluate_run_bundle(variant(member::kModelFingerprint, fp.to_json().dump()));
   CHECK(differs.status == BoardStatus::kCertified);
-  CHECK(differs.model == "matches");  // the fingerprint is information: the exact binding decides
+  CHECK(differs.model == ModelVerdict::kMatches);  // the fingerprint is information: the exact binding decides
   CHECK(differs.model_probe_rel > 0.0);
   RunBundle nobind = variant(member::kModelFingerprint, fp.to_json().dump());
   nobind.files.erase(member::kModelBinding);
   nobind.files[kRunBundleIndex] = nobind.index_json("v");
-  CHECK(evaluate_run_bundle(nobind).model == "differs");  // a probe beyond tolerance is a real difference
-  CHECK(evaluate_run_bundle(variant(member::kModelBinding, std::nullopt)).model == "probe only");
+  CHECK(evaluate_run_bundle(nobind).model == ModelVerdict::kDiffers);  // a probe beyond tolerance is a real difference
+  CHECK(evaluate_run_bundle(variant(member::kModelBinding, std::nullopt)).model == ModelVerdict::kProbeOnly);
   // Unreadable bundles and paths.
   const RunEntry gone = evaluate_bundle_path("/nonexistent/garbage.wbundle");
   CHECK(gone.status == BoardStatus::kRejected);
@@ -743,7 +743,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   init_crypto();
   const Fixture& f = fixture();
   const RunEntry honest = evaluate_run_bundle(f.bundle());
-  CHECK(honest.model == "matches");
+  CHECK(honest.model == ModelVerdict::kMatches);
   CHECK(honest.model_note == "exactly: parameters root " + made_up(300).hex());
   CHECK(honest.describe().find("released model: matches") != std::string::npos);
   // A file with other parameters: a well-formed "no match", the run stays certified.
@@ -753,7 +753,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   other.reason = "the parameters root joined with the optimizer root is not the final state root";
   RunEntry e = evaluate_run_bundle(variant(member::kModelBinding, other.to_json().dump()));
   CHECK(e.status == BoardStatus::kCertified);
-  CHECK(e.model == "differs");
+  CHECK(e.model == ModelVerdict::kDiffers);
   CHECK(e.model_note == other.reason);
   // A binding to an earlier state (consistent in itself) is not the final model.
   ReleaseBinding early;
@@ -763,7 +763,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   early.state_root = join_state_root(early.params_root, early.optim_root);
   early.match = true;
   e = evaluate_run_bundle(variant(member::kModelBinding, early.to_json().dump()));
-  CHECK(e.model == "differs");
+  CHECK(e.model == ModelVerdict::kDiffers);
   CHECK(e.model_note == "the binding is not to the run's final state");
   // A binding that claims a match its roots do not give is a forged member: the run is rejected.
   json forged = other.to_json();

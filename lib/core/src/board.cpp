@@ -421,7 +421,7 @@ void check_contamination(Ctx& c) {
 void check_model(Ctx& c) {
   const RunBundle& b = c.b;
   RunEntry& e = c.e;
-  e.model = "not given";
+  e.model = ModelVerdict::kNotGiven;
   std::optional<bool> probe_within;  // the fingerprint's public probe, within tolerance
   if (b.has(member::kModelFingerprint)) {
     c.at = member::kModelFingerprint;
@@ -439,7 +439,7 @@ void check_model(Ctx& c) {
       e.model_probe_rel = rel;
       probe_within = rel <= kProbeMatchTolerance;
     }
-    e.model = *probe_within ? "probe only" : "differs";
+    e.model = *probe_within ? ModelVerdict::kProbeOnly : ModelVerdict::kDiffers;
     if (*probe_within) e.model_note = "no exact binding: the public probe alone proves nothing";
   }
   // The verdict: the weights file's parameters root joined with the final
@@ -448,7 +448,7 @@ void check_model(Ctx& c) {
     c.at = member::kModelBinding;
     const ReleaseBinding rb = ReleaseBinding::from_json(parse_member(b, member::kModelBinding), member::kModelBinding);
     const std::string why = binding_problem(rb, LoggedFinal{uint64_t(c.T), c.final_entry.state_root});
-    e.model = why.empty() ? "matches" : "differs";
+    e.model = why.empty() ? ModelVerdict::kMatches : ModelVerdict::kDiffers;
     e.model_note = why.empty() ? "exactly: parameters root " + rb.params_root.hex() : why;
   }
   // Fresh probes of a model behind an API: shown, never a rejection of the
@@ -582,6 +582,17 @@ std::string number_text(double v) {
 }
 
 std::string challenge_member_name(const Hash32& seed) { return seed.hex().substr(0, 16); }
+
+const char* model_verdict_name(ModelVerdict v) {
+  switch (v) {
+    case ModelVerdict::kNotChecked: return "not checked";
+    case ModelVerdict::kNotGiven: return "not given";
+    case ModelVerdict::kMatches: return "matches";
+    case ModelVerdict::kDiffers: return "differs";
+    case ModelVerdict::kProbeOnly: return "probe only";
+  }
+  return "not checked";  // not reached: every enumerator is named above
+}
 
 RunEntry evaluate_run_bundle(const RunBundle& b, double fraction) {
   RunEntry e;
@@ -763,8 +774,8 @@ json RunEntry::to_json() const {
                    {"tolerance", num(p.tolerance)}, {"records", p.records}, {"random", p.random},
                    {"guarantee", p.guarantee}});
   // "fingerprint" is the verdict's old key, kept for scripts that read it.
-  j["model"] = {{"verdict", model},
-                {"fingerprint", model},
+  j["model"] = {{"verdict", model_verdict_name(model)},
+                {"fingerprint", model_verdict_name(model)},
                 {"probe_rel", model_probe_rel ? num(*model_probe_rel) : json(nullptr)},
                 {"note", model_note},
                 {"probe_checks", pcs}};
@@ -806,11 +817,11 @@ std::string RunEntry::describe() const {
   if (clean)
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
       << " distinct eval records proved against the training data)\n";
-  if (model == "not checked") {
+  if (model == ModelVerdict::kNotChecked) {
     o << "(the checks stop at the first failure)\n";
     return o.str();
   }
-  o << "released model: " << model;
+  o << "released model: " << model_verdict_name(model);
   if (model_probe_rel) o << " (relative probe distance " << number_text(*model_probe_rel) << ")";
   if (!model_note.empty()) o << " (" << model_note << ")";
   o << "\n";

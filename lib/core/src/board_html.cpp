@@ -229,7 +229,8 @@ std::string render_index_html(const std::vector<RunEntry>& runs, double fraction
     o << "<td class=\"num\" data-v=\"" << e.survived << "\">" << e.survived << " of " << e.challenges.size() << "</td>";
     o << "<td class=\"num\" data-v=\"" << e.steps << "\">" << e.steps << "</td>";
     o << "<td class=\"num\" data-v=\"" << e.params << "\">" << e.params << "</td>";
-    o << "<td data-v=\"" << html_escape(e.model) << "\">" << html_escape(e.model) << "</td>";
+    const std::string model = html_escape(model_verdict_name(e.model));
+    o << "<td data-v=\"" << model << "\">" << model << "</td>";
     o << "</tr>\n";
   }
   o << "</tbody>\n</table>\n<p><a href=\"board.json\">board.json</a>: the same, as JSON.</p>\n";
@@ -268,7 +269,7 @@ std::string render_run_html(const RunEntry& e) {
   if (e.clean)
     o << "<dt>contamination</dt><dd>" << (*e.clean ? "clean" : "contaminated") << ": " << e.eval_distinct
       << " distinct eval records proved against the training data</dd>\n";
-  o << "<dt>released model</dt><dd id=\"model\">" << html_escape(e.model);
+  o << "<dt>released model</dt><dd id=\"model\">" << html_escape(model_verdict_name(e.model));
   if (e.model_probe_rel) o << " (relative probe distance " << number_text(*e.model_probe_rel) << ")";
   if (!e.model_note.empty()) o << " (" << html_escape(e.model_note) << ")";
   o << "</dd>\n";

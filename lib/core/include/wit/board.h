@@ -24,7 +24,18 @@ inline constexpr const char* kBoardFormat = "wit.board";
 inline constexpr int kBoardVersion = 1;
 inline constexpr double kDefaultBoardFraction = 0.05;
 
-// One replayed step of a report, for the distance-vs-threshold plot.
+// The released weights file against the final state (docs/board.md,
+// "Released model"); the probe distance is for information only.
+enum class ModelVerdict {
+  kNotChecked,  // an earlier check rejected the run
+  kNotGiven,    // neither model.binding.json nor model.fingerprint.json
+  kMatches,     // bound exactly by model.binding.json
+  kDiffers,
+  kProbeOnly,   // a fingerprint whose public probe is within tolerance, no exact binding: not a proof
+};
+// Its name in board.json, the site and wit-board show: "not checked", "not
+// given", "matches", "differs", "probe only".
+const char* model_verdict_name(ModelVerdict v);
 
 struct ChallengeState {
   std::string name;          // challenges/NAME.json (and reports/NAME.json)
@@ -79,12 +90,8 @@ struct RunEntry {
   // Contamination.
   std::optional<bool> clean;
   uint64_t eval_distinct = 0;
-  // The released weights file against the final state: "matches" (bound
-  // exactly by model.binding.json), "differs", "probe only" (a fingerprint
-  // whose public probe is within tolerance, no exact binding: not a proof),
-  // "not given" (neither member) or "not checked" (an earlier check rejected
-  // the run). The probe distance is for information only.
-  std::string model = "not checked";
+  // The released weights file against the final state.
+  ModelVerdict model = ModelVerdict::kNotChecked;
   std::optional<double> model_probe_rel;
   std::string model_note;
   // Fresh-probe checks of a model behind an API (probe-checks/).
