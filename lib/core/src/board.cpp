@@ -730,7 +730,7 @@ json RunEntry::to_json() const {
       json d = json::object(), t = json::object();
       for (const auto& [k, v] : p.distances) d[k] = num(v);
       for (const auto& [k, v] : p.thresholds) t[k] = num(v);
-      checks.push_back({{"kind", p.kind == CheckKind::kSegment ? "segment" : "step"},
+      checks.push_back({{"kind", check_kind_name(p.kind)},
                         {"step", p.step},
                         {"pass", p.pass},
                         {"failed", p.failed},

@@ -64,7 +64,7 @@ json number_map_json(const std::map<std::string, double>& m) {
 }
 
 json check_json(const ReportCheck& k) {
-  json c = {{"kind", k.kind == CheckKind::kSegment ? "segment" : "step"},
+  json c = {{"kind", check_kind_name(k.kind)},
             {"step", k.step},
             {"pass", k.pass},
             {"failed", k.pass ? json(nullptr) : json(k.failed)},
@@ -85,9 +85,9 @@ json check_json(const ReportCheck& k) {
 ReportCheck check_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) jsonf::bad(kRep, "a check is not an object", where);
   ReportCheck k;
-  const std::string kind = j.contains("kind") ? string_field(j, "kind", kRep, where) : "step";
-  if (kind == "segment") k.kind = CheckKind::kSegment;
-  else if (kind != "step") jsonf::bad(kRep, "a check's kind is not \"step\" or \"segment\"", where);
+  const std::string kind = j.contains("kind") ? string_field(j, "kind", kRep, where) : check_kind_name(CheckKind::kStep);
+  if (kind == check_kind_name(CheckKind::kSegment)) k.kind = CheckKind::kSegment;
+  else if (kind != check_kind_name(CheckKind::kStep)) jsonf::bad(kRep, "a check's kind is not \"step\" or \"segment\"", where);
   k.step = int_field(j, "step", kRep, where);
   if (k.kind == CheckKind::kSegment) {
     const json& g = jsonf::need(j, "segment", kRep, where);
@@ -122,6 +122,8 @@ ReportCheck check_from_json(const json& j, const std::string& where) {
 }
 
 }  // namespace
+
+const char* check_kind_name(CheckKind k) { return k == CheckKind::kSegment ? "segment" : "step"; }
 
 json report_number(double x) { return std::isfinite(x) ? json(x) : json("inf"); }
 

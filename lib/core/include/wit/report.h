@@ -51,6 +51,8 @@ struct Calibration {
 };
 
 enum class CheckKind { kStep, kSegment };
+// Its name in reports and board.json: "step" or "segment".
+const char* check_kind_name(CheckKind k);
 
 // For W, m and v: the tensor farthest from the replay, in rounding floors.
 struct WorstTensor {
