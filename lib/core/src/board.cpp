@@ -770,7 +770,7 @@ json RunEntry::to_json() const {
   j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}} : json(nullptr);
   json pcs = json::array();
   for (const auto& p : probe_checks)
-    pcs.push_back({{"name", p.name}, {"verdict", p.pass ? "match" : "no match"}, {"worst", num(p.worst)},
+    pcs.push_back({{"name", p.name}, {"verdict", match_name(p.pass)}, {"worst", num(p.worst)},
                    {"tolerance", num(p.tolerance)}, {"records", p.records}, {"random", p.random},
                    {"guarantee", p.guarantee}});
   // "fingerprint" is the verdict's old key, kept for scripts that read it.

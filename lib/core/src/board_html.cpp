@@ -12,6 +12,7 @@
 #include "wit/challenge.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/release.h"
 
 namespace wit {
 
@@ -276,7 +277,7 @@ std::string render_run_html(const RunEntry& e) {
   if (!e.probe_checks.empty()) {
     o << "<dt>model behind an API</dt><dd id=\"probe-checks\">";
     for (const auto& p : e.probe_checks)
-      o << html_escape(p.name) << ": " << (p.pass ? "match" : "no match") << " (worst " << number_text(p.worst)
+      o << html_escape(p.name) << ": " << match_name(p.pass) << " (worst " << number_text(p.worst)
         << ", tolerance " << number_text(p.tolerance) << "; " << html_escape(p.guarantee) << ")<br>";
     o << "</dd>\n";
   }
