@@ -180,3 +180,22 @@ TEST_CASE("report: verdicts and board statuses have one spelling each", "[report
   CHECK_THROWS_WITH(parse_verdict("Certified", "invalid x", "x.json"),
                     "invalid x: field 'verdict' is not \"certified\" or \"rejected\": x.json");
 }
+
+TEST_CASE("report: it answers the challenge of its run, head and seed, or says which differs", "[report]") {
+  const ReplayReport r = sample();
+  Challenge c;
+  c.head.run_id = r.run_id;
+  c.head.size = r.head_size;
+  c.head.root = r.head_root;
+  c.seed = r.challenge_seed;
+  CHECK_FALSE(r.answer_problem(c));
+  Challenge other = c;
+  other.head.run_id = filled(9);
+  CHECK(r.answer_problem(other) == std::string("is a report on another run"));
+  other = c;
+  other.head.size++;
+  CHECK(r.answer_problem(other) == std::string("is for another head than its challenge's"));
+  other = c;
+  other.seed = filled(9);
+  CHECK(r.answer_problem(other) == std::string("answers another challenge (challenge seed differs)"));
+}

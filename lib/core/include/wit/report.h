@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,11 @@ struct ReplayReport {
   // The steps of the "step" checks, in order (what a certified report must
   // match with its challenge's steps; segment checks are not uniform draws).
   std::vector<int64_t> step_checks() const;
+  // Whether this report answers challenge `c` (its run, head size and root,
+  // and challenge seed): nothing, or why not, for the board's check 8 and
+  // wit-board add ("is a report on another run", "is for another head than
+  // its challenge's", "answers another challenge (challenge seed differs)").
+  std::optional<std::string> answer_problem(const Challenge& c) const;
   nlohmann::json to_json() const;
   // Checks every field's type and the envelope; throws wit::Error ("not a
   // replay report", "unsupported report version ...", "invalid replay report:
