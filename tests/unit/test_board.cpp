@@ -410,6 +410,10 @@ TEST_CASE("board: the eval must be of the final checkpoint, and the eval set cle
   CHECK(reason_of(b) == "the eval set is contaminated: 5 of 10 distinct eval records are in the training data");
   // The dirty set's certificate does not cover the clean eval set.
   CHECK(reason_of(variant(member::kContamination, f.dirty_cert.dump(2))).rfind("contamination certificate does not cover the eval set", 0) == 0);
+  // A spot check of another eval, named after its seed: check_eval_report's words.
+  const std::string other_check = "eval-checks/" + challenge_member_name(f.dirty_check.seed) + ".json";
+  CHECK(reason_of(variant(other_check, f.dirty_check.to_json().dump(2))) ==
+        other_check + ": the report checks another eval (eval id)");
 }
 
 TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[board]") {

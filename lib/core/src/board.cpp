@@ -367,15 +367,11 @@ void check_eval_spot_checks(Ctx& c) {
     const std::string where = std::string(member::kEvalChecks) + name + ".json";
     c.at = where;
     const EvalCheckReport r = EvalCheckReport::from_json(parse_member(b, where), where);
-    if (r.eval_id != c.eval.id()) reject(where + " checks another eval (eval_id differs)");
     if (challenge_member_name(r.seed) != name)
       reject(where + " is not named after its seed (eval-checks/" + challenge_member_name(r.seed) + ".json)");
+    // Of this eval, and its verdict the one its items give (check_eval_report owns both).
     if (auto bad = check_eval_report(r, c.eval, &c.scores)) reject(where + ": " + *bad);
-    if (r.verdict != ReportVerdict::kCertified)
-      reject(where + ": the spot check failed: " +
-             (r.reason.empty() ? std::string("verdict ") + verdict_name(r.verdict) : r.reason));
-    for (const auto& it : r.items)
-      if (!it.pass) reject(where + ": the spot check failed: example " + std::to_string(it.index) + " did not pass");
+    if (r.verdict != ReportVerdict::kCertified) reject(where + ": the spot check failed: " + r.reason);
     EvalCheckState s;
     s.name = name;
     s.k = r.k;
