@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       broken("accepted a report whose seed or indices are not its nonce's", j);
     bool all_pass = true;
     for (const auto& it : r.items) all_pass = all_pass && it.pass;
-    if ((r.verdict == "certified") != all_pass) broken("accepted a verdict its items do not give", j);
+    if ((r.verdict == wit::ReportVerdict::kCertified) != all_pass) broken("accepted a verdict its items do not give", j);
     round_trip(j, r);
     wit_fuzz::note('a');
   } catch (const wit::Error&) {

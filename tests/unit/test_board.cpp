@@ -158,7 +158,7 @@ struct Fixture {
     const EvalCheckReport check = make_eval_check_report(eval, scores, ByteView(nonce), 4, 0.05, [&](uint64_t i) {
       return std::make_pair(scores.record_leaves[i], scores.scores[i]);
     });
-    REQUIRE(check.verdict == "certified");
+    REQUIRE(check.verdict == ReportVerdict::kCertified);
 
     // The certificate of the eval set against the training data.
     const Bytes idx_bytes = encode_index(data);
@@ -284,7 +284,7 @@ RunBundle variant(const std::string& member, const std::optional<std::string>& b
 
 std::string reason_of(const RunBundle& b) {
   const RunEntry e = evaluate_run_bundle(b);
-  CHECK(e.status == "rejected");
+  CHECK(e.status == BoardStatus::kRejected);
   return e.reason;
 }
 
@@ -296,7 +296,7 @@ TEST_CASE("board: an honest bundle is certified with the exact confidence", "[bo
   init_crypto();
   const RunEntry e = evaluate_run_bundle(fixture().bundle());
   INFO(e.reason);
-  REQUIRE(e.status == "certified");
+  REQUIRE(e.status == BoardStatus::kCertified);
   CHECK(e.name == "honest");
   CHECK(e.run_id == fixture().run_id.hex());
   CHECK(e.survived == 1);
@@ -311,7 +311,7 @@ TEST_CASE("board: an honest bundle is certified with the exact confidence", "[bo
   CHECK(e.eval_bad == 1);
   CHECK(e.eval_confidence == Approx(0.4));  // 1 - C(9,4)/C(10,4)
   CHECK(e.clean == std::optional<bool>(true));
-  CHECK(e.model == "matches");
+  CHECK(e.model == ModelVerdict::kMatches);
   CHECK(e.loss_curve.size() == 8);
   CHECK(e.params == param_count(fixture().mf.model));
   CHECK(e.tokens == 8 * 4 * 16);
@@ -328,12 +328,12 @@ TEST_CASE("board: segment transitions in a report are checked, not counted as un
                            {"failed", nullptr}, {"distances", {{"weights", 1e-8}}}, {"thresholds", {{"weights", 1e-6}}}});
   const RunEntry e = evaluate_run_bundle(variant(report_member(), r.dump(2)));
   INFO(e.reason);
-  REQUIRE(e.status == "certified");
+  REQUIRE(e.status == BoardStatus::kCertified);
   CHECK(e.steps_checked.size() == 3);  // the step challenges only
   CHECK(e.confidence == Approx(1.0 - 35.0 / 56.0));
   // A failed segment transition in a report that claims "certified" is refused.
   r["checks"].back()["pass"] = false;
-  CHECK(evaluate_run_bundle(variant(report_member(), r.dump(2))).status == "rejected");
+  CHECK(evaluate_run_bundle(variant(report_member(), r.dump(2))).status == BoardStatus::kRejected);
 }
 
 TEST_CASE("board: a report of another head is rejected", "[board]") {
@@ -371,17 +371,17 @@ TEST_CASE("board: one rejected report or spot check rejects the run - missing on
   const RunEntry failed = evaluate_run_bundle(variant(report_member(), Fixture::report(f.challenge, false).dump(2)));
   CHECK(failed.failed == 1);  // the board shows the failed challenge
   CHECK(failed.survived == 0);
-  CHECK(failed.model == "not checked");  // the checks stopped before the released model
+  CHECK(failed.model == ModelVerdict::kNotChecked);  // the checks stopped before the released model
   const RunEntry waiting = evaluate_run_bundle(variant(report_member(), std::nullopt));
-  CHECK(waiting.status == "pending");
+  CHECK(waiting.status == BoardStatus::kPending);
   CHECK(waiting.pending == 1);
   CHECK(waiting.reason == "waiting for the report of 1 challenge");
-  CHECK(waiting.model == "matches");  // a pending run is checked to the end
+  CHECK(waiting.model == ModelVerdict::kMatches);  // a pending run is checked to the end
   RunBundle nocheck = f.bundle("nocheck");
   for (const auto& n : nocheck.names_under("eval-checks/")) nocheck.files.erase("eval-checks/" + n + ".json");
   nocheck.files[kRunBundleIndex] = nocheck.index_json("nocheck");
   const RunEntry e = evaluate_run_bundle(nocheck);
-  CHECK(e.status == "pending");
+  CHECK(e.status == BoardStatus::kPending);
   CHECK(e.reason == "no eval spot check yet");
   // An inflated score: the scores no longer reproduce the commitment.
   EvalScores s = f.scores;
@@ -410,6 +410,10 @@ TEST_CASE("board: the eval must be of the final checkpoint, and the eval set cle
   CHECK(reason_of(b) == "the eval set is contaminated: 5 of 10 distinct eval records are in the training data");
   // The dirty set's certificate does not cover the clean eval set.
   CHECK(reason_of(variant(member::kContamination, f.dirty_cert.dump(2))).rfind("contamination certificate does not cover the eval set", 0) == 0);
+  // A spot check of another eval, named after its seed: check_eval_report's words.
+  const std::string other_check = "eval-checks/" + challenge_member_name(f.dirty_check.seed) + ".json";
+  CHECK(reason_of(variant(other_check, f.dirty_check.to_json().dump(2))) ==
+        other_check + ": the report checks another eval (eval id)");
 }
 
 TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[board]") {
@@ -450,23 +454,23 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   CHECK(reason_of(variant(member::kLog, bad)).rfind("witness log is corrupt (frame length ", 0) == 0);
   // Without run.wlog the run is judged by its signatures and proofs alone.
   const RunEntry nolog = evaluate_run_bundle(variant(member::kLog, std::nullopt));
-  CHECK(nolog.status == "certified");
+  CHECK(nolog.status == BoardStatus::kCertified);
   CHECK(nolog.loss_curve.empty());
   // A released model that is not the final one differs, without rejecting.
   Fingerprint fp = Fingerprint::from_json(json::parse(f.files.at(member::kModelFingerprint)), "fp");
   (*fp.probe)[0] += 1.0f;
   const RunEntry differs = evaluate_run_bundle(variant(member::kModelFingerprint, fp.to_json().dump()));
-  CHECK(differs.status == "certified");
-  CHECK(differs.model == "matches");  // the fingerprint is information: the exact binding decides
+  CHECK(differs.status == BoardStatus::kCertified);
+  CHECK(differs.model == ModelVerdict::kMatches);  // the fingerprint is information: the exact binding decides
   CHECK(differs.model_probe_rel > 0.0);
   RunBundle nobind = variant(member::kModelFingerprint, fp.to_json().dump());
   nobind.files.erase(member::kModelBinding);
   nobind.files[kRunBundleIndex] = nobind.index_json("v");
-  CHECK(evaluate_run_bundle(nobind).model == "differs");  // a probe beyond tolerance is a real difference
-  CHECK(evaluate_run_bundle(variant(member::kModelBinding, std::nullopt)).model == "probe only");
+  CHECK(evaluate_run_bundle(nobind).model == ModelVerdict::kDiffers);  // a probe beyond tolerance is a real difference
+  CHECK(evaluate_run_bundle(variant(member::kModelBinding, std::nullopt)).model == ModelVerdict::kProbeOnly);
   // Unreadable bundles and paths.
   const RunEntry gone = evaluate_bundle_path("/nonexistent/garbage.wbundle");
-  CHECK(gone.status == "rejected");
+  CHECK(gone.status == BoardStatus::kRejected);
   CHECK(gone.name == "garbage");
   CHECK_THROWS_AS(RunBundle::decode(ByteView(std::string("not a bundle")), "x.wbundle"), Error);
 }
@@ -484,8 +488,8 @@ TEST_CASE("board: every mutation of every member is judged without throwing", "[
       else m = "{\"format\": 1}";
       RunEntry e;
       REQUIRE_NOTHROW(e = evaluate_run_bundle(variant(name, m)));
-      INFO(name << " kind " << kind << ": " << e.status << " (" << e.reason << ")");
-      CHECK(e.status == "rejected");  // every member is checked: no mutation is certified
+      INFO(name << " kind " << kind << ": " << status_name(e.status) << " (" << e.reason << ")");
+      CHECK(e.status == BoardStatus::kRejected);  // every member is checked: no mutation is certified
       CHECK(!e.reason.empty());
       judged++;
     }
@@ -503,9 +507,9 @@ TEST_CASE("board: a board is byte-identical when built twice - duplicate names a
   runs = order_board(runs);
   REQUIRE(runs.size() == 4);
   CHECK(runs[0].name == "alpha");
-  CHECK(runs[0].status == "certified");
+  CHECK(runs[0].status == BoardStatus::kCertified);
   CHECK(runs[1].name == "alpha-2");
-  CHECK(runs[1].status == "rejected");
+  CHECK(runs[1].status == BoardStatus::kRejected);
   CHECK(runs[1].reason == "another bundle on the board has the name alpha");
   CHECK(runs[2].name == "broken");
   CHECK(runs[3].name == "zeta");
@@ -545,7 +549,7 @@ TEST_CASE("board: a .wbundle and a directory give the same verdict - add and mat
   dirb.save_new();
   const RunEntry a = evaluate_bundle_path((d / "honest.wbundle").string());
   const RunEntry c = evaluate_bundle_path((d / "honest").string());
-  CHECK(a.status == "certified");
+  CHECK(a.status == BoardStatus::kCertified);
   CHECK(a.to_json().at("status") == "certified");
   CHECK(a.to_json().at("run_id") == a.run_id);
   RunEntry a2 = a, c2 = c;
@@ -565,13 +569,13 @@ TEST_CASE("board: a .wbundle and a directory give the same verdict - add and mat
   const Challenge c3 = issue_challenge(newest_signed_head(loaded), "h", made_up(12), ChallengeRequest{2, {}, {}, 0, {}});
   loaded.put_and_save(Fixture::challenge_path(c3), c3.to_json().dump(2) + "\n");
   const RunEntry grown = evaluate_bundle_path((d / "honest").string());
-  CHECK(grown.status == "certified");
+  CHECK(grown.status == BoardStatus::kCertified);
   CHECK(grown.challenges.size() == 2);
   CHECK(grown.pending == 1);
   // Links inside a bundle directory make it unreadable.
   fs::create_symlink("/etc/passwd", d / "honest" / "reports" / "x.json");
   const RunEntry linked = evaluate_bundle_path((d / "honest").string());
-  CHECK(linked.status == "rejected");
+  CHECK(linked.status == BoardStatus::kRejected);
   CHECK(linked.reason.find("symbolic link") != std::string::npos);
   fs::remove_all(d);
 }
@@ -666,7 +670,7 @@ TEST_CASE("board: concurrent challenges and adds on one bundle all land (the bun
     CHECK(after.check_index(why));
     CHECK(why == "");
     CHECK(after.names_under(member::kChallenges).size() == size_t(1 + 2 * n));
-    CHECK(evaluate_run_bundle(after).status == "certified");
+    CHECK(evaluate_run_bundle(after).status == BoardStatus::kCertified);
     // An output that cannot be written (-o /dev/full) leaves the bundle as it was.
     const int refused = in_parallel(1, [&](int) {
       const int null = ::open("/dev/null", O_WRONLY);
@@ -743,7 +747,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   init_crypto();
   const Fixture& f = fixture();
   const RunEntry honest = evaluate_run_bundle(f.bundle());
-  CHECK(honest.model == "matches");
+  CHECK(honest.model == ModelVerdict::kMatches);
   CHECK(honest.model_note == "exactly: parameters root " + made_up(300).hex());
   CHECK(honest.describe().find("released model: matches") != std::string::npos);
   // A file with other parameters: a well-formed "no match", the run stays certified.
@@ -752,8 +756,8 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   other.match = false;
   other.reason = "the parameters root joined with the optimizer root is not the final state root";
   RunEntry e = evaluate_run_bundle(variant(member::kModelBinding, other.to_json().dump()));
-  CHECK(e.status == "certified");
-  CHECK(e.model == "differs");
+  CHECK(e.status == BoardStatus::kCertified);
+  CHECK(e.model == ModelVerdict::kDiffers);
   CHECK(e.model_note == other.reason);
   // A binding to an earlier state (consistent in itself) is not the final model.
   ReleaseBinding early;
@@ -763,7 +767,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   early.state_root = join_state_root(early.params_root, early.optim_root);
   early.match = true;
   e = evaluate_run_bundle(variant(member::kModelBinding, early.to_json().dump()));
-  CHECK(e.model == "differs");
+  CHECK(e.model == ModelVerdict::kDiffers);
   CHECK(e.model_note == "the binding is not to the run's final state");
   // A binding that claims a match its roots do not give is a forged member: the run is rejected.
   json forged = other.to_json();
@@ -796,7 +800,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   b.files[kRunBundleIndex] = b.index_json("api");
   e = evaluate_run_bundle(b);
   INFO(e.reason);
-  CHECK(e.status == "certified");
+  CHECK(e.status == BoardStatus::kCertified);
   REQUIRE(e.probe_checks.size() == 2);
   size_t passed = 0;
   for (const auto& p : e.probe_checks) passed += p.pass;

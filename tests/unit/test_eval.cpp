@@ -203,7 +203,7 @@ TEST_CASE("eval: score tolerance") {
 TEST_CASE("eval: spot-check reports: honest, caught, and consistent with the eval") {
   Fixture f(24);
   const EvalCheckReport r = report_of(f, 7, 6);
-  CHECK(r.verdict == "certified");
+  CHECK(r.verdict == ReportVerdict::kCertified);
   CHECK(r.reason.empty());
   CHECK(r.guarantee.k == 6);
   CHECK(r.guarantee.steps == 24);
@@ -216,11 +216,11 @@ TEST_CASE("eval: spot-check reports: honest, caught, and consistent with the eva
   // A re-evaluation that disagrees at a checked index rejects with that example.
   const uint64_t bad = r.indices[2];
   const EvalCheckReport caught = report_of(f, 7, 6, {bad});
-  CHECK(caught.verdict == "rejected");
+  CHECK(caught.verdict == ReportVerdict::kRejected);
   CHECK(caught.items[2].failed == "loss");
   CHECK(caught.reason.find("example " + std::to_string(bad) + ":") == 0);
   CHECK_FALSE(check_eval_report(caught, f.e, &f.s));
-  CHECK(EvalCheckReport::from_json(json::parse(caught.to_json().dump()), "test").verdict == "rejected");
+  CHECK(EvalCheckReport::from_json(json::parse(caught.to_json().dump()), "test").verdict == ReportVerdict::kRejected);
 
   // A report of another eval, or with a forged opening, is inconsistent.
   Fixture g(25);
@@ -260,6 +260,12 @@ TEST_CASE("eval: the report parser refuses every edit and unknown field") {
   CHECK(edited([](json& j) { j["k"] = 5; }));
   CHECK(edited([](json& j) { j["n"] = 25; }));
   CHECK(edited([](json& j) { j["verdict"] = "rejected"; }));
+  {
+    json j = good;
+    j["verdict"] = "pending";  // a board status, not a report's verdict
+    CHECK_THROWS_WITH(EvalCheckReport::from_json(j, "c.json"),
+                      "invalid eval check: field 'verdict' is not \"certified\" or \"rejected\": c.json");
+  }
   CHECK(edited([](json& j) { j["reason"] = "because"; }));
   CHECK(edited([](json& j) { j["items"][0]["pass"] = false; }));
   CHECK(edited([](json& j) { j["items"][0]["recomputed"]["loss"] = 9.0; }));

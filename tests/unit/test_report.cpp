@@ -164,3 +164,38 @@ TEST_CASE("report: the calibration file round-trips and refuses bad noise", "[re
   CHECK_THROWS_WITH(Calibration::from_json(j, "c.json"), "invalid calibration: missing noise: c.json");
   CHECK_THROWS_WITH(Calibration::from_json(json{{"format", "wit.report"}}, "c.json"), "not a wit calibration: c.json");
 }
+
+TEST_CASE("report: verdicts and board statuses have one spelling each", "[report]") {
+  CHECK(std::string(verdict_name(ReportVerdict::kCertified)) == "certified");
+  CHECK(std::string(verdict_name(ReportVerdict::kRejected)) == "rejected");
+  CHECK(std::string(status_name(BoardStatus::kCertified)) == "certified");
+  CHECK(std::string(status_name(BoardStatus::kRejected)) == "rejected");
+  CHECK(std::string(status_name(BoardStatus::kPending)) == "pending");
+  CHECK(status_of(ReportVerdict::kRejected) == BoardStatus::kRejected);
+  CHECK(parse_verdict("certified", "invalid x", "x.json") == ReportVerdict::kCertified);
+  CHECK(parse_verdict("rejected", "invalid x", "x.json") == ReportVerdict::kRejected);
+  // "pending" is a board status, never a report's verdict.
+  CHECK_THROWS_WITH(parse_verdict("pending", "invalid x", "x.json"),
+                    "invalid x: field 'verdict' is not \"certified\" or \"rejected\": x.json");
+  CHECK_THROWS_WITH(parse_verdict("Certified", "invalid x", "x.json"),
+                    "invalid x: field 'verdict' is not \"certified\" or \"rejected\": x.json");
+}
+
+TEST_CASE("report: it answers the challenge of its run, head and seed, or says which differs", "[report]") {
+  const ReplayReport r = sample();
+  Challenge c;
+  c.head.run_id = r.run_id;
+  c.head.size = r.head_size;
+  c.head.root = r.head_root;
+  c.seed = r.challenge_seed;
+  CHECK_FALSE(r.answer_problem(c));
+  Challenge other = c;
+  other.head.run_id = filled(9);
+  CHECK(r.answer_problem(other) == std::string("is a report on another run"));
+  other = c;
+  other.head.size++;
+  CHECK(r.answer_problem(other) == std::string("is for another head than its challenge's"));
+  other = c;
+  other.seed = filled(9);
+  CHECK(r.answer_problem(other) == std::string("answers another challenge (challenge seed differs)"));
+}

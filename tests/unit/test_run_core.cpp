@@ -201,3 +201,11 @@ TEST_CASE("learning-rate schedule: warmup then cosine", "[manifest]") {
   CHECK(m.lr_at(110) == Approx(1e-4));
   for (int64_t s = 11; s < 110; s++) CHECK(m.lr_at(s + 1) <= m.lr_at(s));
 }
+
+TEST_CASE("a revealed seed opens the manifest's seed commitment, or is refused in one wording", "[manifest]") {
+  Manifest mf;
+  const Bytes seed(32, 5), other(32, 6);
+  mf.seed_commitment = seed_commitment(ByteView(seed));
+  CHECK_FALSE(seed_problem(mf, ByteView(seed)));
+  CHECK(seed_problem(mf, ByteView(other)) == std::string("the revealed seed does not match the manifest's seed commitment"));
+}

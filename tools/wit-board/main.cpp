@@ -191,7 +191,8 @@ int main(int argc, char** argv) {
       wit::write_site(b_site, runs, fraction);
       if (!quiet) {
         size_t cert = 0, pend = 0, rej = 0;
-        for (const auto& r : runs) (r.status == "certified" ? cert : r.status == "pending" ? pend : rej)++;
+        for (const auto& r : runs)
+          (r.status == wit::BoardStatus::kCertified ? cert : r.status == wit::BoardStatus::kPending ? pend : rej)++;
         wit::cli::note(std::to_string(runs.size()) + (runs.size() == 1 ? " run: " : " runs: ") + std::to_string(cert) + " certified, " +
                        std::to_string(pend) + " pending, " + std::to_string(rej) + " rejected; open " + b_site +
                        "/index.html");
@@ -264,6 +265,6 @@ int main(int argc, char** argv) {
     const wit::RunEntry e = wit::evaluate_run_bundle(wit::RunBundle::load(s_bundle), fraction);
     if (s_json) std::cout << e.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     else std::cout << e.describe();
-    return e.status == "rejected" ? wit::cli::kNegative : wit::cli::kOk;
+    return e.status == wit::BoardStatus::kRejected ? wit::cli::kNegative : wit::cli::kOk;
   });
 }

@@ -47,7 +47,7 @@ int show(const std::string& path) {
   }
   if (f == wit::kEvalCheckFormat) {
     const wit::EvalCheckReport r = wit::EvalCheckReport::from_json(j, where);
-    std::cout << r.verdict << (r.reason.empty() ? "" : ": " + r.reason) << "\n"
+    std::cout << wit::verdict_name(r.verdict) << (r.reason.empty() ? "" : ": " + r.reason) << "\n"
               << "  eval id  " << r.eval_id.hex() << "\n"
               << "  run      " << r.run_id.hex() << "\n"
               << "  nonce    " << wit::to_hex(wit::ByteView(r.nonce)) << "\n"
@@ -57,7 +57,7 @@ int show(const std::string& path) {
                 << fmt(it.recomputed.loss, 6) << ", accuracy " << fmt(it.claimed.accuracy, 4) << " / "
                 << fmt(it.recomputed.accuracy, 4) << (it.pass ? "  ok" : "  FAILED (" + it.failed + ")") << "\n";
     std::cout << "  " << wit::eval_guarantee_words(r.guarantee) << "\n";
-    return r.verdict == "certified" ? wit::cli::kOk : wit::cli::kNegative;
+    return r.verdict == wit::ReportVerdict::kCertified ? wit::cli::kOk : wit::cli::kNegative;
   }
   if (f == wit::kEvalScoresFormat) {
     const wit::EvalScores s = wit::EvalScores::from_json(j, where);
@@ -145,12 +145,12 @@ int main(int argc, char** argv) {
     const wit::EvalCheckReport& r = *c.report;
     wit::write_file_atomic(out, r.to_json().dump(2) + "\n");
     if (!quiet) {
-      if (r.verdict == "certified")
+      if (r.verdict == wit::ReportVerdict::kCertified)
         wit::cli::note("certified: " + std::to_string(r.k) + " of " + std::to_string(r.n) +
                        " examples re-evaluated within tolerance; " + wit::eval_guarantee_words(r.guarantee));
       else
         wit::cli::note("rejected: " + r.reason);
     }
-    return r.verdict == "certified" ? wit::cli::kOk : wit::cli::kNegative;
+    return r.verdict == wit::ReportVerdict::kCertified ? wit::cli::kOk : wit::cli::kNegative;
   });
 }

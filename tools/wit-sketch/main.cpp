@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
       wit::write_file_atomic(out, r.to_json().dump(2) + "\n");
       if (!quiet) {
         const int64_t bad = r.first_failure();
-        wit::cli::note(std::string(r.pass() ? "match" : "no match") + ": largest per-token difference " +
+        wit::cli::note(std::string(wit::match_name(r.pass())) + ": largest per-token difference " +
                        r.to_json()["worst"].dump() + " nats over " + std::to_string(r.worst.size()) +
                        " fresh inputs (tolerance " + r.to_json()["tolerance"].dump() + ")" +
                        (bad >= 0 ? "; first over it: input " + std::to_string(bad) : ""));
@@ -171,8 +171,9 @@ int main(int argc, char** argv) {
                              : nlohmann::json(nullptr);
       std::cout << j.dump() << "\n";
     } else {
-      std::cout << (b.match ? "match: the file's parameters are exactly the final state's (step " + std::to_string(b.step) + ")"
-                            : "no match: " + b.reason)
+      std::cout << wit::match_name(b.match) << ": "
+                << (b.match ? "the file's parameters are exactly the final state's (step " + std::to_string(b.step) + ")"
+                            : b.reason)
                 << "\n  state root    " << b.state_root.hex() << "\n  params root   " << b.params_root.hex()
                 << "\n  optim root    " << b.optim_root.hex() << "\n";
       if (probe_rel)

@@ -293,11 +293,9 @@ void check_reports(Ctx& c) {
     const Challenge& ch = c.challenges[ci];
     ChallengeState& s = e.challenges[ci];
     const ReplayReport r = ReplayReport::from_json(parse_member(b, where), where);
-    if (r.run_id != c.run_id) reject(where + " is a report on another run");
-    if (r.head_size != ch.head.size || r.head_root != ch.head.root)
-      reject(where + " is for another head than its challenge's");
-    if (r.challenge_seed != ch.seed) reject(where + " answers another challenge (challenge seed differs)");
-    s.verdict = r.certified() ? "certified" : "rejected";
+    // Check 7 made every challenge one of this run's.
+    if (auto why = r.answer_problem(ch)) reject(where + " " + *why);
+    s.verdict = status_of(r.verdict);
     s.reason = r.reason;
     s.checks = r.checks;
     // Segment transitions are checked too, but they are not uniform draws: the
@@ -312,10 +310,10 @@ void training_confidence(Ctx& c) {
   RunEntry& e = c.e;
   std::set<int64_t> union_steps;
   for (const auto& s : e.challenges) {
-    if (s.verdict == "certified") e.survived++;
-    else if (s.verdict == "rejected") e.failed++;
+    if (s.verdict == BoardStatus::kCertified) e.survived++;
+    else if (s.verdict == BoardStatus::kRejected) e.failed++;
     else e.pending++;
-    if (s.verdict == "certified" && s.head_size == c.newest.size) union_steps.insert(s.steps.begin(), s.steps.end());
+    if (s.verdict == BoardStatus::kCertified && s.head_size == c.newest.size) union_steps.insert(s.steps.begin(), s.steps.end());
   }
   e.steps_checked.assign(union_steps.begin(), union_steps.end());
   e.bad_steps = bad_steps_for(c.T, e.fraction);
@@ -326,7 +324,7 @@ void training_confidence(Ctx& c) {
 void check_no_rejected_report(Ctx& c) {
   RunEntry& e = c.e;
   for (const auto& s : e.challenges)
-    if (s.verdict == "rejected")
+    if (s.verdict == BoardStatus::kRejected)
       reject(std::string(member::kReports) + s.name + ".json: replay rejected the run: " +
              (s.reason.empty() ? "no reason given" : s.reason));
 }
@@ -372,14 +370,11 @@ void check_eval_spot_checks(Ctx& c) {
     const std::string where = std::string(member::kEvalChecks) + name + ".json";
     c.at = where;
     const EvalCheckReport r = EvalCheckReport::from_json(parse_member(b, where), where);
-    if (r.eval_id != c.eval.id()) reject(where + " checks another eval (eval_id differs)");
     if (challenge_member_name(r.seed) != name)
       reject(where + " is not named after its seed (eval-checks/" + challenge_member_name(r.seed) + ".json)");
+    // Of this eval, and its verdict the one its items give (check_eval_report owns both).
     if (auto bad = check_eval_report(r, c.eval, &c.scores)) reject(where + ": " + *bad);
-    if (r.verdict != "certified")
-      reject(where + ": the spot check failed: " + (r.reason.empty() ? std::string("verdict ") + r.verdict : r.reason));
-    for (const auto& it : r.items)
-      if (!it.pass) reject(where + ": the spot check failed: example " + std::to_string(it.index) + " did not pass");
+    if (r.verdict != ReportVerdict::kCertified) reject(where + ": the spot check failed: " + r.reason);
     EvalCheckState s;
     s.name = name;
     s.k = r.k;
@@ -423,7 +418,7 @@ void check_contamination(Ctx& c) {
 void check_model(Ctx& c) {
   const RunBundle& b = c.b;
   RunEntry& e = c.e;
-  e.model = "not given";
+  e.model = ModelVerdict::kNotGiven;
   std::optional<bool> probe_within;  // the fingerprint's public probe, within tolerance
   if (b.has(member::kModelFingerprint)) {
     c.at = member::kModelFingerprint;
@@ -441,7 +436,7 @@ void check_model(Ctx& c) {
       e.model_probe_rel = rel;
       probe_within = rel <= kProbeMatchTolerance;
     }
-    e.model = *probe_within ? "probe only" : "differs";
+    e.model = *probe_within ? ModelVerdict::kProbeOnly : ModelVerdict::kDiffers;
     if (*probe_within) e.model_note = "no exact binding: the public probe alone proves nothing";
   }
   // The verdict: the weights file's parameters root joined with the final
@@ -450,7 +445,7 @@ void check_model(Ctx& c) {
     c.at = member::kModelBinding;
     const ReleaseBinding rb = ReleaseBinding::from_json(parse_member(b, member::kModelBinding), member::kModelBinding);
     const std::string why = binding_problem(rb, LoggedFinal{uint64_t(c.T), c.final_entry.state_root});
-    e.model = why.empty() ? "matches" : "differs";
+    e.model = why.empty() ? ModelVerdict::kMatches : ModelVerdict::kDiffers;
     e.model_note = why.empty() ? "exactly: parameters root " + rb.params_root.hex() : why;
   }
   // Fresh probes of a model behind an API: shown, never a rejection of the
@@ -585,6 +580,17 @@ std::string number_text(double v) {
 
 std::string challenge_member_name(const Hash32& seed) { return seed.hex().substr(0, 16); }
 
+const char* model_verdict_name(ModelVerdict v) {
+  switch (v) {
+    case ModelVerdict::kNotChecked: return "not checked";
+    case ModelVerdict::kNotGiven: return "not given";
+    case ModelVerdict::kMatches: return "matches";
+    case ModelVerdict::kDiffers: return "differs";
+    case ModelVerdict::kProbeOnly: return "probe only";
+  }
+  return "not checked";  // not reached: every enumerator is named above
+}
+
 RunEntry evaluate_run_bundle(const RunBundle& b, double fraction) {
   RunEntry e;
   e.fraction = fraction;
@@ -596,30 +602,30 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction) {
   try {
     judge(c);
   } catch (const Reject& r) {
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = r.reason;
   } catch (const std::bad_alloc&) {
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = "out of memory while reading the bundle";
   } catch (const Error& x) {
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = x.what();  // names the member
   } catch (const std::exception& x) {
     // The JSON library's exceptions do not say where: name the member being checked.
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = c.at + ": " + x.what();
   }
-  if (e.status == "rejected") {
+  if (e.status == BoardStatus::kRejected) {
     e.reason = e.reason.substr(0, e.reason.find('\n'));
     return e;
   }
   const bool replayed = !e.steps_checked.empty();
   const bool spot_checked = !e.eval_checks.empty();
   if (replayed && spot_checked) {
-    e.status = "certified";
+    e.status = BoardStatus::kCertified;
     e.reason.clear();
   } else {
-    e.status = "pending";
+    e.status = BoardStatus::kPending;
     if (e.challenges.empty()) e.reason = "no challenge issued yet";
     else if (!replayed && e.pending > 0) e.reason = "waiting for the report of " + plural(e.pending, "challenge");
     else if (!replayed) e.reason = "no certified replay report under the newest signed head";
@@ -637,7 +643,7 @@ RunEntry evaluate_bundle_path(const std::string& path, double fraction) {
     e.fraction = fraction;
     e.source = path_name(path);
     e.name = name_from_path(path);
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = std::string(x.what()).substr(0, std::string(x.what()).find('\n'));
     return e;
   }
@@ -663,7 +669,7 @@ std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
     taken.insert(page);
     seen.insert(page);
     e.name = page;
-    e.status = "rejected";
+    e.status = BoardStatus::kRejected;
     e.reason = "another bundle on the board has the name " + orig;
   }
   return entries;
@@ -677,8 +683,7 @@ std::string match_report(const RunBundle& b, const std::string& report_text, con
     if (j.is_discarded()) continue;
     try {
       const Challenge c = Challenge::from_json(j, m);
-      if (c.head.run_id == r.run_id && c.head.size == r.head_size && c.head.root == r.head_root && c.seed == r.challenge_seed)
-        return name;
+      if (!r.answer_problem(c)) return name;
     } catch (const Error&) {
       continue;
     }
@@ -709,7 +714,7 @@ json RunEntry::to_json() const {
   json j;
   j["name"] = name;
   j["source"] = source;
-  j["status"] = status;
+  j["status"] = status_name(status);
   j["reason"] = reason;
   j["run_id"] = run_id;
   j["compute"] = {{"steps", steps},   {"batch_size", batch_size}, {"context", context},
@@ -721,7 +726,7 @@ json RunEntry::to_json() const {
       json d = json::object(), t = json::object();
       for (const auto& [k, v] : p.distances) d[k] = num(v);
       for (const auto& [k, v] : p.thresholds) t[k] = num(v);
-      checks.push_back({{"kind", p.kind == CheckKind::kSegment ? "segment" : "step"},
+      checks.push_back({{"kind", check_kind_name(p.kind)},
                         {"step", p.step},
                         {"pass", p.pass},
                         {"failed", p.failed},
@@ -732,7 +737,7 @@ json RunEntry::to_json() const {
                     {"head_size", c.head_size},
                     {"k", c.k},
                     {"steps", c.steps},
-                    {"verdict", c.verdict.empty() ? "pending" : c.verdict},
+                    {"verdict", status_name(c.verdict)},
                     {"reason", c.reason},
                     {"checks", checks}});
   }
@@ -746,7 +751,7 @@ json RunEntry::to_json() const {
   if (eval_known) {
     json checks = json::array();
     for (const auto& c : eval_checks)
-      checks.push_back({{"name", c.name}, {"k", c.k}, {"verdict", c.verdict}, {"indices", c.indices}});
+      checks.push_back({{"name", c.name}, {"k", c.k}, {"verdict", verdict_name(c.verdict)}, {"indices", c.indices}});
     j["eval"] = {{"metric", eval_metric},
                  {"loss", num(eval_loss)},
                  {"accuracy", num(eval_accuracy)},
@@ -761,12 +766,12 @@ json RunEntry::to_json() const {
   j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}} : json(nullptr);
   json pcs = json::array();
   for (const auto& p : probe_checks)
-    pcs.push_back({{"name", p.name}, {"verdict", p.pass ? "match" : "no match"}, {"worst", num(p.worst)},
+    pcs.push_back({{"name", p.name}, {"verdict", match_name(p.pass)}, {"worst", num(p.worst)},
                    {"tolerance", num(p.tolerance)}, {"records", p.records}, {"random", p.random},
                    {"guarantee", p.guarantee}});
   // "fingerprint" is the verdict's old key, kept for scripts that read it.
-  j["model"] = {{"verdict", model},
-                {"fingerprint", model},
+  j["model"] = {{"verdict", model_verdict_name(model)},
+                {"fingerprint", model_verdict_name(model)},
                 {"probe_rel", model_probe_rel ? num(*model_probe_rel) : json(nullptr)},
                 {"note", model_note},
                 {"probe_checks", pcs}};
@@ -778,7 +783,7 @@ json RunEntry::to_json() const {
 
 std::string RunEntry::describe() const {
   std::ostringstream o;
-  o << name << ": " << status;
+  o << name << ": " << status_name(status);
   if (!reason.empty()) o << " (" << reason << ")";
   o << "\n";
   o << "bundle: " << source << "\n";
@@ -788,7 +793,7 @@ std::string RunEntry::describe() const {
       << " tokens), " << params << " parameters; " << model_config << "\n";
   o << "challenges: " << challenges.size() << " issued, " << survived << " survived, " << pending << " pending, "
     << failed << " failed\n";
-  if (status != "rejected" && steps > 0) {
+  if (status != BoardStatus::kRejected && steps > 0) {
     o << "confidence: " << percent(confidence) << " against tampering with " << fraction_percent(fraction)
       << " of the steps (" << bad_steps << " of " << steps << "); " << plural(steps_checked.size(), "distinct step")
       << " replayed under the newest head\n";
@@ -808,11 +813,11 @@ std::string RunEntry::describe() const {
   if (clean)
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
       << " distinct eval records proved against the training data)\n";
-  if (model == "not checked") {
+  if (model == ModelVerdict::kNotChecked) {
     o << "(the checks stop at the first failure)\n";
     return o.str();
   }
-  o << "released model: " << model;
+  o << "released model: " << model_verdict_name(model);
   if (model_probe_rel) o << " (relative probe distance " << number_text(*model_probe_rel) << ")";
   if (!model_note.empty()) o << " (" << model_note << ")";
   o << "\n";

@@ -12,6 +12,7 @@
 #include "wit/challenge.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/release.h"
 
 namespace wit {
 
@@ -95,8 +96,9 @@ std::string page_head(const std::string& title) {
          "<title>" + html_escape(title) + "</title>\n<style>" + kCss + "</style>\n</head>\n<body>\n";
 }
 
-std::string badge(const std::string& status) {
-  return "<span class=\"status " + html_escape(status) + "\">" + html_escape(status) + "</span>";
+std::string badge(BoardStatus status) {
+  const std::string s = html_escape(status_name(status));
+  return "<span class=\"status " + s + "\">" + s + "</span>";
 }
 
 // A line chart of (x, y) points as inline SVG, with axes and min/max labels.
@@ -193,7 +195,7 @@ std::string replay_chart(const ChallengeState& c, const std::string& id) {
 }
 
 std::string confidence_text(const RunEntry& e) {
-  if (e.status != "certified") return "&#8212;";
+  if (e.status != BoardStatus::kCertified) return "&#8212;";
   return html_escape(percent(e.confidence));
 }
 
@@ -215,20 +217,21 @@ std::string render_index_html(const std::vector<RunEntry>& runs, double fraction
        "<th data-type=\"str\">released model</th></tr></thead>\n<tbody>\n";
   for (const auto& e : runs) {
     const std::string n = html_escape(e.name);
-    o << "<tr data-status=\"" << html_escape(e.status) << "\" data-name=\"" << n << "\">";
+    o << "<tr data-status=\"" << html_escape(status_name(e.status)) << "\" data-name=\"" << n << "\">";
     o << "<td data-v=\"" << n << "\"><a href=\"runs/" << n << ".html\">" << n << "</a></td>";
-    o << "<td data-v=\"" << html_escape(e.status) << "\">" << badge(e.status);
+    o << "<td data-v=\"" << html_escape(status_name(e.status)) << "\">" << badge(e.status);
     if (!e.reason.empty()) o << "<br><span class=\"reason\">" << html_escape(e.reason) << "</span>";
     o << "</td>";
-    const bool score = e.eval_known && e.status != "rejected";
+    const bool score = e.eval_known && e.status != BoardStatus::kRejected;
     o << "<td class=\"num\" data-v=\"" << (score ? fixed(e.eval_loss, 6) : "1e300") << "\">" << (score ? fixed(e.eval_loss, 4) : "&#8212;") << "</td>";
     o << "<td class=\"num\" data-v=\"" << (score ? fixed(e.eval_accuracy, 6) : "-1") << "\">"
       << (score ? fixed(100 * e.eval_accuracy, 2) + "%" : "&#8212;") << "</td>";
-    o << "<td class=\"num\" data-v=\"" << (e.status == "certified" ? fixed(e.confidence, 8) : "-1") << "\">" << confidence_text(e) << "</td>";
+    o << "<td class=\"num\" data-v=\"" << (e.status == BoardStatus::kCertified ? fixed(e.confidence, 8) : "-1") << "\">" << confidence_text(e) << "</td>";
     o << "<td class=\"num\" data-v=\"" << e.survived << "\">" << e.survived << " of " << e.challenges.size() << "</td>";
     o << "<td class=\"num\" data-v=\"" << e.steps << "\">" << e.steps << "</td>";
     o << "<td class=\"num\" data-v=\"" << e.params << "\">" << e.params << "</td>";
-    o << "<td data-v=\"" << html_escape(e.model) << "\">" << html_escape(e.model) << "</td>";
+    const std::string model = html_escape(model_verdict_name(e.model));
+    o << "<td data-v=\"" << model << "\">" << model << "</td>";
     o << "</tr>\n";
   }
   o << "</tbody>\n</table>\n<p><a href=\"board.json\">board.json</a>: the same, as JSON.</p>\n";
@@ -250,7 +253,7 @@ std::string render_run_html(const RunEntry& e) {
       << " (up to " << e.tokens << " tokens), " << e.params << " parameters; " << html_escape(e.model_config) << "</dd>\n";
   o << "<dt>challenges</dt><dd>" << e.challenges.size() << " issued, " << e.survived << " survived, " << e.pending
     << " pending, " << e.failed << " failed</dd>\n";
-  if (e.status == "certified")
+  if (e.status == BoardStatus::kCertified)
     o << "<dt>confidence</dt><dd>" << html_escape(percent(e.confidence)) << " against tampering with "
       << html_escape(fraction_percent(e.fraction)) << " of the steps (" << e.bad_steps << " of " << e.steps << "); "
       << e.steps_checked.size() << " distinct steps replayed</dd>\n";
@@ -267,14 +270,14 @@ std::string render_run_html(const RunEntry& e) {
   if (e.clean)
     o << "<dt>contamination</dt><dd>" << (*e.clean ? "clean" : "contaminated") << ": " << e.eval_distinct
       << " distinct eval records proved against the training data</dd>\n";
-  o << "<dt>released model</dt><dd id=\"model\">" << html_escape(e.model);
+  o << "<dt>released model</dt><dd id=\"model\">" << html_escape(model_verdict_name(e.model));
   if (e.model_probe_rel) o << " (relative probe distance " << number_text(*e.model_probe_rel) << ")";
   if (!e.model_note.empty()) o << " (" << html_escape(e.model_note) << ")";
   o << "</dd>\n";
   if (!e.probe_checks.empty()) {
     o << "<dt>model behind an API</dt><dd id=\"probe-checks\">";
     for (const auto& p : e.probe_checks)
-      o << html_escape(p.name) << ": " << (p.pass ? "match" : "no match") << " (worst " << number_text(p.worst)
+      o << html_escape(p.name) << ": " << match_name(p.pass) << " (worst " << number_text(p.worst)
         << ", tolerance " << number_text(p.tolerance) << "; " << html_escape(p.guarantee) << ")<br>";
     o << "</dd>\n";
   }
@@ -291,7 +294,7 @@ std::string render_run_html(const RunEntry& e) {
   o << "<h2>Challenges and replay</h2>\n";
   if (e.challenges.empty()) o << "<p>No challenges yet.</p>\n";
   for (const auto& c : e.challenges) {
-    o << "<h3>" << html_escape(c.name) << ": " << (c.verdict.empty() ? "pending" : html_escape(c.verdict)) << "</h3>\n";
+    o << "<h3>" << html_escape(c.name) << ": " << html_escape(status_name(c.verdict)) << "</h3>\n";
     o << "<p>" << c.k << " steps under the head of size " << c.head_size;
     if (!c.reason.empty()) o << "; reason: " << html_escape(c.reason);
     o << "</p>\n";

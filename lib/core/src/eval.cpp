@@ -323,7 +323,7 @@ void finish_verdict(EvalCheckReport& r) {
       r.reason = eval_item_reason(it);
       break;
     }
-  r.verdict = r.reason.empty() ? "certified" : "rejected";
+  r.verdict = r.reason.empty() ? ReportVerdict::kCertified : ReportVerdict::kRejected;
 }
 
 }  // namespace
@@ -387,7 +387,7 @@ json EvalCheckReport::to_json() const {
           {"k", k},
           {"indices", indices},
           {"items", items_j},
-          {"verdict", verdict},
+          {"verdict", verdict_name(verdict)},
           {"reason", reason},
           {"guarantee", gj}};
 }
@@ -457,9 +457,10 @@ EvalCheckReport EvalCheckReport::from_json(const json& j, const std::string& whe
   const json& vj = jsonf::need(j, "verdict", kKind, where);
   const json& rj = jsonf::need(j, "reason", kKind, where);
   if (!vj.is_string() || !rj.is_string()) jsonf::bad(kKind, "fields 'verdict' and 'reason' must be strings", where);
+  const ReportVerdict verdict = parse_verdict(vj.get<std::string>(), kKind, where);
   EvalCheckReport want = r;
   finish_verdict(want);
-  if (vj.get<std::string>() != want.verdict || rj.get<std::string>() != want.reason)
+  if (verdict != want.verdict || rj.get<std::string>() != want.reason)
     jsonf::bad(kKind, "the verdict or reason is not the one its items give", where);
   r.verdict = want.verdict;
   r.reason = want.reason;

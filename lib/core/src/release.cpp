@@ -207,6 +207,8 @@ double max_abs_difference(const std::vector<double>& a, const std::vector<float>
   return m;
 }
 
+const char* match_name(bool match) { return match ? "match" : "no match"; }
+
 bool ProbeCheckReport::pass() const { return first_failure() < 0 && !worst.empty(); }
 
 int64_t ProbeCheckReport::first_failure() const {
@@ -246,7 +248,7 @@ json ProbeCheckReport::to_json() const {
           {"worst", worst.empty() ? 0.0 : *std::max_element(worst.begin(), worst.end())},
           {"first_failure", f},
           {"failures", std::count_if(worst.begin(), worst.end(), [&](double w) { return !(w <= tolerance); })},
-          {"verdict", pass() ? "match" : "no match"},
+          {"verdict", match_name(pass())},
           {"fraction", fraction},
           {"guarantee", guarantee()}};
 }

@@ -64,7 +64,7 @@ json number_map_json(const std::map<std::string, double>& m) {
 }
 
 json check_json(const ReportCheck& k) {
-  json c = {{"kind", k.kind == CheckKind::kSegment ? "segment" : "step"},
+  json c = {{"kind", check_kind_name(k.kind)},
             {"step", k.step},
             {"pass", k.pass},
             {"failed", k.pass ? json(nullptr) : json(k.failed)},
@@ -85,9 +85,9 @@ json check_json(const ReportCheck& k) {
 ReportCheck check_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) jsonf::bad(kRep, "a check is not an object", where);
   ReportCheck k;
-  const std::string kind = j.contains("kind") ? string_field(j, "kind", kRep, where) : "step";
-  if (kind == "segment") k.kind = CheckKind::kSegment;
-  else if (kind != "step") jsonf::bad(kRep, "a check's kind is not \"step\" or \"segment\"", where);
+  const std::string kind = j.contains("kind") ? string_field(j, "kind", kRep, where) : check_kind_name(CheckKind::kStep);
+  if (kind == check_kind_name(CheckKind::kSegment)) k.kind = CheckKind::kSegment;
+  else if (kind != check_kind_name(CheckKind::kStep)) jsonf::bad(kRep, "a check's kind is not \"step\" or \"segment\"", where);
   k.step = int_field(j, "step", kRep, where);
   if (k.kind == CheckKind::kSegment) {
     const json& g = jsonf::need(j, "segment", kRep, where);
@@ -122,6 +122,8 @@ ReportCheck check_from_json(const json& j, const std::string& where) {
 }
 
 }  // namespace
+
+const char* check_kind_name(CheckKind k) { return k == CheckKind::kSegment ? "segment" : "step"; }
 
 json report_number(double x) { return std::isfinite(x) ? json(x) : json("inf"); }
 
@@ -202,6 +204,13 @@ std::vector<int64_t> ReplayReport::step_checks() const {
   return s;
 }
 
+std::optional<std::string> ReplayReport::answer_problem(const Challenge& c) const {
+  if (run_id != c.head.run_id) return std::string("is a report on another run");
+  if (head_size != c.head.size || head_root != c.head.root) return std::string("is for another head than its challenge's");
+  if (challenge_seed != c.seed) return std::string("answers another challenge (challenge seed differs)");
+  return std::nullopt;
+}
+
 json ReplayReport::to_json() const {
   json checks_j = json::array();
   for (const ReportCheck& k : checks) checks_j.push_back(check_json(k));
@@ -210,7 +219,7 @@ json ReplayReport::to_json() const {
           {"run_id", run_id.hex()},
           {"head", {{"size", head_size}, {"root", head_root.hex()}}},
           {"challenge_seed", challenge_seed.hex()},
-          {"verdict", certified() ? "certified" : "rejected"},
+          {"verdict", verdict_name(verdict)},
           {"reason", certified() ? json(nullptr) : json(reason)},
           {"guarantee",
            {{"words", guarantee.words()}, {"k", guarantee.k}, {"steps", guarantee.steps},
@@ -235,10 +244,7 @@ ReplayReport ReplayReport::from_json(const json& j, const std::string& where) {
   r.head_size = jsonf::u64(head, "size", kRep, where);
   r.head_root = jsonf::hash(head, "root", kRep, where);
   r.challenge_seed = jsonf::hash(j, "challenge_seed", kRep, where);
-  const std::string verdict = string_field(j, "verdict", kRep, where);
-  if (verdict == "certified") r.verdict = ReportVerdict::kCertified;
-  else if (verdict == "rejected") r.verdict = ReportVerdict::kRejected;
-  else jsonf::bad(kRep, "field 'verdict' is not \"certified\" or \"rejected\"", where);
+  r.verdict = parse_verdict(string_field(j, "verdict", kRep, where), kRep, where);
   r.reason = optional_string(j, "reason", where);
   if (!r.certified() && r.reason.empty()) jsonf::bad(kRep, "a rejected report gives no reason", where);
   if (j.contains("guarantee")) {

@@ -442,8 +442,7 @@ Problem check_seed(RunCtx& c) {
     } catch (const Error& e) {
       return Problem(e.what());
     }
-    if (seed_commitment(seed) != m.seed_commitment)
-      return Problem(rp.seed() + ": the revealed seed does not match the manifest's seed commitment");
+    if (auto p = seed_problem(m, seed)) return Problem(rp.seed() + ": " + *p);
     if (opt.init && initial_state_root(m.model, seed) != genesis.init_root)
       return Problem("entry 0: init_root is not the initial state generated from the revealed seed");
     v.seed_revealed = true;

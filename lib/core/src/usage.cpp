@@ -47,7 +47,7 @@ json usage_document(const Commitment& c, const Index& idx, const std::string& ru
   const auto seed = read_revealed_seed(rp);
   if (!seed) throw Error("the run's seed is not revealed yet: its data order is still secret", rp.seed(),
                          "a usage proof needs RUN/seed, which wit-train writes when training ends");
-  if (seed_commitment(*seed) != mf.seed_commitment) throw Error("the revealed seed is not the one the manifest commits to", rp.seed());
+  if (auto p = seed_problem(mf, *seed)) throw Error(*p, rp.seed());
   const std::vector<TreeHead> heads = read_heads(rp.heads());
   const TreeHead* head = find_head(heads);
   if (!head) throw Error("the run has no signed head", rp.heads());
@@ -110,7 +110,7 @@ Verdict verify_usage(const json& doc, const Commitment& c, const std::string& wh
   const json& seed_j = need(doc, "seed", where);
   Bytes seed;
   if (!seed_j.is_string() || !from_hex(seed_j.get<std::string>(), seed) || seed.size() != 32) bad("'seed' is not 64 hex digits", where);
-  if (seed_commitment(seed) != mf.seed_commitment) return {false, "the seed is not the one the manifest commits to", ""};
+  if (auto p = seed_problem(mf, seed)) return {false, *p, ""};
   const TreeHead head = TreeHead::from_json(need(doc, "head", where), where + ": head");
   if (auto p = head_problem(head, run_id, mf.trainer_key)) return {false, *p, ""};
   if (head.size < 1) return {false, "the head covers no entries", ""};

@@ -480,144 +480,217 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
   return cal;
 }
 
-ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt) {
-  check_margin(opt.margin);
-  auto t0 = std::chrono::steady_clock::now();
-  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}};
-  ReplayReport rep = ReplayReport::answering(c);
-  rep.margin = opt.margin;
-  std::string verdict_reason;
-  Calibration& cal = rep.calibration;
-  const unsigned other_threads = opt.threads > 1 ? opt.threads : 2;
-  const bool per_step = !opt.calibration && opt.calibration_steps <= 0;
+namespace {
+
+// How verify measures the replay noise: on every transition, just before it
+// is judged (the default), or once before the transitions (--calibration,
+// --calibration-steps).
+struct NoisePlan {
+  bool per_step = true;
+  unsigned other_threads = 2;  // a measurement's second thread count
+};
+
+// Checks 1 to 6, of the whole bundle: "" when they pass, else the reason.
+std::string check_bundle(Verifier& v) {
   try {
     v.load_common();
   } catch (const Verifier::Reject& r) {
-    verdict_reason = r.reason;
+    return r.reason;
   }
-  if (verdict_reason.empty()) {
-    if (opt.calibration) {
-      cal = *opt.calibration;
-      if (!cal.run_id.empty() && cal.run_id != v.run_id.hex() && !opt.quiet)
-        cli::note("calibration was measured on another run; using it anyway");
-    } else if (opt.calibration_steps > 0) {
-      try {
-        cal = calibrate(b, c, 1, other_threads, opt.calibration_steps, opt.device);
-      } catch (const Error& e) {
-        verdict_reason = std::string("cannot measure replay noise: ") + e.what();
-      }
-      v.states.clear();
-    } else {
-      // Every transition is measured on itself, just before it is judged.
-      cal.run_id = v.run_id.hex();
-      cal.threads = {1, other_threads};
-      for (const char* f : kReplayFields) cal.noise[f] = 0.0;
-    }
-  }
-  set_torch_threads(opt.threads);
+  return "";
+}
 
-  // Transition s: the exact state after s - 1 (root checked), replayed with the
-  // shared step on the batch the committed order gives, compared in full with
-  // the exact state after s (root checked): every tensor of W, m and v.
-  auto transition = [&](ReportCheck& chk) {
-    const int64_t s = chk.step;
-    auto ts = std::chrono::steady_clock::now();
+// The noise the thresholds scale: the --calibration file, a measurement on
+// the first --calibration-steps transitions, or none yet (each transition
+// adds its own). "" or the reason the run is rejected.
+std::string set_up_noise(Verifier& v, const NoisePlan& plan, Calibration& cal) {
+  const VerifyOptions& opt = v.opt;
+  std::string reason;
+  if (opt.calibration) {
+    cal = *opt.calibration;
+    if (!cal.run_id.empty() && cal.run_id != v.run_id.hex() && !opt.quiet)
+      cli::note("calibration was measured on another run; using it anyway");
+  } else if (opt.calibration_steps > 0) {
     try {
-      v.check_lr(s);
-      BatchRecords batch = v.batch(s);
-      const TrainState& after = v.state(s);
-      v.state(s - 1);
-      // Measuring every transition on itself: its first replay (one thread)
-      // is the one judged, so the transition costs three replays, not four.
-      std::optional<Replayed> measured;
-      if (per_step) {
-        measured = measure_noise(v, s, batch, 1, other_threads, cal);
-        cal.steps.push_back(s);
-        set_torch_threads(opt.threads);
-      }
-      // The logged sketches must be those of the logged state (they are
-      // witnesses for plots and cheap distances; the verdict never rests on them).
-      const LogEntry& logged = v.entry(s);
-      TrainState::Sketches sk = after.sketches(v.mf);
-      chk.distances["sketch"] = std::max({vector_distance(sk.w, logged.s.sketch), vector_distance(sk.m, logged.s.sketch_m),
-                                          vector_distance(sk.v, logged.s.sketch_v)});
-      chk.thresholds["sketch"] = kSketchTolerance;
-      if (!(chk.distances["sketch"] <= kSketchTolerance))
-        throw Verifier::Reject{"sketch", "the logged sketches of step " + std::to_string(s) + " are not those of its state"};
-      Replayed r = measured ? std::move(*measured) : replay_from(v, s, batch);
-      if (r.after.step() != s) throw Verifier::Reject{"state", "the replay of step " + std::to_string(s) + " ends at another step"};
-      Distances dd = distances(v.state(s - 1), after, logged.s.losses, logged.s.grad_norm, logged.s.probe, r);
-      // For information, what the old fingerprint-only check saw: the replay's
-      // sketches against the logged ones, relative to the logged sketch update.
-      // A forger hiding an update in the sketches' null space keeps this at
-      // the noise level; it is never a verdict.
-      {
-        const TrainState::Sketches rs = r.after.sketches(v.mf);
-        const TrainState::Sketches prev = s == 1 ? v.state(0).sketches(v.mf) : [&] {
-          const LogEntry& p = v.entry(s - 1);
-          return TrainState::Sketches{p.s.sketch, p.s.sketch_m, p.s.sketch_v};
-        }();
-        auto rel = [](double num, double den) { return num == 0 ? 0.0 : den > 0 ? num / den : INFINITY; };
-        chk.distances["sketch_replay"] =
-            std::max({rel(l2_distance(rs.w, logged.s.sketch), l2_distance(logged.s.sketch, prev.w)),
-                      rel(l2_distance(rs.m, logged.s.sketch_m), l2_distance(logged.s.sketch_m, prev.m)),
-                      rel(l2_distance(rs.v, logged.s.sketch_v), l2_distance(logged.s.sketch_v, prev.v))});
-      }
-      std::string failed;
-      for (const char* f : kStateFields) {
-        const FieldDistance& fd = dd.state[f];
-        const double tf = threshold_floors(opt.margin, cal.noise_of(f));
-        chk.distances[f] = fd.distance;
-        chk.thresholds[f] = tf * fd.floor;  // the same test, relative to the update: distance <= threshold
-        chk.worst_tensors[f] = WorstTensor{fd.tensor, fd.floors, tf};
-        if (failed.empty() && !within(fd.floors, tf)) failed = f;
-      }
-      for (const char* f : kScalarFields) {
-        if (!dd.scalar.count(f)) continue;
-        const double tf = threshold_floors(opt.margin, cal.noise_of(f));
-        chk.distances[f] = dd.scalar[f];
-        chk.thresholds[f] = tf * kRoundingEps;
-        if (failed.empty() && !within(dd.scalar[f] / kRoundingEps, tf)) failed = f;
-      }
-      if (!failed.empty()) {
-        auto w = chk.worst_tensors.find(failed);
-        const std::string where = w != chk.worst_tensors.end() ? " (tensor " + w->second.tensor + ")" : "";
-        throw Verifier::Reject{failed, failed + " differs beyond the replay noise at step " + std::to_string(s) + where};
-      }
-      chk.pass = true;
-    } catch (const Verifier::Reject& r) {
-      chk.pass = false;
-      chk.failed = r.field;
-      chk.reason = r.reason;
-      if (verdict_reason.empty()) verdict_reason = r.reason;
+      cal = calibrate(v.b, v.c, 1, plan.other_threads, opt.calibration_steps, opt.device);
+    } catch (const Error& e) {
+      reason = std::string("cannot measure replay noise: ") + e.what();
     }
-    chk.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-    rep.replay_seconds += chk.seconds;
-    rep.checks.push_back(chk);
-    v.forget_before(s);
-  };
-  const bool go = verdict_reason.empty();
-  uint64_t total = 0;
-  for (const Segment& g : c.segments) total += uint64_t(g.to - g.from);
-  Progress progress("replaying", go ? uint64_t(c.steps.size()) + total : 0, "steps", opt.quiet);
-  // Step challenges in challenge order (the board matches them to the challenge),
-  // then every transition of every segment.
-  for (int64_t s : go ? c.steps : std::vector<int64_t>{}) {
+    v.states.clear();
+  } else {
+    // Every transition is measured on itself, just before it is judged.
+    cal.run_id = v.run_id.hex();
+    cal.threads = {1, plan.other_threads};
+    for (const char* f : kReplayFields) cal.noise[f] = 0.0;
+  }
+  return reason;
+}
+
+// The transitions to check, as empty checks: the step challenges in
+// challenge order (the board matches them to the challenge), then every
+// transition of every segment.
+std::vector<ReportCheck> planned_checks(const Challenge& c) {
+  std::vector<ReportCheck> out;
+  for (int64_t s : c.steps) {
     ReportCheck chk;
     chk.step = s;
-    transition(chk);
-    progress.add(1);
+    out.push_back(chk);
   }
-  for (const Segment& g : go ? c.segments : std::vector<Segment>{})
+  for (const Segment& g : c.segments)
     for (int64_t s = g.from + 1; s <= g.to; s++) {
       ReportCheck chk;
       chk.kind = CheckKind::kSegment;
       chk.step = s;
       chk.segment_from = g.from;
       chk.segment_to = g.to;
-      transition(chk);
-      progress.add(1);
+      out.push_back(chk);
     }
+  return out;
+}
+
+// Check 9: the exact states after s and after s - 1, each holding its step
+// and hitting its logged root.
+const TrainState& check_states(Verifier& v, int64_t s) {
+  const TrainState& after = v.state(s);
+  v.state(s - 1);
+  return after;
+}
+
+// Measuring every transition on itself: its first replay (one thread) is the
+// one judged, so the transition costs three replays, not four.
+std::optional<Replayed> measure_on_itself(Verifier& v, int64_t s, const BatchRecords& batch, const NoisePlan& plan,
+                                          Calibration& cal) {
+  if (!plan.per_step) return std::nullopt;
+  std::optional<Replayed> a = measure_noise(v, s, batch, 1, plan.other_threads, cal);
+  cal.steps.push_back(s);
+  set_torch_threads(v.opt.threads);
+  return a;
+}
+
+// Check 10: the logged sketches must be those of the logged state (they are
+// witnesses for plots and cheap distances; the verdict never rests on them).
+void check_sketches(Verifier& v, int64_t s, const TrainState& after, ReportCheck& chk) {
+  const LogEntry& logged = v.entry(s);
+  TrainState::Sketches sk = after.sketches(v.mf);
+  chk.distances["sketch"] = std::max({vector_distance(sk.w, logged.s.sketch), vector_distance(sk.m, logged.s.sketch_m),
+                                      vector_distance(sk.v, logged.s.sketch_v)});
+  chk.thresholds["sketch"] = kSketchTolerance;
+  if (!(chk.distances["sketch"] <= kSketchTolerance))
+    throw Verifier::Reject{"sketch", "the logged sketches of step " + std::to_string(s) + " are not those of its state"};
+}
+
+// Check 11: step s replayed from the exact state before it (the measured
+// replay when there is one) ends at step s.
+Replayed check_replay(Verifier& v, int64_t s, const BatchRecords& batch, std::optional<Replayed> measured) {
+  Replayed r = measured ? std::move(*measured) : replay_from(v, s, batch);
+  if (r.after.step() != s) throw Verifier::Reject{"state", "the replay of step " + std::to_string(s) + " ends at another step"};
+  return r;
+}
+
+// For information, what the old fingerprint-only check saw: the replay's
+// sketches against the logged ones, relative to the logged sketch update.
+// A forger hiding an update in the sketches' null space keeps this at
+// the noise level; it is never a verdict.
+double sketch_replay_distance(Verifier& v, int64_t s, const Replayed& r) {
+  const LogEntry& logged = v.entry(s);
+  const TrainState::Sketches rs = r.after.sketches(v.mf);
+  const TrainState::Sketches prev = s == 1 ? v.state(0).sketches(v.mf) : [&] {
+    const LogEntry& p = v.entry(s - 1);
+    return TrainState::Sketches{p.s.sketch, p.s.sketch_m, p.s.sketch_v};
+  }();
+  auto rel = [](double num, double den) { return num == 0 ? 0.0 : den > 0 ? num / den : INFINITY; };
+  return std::max({rel(l2_distance(rs.w, logged.s.sketch), l2_distance(logged.s.sketch, prev.w)),
+                   rel(l2_distance(rs.m, logged.s.sketch_m), l2_distance(logged.s.sketch_m, prev.m)),
+                   rel(l2_distance(rs.v, logged.s.sketch_v), l2_distance(logged.s.sketch_v, prev.v))});
+}
+
+// Check 12: the replay compared in full with the exact state after s, field
+// by field in the order weights, adam_m, adam_v (the worst tensor of each,
+// in rounding floors), losses, grad_norm, probe, each within margin x
+// max(1, noise); the first field beyond its threshold fails the transition.
+void compare_in_full(Verifier& v, int64_t s, const TrainState& after, const Replayed& r, const Calibration& cal,
+                     ReportCheck& chk) {
+  const double margin = v.opt.margin;
+  const LogEntry& logged = v.entry(s);
+  Distances dd = distances(v.state(s - 1), after, logged.s.losses, logged.s.grad_norm, logged.s.probe, r);
+  chk.distances["sketch_replay"] = sketch_replay_distance(v, s, r);
+  std::string failed;
+  for (const char* f : kStateFields) {
+    const FieldDistance& fd = dd.state[f];
+    const double tf = threshold_floors(margin, cal.noise_of(f));
+    chk.distances[f] = fd.distance;
+    chk.thresholds[f] = tf * fd.floor;  // the same test, relative to the update: distance <= threshold
+    chk.worst_tensors[f] = WorstTensor{fd.tensor, fd.floors, tf};
+    if (failed.empty() && !within(fd.floors, tf)) failed = f;
+  }
+  for (const char* f : kScalarFields) {
+    if (!dd.scalar.count(f)) continue;
+    const double tf = threshold_floors(margin, cal.noise_of(f));
+    chk.distances[f] = dd.scalar[f];
+    chk.thresholds[f] = tf * kRoundingEps;
+    if (failed.empty() && !within(dd.scalar[f] / kRoundingEps, tf)) failed = f;
+  }
+  if (!failed.empty()) {
+    auto w = chk.worst_tensors.find(failed);
+    const std::string where = w != chk.worst_tensors.end() ? " (tensor " + w->second.tensor + ")" : "";
+    throw Verifier::Reject{failed, failed + " differs beyond the replay noise at step " + std::to_string(s) + where};
+  }
+}
+
+// Transition s, checks 7 to 12: the exact state after s - 1 (root checked),
+// replayed with the shared step on the batch the committed order gives,
+// compared in full with the exact state after s (root checked): every tensor
+// of W, m and v. The first failure is thrown.
+void check_transition(Verifier& v, const NoisePlan& plan, Calibration& cal, ReportCheck& chk) {
+  const int64_t s = chk.step;
+  v.check_lr(s);                                                        // 7
+  const BatchRecords batch = v.batch(s);                                // 8
+  const TrainState& after = check_states(v, s);                         // 9
+  std::optional<Replayed> measured = measure_on_itself(v, s, batch, plan, cal);
+  check_sketches(v, s, after, chk);                                     // 10
+  const Replayed r = check_replay(v, s, batch, std::move(measured));    // 11
+  compare_in_full(v, s, after, r, cal, chk);                            // 12
+}
+
+// A transition checked and added to the report, pass or fail (a failure is
+// recorded, never thrown past verify): "" or the reason it failed.
+std::string record_transition(Verifier& v, const NoisePlan& plan, ReplayReport& rep, ReportCheck chk) {
+  auto ts = std::chrono::steady_clock::now();
+  try {
+    check_transition(v, plan, rep.calibration, chk);
+    chk.pass = true;
+  } catch (const Verifier::Reject& r) {
+    chk.pass = false;
+    chk.failed = r.field;
+    chk.reason = r.reason;
+  }
+  chk.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+  rep.replay_seconds += chk.seconds;
+  rep.checks.push_back(chk);
+  v.forget_before(chk.step);
+  return chk.reason;
+}
+
+}  // namespace
+
+// The checks of docs/replay.md ("Verify: the checks, in order").
+ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt) {
+  check_margin(opt.margin);
+  auto t0 = std::chrono::steady_clock::now();
+  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}};
+  ReplayReport rep = ReplayReport::answering(c);
+  rep.margin = opt.margin;
+  const NoisePlan plan{!opt.calibration && opt.calibration_steps <= 0, opt.threads > 1 ? opt.threads : 2};
+  std::string verdict_reason = check_bundle(v);                                      // 1 to 6
+  if (verdict_reason.empty()) verdict_reason = set_up_noise(v, plan, rep.calibration);  // calibration
+  set_torch_threads(opt.threads);
+  const std::vector<ReportCheck> todo = verdict_reason.empty() ? planned_checks(c) : std::vector<ReportCheck>{};
+  Progress progress("replaying", uint64_t(todo.size()), "steps", opt.quiet);
+  for (const ReportCheck& chk : todo) {                                              // 7 to 12
+    const std::string why = record_transition(v, plan, rep, chk);
+    if (verdict_reason.empty()) verdict_reason = why;
+    progress.add(1);
+  }
   progress.finish();
   rep.verdict = verdict_reason.empty() ? ReportVerdict::kCertified : ReportVerdict::kRejected;
   rep.reason = verdict_reason;

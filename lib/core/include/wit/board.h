@@ -15,6 +15,7 @@
 
 #include "wit/report.h"
 #include "wit/run_bundle.h"
+#include "wit/verdict.h"
 #include "wit/wlog.h"
 
 namespace wit {
@@ -23,14 +24,25 @@ inline constexpr const char* kBoardFormat = "wit.board";
 inline constexpr int kBoardVersion = 1;
 inline constexpr double kDefaultBoardFraction = 0.05;
 
-// One replayed step of a report, for the distance-vs-threshold plot.
+// The released weights file against the final state (docs/board.md,
+// "Released model"); the probe distance is for information only.
+enum class ModelVerdict {
+  kNotChecked,  // an earlier check rejected the run
+  kNotGiven,    // neither model.binding.json nor model.fingerprint.json
+  kMatches,     // bound exactly by model.binding.json
+  kDiffers,
+  kProbeOnly,   // a fingerprint whose public probe is within tolerance, no exact binding: not a proof
+};
+// Its name in board.json, the site and wit-board show: "not checked", "not
+// given", "matches", "differs", "probe only".
+const char* model_verdict_name(ModelVerdict v);
 
 struct ChallengeState {
   std::string name;          // challenges/NAME.json (and reports/NAME.json)
   uint64_t head_size = 0;    // the challenged head's size
   int64_t k = 0;
   std::vector<int64_t> steps;
-  std::string verdict;       // "certified", "rejected" or "" (no report yet)
+  BoardStatus verdict = BoardStatus::kPending;  // its report's verdict; pending while it has no report
   std::string reason;        // the report's reason when rejected
   std::vector<ReportCheck> checks;  // the report's
 };
@@ -46,13 +58,13 @@ struct ProbeCheckState {
 struct EvalCheckState {
   std::string name;
   uint64_t k = 0;
-  std::string verdict;
+  ReportVerdict verdict = ReportVerdict::kRejected;
   std::vector<uint64_t> indices;
 };
 
 struct RunEntry {
   std::string name, source;  // source: the bundle's file or directory name
-  std::string status;        // "certified" | "rejected" | "pending"
+  BoardStatus status = BoardStatus::kPending;
   std::string reason;        // why rejected or pending; "" when certified
   std::string run_id;        // hex, "" when unknown
   // Compute, from the manifest.
@@ -78,12 +90,8 @@ struct RunEntry {
   // Contamination.
   std::optional<bool> clean;
   uint64_t eval_distinct = 0;
-  // The released weights file against the final state: "matches" (bound
-  // exactly by model.binding.json), "differs", "probe only" (a fingerprint
-  // whose public probe is within tolerance, no exact binding: not a proof),
-  // "not given" (neither member) or "not checked" (an earlier check rejected
-  // the run). The probe distance is for information only.
-  std::string model = "not checked";
+  // The released weights file against the final state.
+  ModelVerdict model = ModelVerdict::kNotChecked;
   std::optional<double> model_probe_rel;
   std::string model_note;
   // Fresh-probe checks of a model behind an API (probe-checks/).
@@ -97,7 +105,7 @@ struct RunEntry {
 };
 
 // Judges one loaded bundle. Never throws for anything in the bundle: every
-// problem becomes status "rejected" with its reason.
+// problem becomes status rejected with its reason.
 RunEntry evaluate_run_bundle(const RunBundle& b, double fraction = kDefaultBoardFraction);
 // Loads and judges: a bundle that cannot even be read is a rejected entry
 // named after its path.

@@ -14,6 +14,7 @@
 
 #include "wit/bytes.h"
 #include "wit/challenge.h"
+#include "wit/verdict.h"
 
 namespace wit {
 
@@ -114,7 +115,7 @@ struct EvalCheckReport {
   uint64_t n = 0, k = 0;
   std::vector<uint64_t> indices;
   std::vector<EvalCheckItem> items;  // one per index, in order
-  std::string verdict;               // "certified" | "rejected"
+  ReportVerdict verdict = ReportVerdict::kRejected;  // certified when every item passed
   std::string reason;                // first failure, "" when certified
   Guarantee guarantee;               // make_guarantee(n, k, fraction): detection of ceil(f n) inflated scores
 

@@ -48,6 +48,10 @@ struct ReleaseBinding {
   // match. Throws wit::Error ("invalid model binding: ...").
   static ReleaseBinding from_json(const nlohmann::json& j, const std::string& where);
 };
+// The verdict word of a release check, an exact binding or fresh probes:
+// "match" or "no match" (probe-check reports, board.json, the site, wit-sketch).
+const char* match_name(bool match);
+
 // What a binding proves about a run, for one who has the final entry but not
 // the file (the board): "" when it binds parameters root P to the final
 // state (its step and root are the final entry's and it matches), else why not.

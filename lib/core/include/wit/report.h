@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "wit/bytes.h"
 #include "wit/challenge.h"
+#include "wit/verdict.h"
 
 namespace wit {
 
@@ -50,6 +52,8 @@ struct Calibration {
 };
 
 enum class CheckKind { kStep, kSegment };
+// Its name in reports and board.json: "step" or "segment".
+const char* check_kind_name(CheckKind k);
 
 // For W, m and v: the tensor farthest from the replay, in rounding floors.
 struct WorstTensor {
@@ -73,8 +77,6 @@ struct ReportCheck {
   bool operator==(const ReportCheck& o) const;
 };
 
-enum class ReportVerdict { kCertified, kRejected };
-
 struct ReplayReport {
   Hash32 run_id;
   uint64_t head_size = 0;
@@ -94,6 +96,11 @@ struct ReplayReport {
   // The steps of the "step" checks, in order (what a certified report must
   // match with its challenge's steps; segment checks are not uniform draws).
   std::vector<int64_t> step_checks() const;
+  // Whether this report answers challenge `c` (its run, head size and root,
+  // and challenge seed): nothing, or why not, for the board's check 8 and
+  // wit-board add ("is a report on another run", "is for another head than
+  // its challenge's", "answers another challenge (challenge seed differs)").
+  std::optional<std::string> answer_problem(const Challenge& c) const;
   nlohmann::json to_json() const;
   // Checks every field's type and the envelope; throws wit::Error ("not a
   // replay report", "unsupported report version ...", "invalid replay report:
