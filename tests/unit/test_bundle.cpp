@@ -548,14 +548,12 @@ TEST_CASE("bundle member lengths are bounded by their kind, and buffers grow wit
   }
   {
     // The same refusal when the file is read member by member.
-    const fs::path dir = fs::temp_directory_path() / ("wit-bundle-limit-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    const std::string path = (dir / "x.bundle").string();
+    const TempDir dir("wit-bundle-limit");
+    const std::string path = dir / "x.bundle";
     write_file_atomic(path, std::string(lying.begin(), lying.end()));
     CHECK(error_of([&] { SpooledBundle::open(path, limit); }) ==
           "bundle member ckpt/step-000001.safetensors declares 4294967296 bytes, more than its kind can hold (1048576): " +
               path + " at payload byte 4");
-    fs::remove_all(dir);
   }
 
   // Without a bound, memory follows the frame: in a process that may not map
@@ -596,18 +594,9 @@ TEST_CASE("bundle member lengths are bounded by their kind, and buffers grow wit
 
 namespace {
 
-// A fresh directory under the system's temporary directory, removed at the end of the scope.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("wit-bundle-" + tag + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  size_t entries() const { return size_t(std::distance(fs::directory_iterator(path), fs::directory_iterator())); }
-};
+size_t entries(const TempDir& d) {
+  return size_t(std::distance(fs::directory_iterator(d.path()), fs::directory_iterator()));
+}
 
 // The payload inside a bundle file, decompressed by zstd alone.
 Bytes payload_in(const Bytes& file) {
@@ -632,13 +621,13 @@ void write_sample(BundleWriter& w) {
 }  // namespace
 
 TEST_CASE("bundle writer: the members one at a time give the payload Bundle::encode gives", "[bundle]") {
-  TempDir dir("writer");
+  TempDir dir("wit-bundle-writer");
   const std::string path = dir / "out.wbundle";
   BundleWriter w(path, uint32_t(sample().members().size()));
   write_sample(w);
   CHECK(!fs::exists(path));  // nothing under the name before finish
   w.finish();
-  CHECK(dir.entries() == 1);  // and no temporary after it
+  CHECK(entries(dir) == 1);  // and no temporary after it
   const Bytes file = file_bytes(path), enc = sample().encode();
   // The same payload, the size in the header written last; the frame has no content size.
   CHECK(get_le64(file.data() + 16) == get_le64(enc.data() + 16));
@@ -692,7 +681,7 @@ TEST_CASE("bundle reader: members one at a time, read, streamed or skipped", "[b
   for (size_t i = 0; i < big.size(); i++) big[i] = uint8_t(i * 13 + i / 4096);
   b.put("ckpt/big", big);
   const Bytes enc = b.encode();
-  TempDir dir("reader");
+  TempDir dir("wit-bundle-reader");
   const std::string path = dir / "b.wbundle";
   b.save(path);
   for (int source = 0; source < 3; source++) {
@@ -723,11 +712,11 @@ TEST_CASE("bundle reader: members one at a time, read, streamed or skipped", "[b
     CHECK(!r.next());
   }
   CHECK_THROWS_WITH(BundleReader::open(dir / "missing"), Equals("cannot open: no such file or directory: " + (dir / "missing")));
-  CHECK_THROWS_WITH(BundleReader::open(dir.path.string()), Equals("is a directory: " + dir.path.string()));
+  CHECK_THROWS_WITH(BundleReader::open(dir.path()), Equals("is a directory: " + dir.path()));
 }
 
 TEST_CASE("bundle writer: a file member is streamed, in pieces smaller than it", "[bundle]") {
-  TempDir dir("file-member");
+  TempDir dir("wit-bundle-file-member");
   const std::string data = dir / "data.bin", path = dir / "b.wbundle";
   Bytes content((3u << 20) + 17);  // more than the 1 MiB read buffer, not a multiple of it
   std::mt19937 rng(3);
@@ -764,9 +753,9 @@ TEST_CASE("bundle writer: a file member is streamed, in pieces smaller than it",
 }
 
 TEST_CASE("bundle writer: a failed write leaves no file", "[bundle]") {
-  TempDir dir("failed");
+  TempDir dir("wit-bundle-failed");
   const std::string path = dir / "out.wbundle";
-  auto left_behind = [&] { return dir.entries(); };
+  auto left_behind = [&] { return entries(dir); };
   SECTION("names out of order, repeated or invalid") {
     BundleWriter w(path, 3);
     w.add("b", ByteView());
@@ -821,10 +810,10 @@ TEST_CASE("bundle writer: a failed write leaves no file", "[bundle]") {
 }
 
 TEST_CASE("spooled bundle: the scratch file is anonymous, and what a reader refuses it refuses", "[bundle]") {
-  TempDir dir("spool"), tmp("spool-tmp");
+  TempDir dir("wit-bundle-spool"), tmp("spool-tmp");
   const char* old = std::getenv("TMPDIR");
   const std::string saved = old ? old : "";
-  ::setenv("TMPDIR", tmp.path.c_str(), 1);
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
   Bundle b = sample();
   b.put("state/000001.safetensors", Bytes(5000, 1));
   const std::string path = dir / "b.wbundle";
@@ -832,7 +821,7 @@ TEST_CASE("spooled bundle: the scratch file is anonymous, and what a reader refu
   {
     SpooledBundle s = SpooledBundle::open(path, {}, 300);
     CHECK(s.spilled() == 1);
-    CHECK(tmp.entries() == 0);  // unlinked from the start
+    CHECK(entries(tmp) == 0);  // unlinked from the start
     for (const std::string& name : s.names()) CHECK(s.get(name) == b.get(name));
   }
   // A damaged copy: the same message as Bundle::load, and no scratch left.
@@ -842,7 +831,7 @@ TEST_CASE("spooled bundle: the scratch file is anonymous, and what a reader refu
   const std::string want = error_of([&] { Bundle::load(path); });
   CHECK(want != "(decoded)");
   CHECK(error_of([&] { SpooledBundle::open(path, {}, 0); }) == want);
-  CHECK(tmp.entries() == 0);
+  CHECK(entries(tmp) == 0);
   if (old) ::setenv("TMPDIR", saved.c_str(), 1);
   else ::unsetenv("TMPDIR");
 }
@@ -855,7 +844,7 @@ TEST_CASE("bundle streaming: memory stays bounded for a member far larger than t
 #if defined(__SANITIZE_ADDRESS__) || WIT_HAS_ASAN
   WARN("not checked under AddressSanitizer, whose allocator keeps freed memory");
 #else
-  TempDir dir("rss");
+  TempDir dir("wit-bundle-rss");
   const std::string data = dir / "zeros.bin", path = dir / "big.wbundle";
   {
     const int fd = ::open(data.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -28,20 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "wit-wlog-XXXXXX").string();
-    if (!::mkdtemp(t.data())) FAIL("mkdtemp failed");
-    path = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return path + "/" + name; }
-};
-
 Bytes slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -272,7 +258,7 @@ TEST_CASE("decode rejects every malformed entry with its own message", "[wlog]")
 // ---- the log file ----------------------------------------------------------
 
 TEST_CASE("log roots and proofs agree with MerkleTree at every size", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 70);
   WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
@@ -306,7 +292,7 @@ TEST_CASE("log roots and proofs agree with MerkleTree at every size", "[wlog]") 
 }
 
 TEST_CASE("open: a missing log is an error unless created, and an empty file is an empty log", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   CHECK(contains(error_of([&] { WitnessLog::open(d / "none.wlog", TornTail::kCut); }), "cannot open"));
   WitnessLog l = WitnessLog::open(d / "new.wlog", TornTail::kRefuse, IfMissing::kCreate);
   CHECK(l.size() == 0);
@@ -315,7 +301,7 @@ TEST_CASE("open: a missing log is an error unless created, and an empty file is 
 }
 
 TEST_CASE("a torn last frame is cut at every byte offset with repair, and an error without", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 6);
   const Bytes full = slurp(p);
@@ -337,7 +323,7 @@ TEST_CASE("a torn last frame is cut at every byte offset with repair, and an err
 }
 
 TEST_CASE("a checksum mismatch in the last frame, or zeros after a frame, is a torn tail", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 4);
   const Bytes full = slurp(p);
@@ -369,7 +355,7 @@ TEST_CASE("a checksum mismatch in the last frame, or zeros after a frame, is a t
 }
 
 TEST_CASE("corruption before the last frame is reported with its byte offset", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 6);
   const Bytes full = slurp(p);
@@ -394,7 +380,7 @@ TEST_CASE("corruption before the last frame is reported with its byte offset", "
 }
 
 TEST_CASE("truncate drops entries on disk and the log grows again", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 20);
   WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
@@ -418,7 +404,7 @@ TEST_CASE("truncate drops entries on disk and the log grows again", "[wlog]") {
 }
 
 TEST_CASE("append refuses entries that do not decode and a file changed behind its back", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   write_log(p, 3);
   WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
@@ -434,7 +420,7 @@ TEST_CASE("append refuses entries that do not decode and a file changed behind i
 // ---- keys ------------------------------------------------------------------
 
 TEST_CASE("key files round trip, with mode 0600 and a .pub beside", "[wlog][keys]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const SecretKey k = generate_key();
   save_key(d / "k.key", k);
   struct stat st {};
@@ -445,8 +431,8 @@ TEST_CASE("key files round trip, with mode 0600 and a .pub beside", "[wlog][keys
   CHECK(load_public_key(d / "k.key.pub") == k.pub());
   const auto j = nlohmann::json::parse(read_file(d / "k.key.pub"));
   CHECK(j == nlohmann::json{{"format", "wit.key"}, {"version", 1}, {"type", "ed25519"}, {"public", k.pub().hex()}});
-  CHECK(fs::directory_iterator(d.path) != fs::directory_iterator());
-  for (const auto& e : fs::directory_iterator(d.path)) CHECK(!contains(e.path().string(), ".tmp."));
+  CHECK(fs::directory_iterator(d.path()) != fs::directory_iterator());
+  for (const auto& e : fs::directory_iterator(d.path())) CHECK(!contains(e.path().string(), ".tmp."));
 
   const Bytes msg = {'h', 'i'};
   auto sig = sign(k, msg);
@@ -459,7 +445,7 @@ TEST_CASE("key files round trip, with mode 0600 and a .pub beside", "[wlog][keys
 }
 
 TEST_CASE("key file errors are one line naming the file", "[wlog][keys]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const SecretKey k = generate_key();
   save_key(d / "k.key", k);
   auto j = nlohmann::json::parse(read_file(d / "k.key"));
@@ -543,7 +529,7 @@ TEST_CASE("tree head json is strict", "[wlog][heads]") {
 }
 
 TEST_CASE("heads file: append, read, torn last line, bad lines", "[wlog][heads]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.heads";
   const SecretKey k = generate_key();
   std::vector<TreeHead> hs;
@@ -599,7 +585,7 @@ TEST_CASE("heads file: append, read, torn last line, bad lines", "[wlog][heads]"
 // ---- log proof documents ---------------------------------------------------
 
 TEST_CASE("log proof documents verify alone and fail when tampered", "[wlog][proofs]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   write_log(p, 13);
   WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);

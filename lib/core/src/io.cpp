@@ -344,9 +344,28 @@ void sync_parent_dir(const std::string& path) {
   }
 }
 
-ScratchFile::ScratchFile() {
+namespace {
+std::string temp_root() {
   const char* env = std::getenv("TMPDIR");
-  dir_ = env && *env ? env : "/tmp";
+  return env && *env ? env : "/tmp";
+}
+}  // namespace
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string p = temp_root() + "/" + prefix + ".XXXXXX";
+  if (!::mkdtemp(p.data()))
+    throw Error("cannot create a temporary directory: " + lower_first(errno_text()), temp_root(),
+                "set TMPDIR to a writable directory");
+  path_ = p;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+ScratchFile::ScratchFile() {
+  dir_ = temp_root();
 #ifdef O_TMPFILE
   fd_ = ::open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 #endif

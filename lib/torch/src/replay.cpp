@@ -97,7 +97,7 @@ MemberLimit response_member_limit() {
   };
 }
 
-Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
+void write_response(const Challenge& c, const ResponseOptions& opt, const std::string& path) {
   set_torch_threads(opt.threads);
   const RunPaths paths(opt.run);
   const std::string mf_text = read_file(paths.manifest());
@@ -135,17 +135,11 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   Dataset dataset(data, files, 0);
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
 
-  Bundle b;
-  b.put("manifest.json", mf_text);
-  b.put("challenge.json", c.to_json().dump(2) + "\n");
-  b.put("seed", to_hex(ByteView(seed)) + "\n");
-  b.put("probe.json", read_file((fs::path(opt.run) / "probe.json").string()));
   const Needs need(c);
-  for (int64_t i : need.entries) {
-    json e = {{"index", i}, {"entry_hex", to_hex(ByteView(log.entry_bytes(uint64_t(i))))},
-              {"path", hashes_json(log.inclusion_proof(uint64_t(i), c.head.size))}};
-    b.put(member("log", i, "json"), e.dump() + "\n");
-  }
+  // Members are written in name order: batch/, challenge.json, log/,
+  // manifest.json, probe.json, seed, state/; the count comes first (add a
+  // member here, count it here).
+  BundleWriter b(path, uint32_t(need.batches.size() + 1 + need.entries.size() + 3 + need.states.size()));
   auto batch_records = [&](int64_t s) {
     BatchRecords out;
     for (uint64_t i : order.batch(s)) out.push_back(dataset.record(i));
@@ -156,8 +150,17 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
     for (uint64_t i : order.batch(s))
       recs.push_back({{"index", i}, {"record_hex", to_hex(ByteView(dataset.record(i)))},
                       {"path", hashes_json(prove_inclusion(index, dataset.leaf(i), i).path)}});
-    b.put(member("batch", s, "json"), json{{"step", s}, {"records", recs}}.dump() + "\n");
+    b.add(member("batch", s, "json"), json{{"step", s}, {"records", recs}}.dump() + "\n");
   }
+  b.add("challenge.json", c.to_json().dump(2) + "\n");
+  for (int64_t i : need.entries) {
+    json e = {{"index", i}, {"entry_hex", to_hex(ByteView(log.entry_bytes(uint64_t(i))))},
+              {"path", hashes_json(log.inclusion_proof(uint64_t(i), c.head.size))}};
+    b.add(member("log", i, "json"), e.dump() + "\n");
+  }
+  b.add("manifest.json", mf_text);
+  b.add_file("probe.json", (fs::path(opt.run) / "probe.json").string());
+  b.add("seed", to_hex(ByteView(seed)) + "\n");
 
   // States: from the newest checkpoint at or before each target, replaying
   // forward with the shared training step (continuing when no newer
@@ -191,11 +194,12 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
     if (cur->root() != logged_root(target))
       throw Error("the regenerated state after step " + std::to_string(target) + " does not match its logged state root",
                   opt.run, "regenerate with the thread count and device training used (--threads)");
-    b.put(member("state", target, "safetensors"), encode_safetensors(cur->tensors()));
+    const std::string name = member("state", target, "safetensors");
+    b.add(name, safetensors_pieces(cur->tensors(), {}, name).all());
     progress.add(1);
   }
   progress.finish();
-  return b;
+  b.finish();
 }
 
 // ---------------------------------------------------------------- verify
@@ -208,7 +212,7 @@ namespace {
 constexpr double kSketchTolerance = 1e-5;
 
 struct Verifier {
-  const Bundle& b;
+  const SpooledBundle& b;
   const Challenge& c;
   const VerifyOptions& opt;
   Manifest mf;
@@ -253,8 +257,9 @@ struct Verifier {
     seed = parse_seed_hex(b.get_text("seed"), "seed");
     if (seed_commitment(ByteView(seed)) != mf.seed_commitment)
       throw Reject{"seed", "the revealed seed does not match the manifest's seed commitment"};
-    for (const auto& [name, bytes] : b.members()) {
+    for (const std::string& name : b.names()) {
       if (name.rfind("log/", 0) != 0) continue;
+      const Bytes bytes = b.get(name);
       json e = json::parse(std::string(bytes.begin(), bytes.end()), nullptr, false);
       if (e.is_discarded() || !e.is_object()) throw Reject{"log", name + " is not valid json"};
       InclusionProof p;
@@ -340,7 +345,7 @@ struct Verifier {
     if (!b.has(name)) throw Reject{"state", "bundle lacks the state after step " + std::to_string(i)};
     TrainState st;
     try {
-      const Bytes& bytes = b.get(name);
+      const Bytes bytes = b.get(name);
       Safetensors f = Safetensors::parse(ByteView(bytes), name);
       st = TrainState::from_tensors(mf.model, f.tensors(), name, opt.device);
     } catch (const Error& err) {
@@ -408,27 +413,25 @@ Replayed measure_noise(Verifier& v, int64_t s, const BatchRecords& batch, unsign
                        Calibration& cal) {
   set_torch_threads(threads_a);
   Replayed a = replay_from(v, s, batch);
-  std::vector<Replayed> others;
-  set_torch_threads(threads_b);
-  others.push_back(replay_from(v, s, batch));
-  if (batch.size() >= 2) {
-    set_torch_threads(threads_a);
-    others.push_back(replay_from(v, s, batch, 2));
-  }
   auto note = [&](const std::string& f, double floors) {
     cal.noise[f] = std::max(cal.noise_of(f), std::isfinite(floors) ? floors : 0.0);
   };
-  for (const Replayed& o : others) {
+  // One other replay at a time, measured and dropped: one state beside A.
+  auto measure = [&](unsigned threads, int shares) {
+    set_torch_threads(threads);
+    const Replayed o = replay_from(v, s, batch, shares);
     Distances d = distances(v.state(s - 1), a.after, a.out.losses, a.out.grad_norm, a.probe, o);
     for (const auto& [f, fd] : d.state) note(f, fd.floors);
     for (const auto& [f, x] : d.scalar) note(f, x / kRoundingEps);
-  }
+  };
+  measure(threads_b, 1);
+  if (batch.size() >= 2) measure(threads_a, 2);
   return a;
 }
 
 }  // namespace
 
-Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, unsigned threads_b, int max_steps,
+Calibration calibrate(const SpooledBundle& b, const Challenge& c, unsigned threads_a, unsigned threads_b, int max_steps,
                       const std::string& device) {
   VerifyOptions vo;
   vo.device = device;
@@ -446,6 +449,7 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
   for (int64_t s : transitions(c)) {
     if (int(cal.steps.size()) >= max_steps) break;
     try {
+      v.forget_before(s - 1);  // what the last step left, unless this one starts there
       measure_noise(v, s, v.batch(s), threads_a, threads_b, cal);
       cal.steps.push_back(s);
       v.forget_before(s);
@@ -459,7 +463,7 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
   return cal;
 }
 
-ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt) {
+ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt) {
   check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
   Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}};
@@ -502,6 +506,7 @@ ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOp
     const int64_t s = chk.step;
     auto ts = std::chrono::steady_clock::now();
     try {
+      v.forget_before(s - 1);  // the last transition's states, unless this one starts where it ended
       v.check_lr(s);
       BatchRecords batch = v.batch(s);
       const TrainState& after = v.state(s);

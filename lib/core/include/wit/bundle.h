@@ -92,6 +92,7 @@ class BundleWriter {
 
   // Members in strictly increasing byte order of name (docs/bundle.md#names).
   void add(const std::string& name, ByteView data);
+  void add(const std::string& name, const std::string& text) { add(name, ByteView(std::string_view(text))); }
   // The member is the concatenation of `pieces` (a file's parts, a state's tensors), copied nowhere.
   void add(const std::string& name, const std::vector<ByteView>& pieces);
   // The member is the file at `file`, read in 1 MiB pieces; its size is taken

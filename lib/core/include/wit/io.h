@@ -71,6 +71,21 @@ class AtomicFile {
   bool stdout_ = false, direct_ = false, done_ = false;
 };
 
+// A private directory (mode 0700) under $TMPDIR (else /tmp), removed with
+// everything in it by the destructor. Throws wit::Error when it cannot be made.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "wit");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
 // An anonymous temporary file for data too large to hold in memory: created
 // in $TMPDIR (else /tmp) and unlinked at once, so nothing is left behind
 // however the process ends. Written at its end, read anywhere; closed (and
