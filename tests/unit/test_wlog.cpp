@@ -2,7 +2,9 @@
 // torn-tail repair at every cut of the last frame and corruption before it,
 // truncation, roots and proofs against MerkleTree, signed heads and the heads
 // file, key files, and log proof documents.
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -415,6 +417,80 @@ TEST_CASE("append refuses entries that do not decode and a file changed behind i
   b.insert(b.end(), extra.begin(), extra.end());
   spit(p, b);
   CHECK(contains(error_of([&] { log.append(encode_entry(step_entry(3))); }), "changed on disk"));
+}
+
+TEST_CASE("entries are read from the file when asked for; a file changed since the scan is refused", "[wlog]") {
+  TempDir d("wit-wlog");
+  const std::string p = d / "run.wlog";
+  auto enc = write_log(p, 12);
+  WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
+  for (uint64_t i = 0; i < 12; i++) CHECK(log.entry_bytes(i) == enc[i]);
+  CHECK(log.entry(7).s.step == 7);
+  const Bytes more = encode_entry(step_entry(12));
+  log.append(more);
+  CHECK(log.entry_bytes(12) == more);  // appended through the log: read back like the rest
+  CHECK(error_of([&] { log.entry_bytes(13); }) == "no entry 13 (the log has 13): " + p);
+  CHECK(error_of([&] { log.entry(13); }) == "no entry 13 (the log has 13): " + p);
+
+  const Bytes full = slurp(p);
+  uint64_t off5 = 0;
+  for (size_t i = 0; i < 5; i++) off5 += 8 + enc[i].size();
+  Bytes b = full;
+  b[off5 + 8 + 10] ^= 1;  // entry 5, behind the log's back
+  spit(p, b);
+  CHECK(error_of([&] { log.entry_bytes(5); }) ==
+        "witness log changed on disk since it was opened: " + p + " at byte " + std::to_string(off5));
+  CHECK(log.entry_bytes(4) == enc[4]);
+  spit(p, Bytes(full.begin(), full.begin() + long(off5 + 3)));
+  CHECK(error_of([&] { log.entry(7); }) == "witness log changed on disk since it was opened (it is shorter): " + p);
+}
+
+TEST_CASE("a log opens in memory for its tree, not its entries", "[wlog]") {
+  // 64 entries of three 2^17-float sketches (96 MiB), opened and read through
+  // in a child process (so that earlier tests' peaks do not hide its own):
+  // holding the entries, as the log once did, costs their 96 MiB.
+  TempDir d("wit-wlog");
+  const std::string p = d / "big.wlog";
+  constexpr size_t kK = size_t(1) << 17;
+  constexpr uint64_t kEntries = 64, kBound = uint64_t(24) << 20;
+  {
+    WitnessLog w = WitnessLog::open(p, TornTail::kRefuse, IfMissing::kCreate);
+    w.append(encode_entry(genesis()));
+    for (uint64_t s = 1; s < kEntries; s++) w.append(encode_entry(step_entry(s, false, false, kK)));
+  }
+  const uint64_t file = fs::file_size(p);
+  REQUIRE(file > kEntries * kK * 12 - kK * 12);
+  int pipefd[2];
+  REQUIRE(::pipe(pipefd) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    auto peak = [] {
+      struct rusage ru {};
+      ::getrusage(RUSAGE_SELF, &ru);
+      return uint64_t(ru.ru_maxrss) * 1024;
+    };
+    const uint64_t before = peak();
+    uint64_t report[2] = {UINT64_MAX, 0};
+    try {
+      const WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
+      for (uint64_t i = 0; i < log.size(); i++) report[1] += log.entry(i).s.sketch.size();
+      report[0] = peak() - before;
+    } catch (...) {
+    }
+    [[maybe_unused]] ssize_t n = ::write(pipefd[1], report, sizeof report);
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  uint64_t report[2] = {UINT64_MAX, 0};
+  CHECK(::read(pipefd[0], report, sizeof report) == ssize_t(sizeof report));
+  ::close(pipefd[0]);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  CHECK(report[1] == (kEntries - 1) * kK);
+  INFO("peak RSS grew by " << report[0] << " bytes for a log of " << file);
+  CHECK(report[0] < kBound);
 }
 
 // ---- keys ------------------------------------------------------------------
