@@ -425,7 +425,7 @@ int main(int argc, char** argv) {
       ro.step_fn = o.step_fn;
       ro.init_fn = o.init_fn;
       const Challenge c = Challenge::load(challenge_path);
-      build_response(c, ro).save(out);
+      write_response(c, ro, out);
       return 0;
     }
     o.quiet = true;

@@ -8,7 +8,10 @@
 #    and step; the default passes; inf, nan, 0 and negatives are exit-2 errors;
 #  - wit-replay calibrate writes a well-formed calibration that verify
 #    --calibration uses and records in its report; a bad file is a one-line
-#    exit-2 error and no report is written.
+#    exit-2 error and no report is written;
+#  - the response streams to standard output too, byte for byte the file; a
+#    response that fails halfway leaves no file; verify --run (the response
+#    built into a private file) certifies and leaves nothing in TMPDIR.
 source "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "skip: jq not found (apt-get install jq)" >&2; exit 77; }
 nonce() { printf '%064x' "$1"; }
@@ -110,4 +113,17 @@ printf '{"format": "wit.calibration"' >cut.json
 run 2 wit-replay verify -q -j1 --calibration cut.json --bundle "$R.all.wbundle" "$R.all.json" -o r.json
 error_is wit-replay 'cut.json'
 absent r.json
+
+# --- streamed responses
+wit-replay respond -q --run "$R" "$R.seg.json" -o - >stdout.wbundle && cmp -s stdout.wbundle "$R.seg.wbundle" && ok ||
+  fail "the response on standard output differs from the file"
+# A member missing halfway (after the batches and log entries are written) fails the response.
+cp -r "$R" broken && rm broken/probe.json
+run 2 wit-replay respond -q --run broken "$R.seg.json" -o broken.wbundle
+error_is wit-replay 'cannot open: no such file or directory: broken/probe.json'
+absent broken.wbundle
+mkdir private
+TMPDIR=$PWD/private wit-replay verify -q --run "$R" "$R.seg.json" -o self.json >/dev/null 2>"$T/err" &&
+  [ "$(jq -r .verdict self.json)" = certified ] && ok || fail "verify --run: $(head -2 "$T/err")"
+[ -z "$(ls -A private)" ] && ok || fail "verify --run left files in TMPDIR: $(ls -A private)"
 finish

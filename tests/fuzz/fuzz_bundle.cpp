@@ -1,15 +1,19 @@
 // Fuzz target for bundles (Bundle::decode, docs/bundle.md): every input is
 // either rejected with a wit::Error or decodes to members that survive
-// re-encoding and decoding unchanged. Inputs that start with the bundle magic
-// are decoded as they are; any other input is taken as a raw payload, its
-// last 8 bytes replaced by the payload checksum, and wrapped in a header and
-// a zstd frame, so that the fuzzer reaches the payload parser directly
-// instead of having to produce valid zstd.
+// re-encoding and decoding unchanged. The streaming reader (BundleReader, as
+// a file is read: the bytes pulled in small pieces) must reach exactly the
+// same verdict, with the same message or the same members. Inputs that start
+// with the bundle magic are decoded as they are; any other input is taken as
+// a raw payload, its last 8 bytes replaced by the payload checksum, and
+// wrapped in a header and a zstd frame, so that the fuzzer reaches the
+// payload parser directly instead of having to produce valid zstd.
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "wit/bundle.h"
 #include "wit/error.h"
@@ -21,14 +25,51 @@ namespace {
 
 constexpr uint64_t kCap = uint64_t(64) << 20;
 
+// The streaming reader's verdict on `in`, pulled in pieces of 1 to 64 bytes
+// (the piece size taken from the input, so the fuzzer varies it): the
+// members, or the error message.
+std::string streamed(wit::ByteView in, std::map<std::string, wit::Bytes>& members) {
+  const size_t piece = in.size ? 1 + in.data[in.size / 2] % 64 : 1;
+  size_t off = 0;
+  try {
+    wit::BundleReader r(
+        [&](uint8_t* dst, size_t cap) {
+          const size_t k = std::min({cap, piece, in.size - off});
+          std::memcpy(dst, in.data + off, k);
+          off += k;
+          return k;
+        },
+        "fuzz", kCap);
+    for (int i = 0; r.next(); i++) {
+      if (i % 2) {
+        wit::Bytes got;
+        r.read_to([&](wit::ByteView v) { got.insert(got.end(), v.data, v.data + v.size); });
+        members[r.name()] = got;
+      } else {
+        members[r.name()] = r.read();
+      }
+    }
+  } catch (const wit::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 void check(wit::ByteView in) {
   wit::Bundle b;
+  std::string refused;
   try {
     b = wit::Bundle::decode(in, "fuzz", kCap);
-  } catch (const wit::Error&) {
+  } catch (const wit::Error& e) {
+    refused = e.what();
+  }
+  std::map<std::string, wit::Bytes> members;
+  if (streamed(in, members) != refused) std::abort();  // the two readers disagree
+  if (!refused.empty()) {
     wit_fuzz::note('r');
     return;  // the expected rejection
   }
+  if (members != b.members()) std::abort();
   const wit::Bytes again = b.encode(1);
   wit::Bundle c;
   try {

@@ -104,13 +104,50 @@ Bytes file_of(const Bytes& payload, bool content_size = true) {
   return cat({header_of(payload.size()), frame_of(payload, content_size)});
 }
 
-std::string decode_error(const Bytes& b, uint64_t cap = uint64_t(16) << 30) {
+template <class Fn>
+std::string error_of(Fn&& fn) {
   try {
-    Bundle::decode(b, "x.bundle", cap);
+    fn();
   } catch (const Error& e) {
     return e.what();
   }
   return "(decoded)";
+}
+
+// Every member of `r` read, in turn into memory, to a sink, or skipped.
+void walk(BundleReader& r) {
+  for (int i = 0; r.next(); i++) {
+    if (i % 3 == 0) (void)r.read();
+    if (i % 3 == 1) r.read_to([](ByteView) {});
+  }
+}
+
+// A reader that pulls `b` through pieces of `piece` bytes, as a file is read.
+BundleReader pulling(const Bytes& b, size_t piece, uint64_t cap) {
+  auto off = std::make_shared<size_t>(0);
+  return BundleReader(
+      [&b, piece, off](uint8_t* dst, size_t n) {
+        const size_t k = std::min({n, piece, b.size() - *off});
+        std::memcpy(dst, b.data() + *off, k);
+        *off += k;
+        return k;
+      },
+      "x.bundle", cap);
+}
+
+// Bundle::decode's verdict on `b`, after checking that the streaming reader
+// gives exactly the same one however the bytes arrive, so every refusal
+// below is a refusal of every reader.
+std::string decode_error(const Bytes& b, uint64_t cap = kMaxBundlePayload) {
+  const std::string in_memory = error_of([&] { Bundle::decode(b, "x.bundle", cap); });
+  for (size_t piece : {size_t(1), size_t(7), size_t(4096), size_t(1) << 20}) {
+    INFO("pulled in pieces of " << piece);
+    CHECK(error_of([&] {
+            BundleReader r = pulling(b, piece, cap);
+            walk(r);
+          }) == in_memory);
+  }
+  return in_memory;
 }
 
 Bundle sample() {
@@ -375,6 +412,7 @@ TEST_CASE("bundle truncated or corrupt frame", "[bundle]") {
         b[i] ^= 0x55;
         INFO(i);
         CHECK_THROWS_AS(Bundle::decode(b, "x"), Error);
+        CHECK(decode_error(b) != "(decoded)");
       }
     }
   }
@@ -508,6 +546,15 @@ TEST_CASE("bundle member lengths are bounded by their kind, and buffers grow wit
   } catch (const Error& e) {
     CHECK_THAT(e.what(), Contains("bundle member ckpt/step-000001.safetensors declares 4294967296 bytes, more than its kind can hold (1048576)"));
   }
+  {
+    // The same refusal when the file is read member by member.
+    const TempDir dir("wit-bundle-limit");
+    const std::string path = dir / "x.bundle";
+    write_file_atomic(path, std::string(lying.begin(), lying.end()));
+    CHECK(error_of([&] { SpooledBundle::open(path, limit); }) ==
+          "bundle member ckpt/step-000001.safetensors declares 4294967296 bytes, more than its kind can hold (1048576): " +
+              path + " at payload byte 4");
+  }
 
   // Without a bound, memory follows the frame: in a process that may not map
   // 2 GiB the decoder still ends with the size mismatch, not out of memory.
@@ -543,4 +590,310 @@ TEST_CASE("bundle member lengths are bounded by their kind, and buffers grow wit
   const Bundle back = Bundle::decode(b.encode(), "x", uint64_t(16) << 30, [](const std::string&, const Bundle&) { return uint64_t(4) << 20; });
   CHECK(back.get("ckpt/big") == big);
   CHECK(back.members() == b.members());
+}
+
+namespace {
+
+size_t entries(const TempDir& d) {
+  return size_t(std::distance(fs::directory_iterator(d.path()), fs::directory_iterator()));
+}
+
+// The payload inside a bundle file, decompressed by zstd alone.
+Bytes payload_in(const Bytes& file) {
+  Bytes out(size_t(get_le64(file.data() + 16)));
+  const size_t n = ZSTD_decompress(out.data(), out.size(), file.data() + 24, file.size() - 24);
+  REQUIRE(!ZSTD_isError(n));
+  REQUIRE(n == out.size());
+  return out;
+}
+
+Bytes file_bytes(const std::string& path) {
+  MappedFile f(path);
+  return Bytes(f.data(), f.data() + f.size());
+}
+
+// `sample()` written member by member, in name order.
+void write_sample(BundleWriter& w) {
+  const Bundle s = sample();
+  for (const auto& [name, data] : s.members()) w.add(name, ByteView(data));
+}
+
+}  // namespace
+
+TEST_CASE("bundle writer: the members one at a time give the payload Bundle::encode gives", "[bundle]") {
+  TempDir dir("wit-bundle-writer");
+  const std::string path = dir / "out.wbundle";
+  BundleWriter w(path, uint32_t(sample().members().size()));
+  write_sample(w);
+  CHECK(!fs::exists(path));  // nothing under the name before finish
+  w.finish();
+  CHECK(entries(dir) == 1);  // and no temporary after it
+  const Bytes file = file_bytes(path), enc = sample().encode();
+  // The same payload, the size in the header written last; the frame has no content size.
+  CHECK(get_le64(file.data() + 16) == get_le64(enc.data() + 16));
+  CHECK(payload_in(file) == payload_in(enc));
+  CHECK(std::memcmp(file.data(), enc.data(), 16) == 0);
+  CHECK(ZSTD_getFrameContentSize(file.data() + 24, file.size() - 24) == ZSTD_CONTENTSIZE_UNKNOWN);
+  CHECK(Bundle::load(path).members() == sample().members());
+
+  SECTION("pieces, and an empty bundle") {
+    const std::string two = dir / "two.wbundle";
+    BundleWriter p(two, 2);
+    p.add("a", std::vector<ByteView>{ByteView(std::string_view("he")), ByteView(), ByteView(std::string_view("llo"))});
+    p.add("b", std::vector<ByteView>{});
+    p.finish();
+    const Bundle d = Bundle::load(two);
+    CHECK(d.get_text("a") == "hello");
+    CHECK(d.get("b").empty());
+    const std::string none = dir / "none.wbundle";
+    BundleWriter e(none, 0);
+    e.finish();
+    CHECK(payload_in(file_bytes(none)) == payload_in(Bundle().encode()));
+  }
+  SECTION("standard output, which cannot go back to the header, gets the same bundle") {
+    const std::string out = dir / "stdout.wbundle";
+    const int saved = ::dup(1);
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    ::dup2(fd, 1);
+    ::close(fd);
+    {
+      BundleWriter s("-", uint32_t(sample().members().size()));
+      write_sample(s);
+      s.finish();
+    }
+    ::dup2(saved, 1);
+    ::close(saved);
+    CHECK(file_bytes(out) == file);
+  }
+  SECTION("a high zstd level without the size keeps the window every reader accepts") {
+    const std::string ultra = dir / "ultra.wbundle";
+    BundleWriter u(ultra, uint32_t(sample().members().size()), 22);
+    write_sample(u);
+    u.finish();
+    CHECK(Bundle::load(ultra).members() == sample().members());
+  }
+}
+
+TEST_CASE("bundle reader: members one at a time, read, streamed or skipped", "[bundle]") {
+  Bundle b = sample();
+  Bytes big(3u << 20);
+  for (size_t i = 0; i < big.size(); i++) big[i] = uint8_t(i * 13 + i / 4096);
+  b.put("ckpt/big", big);
+  const Bytes enc = b.encode();
+  TempDir dir("wit-bundle-reader");
+  const std::string path = dir / "b.wbundle";
+  b.save(path);
+  for (int source = 0; source < 3; source++) {
+    INFO("source " << source);
+    BundleReader r = source == 0 ? BundleReader(ByteView(enc), "x") : source == 1 ? pulling(enc, 1000, kMaxBundlePayload)
+                                                                                 : BundleReader::open(path);
+    std::vector<std::string> names;
+    while (r.next()) {
+      names.push_back(r.name());
+      CHECK(r.size() == b.get(r.name()).size());
+      if (r.name() == "ckpt/big") {
+        Bytes got;
+        size_t pieces = 0;
+        r.read_to([&](ByteView v) {
+          CHECK(v.size <= (size_t(128) << 10));
+          got.insert(got.end(), v.data, v.data + v.size);
+          pieces++;
+        });
+        CHECK(got == big);
+        CHECK(pieces == 24);
+        CHECK_THROWS_WITH(r.read(), Contains("bundle member ckpt/big is read twice"));
+      } else if (r.name() == "manifest.json") {
+        CHECK(r.read() == b.get("manifest.json"));
+      }  // the others are skipped by next()
+    }
+    CHECK(names == std::vector<std::string>{"ckpt/big", "ckpt/step-000002.safetensors", "empty", "manifest.json",
+                                            "proofs/inclusion-2.json"});
+    CHECK(!r.next());
+  }
+  CHECK_THROWS_WITH(BundleReader::open(dir / "missing"), Equals("cannot open: no such file or directory: " + (dir / "missing")));
+  CHECK_THROWS_WITH(BundleReader::open(dir.path()), Equals("is a directory: " + dir.path()));
+}
+
+TEST_CASE("bundle writer: a file member is streamed, in pieces smaller than it", "[bundle]") {
+  TempDir dir("wit-bundle-file-member");
+  const std::string data = dir / "data.bin", path = dir / "b.wbundle";
+  Bytes content((3u << 20) + 17);  // more than the 1 MiB read buffer, not a multiple of it
+  std::mt19937 rng(3);
+  for (auto& c : content) c = uint8_t(rng() % 7);
+  write_file_atomic(data, std::string(content.begin(), content.end()), true);
+  BundleWriter w(path, 3);
+  w.add("a.json", ByteView(std::string_view("{}")));
+  w.add_file("model.pt", data);
+  w.add("z", ByteView());
+  w.finish();
+  const Bundle d = Bundle::load(path);
+  CHECK(d.get("model.pt") == content);
+  CHECK(d.get_text("a.json") == "{}");
+
+  SECTION("into a spooled bundle, the large member in the scratch file") {
+    SpooledBundle s = SpooledBundle::open(path, {}, 1024);
+    CHECK(s.spilled() == 1);
+    CHECK(s.names() == std::vector<std::string>{"a.json", "model.pt", "z"});
+    CHECK(s.get("model.pt") == content);
+    CHECK(s.get_text("a.json") == "{}");
+    CHECK(s.has("z"));
+    CHECK(!s.has("model"));
+    CHECK_THROWS_WITH(s.get("model"), Equals("bundle lacks member model: " + path));
+    CHECK(s.where == path);
+  }
+  SECTION("an empty file") {
+    const std::string empty = dir / "empty.bin", one = dir / "one.wbundle";
+    write_file_atomic(empty, "");
+    BundleWriter e(one, 1);
+    e.add_file("e", empty);
+    e.finish();
+    CHECK(Bundle::load(one).get("e").empty());
+  }
+}
+
+TEST_CASE("bundle writer: a failed write leaves no file", "[bundle]") {
+  TempDir dir("wit-bundle-failed");
+  const std::string path = dir / "out.wbundle";
+  auto left_behind = [&] { return entries(dir); };
+  SECTION("names out of order, repeated or invalid") {
+    BundleWriter w(path, 3);
+    w.add("b", ByteView());
+    CHECK_THROWS_WITH(w.add("a", ByteView()), Equals("bundle members must be added in name order (a after b): " + path));
+    CHECK(left_behind() == 0);
+    CHECK_THROWS_WITH(w.add("c", ByteView()), Contains("bundle writer cannot go on after an error"));
+    CHECK_THROWS_AS(w.finish(), Error);
+    CHECK(left_behind() == 0);
+    BundleWriter twice(path, 3);
+    twice.add("b", ByteView());
+    CHECK_THROWS_WITH(twice.add("b", ByteView()), Equals("bundle member b is added twice: " + path));
+    BundleWriter bad(path, 3);
+    CHECK_THROWS_WITH(bad.add("a/../b", ByteView()), Equals("invalid bundle member name (contains '..'): a/../b"));
+    CHECK(left_behind() == 0);
+  }
+  SECTION("more or fewer members than announced") {
+    BundleWriter more(path, 1);
+    more.add("a", ByteView());
+    CHECK_THROWS_WITH(more.add("b", ByteView()), Equals("bundle has more members than the 1 announced (b): " + path));
+    BundleWriter fewer(path, 2);
+    fewer.add("a", ByteView());
+    CHECK_THROWS_WITH(fewer.finish(), Equals("bundle has 1 members, 2 were announced: " + path));
+    CHECK(left_behind() == 0);
+  }
+  SECTION("a file member that cannot be read") {
+    BundleWriter w(path, 1);
+    CHECK_THROWS_WITH(w.add_file("m", dir / "missing"), Equals("cannot open: no such file or directory: " + (dir / "missing")));
+    CHECK(left_behind() == 0);
+    BundleWriter d(path, 1);
+    CHECK_THROWS_WITH(d.add_file("m", "/dev/null"), Equals("not a regular file, so its size is unknown: /dev/null"));
+    CHECK(left_behind() == 0);
+  }
+  SECTION("abandoned before finish") {
+    {
+      BundleWriter w(path, 2);
+      w.add("a", ByteView(std::string_view("half")));
+    }
+    CHECK(left_behind() == 0);
+  }
+  SECTION("an existing file is left as it was") {
+    write_file_atomic(path, "old\n");
+    {
+      BundleWriter w(path, 2);
+      w.add("a", ByteView());
+    }
+    CHECK(read_file(path) == "old\n");
+    CHECK(left_behind() == 1);
+  }
+  SECTION("no place to write") {
+    CHECK_THROWS_AS(BundleWriter(dir / "no/such/dir.wbundle", 1), Error);
+  }
+}
+
+TEST_CASE("spooled bundle: the scratch file is anonymous, and what a reader refuses it refuses", "[bundle]") {
+  TempDir dir("wit-bundle-spool"), tmp("spool-tmp");
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
+  Bundle b = sample();
+  b.put("state/000001.safetensors", Bytes(5000, 1));
+  const std::string path = dir / "b.wbundle";
+  b.save(path);
+  {
+    SpooledBundle s = SpooledBundle::open(path, {}, 300);
+    CHECK(s.spilled() == 1);
+    CHECK(entries(tmp) == 0);  // unlinked from the start
+    for (const std::string& name : s.names()) CHECK(s.get(name) == b.get(name));
+  }
+  // A damaged copy: the same message as Bundle::load, and no scratch left.
+  Bytes bad = b.encode();
+  bad[bad.size() - 3] ^= 0x40;
+  write_file_atomic(path, std::string(bad.begin(), bad.end()));
+  const std::string want = error_of([&] { Bundle::load(path); });
+  CHECK(want != "(decoded)");
+  CHECK(error_of([&] { SpooledBundle::open(path, {}, 0); }) == want);
+  CHECK(entries(tmp) == 0);
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+}
+
+TEST_CASE("bundle streaming: memory stays bounded for a member far larger than the buffers", "[bundle]") {
+  // 256 MiB of zeros streamed from a (sparse) file into a bundle and back,
+  // in a child process so that earlier tests' peaks do not hide the growth.
+  // Holding the member, as the whole-bundle code did, costs its 256 MiB.
+  constexpr uint64_t kMember = uint64_t(256) << 20, kBound = uint64_t(48) << 20;
+#if defined(__SANITIZE_ADDRESS__) || WIT_HAS_ASAN
+  WARN("not checked under AddressSanitizer, whose allocator keeps freed memory");
+#else
+  TempDir dir("wit-bundle-rss");
+  const std::string data = dir / "zeros.bin", path = dir / "big.wbundle";
+  {
+    const int fd = ::open(data.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::ftruncate(fd, off_t(kMember)) == 0);
+    ::close(fd);
+  }
+  int pipefd[2];
+  REQUIRE(::pipe(pipefd) == 0);
+  const pid_t p = ::fork();
+  REQUIRE(p >= 0);
+  if (p == 0) {
+    ::close(pipefd[0]);
+    auto peak = [] {
+      struct rusage ru {};
+      ::getrusage(RUSAGE_SELF, &ru);
+      return uint64_t(ru.ru_maxrss) * 1024;
+    };
+    uint64_t before = peak(), grew = UINT64_MAX, seen = 0;
+    bool zeros = true;
+    try {
+      BundleWriter w(path, 2);
+      w.add("a", ByteView(std::string_view("small")));
+      w.add_file("state/big", data);
+      w.finish();
+      BundleReader r = BundleReader::open(path);
+      while (r.next())
+        if (r.name() == "state/big")
+          r.read_to([&](ByteView v) {
+            for (size_t i = 0; i < v.size; i++) zeros &= v.data[i] == 0;
+            seen += v.size;
+          });
+      grew = peak() - before;
+    } catch (...) {
+    }
+    const uint64_t report[3] = {grew, seen, zeros ? 1u : 0u};
+    [[maybe_unused]] ssize_t n = ::write(pipefd[1], report, sizeof report);
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  uint64_t report[3] = {UINT64_MAX, 0, 0};
+  CHECK(::read(pipefd[0], report, sizeof report) == ssize_t(sizeof report));
+  ::close(pipefd[0]);
+  int st = 0;
+  ::waitpid(p, &st, 0);
+  CHECK(report[1] == kMember);
+  CHECK(report[2] == 1);
+  INFO("peak RSS grew by " << report[0] << " bytes");
+  CHECK(report[0] < kBound);
+  CHECK(fs::file_size(path) < kMember / 1000);
+#endif
 }

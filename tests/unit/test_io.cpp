@@ -161,3 +161,38 @@ TEST_CASE("io: an interrupted process leaves no temporary behind", "[io]") {
   CHECK(left == std::vector<std::string>{"c.json"});
   fs::remove_all(d);
 }
+
+TEST_CASE("io: a temporary directory goes with its contents; a scratch file has no name at all", "[io]") {
+  std::string kept;
+  {
+    const TempDir d("wit-io-tempdir");
+    kept = d.path();
+    CHECK(fs::is_directory(kept));
+    CHECK((fs::status(kept).permissions() & fs::perms::all) == fs::perms::owner_all);
+    write_file_atomic(d / "a", "x");
+    fs::create_directories(d / "sub/deeper");
+  }
+  CHECK(!fs::exists(kept));
+
+  const fs::path dir = fresh_dir("scratch");
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", dir.c_str(), 1);
+  {
+    ScratchFile s;
+    s.append(ByteView(std::string_view("hello ")));
+    s.append(ByteView(std::string_view("world")));
+    CHECK(s.size() == 11);
+    uint8_t buf[5];
+    s.read(6, buf, 5);
+    CHECK(std::string(reinterpret_cast<char*>(buf), 5) == "world");
+    CHECK_THROWS_WITH(s.read(8, buf, 4), Contains("scratch read past its end"));
+    CHECK(fs::is_empty(dir));  // nothing under any name, even while it is in use
+  }
+  ::setenv("TMPDIR", (dir / "missing").c_str(), 1);
+  CHECK_THROWS_WITH(ScratchFile(), Contains("cannot create a scratch file"));
+  CHECK_THROWS_WITH(TempDir(), Contains("cannot create a temporary directory"));
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+  fs::remove_all(dir);
+}

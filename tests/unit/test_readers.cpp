@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "wit/error.h"
+#include "wit/io.h"
 #include "wit/readers.h"
 
 using namespace wit;
@@ -20,29 +21,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory under /tmp, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "wit-readers-XXXXXX").string();
-    if (!::mkdtemp(t.data())) FAIL("mkdtemp failed");
-    dir_ = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+// A fresh directory (wit::TempDir) to write test files in.
+struct FilesDir : TempDir {
+  FilesDir() : TempDir("wit-readers") {}
   // Writes `content` to dir/rel (creating parent directories); returns the path.
   std::string write(const std::string& rel, const std::string& content) const {
-    fs::path p = fs::path(dir_) / rel;
+    fs::path p = fs::path(path()) / rel;
     fs::create_directories(p.parent_path());
     std::ofstream(p, std::ios::binary) << content;
     return p.string();
   }
-  const std::string& path() const { return dir_; }
-
- private:
-  std::string dir_;
 };
 
 std::vector<std::string> all_records(const RecordSource& src) {
@@ -101,7 +89,7 @@ using Lines = std::vector<uint64_t>;
 }  // namespace
 
 TEST_CASE("lines: CRLF, blank lines, no final newline", "[readers]") {
-  TempDir t;
+  FilesDir t;
   std::string f = t.write("a.txt", "alpha\r\nbeta\n\n\r\n  \ngamma\r\r\ndelta");
   auto src = RecordSource::open(spec_of(ReaderKind::kLines), f);
   CHECK(all_records(*src) == Strings{"alpha", "beta", "  ", "gamma\r", "delta"});
@@ -119,7 +107,7 @@ TEST_CASE("lines: CRLF, blank lines, no final newline", "[readers]") {
 }
 
 TEST_CASE("fortune: separators, empty records, CRLF", "[readers]") {
-  TempDir t;
+  FilesDir t;
   std::string f = t.write("f",
                           "A\n%\nB1\nB2\n%\n%\n\n%\nC\r\nD\r\n%\n%%\n% \n%\n\n\nE\n");
   auto src = RecordSource::open(spec_of(ReaderKind::kFortune), f);
@@ -165,7 +153,7 @@ TEST_CASE("fortune: a real Debian fortune file", "[readers]") {
 }
 
 TEST_CASE("jsonl: fields, escapes, blank lines", "[readers]") {
-  TempDir t;
+  FilesDir t;
   std::string f = t.write("d.jsonl",
                           "{\"text\":\"hello\"}\n"
                           " \t \n"
@@ -188,7 +176,7 @@ TEST_CASE("jsonl: fields, escapes, blank lines", "[readers]") {
 }
 
 TEST_CASE("jsonl: errors name the line", "[readers]") {
-  TempDir t;
+  FilesDir t;
   auto err = [&](const std::string& content, const std::string& field = "text") {
     std::string f = t.write("x.jsonl", content);
     return error_of([&] { RecordSource::open(jsonl_spec(field), f); });
@@ -233,7 +221,7 @@ TEST_CASE("jsonl: errors name the line", "[readers]") {
 }
 
 TEST_CASE("jsonl: the first bad line is reported, whatever the threads", "[readers]") {
-  TempDir t;
+  FilesDir t;
   std::string content;
   for (int i = 1; i <= 20000; i++) {
     if (i == 17001) content += "{\"text\":\"x\"\n";
@@ -248,7 +236,7 @@ TEST_CASE("jsonl: the first bad line is reported, whatever the threads", "[reade
 }
 
 TEST_CASE("tokens: windows, partial window, odd size", "[readers]") {
-  TempDir t;
+  FilesDir t;
   std::string data;
   for (int i = 0; i < 7; i++) data += {char(i), char(0x10 + i)};
   std::string f = t.write("t.bin", data);
@@ -268,7 +256,7 @@ TEST_CASE("tokens: windows, partial window, odd size", "[readers]") {
 }
 
 TEST_CASE("files: nested directories in bytewise order", "[readers]") {
-  TempDir t;
+  FilesDir t;
   std::string d = t.path() + "/data";
   t.write("data/b.txt", "B");
   t.write("data/a/z", "Z");
@@ -301,7 +289,7 @@ TEST_CASE("files: nested directories in bytewise order", "[readers]") {
 }
 
 TEST_CASE("record() from two threads gives the same bytes", "[readers]") {
-  TempDir t;
+  FilesDir t;
   std::string jl, ft;
   for (int i = 0; i < 5000; i++) {
     jl += "{\"text\":\"r" + std::to_string(i) + (i % 3 ? "\\n\\u00e9\"}\n" : "\"}\n");

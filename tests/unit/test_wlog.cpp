@@ -2,7 +2,9 @@
 // torn-tail repair at every cut of the last frame and corruption before it,
 // truncation, roots and proofs against MerkleTree, signed heads and the heads
 // file, key files, and log proof documents.
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,20 +29,6 @@ using namespace wit;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "wit-wlog-XXXXXX").string();
-    if (!::mkdtemp(t.data())) FAIL("mkdtemp failed");
-    path = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return path + "/" + name; }
-};
 
 Bytes slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -272,7 +260,7 @@ TEST_CASE("decode rejects every malformed entry with its own message", "[wlog]")
 // ---- the log file ----------------------------------------------------------
 
 TEST_CASE("log roots and proofs agree with MerkleTree at every size", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 70);
   WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
@@ -306,7 +294,7 @@ TEST_CASE("log roots and proofs agree with MerkleTree at every size", "[wlog]") 
 }
 
 TEST_CASE("open: a missing log is an error unless created, and an empty file is an empty log", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   CHECK(contains(error_of([&] { WitnessLog::open(d / "none.wlog", TornTail::kCut); }), "cannot open"));
   WitnessLog l = WitnessLog::open(d / "new.wlog", TornTail::kRefuse, IfMissing::kCreate);
   CHECK(l.size() == 0);
@@ -315,7 +303,7 @@ TEST_CASE("open: a missing log is an error unless created, and an empty file is 
 }
 
 TEST_CASE("a torn last frame is cut at every byte offset with repair, and an error without", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 6);
   const Bytes full = slurp(p);
@@ -337,7 +325,7 @@ TEST_CASE("a torn last frame is cut at every byte offset with repair, and an err
 }
 
 TEST_CASE("a checksum mismatch in the last frame, or zeros after a frame, is a torn tail", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 4);
   const Bytes full = slurp(p);
@@ -369,7 +357,7 @@ TEST_CASE("a checksum mismatch in the last frame, or zeros after a frame, is a t
 }
 
 TEST_CASE("corruption before the last frame is reported with its byte offset", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 6);
   const Bytes full = slurp(p);
@@ -394,7 +382,7 @@ TEST_CASE("corruption before the last frame is reported with its byte offset", "
 }
 
 TEST_CASE("truncate drops entries on disk and the log grows again", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   auto enc = write_log(p, 20);
   WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
@@ -418,7 +406,7 @@ TEST_CASE("truncate drops entries on disk and the log grows again", "[wlog]") {
 }
 
 TEST_CASE("append refuses entries that do not decode and a file changed behind its back", "[wlog]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   write_log(p, 3);
   WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
@@ -431,10 +419,84 @@ TEST_CASE("append refuses entries that do not decode and a file changed behind i
   CHECK(contains(error_of([&] { log.append(encode_entry(step_entry(3))); }), "changed on disk"));
 }
 
+TEST_CASE("entries are read from the file when asked for; a file changed since the scan is refused", "[wlog]") {
+  TempDir d("wit-wlog");
+  const std::string p = d / "run.wlog";
+  auto enc = write_log(p, 12);
+  WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
+  for (uint64_t i = 0; i < 12; i++) CHECK(log.entry_bytes(i) == enc[i]);
+  CHECK(log.entry(7).s.step == 7);
+  const Bytes more = encode_entry(step_entry(12));
+  log.append(more);
+  CHECK(log.entry_bytes(12) == more);  // appended through the log: read back like the rest
+  CHECK(error_of([&] { log.entry_bytes(13); }) == "no entry 13 (the log has 13): " + p);
+  CHECK(error_of([&] { log.entry(13); }) == "no entry 13 (the log has 13): " + p);
+
+  const Bytes full = slurp(p);
+  uint64_t off5 = 0;
+  for (size_t i = 0; i < 5; i++) off5 += 8 + enc[i].size();
+  Bytes b = full;
+  b[off5 + 8 + 10] ^= 1;  // entry 5, behind the log's back
+  spit(p, b);
+  CHECK(error_of([&] { log.entry_bytes(5); }) ==
+        "witness log changed on disk since it was opened: " + p + " at byte " + std::to_string(off5));
+  CHECK(log.entry_bytes(4) == enc[4]);
+  spit(p, Bytes(full.begin(), full.begin() + long(off5 + 3)));
+  CHECK(error_of([&] { log.entry(7); }) == "witness log changed on disk since it was opened (it is shorter): " + p);
+}
+
+TEST_CASE("a log opens in memory for its tree, not its entries", "[wlog]") {
+  // 64 entries of three 2^17-float sketches (96 MiB), opened and read through
+  // in a child process (so that earlier tests' peaks do not hide its own):
+  // holding the entries, as the log once did, costs their 96 MiB.
+  TempDir d("wit-wlog");
+  const std::string p = d / "big.wlog";
+  constexpr size_t kK = size_t(1) << 17;
+  constexpr uint64_t kEntries = 64, kBound = uint64_t(24) << 20;
+  {
+    WitnessLog w = WitnessLog::open(p, TornTail::kRefuse, IfMissing::kCreate);
+    w.append(encode_entry(genesis()));
+    for (uint64_t s = 1; s < kEntries; s++) w.append(encode_entry(step_entry(s, false, false, kK)));
+  }
+  const uint64_t file = fs::file_size(p);
+  REQUIRE(file > kEntries * kK * 12 - kK * 12);
+  int pipefd[2];
+  REQUIRE(::pipe(pipefd) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    auto peak = [] {
+      struct rusage ru {};
+      ::getrusage(RUSAGE_SELF, &ru);
+      return uint64_t(ru.ru_maxrss) * 1024;
+    };
+    const uint64_t before = peak();
+    uint64_t report[2] = {UINT64_MAX, 0};
+    try {
+      const WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);
+      for (uint64_t i = 0; i < log.size(); i++) report[1] += log.entry(i).s.sketch.size();
+      report[0] = peak() - before;
+    } catch (...) {
+    }
+    [[maybe_unused]] ssize_t n = ::write(pipefd[1], report, sizeof report);
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  uint64_t report[2] = {UINT64_MAX, 0};
+  CHECK(::read(pipefd[0], report, sizeof report) == ssize_t(sizeof report));
+  ::close(pipefd[0]);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  CHECK(report[1] == (kEntries - 1) * kK);
+  INFO("peak RSS grew by " << report[0] << " bytes for a log of " << file);
+  CHECK(report[0] < kBound);
+}
+
 // ---- keys ------------------------------------------------------------------
 
 TEST_CASE("key files round trip, with mode 0600 and a .pub beside", "[wlog][keys]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const SecretKey k = generate_key();
   save_key(d / "k.key", k);
   struct stat st {};
@@ -445,8 +507,8 @@ TEST_CASE("key files round trip, with mode 0600 and a .pub beside", "[wlog][keys
   CHECK(load_public_key(d / "k.key.pub") == k.pub());
   const auto j = nlohmann::json::parse(read_file(d / "k.key.pub"));
   CHECK(j == nlohmann::json{{"format", "wit.key"}, {"version", 1}, {"type", "ed25519"}, {"public", k.pub().hex()}});
-  CHECK(fs::directory_iterator(d.path) != fs::directory_iterator());
-  for (const auto& e : fs::directory_iterator(d.path)) CHECK(!contains(e.path().string(), ".tmp."));
+  CHECK(fs::directory_iterator(d.path()) != fs::directory_iterator());
+  for (const auto& e : fs::directory_iterator(d.path())) CHECK(!contains(e.path().string(), ".tmp."));
 
   const Bytes msg = {'h', 'i'};
   auto sig = sign(k, msg);
@@ -459,7 +521,7 @@ TEST_CASE("key files round trip, with mode 0600 and a .pub beside", "[wlog][keys
 }
 
 TEST_CASE("key file errors are one line naming the file", "[wlog][keys]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const SecretKey k = generate_key();
   save_key(d / "k.key", k);
   auto j = nlohmann::json::parse(read_file(d / "k.key"));
@@ -543,7 +605,7 @@ TEST_CASE("tree head json is strict", "[wlog][heads]") {
 }
 
 TEST_CASE("heads file: append, read, torn last line, bad lines", "[wlog][heads]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.heads";
   const SecretKey k = generate_key();
   std::vector<TreeHead> hs;
@@ -599,7 +661,7 @@ TEST_CASE("heads file: append, read, torn last line, bad lines", "[wlog][heads]"
 // ---- log proof documents ---------------------------------------------------
 
 TEST_CASE("log proof documents verify alone and fail when tampered", "[wlog][proofs]") {
-  TempDir d;
+  TempDir d("wit-wlog");
   const std::string p = d / "run.wlog";
   write_log(p, 13);
   WitnessLog log = WitnessLog::open(p, TornTail::kRefuse);

@@ -2,6 +2,7 @@
 // challenged steps (verify), and measure replay noise (calibrate).
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "wit/cli.h"
@@ -69,24 +70,26 @@ int main(int argc, char** argv) {
       ro.threads = threads;
       ro.device = device;
       ro.quiet = quiet;
-      wit::Bundle b = wit::build_response(c, ro);
-      b.save(out);
+      wit::write_response(c, ro, out);
       if (!quiet)
         wit::cli::note("response to " + std::to_string(c.steps.size()) + " step and " +
                        std::to_string(c.segments.size()) + " segment challenges: " + out);
       return wit::cli::kOk;
     }
-    wit::Bundle b;
+    std::optional<wit::SpooledBundle> b;
     if (!bundle_path.empty()) {
-      b = wit::Bundle::load(bundle_path, wit::response_member_limit());
+      b = wit::SpooledBundle::open(bundle_path, wit::response_member_limit());
     } else {
+      // Self-check: the response goes through a private file, read back as the trainer's would be.
       ro.run = run;
       ro.threads = threads;
       ro.device = device;
-      b = wit::build_response(c, ro);
+      const wit::TempDir tmp("wit-replay");
+      wit::write_response(c, ro, tmp / "response.wbundle");
+      b = wit::SpooledBundle::open(tmp / "response.wbundle", wit::response_member_limit());
     }
     if (*calibrate) {
-      wit::Calibration cal = wit::calibrate(b, c, threads_a, threads_b, cal_steps, device);
+      wit::Calibration cal = wit::calibrate(*b, c, threads_a, threads_b, cal_steps, device);
       wit::write_file_atomic(out, cal.to_json().dump(2) + "\n");
       return wit::cli::kOk;
     }
@@ -97,7 +100,7 @@ int main(int argc, char** argv) {
     vo.calibration_steps = verify_cal_steps;
     vo.quiet = quiet;
     if (!calib_path.empty()) vo.calibration = wit::Calibration::load(calib_path);
-    const wit::ReplayReport r = wit::verify_response(b, c, vo);
+    const wit::ReplayReport r = wit::verify_response(*b, c, vo);
     wit::write_file_atomic(out, r.to_json().dump(2) + "\n");
     if (!quiet) {
       if (r.certified())

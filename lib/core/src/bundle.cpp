@@ -1,15 +1,23 @@
 // Encoding and strict, bounded decoding of bundles (docs/bundle.md): a header,
 // then one zstd frame holding the payload (members in name order, XXH3-64).
+// One encoder (Encoder, behind Bundle::encode/save and BundleWriter) and one
+// decoder (BundleReader, behind Bundle::decode/load and SpooledBundle).
 #include "wit/bundle.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "wit/error.h"
 #include "wit/io.h"
@@ -28,6 +36,8 @@ constexpr uint64_t kMinPayload = 4 + 8, kMinMember = 2 + 1 + 8, kChecksumSize = 
 constexpr size_t kMaxName = 255;
 // A member's buffer starts at this size and doubles as its bytes decompress.
 constexpr uint64_t kFirstPiece = uint64_t(1) << 20;
+// Pieces a member is streamed in: to a reader's sink, and from a file.
+constexpr size_t kSinkPiece = size_t(128) << 10, kFilePiece = size_t(1) << 20;
 // The largest window zstd's decoder accepts by default
 // (ZSTD_WINDOWLOG_LIMIT_DEFAULT, not in the stable API).
 constexpr int kWindowLogMax = 27;
@@ -104,77 +114,205 @@ std::unique_ptr<XXH3_state_t, XxhFree> new_xxh3() {
   return s;
 }
 
-// Streams the encoded bundle to `sink` (called with consecutive pieces of the
-// file), so save() never holds the compressed file and a copy of the payload
-// in memory besides the members themselves.
-template <class Sink>
-void encode_to(const std::map<std::string, Bytes>& members, int level, Sink&& sink) {
-  uint64_t payload_size = kMinPayload;
-  for (const auto& [name, data] : members) payload_size += 2 + name.size() + 8 + data.size();
-  if (members.size() > UINT32_MAX) throw Error("bundle has too many members (" + std::to_string(members.size()) + ")");
 
-  uint8_t header[kHeaderSize];
-  std::memcpy(header, kBundleMagic, 8);
-  put_le32(header + kOffVersion, kBundleVersion);
-  put_le32(header + kOffFlags, 0);
-  put_le64(header + kOffSize, payload_size);
-  sink(ByteView(header, kHeaderSize));
+std::string errno_text() {
+  std::string s = std::strerror(errno);
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
+  return s;
+}
 
-  std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx(ZSTD_createCCtx());
-  if (!cctx) throw std::bad_alloc();
-  // The frame records its content size (the pledge), which lets a reader
-  // reject a header that disagrees before it allocates anything.
-  auto check = [](size_t r) {
-    if (ZSTD_isError(r)) throw Error("cannot compress bundle: " + zstd_error(r));
-  };
-  check(ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level));
-  check(ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_contentSizeFlag, 1));
-  check(ZSTD_CCtx_setPledgedSrcSize(cctx.get(), payload_size));
-  auto xxh = new_xxh3();
+std::array<uint8_t, kHeaderSize> header_bytes(uint64_t payload_size) {
+  std::array<uint8_t, kHeaderSize> h{};
+  std::memcpy(h.data(), kBundleMagic, 8);
+  put_le32(h.data() + kOffVersion, kBundleVersion);
+  put_le32(h.data() + kOffFlags, 0);
+  put_le64(h.data() + kOffSize, payload_size);
+  return h;
+}
 
-  Bytes out(ZSTD_CStreamOutSize());
-  auto feed = [&](ByteView v, ZSTD_EndDirective mode) {
-    ZSTD_inBuffer in{v.data, v.size, 0};
-    for (;;) {
-      ZSTD_outBuffer o{out.data(), out.size(), 0};
-      size_t r = ZSTD_compressStream2(cctx.get(), &o, &in, mode);
-      check(r);
-      if (o.pos) sink(ByteView(out.data(), o.pos));
-      if (mode == ZSTD_e_end ? r == 0 : in.pos == in.size) break;
+// The one encoder: the payload (count, members, checksum) compressed into one
+// zstd frame as it comes, handed to `sink` in pieces of zstd's output size.
+// It checks what a reader would refuse: names (docs/bundle.md#names), their
+// strict order, the announced count, and each member's announced length.
+// With the payload size known in advance the frame records it (its content
+// size); without, the frame has none and its window is kept at most 8 MiB,
+// which every reader accepts.
+class Encoder {
+ public:
+  using Sink = std::function<void(ByteView)>;
+  Encoder(Sink sink, uint32_t count, int level, std::optional<uint64_t> payload_size, std::string where)
+      : sink_(std::move(sink)), count_(count), where_(std::move(where)), cctx_(ZSTD_createCCtx()), xxh_(new_xxh3()),
+        out_(ZSTD_CStreamOutSize()) {
+    if (!cctx_) throw std::bad_alloc();
+    check(ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_compressionLevel, level));
+    check(ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_contentSizeFlag, 1));
+    if (payload_size) {
+      check(ZSTD_CCtx_setPledgedSrcSize(cctx_.get(), *payload_size));
+    } else {
+      // Levels up to 19 use at most 2^23 when the size is unknown; the ultra
+      // levels (20 to 22) would use up to 2^27, which a reader of a small
+      // payload refuses.
+      if (level > 19) check(ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_windowLog, kWindowLogStream));
     }
-  };
-  auto field = [&](ByteView v) {
-    XXH3_64bits_update(xxh.get(), v.data, v.size);
-    feed(v, ZSTD_e_continue);
-  };
+    uint8_t n[4];
+    put_le32(n, count);
+    field(ByteView(n, 4));
+  }
 
-  uint8_t count[4];
-  put_le32(count, uint32_t(members.size()));
-  field(ByteView(count, 4));
-  Bytes head;
-  for (const auto& [name, data] : members) {
-    head.assign(2, 0);
+  void member(const std::string& name, uint64_t size) {
+    end_member();
+    const std::string why = name_problem(name);
+    if (!why.empty()) throw Error("invalid bundle member name (" + why + ")", printable(name));
+    if (members_ == count_)
+      throw Error("bundle has more members than the " + std::to_string(count_) + " announced (" + name + ")", where_);
+    if (members_ > 0 && name <= prev_)
+      throw Error(name == prev_ ? "bundle member " + name + " is added twice"
+                                : "bundle members must be added in name order (" + name + " after " + prev_ + ")",
+                  where_);
+    Bytes head(2, 0);
     head[0] = uint8_t(name.size());
     head[1] = uint8_t(name.size() >> 8);
     head.insert(head.end(), name.begin(), name.end());
-    append_le64(head, data.size());
+    append_le64(head, size);
     field(ByteView(head));
-    field(ByteView(data));
+    prev_ = name;
+    left_ = size;
+    members_++;
   }
-  uint8_t sum[8];
-  put_le64(sum, XXH3_64bits_digest(xxh.get()));
-  feed(ByteView(sum, 8), ZSTD_e_end);
+
+  void data(ByteView v) {
+    if (v.size > left_)
+      throw Error("bundle member " + prev_ + " gets more bytes than the length it announced", where_);
+    field(v);
+    left_ -= v.size;
+  }
+
+  // The checksum and the end of the frame; returns the payload size.
+  uint64_t finish() {
+    end_member();
+    if (members_ != count_)
+      throw Error("bundle has " + std::to_string(members_) + " members, " + std::to_string(count_) + " were announced",
+                  where_);
+    uint8_t sum[8];
+    put_le64(sum, XXH3_64bits_digest(xxh_.get()));
+    feed(ByteView(sum, 8), ZSTD_e_end);
+    return pos_ + 8;
+  }
+
+ private:
+  static void check(size_t r) {
+    if (ZSTD_isError(r)) throw Error("cannot compress bundle: " + zstd_error(r));
+  }
+  void end_member() {
+    if (left_ != 0)
+      throw Error("bundle member " + prev_ + " ends " + std::to_string(left_) + " bytes short of its length", where_);
+  }
+  void feed(ByteView v, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{v.data, v.size, 0};
+    for (;;) {
+      ZSTD_outBuffer o{out_.data(), out_.size(), 0};
+      const size_t r = ZSTD_compressStream2(cctx_.get(), &o, &in, mode);
+      check(r);
+      if (o.pos) sink_(ByteView(out_.data(), o.pos));
+      if (mode == ZSTD_e_end ? r == 0 : in.pos == in.size) break;
+    }
+  }
+  void field(ByteView v) {
+    XXH3_64bits_update(xxh_.get(), v.data, v.size);
+    feed(v, ZSTD_e_continue);
+    pos_ += v.size;
+  }
+
+  Sink sink_;
+  uint32_t count_, members_ = 0;
+  std::string where_, prev_;
+  uint64_t left_ = 0, pos_ = 0;
+  std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx_;
+  std::unique_ptr<XXH3_state_t, XxhFree> xxh_;
+  Bytes out_;
+};
+
+// A whole in-memory bundle, its payload size known: header, then the frame.
+void encode_members(const std::map<std::string, Bytes>& members, int level, const Encoder::Sink& sink) {
+  if (members.size() > UINT32_MAX) throw Error("bundle has too many members (" + std::to_string(members.size()) + ")");
+  uint64_t payload_size = kMinPayload;
+  for (const auto& [name, data] : members) payload_size += 2 + name.size() + 8 + data.size();
+  const auto header = header_bytes(payload_size);
+  sink(ByteView(header.data(), header.size()));
+  Encoder enc(sink, uint32_t(members.size()), level, payload_size, "");
+  for (const auto& [name, data] : members) {
+    enc.member(name, data.size());
+    enc.data(ByteView(data));
+  }
+  enc.finish();
 }
 
-// Pulls the payload out of one zstd frame, a field at a time, straight into
-// its destination (a member's data goes into the member's own buffer). The
-// caller never asks for more than the header's payload_size in total, so
-// nothing is allocated beyond what the (capped) header declares.
-class FrameReader {
- public:
-  FrameReader(ByteView frame, uint64_t declared, const std::string& where)
-      : in_{frame.data, frame.size, 0}, declared_(declared), where_(where), dctx_(ZSTD_createDCtx()) {
-    if (!dctx_) throw std::bad_alloc();
+}  // namespace
+
+// ---------------------------------------------------------------- reading
+
+// The decoder's state: where the compressed bytes come from (a view of the
+// whole file, or a pull through a fixed buffer), zstd, and the walk through
+// the payload. Every payload byte is pulled out one field at a time straight
+// into its destination, and never more than the header's payload size in
+// total, so nothing is allocated beyond what the (capped) header declares.
+struct BundleReader::Impl {
+  std::string where;
+  uint64_t declared = 0;
+  // Input: `in` is the current window of the frame; `consumed` counts the
+  // frame bytes before it. A view of the whole file is one window.
+  Pull pull;
+  Bytes inbuf;
+  ZSTD_inBuffer in{nullptr, 0, 0};
+  uint64_t consumed = 0;
+  bool eof = true;
+  std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx;
+  bool frame_done = false;
+  uint64_t pos = 0;  // payload bytes decompressed so far
+  // The walk: members announced and begun, the current one's header.
+  std::unique_ptr<XXH3_state_t, XxhFree> xxh;
+  uint32_t count = 0, begun = 0;
+  bool done = false;
+  std::string name, prev;
+  uint64_t size = 0, left = 0, start = 0;
+
+  // Header checks, in the documented order, on the first min(24, size) bytes.
+  void check_header(ByteView head, uint64_t max_size) {
+    // Magic first, on whatever bytes there are, so that a short file that is
+    // not a bundle is never called a truncated one.
+    if (head.size > 0 && std::memcmp(head.data, kBundleMagic, std::min<size_t>(head.size, 8)) != 0)
+      throw Error("not a wit bundle (wrong magic)", where);
+    if (head.size < kHeaderSize)
+      throw Error("bundle is truncated (header needs " + std::to_string(kHeaderSize) + " bytes, file has " +
+                      std::to_string(head.size) + ")",
+                  where);
+    const uint32_t version = get_le32(head.data + kOffVersion);
+    if (version != kBundleVersion)
+      throw Error("unsupported bundle version " + std::to_string(version) + " (this wit reads version " +
+                      std::to_string(kBundleVersion) + ")",
+                  where);
+    const uint32_t flags = get_le32(head.data + kOffFlags);
+    if (flags != 0) {
+      char buf[80];
+      std::snprintf(buf, sizeof buf, "unsupported bundle flags 0x%08x (this wit reads flags 0)", flags);
+      throw Error(buf, at_byte(where, kOffFlags));
+    }
+    declared = get_le64(head.data + kOffSize);
+    if (declared > max_size)
+      throw Error("bundle payload size " + std::to_string(declared) + " exceeds the limit of " +
+                      std::to_string(max_size) + " bytes",
+                  at_byte(where, kOffSize));
+    if (declared < kMinPayload)
+      throw Error("bundle header is corrupt (payload size " + std::to_string(declared) + " is below the minimum " +
+                      std::to_string(kMinPayload) + ")",
+                  at_byte(where, kOffSize));
+  }
+
+  // With `in` holding the frame's first bytes (all of them, or a full
+  // buffer): zstd, the frame header's content size, the member count.
+  void begin_frame() {
+    dctx.reset(ZSTD_createDCtx());
+    if (!dctx) throw std::bad_alloc();
     // zstd sizes its window buffer from the frame header. A window larger
     // than the payload is never needed, but a streaming compressor that did
     // not know the size uses its level's default (8 MiB up to level 19), so
@@ -182,70 +320,244 @@ class FrameReader {
     // max(declared size, 8 MiB) plus two blocks whatever the frame claims.
     int log = kWindowLogStream;
     while (log < kWindowLogMax && (uint64_t(1) << log) < declared) log++;
-    ZSTD_DCtx_setParameter(dctx_.get(), ZSTD_d_windowLogMax, log);
+    ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, log);
+    // The frame header normally states its content size: check it against the
+    // bundle header before allocating anything.
+    const unsigned long long content = ZSTD_getFrameContentSize(in.src, in.size);
+    if (content == ZSTD_CONTENTSIZE_ERROR) throw Error("bundle is truncated or corrupt", at_byte(where, kHeaderSize));
+    if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != declared) mismatch(std::to_string(content));
+
+    xxh = new_xxh3();
+    uint8_t n[4];
+    field(n, 4);
+    count = get_le32(n);
+    if (uint64_t(count) * kMinMember > body_end() - 4)
+      throw Error("bundle member count " + std::to_string(count) + " cannot fit in a payload of " +
+                      std::to_string(declared) + " bytes",
+                  at_payload(where, 0));
   }
 
-  uint64_t pos() const { return pos_; }
+  // Members end where the checksum begins.
+  uint64_t body_end() const { return declared - kChecksumSize; }
 
-  // Fills dst[0, n) with the next payload bytes. Precondition: pos() + n <= declared.
+  // Fills `inbuf` from the pull (as far as it goes) and makes it the window.
+  void refill() {
+    consumed += in.size;
+    size_t got = 0;
+    while (got < inbuf.size()) {
+      const size_t n = pull(inbuf.data() + got, inbuf.size() - got);
+      if (n == 0) {
+        eof = true;
+        break;
+      }
+      got += n;
+    }
+    in = ZSTD_inBuffer{inbuf.data(), got, 0};
+  }
+
+  // One call into zstd. A call that moves neither input nor output means zstd
+  // needs bytes the file does not have.
+  void step(ZSTD_outBuffer& out) {
+    if (in.pos == in.size && !eof) refill();
+    const size_t in0 = in.pos, out0 = out.pos;
+    const size_t r = ZSTD_decompressStream(dctx.get(), &out, &in);
+    if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
+      throw Error("bundle is corrupt (zstd window too large for the payload)", at_byte(where, kHeaderSize));
+    if (ZSTD_isError(r) || (r != 0 && in.pos == in0 && out.pos == out0))
+      throw Error("bundle is truncated or corrupt", at_byte(where, kHeaderSize));
+    if (r == 0) frame_done = true;
+  }
+
+  // Fills dst[0, n) with the next payload bytes. Precondition: pos + n <= declared.
   void read(uint8_t* dst, size_t n) {
     ZSTD_outBuffer out{dst, n, 0};
     while (out.pos < out.size) {
-      if (frame_done_) mismatch(std::to_string(pos_ + out.pos));
+      if (frame_done) mismatch(std::to_string(pos + out.pos));
       step(out);
     }
-    pos_ += n;
+    pos += n;
+  }
+  void field(uint8_t* dst, size_t n) {
+    read(dst, n);
+    XXH3_64bits_update(xxh.get(), dst, n);
   }
 
-  // After the last field: the frame must hold exactly the declared size and
-  // end exactly at the end of the file.
+  [[noreturn]] void mismatch(const std::string& holds) const {
+    throw Error("bundle payload size does not match its header (header says " + std::to_string(declared) +
+                    " bytes, frame holds " + holds + ")",
+                at_byte(where, kOffSize));
+  }
+
+  // The next member's header, checked; false (after the end checks) when none is left.
+  bool next() {
+    if (done) return false;
+    if (left > 0) data([](ByteView) {});
+    if (begun == count) {
+      finish();
+      done = true;
+      return false;
+    }
+    const uint32_t i = begun;
+    start = pos;
+    auto past_end = [&]() {
+      throw Error("bundle member " + std::to_string(i) + " runs past the end of the payload", at_payload(where, start));
+    };
+    uint8_t tmp[8];
+    if (body_end() - pos < 2) past_end();
+    field(tmp, 2);
+    const size_t name_len = size_t(tmp[0]) | size_t(tmp[1]) << 8;
+    if (name_len == 0 || name_len > kMaxName)
+      throw Error(std::string("bundle member name is invalid (") + (name_len ? "longer than 255 bytes" : "empty") + ")",
+                  at_payload(where, start));
+    if (body_end() - pos < name_len + 8) past_end();
+    prev = std::move(name);
+    name.assign(name_len, '\0');
+    field(reinterpret_cast<uint8_t*>(name.data()), name_len);
+    const std::string why = name_problem(name);
+    if (!why.empty()) throw Error("bundle member name is invalid (" + why + ")", at_payload(where, start));
+    if (i > 0 && name == prev) throw Error("bundle has duplicate member " + name, at_payload(where, start));
+    if (i > 0 && name < prev)
+      throw Error("bundle member names are out of order (" + name + " after " + prev + ")", at_payload(where, start));
+    field(tmp, 8);
+    size = get_le64(tmp);
+    if (size > body_end() - pos)
+      throw Error("bundle member " + name + " (" + std::to_string(size) + " bytes) runs past the end of the payload",
+                  at_payload(where, start));
+    left = size;
+    begun++;
+    return true;
+  }
+
+  // What is left of the current member, to `sink` in pieces.
+  template <class Sink>
+  void data(Sink&& sink) {
+    Bytes piece(size_t(std::min<uint64_t>(left, kSinkPiece)));
+    while (left > 0) {
+      const size_t n = size_t(std::min<uint64_t>(left, piece.size()));
+      field(piece.data(), n);
+      left -= n;
+      sink(ByteView(piece.data(), n));
+    }
+  }
+
+  // After the last member: the checksum, then the frame must hold exactly the
+  // declared size and end exactly at the end of the file.
   void finish() {
-    if (pos_ < declared_) {
+    const uint64_t sum_at = pos;
+    uint8_t tmp[8];
+    read(tmp, 8);
+    if (get_le64(tmp) != XXH3_64bits_digest(xxh.get()))
+      throw Error("bundle is corrupt (payload checksum mismatch)", at_payload(where, sum_at));
+    if (pos < declared) {
       // The payload layout ended early. If the frame really holds the
       // declared size, the extra bytes are trailing payload bytes; if it ends
       // sooner, the header lied about the size.
-      const uint64_t end = pos_;
+      const uint64_t end = pos;
       uint8_t scratch[4096];
-      while (pos_ < declared_) read(scratch, size_t(std::min<uint64_t>(sizeof scratch, declared_ - pos_)));
-      throw Error("bundle payload has trailing bytes", at_payload(where_, end));
+      while (pos < declared) read(scratch, size_t(std::min<uint64_t>(sizeof scratch, declared - pos)));
+      throw Error("bundle payload has trailing bytes", at_payload(where, end));
     }
     uint8_t extra;
-    while (!frame_done_) {
+    while (!frame_done) {
       ZSTD_outBuffer out{&extra, 1, 0};
       step(out);
       if (out.pos) mismatch("more");
     }
-    if (in_.pos != in_.size)
-      throw Error("bundle has trailing bytes after the compressed payload", at_byte(where_, kHeaderSize + in_.pos));
+    if (in.pos == in.size && !eof) refill();
+    if (in.pos != in.size)
+      throw Error("bundle has trailing bytes after the compressed payload",
+                  at_byte(where, kHeaderSize + consumed + in.pos));
   }
-
-  [[noreturn]] void mismatch(const std::string& holds) const {
-    throw Error("bundle payload size does not match its header (header says " + std::to_string(declared_) +
-                    " bytes, frame holds " + holds + ")",
-                at_byte(where_, kOffSize));
-  }
-
- private:
-  // One call into zstd. A call that moves neither input nor output means zstd
-  // needs bytes the file does not have.
-  void step(ZSTD_outBuffer& out) {
-    const size_t in0 = in_.pos, out0 = out.pos;
-    size_t r = ZSTD_decompressStream(dctx_.get(), &out, &in_);
-    if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
-      throw Error("bundle is corrupt (zstd window too large for the payload)", at_byte(where_, kHeaderSize));
-    if (ZSTD_isError(r) || (r != 0 && in_.pos == in0 && out.pos == out0))
-      throw Error("bundle is truncated or corrupt", at_byte(where_, kHeaderSize));
-    if (r == 0) frame_done_ = true;
-  }
-
-  ZSTD_inBuffer in_;
-  uint64_t declared_, pos_ = 0;
-  const std::string& where_;
-  std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx_;
-  bool frame_done_ = false;
 };
 
-}  // namespace
+BundleReader::BundleReader(ByteView bytes, const std::string& where, uint64_t max_size) : impl_(new Impl) {
+  Impl& m = *impl_;
+  m.where = where;
+  m.check_header(bytes.sub(0, std::min<size_t>(bytes.size, kHeaderSize)), max_size);
+  m.in = ZSTD_inBuffer{bytes.data + kHeaderSize, bytes.size - kHeaderSize, 0};
+  m.begin_frame();
+}
+
+BundleReader::BundleReader(Pull pull, const std::string& where, uint64_t max_size) : impl_(new Impl) {
+  Impl& m = *impl_;
+  m.where = where;
+  m.pull = std::move(pull);
+  uint8_t head[kHeaderSize];
+  size_t got = 0;
+  while (got < kHeaderSize) {
+    const size_t n = m.pull(head + got, kHeaderSize - got);
+    if (n == 0) break;
+    got += n;
+  }
+  m.check_header(ByteView(head, got), max_size);
+  m.inbuf.resize(std::max<size_t>(ZSTD_DStreamInSize(), 64));
+  m.eof = false;
+  m.refill();
+  m.begin_frame();
+}
+
+BundleReader BundleReader::open(const std::string& path, uint64_t max_size) {
+  const bool in = path == "-";
+  const std::string where = in ? std::string("stdin") : path;
+  const int fd = in ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open: " + errno_text(), path);
+  // Closed with the reader, or when the header is refused.
+  auto file = std::shared_ptr<int>(new int(fd), [in](int* p) {
+    if (!in) ::close(*p);
+    delete p;
+  });
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw Error("is a directory", path);
+  return BundleReader(
+      [file, where](uint8_t* dst, size_t cap) -> size_t {
+        for (;;) {
+          const ssize_t r = ::read(*file, dst, cap);
+          if (r >= 0) return size_t(r);
+          if (errno != EINTR) throw Error("cannot read: " + errno_text(), where);
+        }
+      },
+      where, max_size);
+}
+
+BundleReader::BundleReader(BundleReader&&) noexcept = default;
+BundleReader& BundleReader::operator=(BundleReader&&) noexcept = default;
+BundleReader::~BundleReader() = default;
+
+bool BundleReader::next() { return impl_->next(); }
+const std::string& BundleReader::name() const { return impl_->name; }
+uint64_t BundleReader::size() const { return impl_->size; }
+const std::string& BundleReader::where() const { return impl_->where; }
+
+void BundleReader::check_size(uint64_t cap) const {
+  const Impl& m = *impl_;
+  if (m.size > cap)
+    throw Error("bundle member " + m.name + " declares " + std::to_string(m.size) + " bytes, more than its kind can hold (" +
+                    std::to_string(cap) + ")",
+                at_payload(m.where, m.start));
+}
+
+Bytes BundleReader::read() {
+  Impl& m = *impl_;
+  if (m.left != m.size) throw Error("bundle member " + m.name + " is read twice", m.where);
+  // Grown as bytes arrive, so memory follows what the frame really holds.
+  Bytes data;
+  for (uint64_t got = 0; got < m.size;) {
+    const uint64_t piece = std::min<uint64_t>(m.size - got, std::max<uint64_t>(got, kFirstPiece));
+    data.resize(size_t(got + piece));
+    m.field(data.data() + got, size_t(piece));
+    got += piece;
+  }
+  m.left = 0;
+  return data;
+}
+
+void BundleReader::read_to(const std::function<void(ByteView)>& sink) {
+  Impl& m = *impl_;
+  if (m.left != m.size) throw Error("bundle member " + m.name + " is read twice", m.where);
+  m.data(sink);
+}
+
+// ---------------------------------------------------------------- Bundle
 
 void Bundle::put(const std::string& name, Bytes data) {
   std::string why = name_problem(name);
@@ -268,127 +580,186 @@ std::string Bundle::get_text(const std::string& name) const {
 
 Bytes Bundle::encode(int zstd_level) const {
   Bytes out;
-  encode_to(members_, zstd_level, [&](ByteView v) { out.insert(out.end(), v.data, v.data + v.size); });
+  encode_members(members_, zstd_level, [&](ByteView v) { out.insert(out.end(), v.data, v.data + v.size); });
   return out;
 }
 
 void Bundle::save(const std::string& path, int zstd_level) const {
   AtomicFile f(path, true);
-  encode_to(members_, zstd_level, [&](ByteView v) { f.write(v); });
+  encode_members(members_, zstd_level, [&](ByteView v) { f.write(v); });
   f.commit();
 }
 
-Bundle Bundle::load(const std::string& path, const MemberLimit& limit) {
-  MappedFile f(path);
-  return decode(f.view(), path == "-" ? std::string("stdin") : path, uint64_t(16) << 30, limit);
+Bundle Bundle::read_all(BundleReader& r, const MemberLimit& limit) {
+  Bundle out;
+  out.where = r.where();
+  while (r.next()) {
+    if (limit) r.check_size(limit(r.name(), out));
+    out.members_.emplace_hint(out.members_.end(), r.name(), r.read());
+  }
+  return out;
 }
 
 Bundle Bundle::decode(ByteView b, const std::string& where, uint64_t max_size, const MemberLimit& limit) {
-  // Magic first, on whatever bytes there are, so that a short file that is
-  // not a bundle is never called a truncated one.
-  if (b.size > 0 && std::memcmp(b.data, kBundleMagic, std::min<size_t>(b.size, 8)) != 0)
-    throw Error("not a wit bundle (wrong magic)", where);
-  if (b.size < kHeaderSize)
-    throw Error("bundle is truncated (header needs " + std::to_string(kHeaderSize) + " bytes, file has " +
-                    std::to_string(b.size) + ")",
-                where);
-  const uint32_t version = get_le32(b.data + kOffVersion);
-  if (version != kBundleVersion)
-    throw Error("unsupported bundle version " + std::to_string(version) + " (this wit reads version " +
-                    std::to_string(kBundleVersion) + ")",
-                where);
-  const uint32_t flags = get_le32(b.data + kOffFlags);
-  if (flags != 0) {
-    char buf[80];
-    std::snprintf(buf, sizeof buf, "unsupported bundle flags 0x%08x (this wit reads flags 0)", flags);
-    throw Error(buf, at_byte(where, kOffFlags));
+  BundleReader r(b, where, max_size);
+  return read_all(r, limit);
+}
+
+Bundle Bundle::load(const std::string& path, const MemberLimit& limit) {
+  BundleReader r = BundleReader::open(path);
+  return read_all(r, limit);
+}
+
+// ---------------------------------------------------------------- writing
+
+struct BundleWriter::Impl {
+  std::string path;
+  std::unique_ptr<AtomicFile> out;
+  std::unique_ptr<ScratchFile> spool;  // the frame, when the output cannot go back to its header
+  std::unique_ptr<Encoder> enc;
+  bool broken = false;
+};
+
+BundleWriter::BundleWriter(const std::string& path, uint32_t count, int zstd_level) : impl_(new Impl) {
+  Impl& m = *impl_;
+  m.path = path == "-" ? std::string("stdout") : path;
+  m.out = std::make_unique<AtomicFile>(path, true);
+  Encoder::Sink sink;
+  if (m.out->seekable()) {
+    const auto header = header_bytes(0);  // its payload size is written by finish()
+    m.out->write(ByteView(header.data(), header.size()));
+    sink = [&m](ByteView v) { m.out->write(v); };
+  } else {
+    m.spool = std::make_unique<ScratchFile>();
+    sink = [&m](ByteView v) { m.spool->append(v); };
   }
-  const uint64_t declared = get_le64(b.data + kOffSize);
-  if (declared > max_size)
-    throw Error("bundle payload size " + std::to_string(declared) + " exceeds the limit of " +
-                    std::to_string(max_size) + " bytes",
-                at_byte(where, kOffSize));
-  if (declared < kMinPayload)
-    throw Error("bundle header is corrupt (payload size " + std::to_string(declared) + " is below the minimum " +
-                    std::to_string(kMinPayload) + ")",
-                at_byte(where, kOffSize));
+  m.enc = std::make_unique<Encoder>(std::move(sink), count, zstd_level, std::nullopt, m.path);
+}
 
-  const ByteView frame = b.sub(kHeaderSize, b.size - kHeaderSize);
-  FrameReader r(frame, declared, where);
-  // The frame header normally states its content size: check it against the
-  // bundle header before allocating anything.
-  const unsigned long long content = ZSTD_getFrameContentSize(frame.data, frame.size);
-  if (content == ZSTD_CONTENTSIZE_ERROR) throw Error("bundle is truncated or corrupt", at_byte(where, kHeaderSize));
-  if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != declared) r.mismatch(std::to_string(content));
+BundleWriter::~BundleWriter() = default;
 
-  auto xxh = new_xxh3();
-  auto field = [&](uint8_t* dst, size_t n) {
-    r.read(dst, n);
-    XXH3_64bits_update(xxh.get(), dst, n);
-  };
-  // Members end where the checksum begins.
-  const uint64_t body_end = declared - kChecksumSize;
-
-  uint8_t tmp[8];
-  field(tmp, 4);
-  const uint32_t count = get_le32(tmp);
-  if (uint64_t(count) * kMinMember > body_end - 4)
-    throw Error("bundle member count " + std::to_string(count) + " cannot fit in a payload of " +
-                    std::to_string(declared) + " bytes",
-                at_payload(where, 0));
-
-  Bundle out;
-  out.where = where;
-  std::string prev;
-  for (uint32_t i = 0; i < count; i++) {
-    const uint64_t start = r.pos();
-    auto past_end = [&]() {
-      throw Error("bundle member " + std::to_string(i) + " runs past the end of the payload", at_payload(where, start));
-    };
-    if (body_end - r.pos() < 2) past_end();
-    field(tmp, 2);
-    const size_t name_len = size_t(tmp[0]) | size_t(tmp[1]) << 8;
-    if (name_len == 0 || name_len > kMaxName)
-      throw Error(std::string("bundle member name is invalid (") + (name_len ? "longer than 255 bytes" : "empty") + ")",
-                  at_payload(where, start));
-    if (body_end - r.pos() < name_len + 8) past_end();
-    std::string name(name_len, '\0');
-    field(reinterpret_cast<uint8_t*>(name.data()), name_len);
-    std::string why = name_problem(name);
-    if (!why.empty()) throw Error("bundle member name is invalid (" + why + ")", at_payload(where, start));
-    if (i > 0 && name == prev) throw Error("bundle has duplicate member " + name, at_payload(where, start));
-    if (i > 0 && name < prev)
-      throw Error("bundle member names are out of order (" + name + " after " + prev + ")",
-                  at_payload(where, start));
-    field(tmp, 8);
-    const uint64_t len = get_le64(tmp);
-    if (len > body_end - r.pos())
-      throw Error("bundle member " + name + " (" + std::to_string(len) + " bytes) runs past the end of the payload",
-                  at_payload(where, start));
-    if (limit) {
-      const uint64_t cap = limit(name, out);
-      if (len > cap)
-        throw Error("bundle member " + name + " declares " + std::to_string(len) + " bytes, more than its kind can hold (" +
-                        std::to_string(cap) + ")",
-                    at_payload(where, start));
-    }
-    // Grown as bytes arrive, so memory follows what the frame really holds.
-    Bytes data;
-    for (uint64_t got = 0; got < len;) {
-      const uint64_t piece = std::min<uint64_t>(len - got, std::max<uint64_t>(got, kFirstPiece));
-      data.resize(size_t(got + piece));
-      field(data.data() + got, size_t(piece));
-      got += piece;
-    }
-    out.members_.emplace_hint(out.members_.end(), name, std::move(data));
-    prev = std::move(name);
+// Runs one step of writing; any error ends the writer and removes its temporary.
+template <class Fn>
+void BundleWriter::guarded(Fn&& fn) {
+  Impl& m = *impl_;
+  if (m.broken) throw Error("bundle writer cannot go on after an error or after finish", m.path);
+  try {
+    fn(m);
+  } catch (...) {
+    m.broken = true;
+    m.enc.reset();
+    m.spool.reset();
+    m.out.reset();
+    throw;
   }
+}
 
-  const uint64_t sum_at = r.pos();
-  r.read(tmp, 8);
-  if (get_le64(tmp) != XXH3_64bits_digest(xxh.get()))
-    throw Error("bundle is corrupt (payload checksum mismatch)", at_payload(where, sum_at));
-  r.finish();
+void BundleWriter::add(const std::string& name, ByteView data) { add(name, std::vector<ByteView>{data}); }
+
+void BundleWriter::add(const std::string& name, const std::vector<ByteView>& pieces) {
+  guarded([&](Impl& m) {
+    uint64_t total = 0;
+    for (const ByteView& p : pieces) total += p.size;
+    m.enc->member(name, total);
+    for (const ByteView& p : pieces) m.enc->data(p);
+  });
+}
+
+void BundleWriter::add_file(const std::string& name, const std::string& file) {
+  guarded([&](Impl& m) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error("cannot open: " + errno_text(), file);
+    std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* p) {
+      ::close(*p);
+      delete p;
+    });
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw Error("cannot stat: " + errno_text(), file);
+    if (!S_ISREG(st.st_mode)) throw Error("not a regular file, so its size is unknown", file);
+    const uint64_t size = uint64_t(st.st_size);
+    m.enc->member(name, size);
+    Bytes buf(size_t(std::min<uint64_t>(std::max<uint64_t>(size, 1), kFilePiece)));
+    uint64_t got = 0;
+    for (;;) {
+      const ssize_t r = ::read(fd, buf.data(), buf.size());
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw Error("cannot read: " + errno_text(), file);
+      if (r == 0) break;
+      if (uint64_t(r) > size - got) throw Error("file grew while it was added to a bundle", file);
+      m.enc->data(ByteView(buf.data(), size_t(r)));
+      got += uint64_t(r);
+    }
+    if (got != size) throw Error("file shrank while it was added to a bundle", file);
+  });
+}
+
+void BundleWriter::finish() {
+  guarded([&](Impl& m) {
+    const auto header = header_bytes(m.enc->finish());
+    if (m.spool) {
+      m.out->write(ByteView(header.data(), header.size()));
+      Bytes buf(size_t(std::min<uint64_t>(std::max<uint64_t>(m.spool->size(), 1), kFilePiece)));
+      for (uint64_t off = 0; off < m.spool->size();) {
+        const size_t n = size_t(std::min<uint64_t>(buf.size(), m.spool->size() - off));
+        m.spool->read(off, buf.data(), n);
+        m.out->write(ByteView(buf.data(), n));
+        off += n;
+      }
+    } else {
+      m.out->write_at(0, ByteView(header.data(), header.size()));
+    }
+    m.out->commit();
+  });
+  impl_->broken = true;  // finished: nothing more may be added
+}
+
+// ---------------------------------------------------------------- SpooledBundle
+
+SpooledBundle::SpooledBundle() = default;
+SpooledBundle::SpooledBundle(SpooledBundle&&) noexcept = default;
+SpooledBundle& SpooledBundle::operator=(SpooledBundle&&) noexcept = default;
+SpooledBundle::~SpooledBundle() = default;
+
+SpooledBundle SpooledBundle::open(const std::string& path, const MemberLimit& limit, uint64_t keep) {
+  BundleReader r = BundleReader::open(path);
+  SpooledBundle out;
+  out.where = r.where();
+  out.kept_.where = out.where;
+  while (r.next()) {
+    if (limit) r.check_size(limit(r.name(), out.kept_));
+    if (r.size() <= keep) {
+      out.kept_.put(r.name(), r.read());
+      continue;
+    }
+    if (!out.scratch_) out.scratch_ = std::make_unique<ScratchFile>();
+    const Place at{out.scratch_->size(), r.size()};
+    r.read_to([&](ByteView v) { out.scratch_->append(v); });
+    out.spilled_.emplace(r.name(), at);
+  }
+  return out;
+}
+
+bool SpooledBundle::has(const std::string& name) const { return kept_.has(name) || spilled_.count(name) != 0; }
+
+Bytes SpooledBundle::get(const std::string& name) const {
+  if (kept_.has(name)) return kept_.get(name);
+  auto it = spilled_.find(name);
+  if (it == spilled_.end()) throw Error("bundle lacks member " + printable(name), where);
+  Bytes out(size_t(it->second.size));
+  scratch_->read(it->second.offset, out.data(), out.size());
+  return out;
+}
+
+std::string SpooledBundle::get_text(const std::string& name) const {
+  const Bytes b = get(name);
+  return std::string(b.begin(), b.end());
+}
+
+std::vector<std::string> SpooledBundle::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, data] : kept_.members()) out.push_back(name);
+  for (const auto& [name, at] : spilled_) out.push_back(name);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

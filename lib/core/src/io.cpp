@@ -190,6 +190,19 @@ AtomicFile::~AtomicFile() {
 void AtomicFile::write(ByteView v) {
   if (!write_all(stdout_ ? 1 : fd_, v.data, v.size, "atomic-write"))
     throw Error("cannot write: " + lower_first(errno_text()), stdout_ ? std::string("stdout") : path_);
+  written_ += v.size;
+}
+
+void AtomicFile::write_at(uint64_t offset, ByteView v) {
+  if (!seekable()) throw Error("cannot go back in an output that is not a regular file", stdout_ ? std::string("stdout") : path_);
+  if (offset > written_ || v.size > written_ - offset)
+    throw Error("cannot overwrite bytes not written yet (" + std::to_string(v.size) + " at " + std::to_string(offset) + ")", path_);
+  for (size_t done = 0; done < v.size;) {
+    const ssize_t w = ::pwrite(fd_, v.data + done, v.size - done, off_t(offset + done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw Error("cannot write: " + lower_first(errno_text()), path_);
+    done += size_t(w);
+  }
 }
 
 void AtomicFile::commit() {
@@ -330,6 +343,64 @@ void sync_parent_dir(const std::string& path) {
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
+  }
+}
+
+namespace {
+std::string temp_root() {
+  const char* env = std::getenv("TMPDIR");
+  return env && *env ? env : "/tmp";
+}
+}  // namespace
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string p = temp_root() + "/" + prefix + ".XXXXXX";
+  if (!::mkdtemp(p.data()))
+    throw Error("cannot create a temporary directory: " + lower_first(errno_text()), temp_root(),
+                "set TMPDIR to a writable directory");
+  path_ = p;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+ScratchFile::ScratchFile() {
+  dir_ = temp_root();
+#ifdef O_TMPFILE
+  fd_ = ::open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+  if (fd_ < 0) {  // a file system without O_TMPFILE: create, then unlink at once
+    std::string tmp = dir_ + "/wit-scratch.XXXXXX";
+    fd_ = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd_ < 0) throw Error("cannot create a scratch file: " + lower_first(errno_text()), dir_, "set TMPDIR to a writable directory");
+    ::unlink(tmp.c_str());
+  }
+}
+
+ScratchFile::~ScratchFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ScratchFile::append(ByteView v) {
+  for (size_t done = 0; done < v.size;) {
+    const ssize_t w = ::pwrite(fd_, v.data + done, v.size - done, off_t(size_ + done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw Error("cannot write a scratch file: " + lower_first(errno_text()), dir_, "free space there, or set TMPDIR to a larger disk");
+    done += size_t(w);
+  }
+  size_ += v.size;
+}
+
+void ScratchFile::read(uint64_t offset, uint8_t* dst, size_t n) const {
+  if (offset > size_ || n > size_ - offset)
+    throw Error("scratch read past its end (" + std::to_string(n) + " at " + std::to_string(offset) + ")", dir_);
+  for (size_t done = 0; done < n;) {
+    const ssize_t r = ::pread(fd_, dst + done, n - done, off_t(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) throw Error("cannot read a scratch file: " + lower_first(errno_text()), dir_);
+    done += size_t(r);
   }
 }
 

@@ -323,34 +323,43 @@ uint64_t TensorView::numel() const {
   return n;
 }
 
-Bytes encode_safetensors(std::vector<TensorView> tensors, const std::map<std::string, std::string>& metadata) {
-  const std::string where = "encoding safetensors";
+SafetensorsPieces safetensors_pieces(std::vector<TensorView> tensors, const std::map<std::string, std::string>& metadata,
+                                     const std::string& where) {
   sort_by_name(tensors);
   check_for_encoding(tensors, where);
   const std::string h = header_text(tensors, metadata, where);
-  uint64_t total = 8 + h.size();
-  for (const TensorView& t : tensors) total += t.data.size;
+  SafetensorsPieces out;
+  out.head.resize(8 + h.size());
+  put_le64(out.head.data(), h.size());
+  std::memcpy(out.head.data() + 8, h.data(), h.size());
+  out.size = out.head.size();
+  for (const TensorView& t : tensors) {
+    out.data.push_back(t.data);
+    out.size += t.data.size;
+  }
+  return out;
+}
+
+std::vector<ByteView> SafetensorsPieces::all() const {
+  std::vector<ByteView> out{ByteView(head)};
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+Bytes encode_safetensors(std::vector<TensorView> tensors, const std::map<std::string, std::string>& metadata) {
+  const SafetensorsPieces p = safetensors_pieces(std::move(tensors), metadata, "encoding safetensors");
   Bytes out;
-  out.reserve(total);
-  append_le64(out, h.size());
-  out.insert(out.end(), h.begin(), h.end());
-  for (const TensorView& t : tensors) out.insert(out.end(), t.data.data, t.data.data + t.data.size);
+  out.reserve(size_t(p.size));
+  for (const ByteView& v : p.all()) out.insert(out.end(), v.data, v.data + v.size);
   return out;
 }
 
 void write_safetensors(const std::string& path, const std::vector<TensorView>& tensors,
                        const std::map<std::string, std::string>& metadata) {
-  std::vector<TensorView> sorted = tensors;
-  sort_by_name(sorted);
-  check_for_encoding(sorted, path);
-  const std::string h = header_text(sorted, metadata, path);
   // Streamed tensor by tensor: a checkpoint is never copied whole in memory.
+  const SafetensorsPieces p = safetensors_pieces(tensors, metadata, path);
   AtomicFile f(path, true);
-  uint8_t len[8];
-  put_le64(len, h.size());
-  f.write(ByteView(len, 8));
-  f.write(h);
-  for (const TensorView& t : sorted) f.write(t.data);
+  for (const ByteView& v : p.all()) f.write(v);
   f.commit();
 }
 

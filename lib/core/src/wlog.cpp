@@ -197,9 +197,7 @@ Hash32 entry_leaf(ByteView encoded) { return kBlake2bTree.leaf(encoded); }
 
 // ---- the log file ----------------------------------------------------------
 
-void WitnessLog::push(Bytes payload, uint64_t offset) {
-  const Hash32 leaf = entry_leaf(payload);
-  entries_.push_back(std::move(payload));
+void WitnessLog::push(const Hash32& leaf, uint64_t offset) {
   offsets_.push_back(offset);
   leaves_.push_back(leaf);
   // Each level j gains a node whenever the leaf count becomes a multiple of 2^j.
@@ -240,13 +238,65 @@ void truncate_file(const std::string& path, uint64_t size, const char* what) {
 }
 }  // namespace
 
-LogFrames scan_log_frames(ByteView data, const std::string& where) {
+namespace {
+
+// Bytes of a log at any offset, through a bounded window (a whole view in
+// memory, or a file read with pread into a 1 MiB buffer): what the one frame
+// scan reads from. A view stays valid until the next read.
+struct MemoryBytes {
+  ByteView data;
+  uint64_t size() const { return data.size; }
+  ByteView read(uint64_t off, size_t n) { return data.sub(size_t(off), n); }
+};
+
+void pread_all(int fd, uint8_t* dst, size_t n, uint64_t off, const std::string& where) {
+  for (size_t done = 0; done < n;) {
+    const ssize_t r = ::pread(fd, dst + done, n - done, off_t(off + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw Error("cannot read: " + errno_text(), where);
+    if (r == 0) throw Error("witness log changed on disk since it was opened (it is shorter)", where);
+    done += size_t(r);
+  }
+}
+
+class FileBytes {
+ public:
+  FileBytes(int fd, uint64_t size, const std::string& where) : fd_(fd), size_(size), where_(where) {}
+  uint64_t size() const { return size_; }
+  ByteView read(uint64_t off, size_t n) {
+    if (off < at_ || off + n > at_ + len_) {
+      const size_t want = size_t(std::min<uint64_t>(std::max<size_t>(n, kWindow), size_ - off));
+      if (buf_.size() < want) buf_.resize(want);
+      pread_all(fd_, buf_.data(), want, off, where_);
+      at_ = off;
+      len_ = want;
+    }
+    return ByteView(buf_.data() + (off - at_), n);
+  }
+
+ private:
+  static constexpr size_t kWindow = size_t(1) << 20;
+  int fd_;
+  uint64_t size_, at_ = 0, len_ = 0;
+  const std::string& where_;
+  Bytes buf_;
+};
+
+// The one reader of the frame format: walks the frames from the start,
+// handing each good one's payload and offset to `on_frame`, and stops at the
+// first that is not good (out.torn) or throws for corruption.
+template <class Source, class OnFrame>
+LogFrames scan_frames(Source& src, const std::string& where, OnFrame&& on_frame) {
   LogFrames out;
-  const uint8_t* d = data.data;
-  const uint64_t size = data.size;
+  const uint64_t size = src.size();
   auto zero_from = [&](uint64_t off) {
-    for (uint64_t i = off; i < size; i++)
-      if (d[i]) return false;
+    while (off < size) {
+      const size_t n = size_t(std::min<uint64_t>(size - off, uint64_t(1) << 20));
+      const ByteView v = src.read(off, n);
+      for (size_t i = 0; i < n; i++)
+        if (v.data[i]) return false;
+      off += n;
+    }
     return true;
   };
   uint64_t off = 0;
@@ -255,15 +305,16 @@ LogFrames scan_log_frames(ByteView data, const std::string& where) {
       out.torn = true;  // the frame header itself was cut short
       break;
     }
-    const uint64_t len = get_le32(d + off);
-    const uint32_t check = get_le32(d + off + 4);
+    const ByteView head = src.read(off, kFrameHeader);
+    const uint64_t len = get_le32(head.data);
+    const uint32_t check = get_le32(head.data + 4);
     if (len > kMaxPayload)
       throw Error("witness log is corrupt (frame length " + std::to_string(len) + " is impossible)", at(where, off));
     if (len > size - off - kFrameHeader) {
       out.torn = true;  // the payload was cut short
       break;
     }
-    const ByteView payload(d + off + kFrameHeader, size_t(len));
+    const ByteView payload = src.read(off + kFrameHeader, size_t(len));
     if (frame_check(payload) != check) {
       // A torn write that happens to leave the whole length on disk (the last
       // frame, or zeros the file system left after it) is still a torn tail.
@@ -273,11 +324,24 @@ LogFrames scan_log_frames(ByteView data, const std::string& where) {
       }
       throw Error("witness log is corrupt (frame checksum mismatch)", at(where, off));
     }
-    out.payloads.push_back(payload);
-    out.offsets.push_back(off);
+    on_frame(payload, off);
     off += kFrameHeader + len;
   }
   out.end = off;
+  return out;
+}
+
+}  // namespace
+
+LogFrames scan_log_frames(ByteView data, const std::string& where) {
+  MemoryBytes src{data};
+  LogFrames out;
+  const LogFrames end = scan_frames(src, where, [&](ByteView payload, uint64_t off) {
+    out.payloads.push_back(payload);
+    out.offsets.push_back(off);
+  });
+  out.end = end.end;
+  out.torn = end.torn;
   return out;
 }
 
@@ -296,16 +360,22 @@ WitnessLog WitnessLog::open(const std::string& path, TornTail torn_tail, IfMissi
     ::fsync(fd);
     ::close(fd);
     sync_parent_dir(path);
-    return log;
   }
-  MappedFile f(path);
-  const LogFrames frames = scan_log_frames(ByteView(f.data(), size_t(f.size())), path);
-  for (size_t i = 0; i < frames.payloads.size(); i++)
-    log.push(Bytes(frames.payloads[i].data, frames.payloads[i].data + frames.payloads[i].size), frames.offsets[i]);
-  const uint64_t size = f.size(), off = frames.end;
-  const bool torn = frames.torn;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open: " + errno_text(), path);
+  log.fd_ = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
+  if (::fstat(fd, &st) != 0) throw Error("cannot stat: " + errno_text(), path);
+  if (S_ISDIR(st.st_mode)) throw Error("is a directory", path);
+  const uint64_t size = uint64_t(st.st_size);
+  FileBytes src(fd, size, path);
+  const LogFrames frames =
+      scan_frames(src, path, [&](ByteView payload, uint64_t off) { log.push(entry_leaf(payload), off); });
+  const uint64_t off = frames.end;
   log.end_ = off;
-  if (torn) {
+  if (frames.torn) {
     if (torn_tail == TornTail::kRefuse) throw torn_log_error(frames, size, path);
     truncate_file(path, off, "cannot cut the torn tail");
     log.torn_ = size - off;
@@ -313,9 +383,19 @@ WitnessLog WitnessLog::open(const std::string& path, TornTail torn_tail, IfMissi
   return log;
 }
 
-LogEntry WitnessLog::entry(uint64_t i) const {
+Bytes WitnessLog::entry_bytes(uint64_t i) const {
   if (i >= size()) throw Error("no entry " + std::to_string(i) + " (the log has " + std::to_string(size()) + ")", path_);
-  return decode_entry(entries_[i], path_ + " entry " + std::to_string(i));
+  const uint64_t off = offsets_[i], end = i + 1 < size() ? offsets_[i + 1] : end_;
+  Bytes frame(size_t(end - off));
+  pread_all(*fd_, frame.data(), frame.size(), off, path_);
+  const ByteView payload(frame.data() + kFrameHeader, frame.size() - kFrameHeader);
+  if (get_le32(frame.data()) != payload.size || get_le32(frame.data() + 4) != frame_check(payload))
+    throw Error("witness log changed on disk since it was opened", at(path_, off));
+  return Bytes(payload.data, payload.data + payload.size);
+}
+
+LogEntry WitnessLog::entry(uint64_t i) const {
+  return decode_entry(entry_bytes(i), path_ + " entry " + std::to_string(i));
 }
 
 Hash32 WitnessLog::root(uint64_t size) const {
@@ -364,7 +444,7 @@ void WitnessLog::append(const Bytes& encoded) {
     throw Error(msg, path_);
   }
   ::close(fd);
-  push(encoded, end_);
+  push(entry_leaf(encoded), end_);
   end_ += frame.size();
 }
 
@@ -385,7 +465,6 @@ void WitnessLog::truncate(uint64_t n) {
   if (n == size()) return;
   const uint64_t off = offsets_[n];
   truncate_file(path_, off, "cannot truncate");
-  entries_.resize(n);
   leaves_.resize(n);
   offsets_.resize(n);
   for (size_t j = 1; j <= levels_.size(); j++) levels_[j - 1].resize(n >> j);

@@ -106,7 +106,7 @@ MemberLimit response_member_limit() {
   };
 }
 
-Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
+void write_response(const Challenge& c, const ResponseOptions& opt, const std::string& path) {
   set_torch_threads(opt.threads);
   const RunPaths paths(opt.run);
   const std::string mf_text = read_file(paths.manifest());
@@ -144,19 +144,13 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
   Dataset dataset(data, files, 0);
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
 
-  Bundle b;
-  b.put("manifest.json", mf_text);
-  b.put("challenge.json", c.to_json().dump(2) + "\n");
-  b.put("seed", to_hex(ByteView(seed)) + "\n");
-  b.put("probe.json", read_file((fs::path(opt.run) / "probe.json").string()));
-  // A TorchScript run's module, once: the verifier replays with exactly it.
-  if (mf.model.scripted()) b.put(kModelFileName, read_file(paths.model()));
   const Needs need(c);
-  for (int64_t i : need.entries) {
-    json e = {{"index", i}, {"entry_hex", to_hex(ByteView(log.entry_bytes(uint64_t(i))))},
-              {"path", hashes_json(log.inclusion_proof(uint64_t(i), c.head.size))}};
-    b.put(member("log", i, "json"), e.dump() + "\n");
-  }
+  // Members are written in name order: batch/, challenge.json, log/,
+  // manifest.json, model.pt (a TorchScript run's module, once), probe.json,
+  // seed, state/; the count comes first (add a member here, count it here).
+  const bool scripted = mf.model.scripted();
+  BundleWriter b(path, uint32_t(need.batches.size() + 1 + need.entries.size() + 3 + (scripted ? 1 : 0) +
+                                need.states.size()));
   auto batch_records = [&](int64_t s) {
     BatchRecords out;
     for (uint64_t i : order.batch(s)) out.push_back(dataset.record(i));
@@ -167,8 +161,18 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
     for (uint64_t i : order.batch(s))
       recs.push_back({{"index", i}, {"record_hex", to_hex(ByteView(dataset.record(i)))},
                       {"path", hashes_json(prove_inclusion(index, dataset.leaf(i), i).path)}});
-    b.put(member("batch", s, "json"), json{{"step", s}, {"records", recs}}.dump() + "\n");
+    b.add(member("batch", s, "json"), json{{"step", s}, {"records", recs}}.dump() + "\n");
   }
+  b.add("challenge.json", c.to_json().dump(2) + "\n");
+  for (int64_t i : need.entries) {
+    json e = {{"index", i}, {"entry_hex", to_hex(ByteView(log.entry_bytes(uint64_t(i))))},
+              {"path", hashes_json(log.inclusion_proof(uint64_t(i), c.head.size))}};
+    b.add(member("log", i, "json"), e.dump() + "\n");
+  }
+  b.add("manifest.json", mf_text);
+  if (scripted) b.add_file(kModelFileName, paths.model());  // the verifier replays with exactly this module
+  b.add_file("probe.json", (fs::path(opt.run) / "probe.json").string());
+  b.add("seed", to_hex(ByteView(seed)) + "\n");
 
   // States: from the newest checkpoint at or before each target, replaying
   // forward with the shared training step (continuing when no newer
@@ -202,11 +206,12 @@ Bundle build_response(const Challenge& c, const ResponseOptions& opt) {
     if (cur->root() != logged_root(target))
       throw Error("the regenerated state after step " + std::to_string(target) + " does not match its logged state root",
                   opt.run, "regenerate with the thread count and device training used (--threads)");
-    b.put(member("state", target, "safetensors"), encode_safetensors(cur->tensors()));
+    const std::string name = member("state", target, "safetensors");
+    b.add(name, safetensors_pieces(cur->tensors(), {}, name).all());
     progress.add(1);
   }
   progress.finish();
-  return b;
+  b.finish();
 }
 
 // ---------------------------------------------------------------- verify
@@ -219,7 +224,7 @@ namespace {
 constexpr double kSketchTolerance = 1e-5;
 
 struct Verifier {
-  const Bundle& b;
+  const SpooledBundle& b;
   const Challenge& c;
   const VerifyOptions& opt;
   Manifest mf;
@@ -269,13 +274,15 @@ struct Verifier {
     if (mf.model.scripted()) {
       if (!b.has(kModelFileName)) throw Reject{"model", std::string("the bundle lacks the run's model (") + kModelFileName + ")"};
       model_file = std::make_unique<TempFile>("wit-model");
-      write_file_atomic(model_file->path, std::string(b.get(kModelFileName).begin(), b.get(kModelFileName).end()), true);
+      const Bytes module = b.get(kModelFileName);
+      write_file_atomic(model_file->path, std::string(module.begin(), module.end()), true);
       if (model_file_digest(model_file->path) != mf.model.file)
         throw Reject{"model", std::string("the bundle's ") + kModelFileName + " is not the model the manifest binds"};
       mf.model.module_path = model_file->path;
     }
-    for (const auto& [name, bytes] : b.members()) {
+    for (const std::string& name : b.names()) {
       if (name.rfind("log/", 0) != 0) continue;
+      const Bytes bytes = b.get(name);
       json e = json::parse(std::string(bytes.begin(), bytes.end()), nullptr, false);
       if (e.is_discarded() || !e.is_object()) throw Reject{"log", name + " is not valid json"};
       InclusionProof p;
@@ -361,7 +368,7 @@ struct Verifier {
     if (!b.has(name)) throw Reject{"state", "bundle lacks the state after step " + std::to_string(i)};
     TrainState st;
     try {
-      const Bytes& bytes = b.get(name);
+      const Bytes bytes = b.get(name);
       Safetensors f = Safetensors::parse(ByteView(bytes), name);
       st = TrainState::from_tensors(mf.model, f.tensors(), name, opt.device);
     } catch (const Error& err) {
@@ -429,27 +436,25 @@ Replayed measure_noise(Verifier& v, int64_t s, const BatchRecords& batch, unsign
                        Calibration& cal) {
   set_torch_threads(threads_a);
   Replayed a = replay_from(v, s, batch);
-  std::vector<Replayed> others;
-  set_torch_threads(threads_b);
-  others.push_back(replay_from(v, s, batch));
-  if (batch.size() >= 2) {
-    set_torch_threads(threads_a);
-    others.push_back(replay_from(v, s, batch, 2));
-  }
   auto note = [&](const std::string& f, double floors) {
     cal.noise[f] = std::max(cal.noise_of(f), std::isfinite(floors) ? floors : 0.0);
   };
-  for (const Replayed& o : others) {
+  // One other replay at a time, measured and dropped: one state beside A.
+  auto measure = [&](unsigned threads, int shares) {
+    set_torch_threads(threads);
+    const Replayed o = replay_from(v, s, batch, shares);
     Distances d = distances(v.state(s - 1), a.after, a.out.losses, a.out.grad_norm, a.probe, o);
     for (const auto& [f, fd] : d.state) note(f, fd.floors);
     for (const auto& [f, x] : d.scalar) note(f, x / kRoundingEps);
-  }
+  };
+  measure(threads_b, 1);
+  if (batch.size() >= 2) measure(threads_a, 2);
   return a;
 }
 
 }  // namespace
 
-Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, unsigned threads_b, int max_steps,
+Calibration calibrate(const SpooledBundle& b, const Challenge& c, unsigned threads_a, unsigned threads_b, int max_steps,
                       const std::string& device) {
   VerifyOptions vo;
   vo.device = device;
@@ -467,6 +472,7 @@ Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, u
   for (int64_t s : transitions(c)) {
     if (int(cal.steps.size()) >= max_steps) break;
     try {
+      v.forget_before(s - 1);  // what the last step left, unless this one starts there
       measure_noise(v, s, v.batch(s), threads_a, threads_b, cal);
       cal.steps.push_back(s);
       v.forget_before(s);
@@ -643,6 +649,7 @@ void compare_in_full(Verifier& v, int64_t s, const TrainState& after, const Repl
 // of W, m and v. The first failure is thrown.
 void check_transition(Verifier& v, const NoisePlan& plan, Calibration& cal, ReportCheck& chk) {
   const int64_t s = chk.step;
+  v.forget_before(s - 1);  // the last transition's states, unless this one starts where it ended
   v.check_lr(s);                                                        // 7
   const BatchRecords batch = v.batch(s);                                // 8
   const TrainState& after = check_states(v, s);                         // 9
@@ -674,7 +681,7 @@ std::string record_transition(Verifier& v, const NoisePlan& plan, ReplayReport& 
 }  // namespace
 
 // The checks of docs/replay.md ("Verify: the checks, in order").
-ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt) {
+ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt) {
   check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
   Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}};

@@ -56,12 +56,55 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
   void write(ByteView v);
   void write(const std::string& s) { write(ByteView(s)); }
+  // Whether write_at can go back: false for stdout and for a device or fifo
+  // written in place.
+  bool seekable() const { return !stdout_ && !direct_; }
+  // Overwrites bytes already written (a header patched at the end). Throws
+  // wit::Error when the output is not seekable or the range was not written yet.
+  void write_at(uint64_t offset, ByteView v);
   void commit();
 
  private:
   std::string path_, target_, tmp_;
   int fd_ = -1, live_ = -1;  // live_: this temporary's slot for remove_live_temporaries
+  uint64_t written_ = 0;
   bool stdout_ = false, direct_ = false, done_ = false;
+};
+
+// A private directory (mode 0700) under $TMPDIR (else /tmp), removed with
+// everything in it by the destructor. Throws wit::Error when it cannot be made.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "wit");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// An anonymous temporary file for data too large to hold in memory: created
+// in $TMPDIR (else /tmp) and unlinked at once, so nothing is left behind
+// however the process ends. Written at its end, read anywhere; closed (and
+// its space freed) by the destructor. Throws wit::Error naming the directory.
+class ScratchFile {
+ public:
+  ScratchFile();
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  uint64_t size() const { return size_; }
+  void append(ByteView v);
+  // Fills dst[0, n) with the bytes at `offset`; the range must have been appended.
+  void read(uint64_t offset, uint8_t* dst, size_t n) const;
+
+ private:
+  std::string dir_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
 };
 
 // Convenience: atomically replace `path` ("-" = stdout) with `content`.

@@ -28,9 +28,22 @@ struct TensorView {
   uint64_t numel() const;
 };
 
-// Encodes tensors (written in name order; names must be unique) and string
-// metadata. The header is compact JSON, "__metadata__" first when present,
-// then tensors in name order, padded with spaces to a multiple of 8 bytes.
+// The encoding of tensors (written in name order; names must be unique) and
+// string metadata, as consecutive pieces for a writer that streams them
+// without a copy: the 8-byte header length and the header, then each tensor's
+// bytes (views into the caller's tensors, which must outlive the pieces). The
+// header is compact JSON, "__metadata__" first when present, then tensors in
+// name order, padded with spaces to a multiple of 8 bytes. Throws wit::Error
+// naming `where` for tensors that cannot be encoded.
+struct SafetensorsPieces {
+  Bytes head;                  // header length and header
+  std::vector<ByteView> data;  // the tensors' bytes, in name order
+  uint64_t size = 0;           // of the whole encoding
+  std::vector<ByteView> all() const;
+};
+SafetensorsPieces safetensors_pieces(std::vector<TensorView> tensors, const std::map<std::string, std::string>& metadata,
+                                     const std::string& where);
+// The pieces joined.
 Bytes encode_safetensors(std::vector<TensorView> tensors, const std::map<std::string, std::string>& metadata = {});
 // Writes atomically (temp file, fsync, rename).
 void write_safetensors(const std::string& path, const std::vector<TensorView>& tensors,

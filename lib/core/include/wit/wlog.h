@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,16 +88,24 @@ Error torn_log_error(const LogFrames& f, uint64_t size, const std::string& where
 enum class TornTail { kRefuse, kCut };
 enum class IfMissing { kFail, kCreate };
 
+// The log in memory is its tree, not its entries: each entry's leaf, its
+// frame's offset and the tree's inner levels (about 72 bytes per entry); an
+// entry's bytes are read from the file when asked for.
 class WitnessLog {
  public:
-  // Reads the whole log. With TornTail::kCut a torn tail is cut off the file
-  // (a writer resuming after a crash; `torn_bytes()` says how much); with
-  // kRefuse it is an error. A missing file is an error unless IfMissing::kCreate.
+  // Scans the whole log, checking every frame (through a bounded buffer, so
+  // any size of log opens in little memory). With TornTail::kCut a torn tail
+  // is cut off the file (a writer resuming after a crash; `torn_bytes()` says
+  // how much); with kRefuse it is an error. A missing file is an error unless
+  // IfMissing::kCreate.
   static WitnessLog open(const std::string& path, TornTail torn, IfMissing missing = IfMissing::kFail);
 
   uint64_t size() const { return leaves_.size(); }
   const std::vector<Hash32>& leaves() const { return leaves_; }
-  const Bytes& entry_bytes(uint64_t i) const { return entries_[i]; }
+  // Entry i's bytes, read from the file (pread) and checked against the
+  // frame the scan saw: a file changed since then throws wit::Error
+  // ("witness log changed on disk since it was opened"), as does i >= size().
+  Bytes entry_bytes(uint64_t i) const;
   LogEntry entry(uint64_t i) const;
   uint64_t torn_bytes() const { return torn_; }
 
@@ -113,7 +122,7 @@ class WitnessLog {
 
  private:
   std::string path_;
-  std::vector<Bytes> entries_;
+  std::shared_ptr<const int> fd_;  // the file, open for reading
   std::vector<Hash32> leaves_;
   std::vector<uint64_t> offsets_;  // file offset of each frame
   uint64_t torn_ = 0;
@@ -122,7 +131,7 @@ class WitnessLog {
   // perfect subtree, kept as entries arrive, so any root or proof over any
   // prefix costs O(log^2 n) hashes.
   std::vector<std::vector<Hash32>> levels_;
-  void push(Bytes payload, uint64_t offset);
+  void push(const Hash32& leaf, uint64_t offset);
   Hash32 range_hash(Range r) const;
 };
 

@@ -40,9 +40,12 @@ struct ResponseOptions {
 // its format, anything else by a fixed cap.
 MemberLimit response_member_limit();
 
-// Builds the response to `c` from a run directory. Throws wit::Error when the
-// run cannot answer (head not in RUN/run.heads, data missing, ...).
-Bundle build_response(const Challenge& c, const ResponseOptions& opt);
+// Writes the response to `c` from a run directory to the bundle `path` ("-":
+// stdout), member by member: one regenerated state in memory at a time,
+// streamed into the bundle from its tensors. Throws wit::Error when the run
+// cannot answer (head not in RUN/run.heads, data missing, ...); nothing is
+// left at `path` then.
+void write_response(const Challenge& c, const ResponseOptions& opt, const std::string& path);
 
 struct VerifyOptions {
   unsigned threads = 0;
@@ -54,15 +57,18 @@ struct VerifyOptions {
 };
 
 
-// Verifies a response bundle against a challenge. Format problems in the
-// bundle's container throw wit::Error; everything the trainer answered wrongly
-// (missing members, bad proofs, states or replays outside the thresholds)
-// rejects the run with the reason in the report.
-ReplayReport verify_response(const Bundle& b, const Challenge& c, const VerifyOptions& opt);
+// Verifies a response bundle against a challenge. The bundle is read as a
+// SpooledBundle (opened with response_member_limit(); its container already
+// checked whole): states are read from it one at a time as the replay walks
+// the challenged steps, so at most four are in memory (the two a transition
+// joins, and two replays of it while its noise is measured). Everything the
+// trainer answered wrongly (missing members, bad proofs, states or replays
+// outside the thresholds) rejects the run with the reason in the report.
+ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt);
 
 // Replays the bundle's challenged steps under two thread counts and records
 // the differences (the noise honest replays on other hardware must stay within).
-Calibration calibrate(const Bundle& b, const Challenge& c, unsigned threads_a, unsigned threads_b,
+Calibration calibrate(const SpooledBundle& b, const Challenge& c, unsigned threads_a, unsigned threads_b,
                       int max_steps, const std::string& device);
 
 }  // namespace wit
