@@ -7,15 +7,30 @@
 // tokens), so their share falls as tokens per step grow: --batch and
 // --context set the step's shape (real language-model steps: 64 x 512 and up).
 //
+// With --model FILE.pt it times a TorchScript model instead (docs/model.md):
+// the same step and witnesses for that module, with --vocab V (and, past 257,
+// uint16 token ids as the `tokens` reader gives them: records of `context`
+// pseudo-random ids below V - 1, V - 1 being the pad token).
+//
 // Usage: bench_train [--threads N] [--reps R] [--sizes LIST] [--dir DIR] [--batch B] [--context L]
+//                    [--model FILE.pt --vocab V] [--kv]
 //   --threads  LibTorch intra-op threads (default 1; the witness work is
 //              single-threaded, so 1 compares like with like)
 //   --reps     timed repetitions per measurement, median reported (default 7;
 //              the cheap measurements repeat more)
 //   --sizes    comma-separated subset of 0.5M,3M,10M (default all three)
 //   --dir      where the temporary log and checkpoints go (default: temp dir)
+//   --model    a TorchScript model (instead of the built-in GPT's sizes)
+//   --vocab    its vocabulary (required with --model; 257 = wit's byte tokens)
+//   --kv       print key=value lines (milliseconds, wall and CPU) instead of the table
+//   --step-only  time the bare step only (key=value lines)
+//   --cheap-reps repetitions of the cheap measurements (default max(reps, 15);
+//              fewer for large models, where each takes seconds)
+// Every time is also taken in process CPU time (all threads): on a shared
+// machine the wall time swings with the load, the CPU time much less.
 // Prints a markdown table on stdout and progress on stderr. Writes only in a
 // temporary directory under DIR, removed before exit.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +48,8 @@
 #include "wit/error.h"
 #include "wit/manifest.h"
 #include "wit/merkle.h"
+#include "wit/model_spec.h"
+#include "wit/script.h"
 #include "wit/sign.h"
 #include "wit/sketch.h"
 #include "wit/state.h"
@@ -44,6 +61,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 int64_t kBatch = 8, kContext = 128;  // --batch, --context
+int gCheapReps = 0;                  // --cheap-reps (0: max(reps, 15))
+bool gStepOnly = false;              // --step-only
 // The manifest's defaults for how often the amortized witnesses happen.
 constexpr int64_t kProbeEvery = 50, kCheckpointEvery = 100, kHeadEvery = 10;
 
@@ -95,31 +114,51 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Median wall time of fn() in milliseconds over `reps` runs.
+double cpu_now_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
+
+// The median process CPU time (all threads) of the last time_ms call, ms.
+double g_last_cpu_ms = 0;
+
+// Median wall time of fn() in milliseconds over `reps` runs (and its median
+// CPU time in g_last_cpu_ms).
 double time_ms(int reps, const std::function<void()>& fn) {
-  std::vector<double> t;
+  std::vector<double> t, c;
   for (int i = 0; i < reps; i++) {
+    const double c0 = cpu_now_ms();
     auto t0 = Clock::now();
     fn();
     t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    c.push_back(cpu_now_ms() - c0);
   }
+  g_last_cpu_ms = median(c);
   return median(t);
 }
 
 // Median time of one fn() in milliseconds, timing `inner` calls at a time
 // (for operations too short to time one by one).
 double time_ms_batched(int reps, int inner, const std::function<void()>& fn) {
-  return time_ms(reps, [&] {
-           for (int i = 0; i < inner; i++) fn();
-         }) /
-         inner;
+  const double wall = time_ms(reps, [&] {
+                       for (int i = 0; i < inner; i++) fn();
+                     }) /
+                     inner;
+  g_last_cpu_ms /= inner;
+  return wall;
 }
 
-wit::Manifest make_manifest(const ModelSize& sz) {
+// The built-in GPT of size `sz`, or (sz == nullptr) the TorchScript model `model`.
+wit::Manifest make_manifest(const ModelSize* sz, const wit::ModelConfig* model = nullptr) {
   wit::Manifest mf;
-  mf.model.n_layer = sz.n_layer;
-  mf.model.n_head = sz.n_head;
-  mf.model.d_model = sz.d_model;
+  if (sz) {
+    mf.model.n_layer = sz->n_layer;
+    mf.model.n_head = sz->n_head;
+    mf.model.d_model = sz->d_model;
+  } else {
+    mf.model = *model;
+  }
   mf.model.context = kContext;
   mf.batch_size = kBatch;
   mf.steps = 100000;  // so the schedule is in its cosine part, as in most of a run
@@ -135,6 +174,7 @@ struct Result {
   std::string label;
   uint64_t params = 0;
   double step = 0;                      // bare train_step
+  double step_cpu = 0;                  // its process CPU time (all threads)
   double sketches = 0;                  // w, m, v: three sketches of k floats
   double batch_root = 0;                // B leaf hashes + the tree
   double entry = 0;                     // encode_entry + WitnessLog::append
@@ -143,18 +183,66 @@ struct Result {
   double state_root = 0;                // every step: the exact root of W, m, v, step
   double ckpt_write = 0;                // per checkpoint
   double sketch_one = 0, memcpy_one = 0; // one pass over the weights
+  // The same in process CPU time (all threads), milliseconds.
+  double sketches_cpu = 0, batch_root_cpu = 0, entry_cpu = 0, head_cpu = 0, probe_cpu = 0, state_root_cpu = 0,
+         ckpt_write_cpu = 0;
 };
 
-Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
-  Result r;
-  r.label = sz.label;
-  const wit::Manifest mf = make_manifest(sz);
-  r.params = wit::param_count(mf.model);
-  std::fprintf(stderr, "bench_train: %s: n_layer %lld, d_model %lld, n_head %lld, context %lld: %llu parameters\n",
-               sz.label, (long long)sz.n_layer, (long long)sz.d_model, (long long)sz.n_head, (long long)kContext,
-               (unsigned long long)r.params);
+// uint16 token records as the `tokens` reader gives them: `context` ids
+// below vocab - 1 each (vocab - 1 is the pad), little-endian.
+std::vector<std::string> make_token_records(size_t n, int64_t vocab, uint64_t seed) {
+  Rng r{seed};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; i++) {
+    std::string s;
+    for (int64_t j = 0; j < kContext; j++) {
+      const uint64_t id = r.next() % uint64_t(vocab - 1);
+      s += char(id & 0xff);
+      s += char(id >> 8);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
 
-  const std::vector<std::string> records = make_records(64, 1234 + uint64_t(sz.d_model));
+Result bench_manifest(const std::string& label, const wit::Manifest& mf, const std::vector<std::string>& records,
+                      int reps, const std::string& dir);
+
+Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
+  const wit::Manifest mf = make_manifest(&sz);
+  std::fprintf(stderr, "bench_train: %s: n_layer %lld, d_model %lld, n_head %lld, context %lld\n", sz.label,
+               (long long)sz.n_layer, (long long)sz.d_model, (long long)sz.n_head, (long long)kContext);
+  return bench_manifest(sz.label, mf, make_records(64, 1234 + uint64_t(sz.d_model)), reps, dir);
+}
+
+// A TorchScript model with vocabulary `vocab`: byte tokens at 257, else uint16 ids.
+Result bench_script(const std::string& path, int64_t vocab, int reps, const std::string& dir) {
+  wit::ModelConfig c = wit::describe_module(path);
+  c.vocab = vocab;
+  c.context = kContext;
+  if (vocab != wit::ModelConfig::kPad + 1) {
+    c.tokens = wit::TokenMode::kU16;
+    c.pad = vocab - 1;
+  }
+  const wit::Manifest mf = make_manifest(nullptr, &c);
+  wit::check_model(mf.model);
+  std::fprintf(stderr, "bench_train: %s: TorchScript, vocab %lld (%s tokens), context %lld\n", path.c_str(),
+               (long long)vocab, c.tokens == wit::TokenMode::kU16 ? "uint16" : "byte", (long long)kContext);
+  const std::vector<std::string> records = c.tokens == wit::TokenMode::kU16
+                                               ? make_token_records(64, vocab, 4321)
+                                               : make_records(64, 1234 + uint64_t(kContext));
+  return bench_manifest(fs::path(path).filename().string(), mf, records, reps, dir);
+}
+
+Result bench_manifest(const std::string& label, const wit::Manifest& mf, const std::vector<std::string>& records,
+                      int reps, const std::string& dir) {
+  Result r;
+  r.label = label;
+  const char* lbl = r.label.c_str();
+  r.params = wit::param_count(mf.model);
+  std::fprintf(stderr, "bench_train: %s: %llu parameters, batch %lld x context %lld\n", lbl,
+               (unsigned long long)r.params, (long long)kBatch, (long long)kContext);
+
   std::vector<wit::BatchRecords> batches;
   for (size_t b = 0; b + kBatch <= records.size(); b += kBatch)
     batches.emplace_back(records.begin() + int64_t(b), records.begin() + int64_t(b + kBatch));
@@ -174,14 +262,18 @@ Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
   step();
   step();
   r.step = time_ms(reps, step);
-  std::fprintf(stderr, "bench_train: %s: bare step %.2f ms (median of %d), loss %.3f\n", sz.label, r.step, reps,
-               double(out.mean_loss));
+  r.step_cpu = g_last_cpu_ms;
+  std::fprintf(stderr, "bench_train: %s: bare step %.2f ms, %.2f ms CPU (medians of %d), loss %.3f\n", lbl, r.step,
+               r.step_cpu, reps, double(out.mean_loss));
+
+  if (gStepOnly) return r;
 
   // (b) Witnesses of every step. The sketches read the state after real steps,
   // so the moments are non-zero, as in training.
-  const int cheap = std::max(reps, 15);
+  const int cheap = gCheapReps > 0 ? gCheapReps : std::max(reps, 15);
   wit::TrainState::Sketches sk;
   r.sketches = time_ms(cheap, [&] { sk = state.sketches(mf); });
+  r.sketches_cpu = g_last_cpu_ms;
 
   const wit::BatchRecords& batch = batches[0];
   wit::Hash32 broot;
@@ -191,9 +283,10 @@ Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
     for (const auto& rec : batch) leaves.push_back(wit::record_leaf(wit::ByteView(rec)));
     broot = wit::merkle_root(wit::kBlake2bTree, leaves, 1);
   });
+  r.batch_root_cpu = g_last_cpu_ms;
 
-  const std::string log_path = dir + "/run-" + sz.label + ".wlog";
-  const std::string heads_path = dir + "/run-" + sz.label + ".heads";
+  const std::string log_path = dir + "/run-" + r.label + ".wlog";
+  const std::string heads_path = dir + "/run-" + r.label + ".heads";
   wit::WitnessLog log = wit::WitnessLog::open(log_path, wit::TornTail::kCut, wit::IfMissing::kCreate);
   {
     wit::LogEntry g;
@@ -215,6 +308,7 @@ Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
     e.s.step = ++t;
     log.append(wit::encode_entry(e));
   });
+  r.entry_cpu = g_last_cpu_ms;
 
   const wit::SecretKey key = wit::generate_key();
   const wit::Hash32 run_id = mf.run_id();
@@ -223,15 +317,20 @@ Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
     wit::TreeHead h = wit::sign_head(key, run_id, log.size(), log.root(log.size()), 0);
     wit::append_head(heads_path, h);
   });
+  r.head_cpu = g_last_cpu_ms;
 
   // (c) Amortized witnesses.
   std::vector<float> fp;
   r.probe = time_ms(reps, [&] { fp = wit::probe_fingerprint(mf, state, probe); });
+  r.probe_cpu = g_last_cpu_ms;
+  std::fprintf(stderr, "bench_train: %s: probe fingerprint %.2f ms\n", lbl, r.probe);
   wit::Hash32 croot;
-  const int ckpt_reps = std::max(3, reps / 2);
+  const int ckpt_reps = gCheapReps > 0 ? std::min(gCheapReps, std::max(3, reps / 2)) : std::max(3, reps / 2);
   r.state_root = time_ms(cheap, [&] { croot = state.root(); });
-  const std::string ckpt = dir + "/step-" + sz.label + ".safetensors";
+  r.state_root_cpu = g_last_cpu_ms;
+  const std::string ckpt = dir + "/step-" + r.label + ".safetensors";
   r.ckpt_write = time_ms(ckpt_reps, [&] { state.save(ckpt); });
+  r.ckpt_write_cpu = g_last_cpu_ms;
   fs::remove(ckpt);
 
   // (d) One sketch pass over the weights against memcpy of the same bytes.
@@ -246,7 +345,7 @@ Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
   const wit::SketchSpec spec{uint64_t(mf.fp.sketch_k), wit::sketch_seed(mf.fp.sketch_seed, "weights")};
   std::vector<double> acc(spec.k);
   std::vector<uint8_t> dst(4 * n, 1);  // touched, so memcpy pays no page faults
-  const int passes = std::max(21, reps * 3);
+  const int passes = gCheapReps > 0 ? gCheapReps : std::max(21, reps * 3);
   r.sketch_one = time_ms(passes, [&] {
     std::fill(acc.begin(), acc.end(), 0.0);
     uint64_t off = 0;
@@ -267,7 +366,7 @@ Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
     throw wit::Error("the benchmark's sketch differs from TrainState::sketches");
   volatile uint8_t sink = dst[4 * n - 1];
   (void)sink;
-  std::fprintf(stderr, "bench_train: %s: done\n", sz.label);
+  std::fprintf(stderr, "bench_train: %s: done\n", lbl);
   return r;
 }
 
@@ -331,8 +430,29 @@ void print_table(const std::vector<Result>& rs, unsigned threads, int reps) {
               (long long)kBatch, (long long)kContext, (long long)(kBatch * kContext), threads, reps);
 }
 
+// key=value lines, one result: times in milliseconds (per event, not
+// amortized), wall and process CPU (all threads).
+void print_kv(const Result& r, unsigned threads, int reps) {
+  std::printf("label=%s\nparams=%llu\nbatch=%lld\ncontext=%lld\ntokens=%lld\nthreads=%u\nreps=%d\n", r.label.c_str(),
+              (unsigned long long)r.params, (long long)kBatch, (long long)kContext, (long long)(kBatch * kContext),
+              threads, reps);
+  const struct {
+    const char* key;
+    double wall, cpu;
+  } items[] = {{"step", r.step, r.step_cpu},           {"sketches", r.sketches, r.sketches_cpu},
+               {"batch_root", r.batch_root, r.batch_root_cpu}, {"entry", r.entry, r.entry_cpu},
+               {"head", r.head, r.head_cpu},           {"probe", r.probe, r.probe_cpu},
+               {"state_root", r.state_root, r.state_root_cpu}, {"checkpoint", r.ckpt_write, r.ckpt_write_cpu}};
+  for (const auto& it : items)
+    if (!gStepOnly || std::strcmp(it.key, "step") == 0)
+      std::printf("%s_ms=%.4f\n%s_cpu_ms=%.4f\n", it.key, it.wall, it.key, it.cpu);
+  if (!gStepOnly) std::printf("sketch_pass_ms=%.4f\nmemcpy_ms=%.4f\n", r.sketch_one, r.memcpy_one);
+}
+
 [[noreturn]] void usage() {
-  std::fprintf(stderr, "usage: bench_train [--threads N] [--reps R] [--sizes 0.5M,3M,10M] [--dir DIR] [--batch B] [--context L]\n");
+  std::fprintf(stderr,
+               "usage: bench_train [--threads N] [--reps R] [--sizes 0.5M,3M,10M] [--dir DIR] [--batch B] [--context L]\n"
+               "                   [--model FILE.pt --vocab V] [--kv] [--step-only] [--cheap-reps N]\n");
   std::exit(2);
 }
 
@@ -341,8 +461,15 @@ int run(int argc, char** argv) {
   int reps = 7;
   std::string sizes = "0.5M,3M,10M";
   std::string dir = fs::temp_directory_path().string();
+  std::string model;
+  int64_t vocab = 0;
+  bool kv = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
+    if (a == "--kv" || a == "--step-only") {
+      (a == "--kv" ? kv : gStepOnly) = true;
+      continue;
+    }
     if (i + 1 >= argc) usage();
     if (a == "--threads") threads = unsigned(std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--reps") reps = std::atoi(argv[++i]);
@@ -350,9 +477,13 @@ int run(int argc, char** argv) {
     else if (a == "--dir") dir = argv[++i];
     else if (a == "--batch") kBatch = std::atoll(argv[++i]);
     else if (a == "--context") kContext = std::atoll(argv[++i]);
+    else if (a == "--model") model = argv[++i];
+    else if (a == "--vocab") vocab = std::atoll(argv[++i]);
+    else if (a == "--cheap-reps") gCheapReps = std::atoi(argv[++i]);
     else usage();
   }
   if (reps < 1 || threads < 1 || kBatch < 1 || kContext < 1) usage();
+  if (!model.empty() && (vocab <= wit::ModelConfig::kPad || vocab > 65536)) usage();
   wit::set_torch_threads(threads);
 
   std::string tmpl = dir + "/wit-bench-train.XXXXXX";
@@ -378,11 +509,19 @@ int run(int argc, char** argv) {
                threads, sysconf(_SC_NPROCESSORS_ONLN), cpu.c_str());
 
   std::vector<Result> results;
-  for (const auto& sz : kSizes)
-    if (("," + sizes + ",").find(std::string(",") + sz.label + ",") != std::string::npos)
-      results.push_back(bench_size(sz, reps, tmpl));
+  if (!model.empty()) {
+    results.push_back(bench_script(model, vocab, reps, tmpl));
+  } else {
+    for (const auto& sz : kSizes)
+      if (("," + sizes + ",").find(std::string(",") + sz.label + ",") != std::string::npos)
+        results.push_back(bench_size(sz, reps, tmpl));
+  }
   if (results.empty()) usage();
-  print_table(results, threads, reps);
+  if (kv || gStepOnly) {
+    for (const auto& r : results) print_kv(r, threads, reps);
+  } else {
+    print_table(results, threads, reps);
+  }
   return 0;
 }
 
