@@ -76,6 +76,17 @@ doc_recipe() {
   [ -s "$2" ] && ok || fail "no python recipe in docs/$1"
 }
 
+# need_python_torch: PY=/usr/bin/python3 (Debian's), with python3-torch and
+# python3-cryptography, or the test is a visible skip (exit 77).
+need_python_torch() {
+  PY=/usr/bin/python3
+  [ -x "$PY" ] || { echo "skip: $PY not found (Debian's python3)" >&2; exit 77; }
+  "$PY" -c 'import torch' 2>/dev/null ||
+    { echo "skip: $PY has no torch module (Debian's python3-torch; scripts/install-deps.sh)" >&2; exit 77; }
+  "$PY" -c 'import cryptography.hazmat.primitives.ciphers' 2>/dev/null ||
+    { echo "skip: $PY has no cryptography module (Debian's python3-cryptography)" >&2; exit 77; }
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

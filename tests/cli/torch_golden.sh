@@ -14,12 +14,7 @@
 # (the data order recipe); without them the test is a visible skip.
 source "$(dirname "$0")/lib.sh"
 : "${WIT_SRC:?set WIT_SRC to the source tree}"
-PY=/usr/bin/python3
-[ -x "$PY" ] || { echo "skip: $PY not found (Debian's python3)" >&2; exit 77; }
-"$PY" -c 'import torch' 2>/dev/null ||
-  { echo "skip: $PY has no torch module (Debian's python3-torch; scripts/install-deps.sh)" >&2; exit 77; }
-"$PY" -c 'import cryptography.hazmat.primitives.ciphers' 2>/dev/null ||
-  { echo "skip: $PY has no cryptography module (Debian's python3-cryptography)" >&2; exit 77; }
+need_python_torch  # sets PY
 GOLDEN="$WIT_SRC/tests/torch/golden_adamw.py"
 INPUTS="$WIT_SRC/tests/torch/run_step_inputs.py"
 MODULE="$WIT_SRC/examples/gpt2_module.py"

@@ -23,12 +23,7 @@
 #   - the error patterns below are loose (the wording is the C++ side's).
 source "$(dirname "$0")/lib.sh"
 : "${WIT_SRC:?set WIT_SRC to the source tree}"
-PY=/usr/bin/python3
-[ -x "$PY" ] || { echo "skip: $PY not found (Debian's python3)" >&2; exit 77; }
-"$PY" -c 'import torch' 2>/dev/null ||
-  { echo "skip: $PY has no torch module (Debian's python3-torch; scripts/install-deps.sh)" >&2; exit 77; }
-"$PY" -c 'import cryptography.hazmat.primitives.ciphers' 2>/dev/null ||
-  { echo "skip: $PY has no cryptography module (Debian's python3-cryptography)" >&2; exit 77; }
+need_python_torch  # sets PY
 BUILD=$(cd "$WIT_BIN/.." && pwd)
 STEP_GOLDEN="$BUILD/tests/torch/wit_step_golden"
 GOLDEN="$WIT_SRC/tests/torch/golden_adamw.py"
