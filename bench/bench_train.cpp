@@ -24,6 +24,8 @@
 //   --vocab    its vocabulary (required with --model; 257 = wit's byte tokens)
 //   --kv       print key=value lines (milliseconds, wall and CPU) instead of the table
 //   --step-only  time the bare step only (key=value lines)
+//   --versus L:H:D  with --model (vocab 257): its bare step against the
+//              built-in GPT of that shape, steps alternating in one process
 //   --cheap-reps repetitions of the cheap measurements (default max(reps, 15);
 //              fewer for large models, where each takes seconds)
 // Every time is also taken in process CPU time (all threads): on a shared
@@ -215,8 +217,9 @@ Result bench_size(const ModelSize& sz, int reps, const std::string& dir) {
   return bench_manifest(sz.label, mf, make_records(64, 1234 + uint64_t(sz.d_model)), reps, dir);
 }
 
-// A TorchScript model with vocabulary `vocab`: byte tokens at 257, else uint16 ids.
-Result bench_script(const std::string& path, int64_t vocab, int reps, const std::string& dir) {
+// The manifest of a TorchScript model with vocabulary `vocab`: byte tokens
+// at 257, else uint16 ids; the module loaded and checked.
+wit::Manifest script_manifest(const std::string& path, int64_t vocab) {
   wit::ModelConfig c = wit::describe_module(path);
   c.vocab = vocab;
   c.context = kContext;
@@ -228,10 +231,75 @@ Result bench_script(const std::string& path, int64_t vocab, int reps, const std:
   wit::check_model(mf.model);
   std::fprintf(stderr, "bench_train: %s: TorchScript, vocab %lld (%s tokens), context %lld\n", path.c_str(),
                (long long)vocab, c.tokens == wit::TokenMode::kU16 ? "uint16" : "byte", (long long)kContext);
-  const std::vector<std::string> records = c.tokens == wit::TokenMode::kU16
-                                               ? make_token_records(64, vocab, 4321)
-                                               : make_records(64, 1234 + uint64_t(kContext));
-  return bench_manifest(fs::path(path).filename().string(), mf, records, reps, dir);
+  return mf;
+}
+
+std::vector<std::string> records_for(const wit::Manifest& mf) {
+  return mf.model.tokens == wit::TokenMode::kU16 ? make_token_records(64, mf.model.vocab, 4321)
+                                                 : make_records(64, 1234 + uint64_t(kContext));
+}
+
+Result bench_script(const std::string& path, int64_t vocab, int reps, const std::string& dir) {
+  const wit::Manifest mf = script_manifest(path, vocab);
+  return bench_manifest(fs::path(path).filename().string(), mf, records_for(mf), reps, dir);
+}
+
+// --versus L:H:D: the bare step of the TorchScript model against the built-in
+// GPT of n_layer L, n_head H, d_model D (vocab 257), in one process, steps
+// alternating (A B, B A, A B, ...) so that the machine's load hits both
+// alike; prints key=value lines: each one's median wall and CPU time, and the
+// median over pairs of the TorchScript step / the built-in step.
+void versus(const std::string& path, const std::string& gpt, int reps) {
+  ModelSize sz{"built-in", 0, 0, 0};
+  if (std::sscanf(gpt.c_str(), "%lld:%lld:%lld", reinterpret_cast<long long*>(&sz.n_layer),
+                  reinterpret_cast<long long*>(&sz.n_head), reinterpret_cast<long long*>(&sz.d_model)) != 3)
+    throw wit::Error("--versus wants n_layer:n_head:d_model", gpt);
+  const wit::Manifest ma = make_manifest(&sz), mb = script_manifest(path, wit::ModelConfig::kPad + 1);
+  if (wit::param_count(ma.model) != wit::param_count(mb.model))
+    std::fprintf(stderr, "bench_train: warning: %llu parameters built-in, %llu in %s\n",
+                 (unsigned long long)wit::param_count(ma.model), (unsigned long long)wit::param_count(mb.model),
+                 path.c_str());
+  const std::vector<std::string> records = make_records(64, 1234 + uint64_t(kContext));
+  std::vector<wit::BatchRecords> batches;
+  for (size_t b = 0; b + kBatch <= records.size(); b += kBatch)
+    batches.emplace_back(records.begin() + int64_t(b), records.begin() + int64_t(b + kBatch));
+  uint8_t seed[32];
+  for (int i = 0; i < 32; i++) seed[i] = uint8_t(i * 7 + 1);
+  wit::TrainState sa = wit::TrainState::initial(ma.model, wit::ByteView(seed, 32));
+  wit::TrainState sb = wit::TrainState::initial(mb.model, wit::ByteView(seed, 32));
+  size_t na = 0, nb = 0;
+  // One timed step of A (builtin) or B: wall and CPU milliseconds.
+  auto step = [&](bool script, double& wall, double& cpu) {
+    const double c0 = cpu_now_ms();
+    auto t0 = Clock::now();
+    if (script) wit::train_step(mb, sb, batches[nb++ % batches.size()]);
+    else wit::train_step(ma, sa, batches[na++ % batches.size()]);
+    wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    cpu = cpu_now_ms() - c0;
+  };
+  double w, c;
+  for (int i = 0; i < 2; i++) {  // warm-up: allocator, BLAS, autograd, the TorchScript executor
+    step(false, w, c);
+    step(true, w, c);
+  }
+  std::vector<double> aw, ac, bw, bc, rw, rc;
+  for (int i = 0; i < reps; i++) {
+    double w1, c1, w2, c2;
+    const bool script_first = i % 2 == 1;
+    step(script_first, w1, c1);
+    step(!script_first, w2, c2);
+    const double wa = script_first ? w2 : w1, ca = script_first ? c2 : c1;
+    const double wb = script_first ? w1 : w2, cb = script_first ? c1 : c2;
+    aw.push_back(wa), ac.push_back(ca), bw.push_back(wb), bc.push_back(cb);
+    rw.push_back(wb / wa), rc.push_back(cb / ca);
+    std::fprintf(stderr, "bench_train: pair %d: built-in %.1f ms (%.1f CPU), TorchScript %.1f ms (%.1f CPU)\n", i, wa, ca,
+                 wb, cb);
+  }
+  std::printf("params=%llu\nbatch=%lld\ncontext=%lld\nreps=%d\n", (unsigned long long)wit::param_count(ma.model),
+              (long long)kBatch, (long long)kContext, reps);
+  std::printf("builtin_step_ms=%.4f\nbuiltin_step_cpu_ms=%.4f\nscript_step_ms=%.4f\nscript_step_cpu_ms=%.4f\n",
+              median(aw), median(ac), median(bw), median(bc));
+  std::printf("ratio_wall=%.4f\nratio_cpu=%.4f\n", median(rw), median(rc));
 }
 
 Result bench_manifest(const std::string& label, const wit::Manifest& mf, const std::vector<std::string>& records,
@@ -452,7 +520,8 @@ void print_kv(const Result& r, unsigned threads, int reps) {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: bench_train [--threads N] [--reps R] [--sizes 0.5M,3M,10M] [--dir DIR] [--batch B] [--context L]\n"
-               "                   [--model FILE.pt --vocab V] [--kv] [--step-only] [--cheap-reps N]\n");
+               "                   [--model FILE.pt --vocab V] [--kv] [--step-only] [--cheap-reps N]\n"
+               "       bench_train --model FILE.pt --versus N_LAYER:N_HEAD:D_MODEL [--threads N] [--reps R] [--batch B] [--context L]\n");
   std::exit(2);
 }
 
@@ -461,7 +530,7 @@ int run(int argc, char** argv) {
   int reps = 7;
   std::string sizes = "0.5M,3M,10M";
   std::string dir = fs::temp_directory_path().string();
-  std::string model;
+  std::string model, versus_gpt;
   int64_t vocab = 0;
   bool kv = false;
   for (int i = 1; i < argc; i++) {
@@ -479,11 +548,13 @@ int run(int argc, char** argv) {
     else if (a == "--context") kContext = std::atoll(argv[++i]);
     else if (a == "--model") model = argv[++i];
     else if (a == "--vocab") vocab = std::atoll(argv[++i]);
+    else if (a == "--versus") versus_gpt = argv[++i];
     else if (a == "--cheap-reps") gCheapReps = std::atoi(argv[++i]);
     else usage();
   }
   if (reps < 1 || threads < 1 || kBatch < 1 || kContext < 1) usage();
-  if (!model.empty() && (vocab <= wit::ModelConfig::kPad || vocab > 65536)) usage();
+  if (!model.empty() && versus_gpt.empty() && (vocab <= wit::ModelConfig::kPad || vocab > 65536)) usage();
+  if (!versus_gpt.empty() && model.empty()) usage();
   wit::set_torch_threads(threads);
 
   std::string tmpl = dir + "/wit-bench-train.XXXXXX";
@@ -508,6 +579,10 @@ int run(int argc, char** argv) {
   std::fprintf(stderr, "bench_train: libtorch %s, %u thread(s), %ld cores online, %s\n", wit::torch_version().c_str(),
                threads, sysconf(_SC_NPROCESSORS_ONLN), cpu.c_str());
 
+  if (!versus_gpt.empty()) {
+    versus(model, versus_gpt, reps);
+    return 0;
+  }
   std::vector<Result> results;
   if (!model.empty()) {
     results.push_back(bench_script(model, vocab, reps, tmpl));

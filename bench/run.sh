@@ -2,12 +2,17 @@
 # Benchmarks of a built tree (`make bench` runs `bench/run.sh build`):
 # wit-commit throughput against b2sum on 1 GiB of tokens and on a 200,000-line
 # JSONL file, proof generation/verification at 10M leaves, and (in a build with
-# LibTorch) the training-witness overhead of bench_train. Prints tables;
-# writes only inside a temporary directory, removed on exit.
+# LibTorch) the training-witness overhead of bench_train, the verifier's cost
+# (verify.sh), the TorchScript path against the built-in GPT (torchscript.sh,
+# when /usr/bin/python3 has torch) and, with WIT_BENCH_GPT2=1, GPT-2 small at
+# 124M parameters (gpt2.sh: 40-50 minutes on 2 shared cores, so not by
+# default). Prints tables; writes only inside temporary directories, removed
+# on exit.
 #
 # Usage: bench/run.sh BUILD_DIR
 # Environment: WIT_BENCH_TOKENS_MB (default 1024), WIT_BENCH_JSONL_RECORDS
-# (default 200000), WIT_BENCH_PROOF_N (default 10000000), WIT_BENCH_REPS (default 3).
+# (default 200000), WIT_BENCH_PROOF_N (default 10000000), WIT_BENCH_REPS (default 3),
+# WIT_BENCH_GPT2 (default 0; 1 runs bench/gpt2.sh too).
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -163,4 +168,17 @@ fi
 if [ -x "$build/bin/wit-replay" ]; then
   echo
   "$(dirname "$0")/verify.sh" "$build"
+fi
+# f. TorchScript models: the same shape through --model against the built-in
+# GPT, and (by request: it takes most of an hour here) GPT-2 small.
+if [ -x "$train" ] && /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+  "$(dirname "$0")/torchscript.sh" "$build"
+  if [ "${WIT_BENCH_GPT2:-0}" = 1 ]; then
+    "$(dirname "$0")/gpt2.sh" "$build"
+  else
+    echo
+    echo "GPT-2 small (124M parameters): WIT_BENCH_GPT2=1 bench/run.sh $1, or bench/gpt2.sh $1 alone (40-50 minutes)."
+  fi
+elif [ -x "$train" ]; then
+  echo "wit bench: /usr/bin/python3 cannot import torch: no TorchScript benchmarks (apt-get install python3-torch)" >&2
 fi

@@ -5,17 +5,23 @@
 # and the same bare steps (wit-train --bench-no-witnesses) are timed with and
 # without --model, at 1 and 2 LibTorch threads. Runs alternate (built-in,
 # TorchScript, built-in, ...) so that a change in the machine's load hits
-# both alike; the table gives the median over runs of each run's mean step
-# time (its first step included), and, from bench_train --step-only (one
-# process per model, median of its steps), the step's wall and process CPU
-# time. Target: the TorchScript path costs no more than 10% extra per step.
+# both alike. Per run: the mean wall time of its steps (wit-train --stats,
+# first step included) and the process CPU time per step, (CPU of the run -
+# CPU of the same run stopped after 2 steps) / (steps - 2), which leaves out
+# the set-up and the first steps' warm-up; the table gives medians over
+# runs. Also bench_train --versus: both models in one process, their steps
+# alternating, medians of each step's wall and process CPU time and of the
+# per-pair ratio TorchScript / built-in. On a shared machine the wall times swing
+# with the load (10x between runs has been seen); CPU time is the measure to
+# read. Target: the TorchScript path costs no more than 10% extra per step.
 #
 # Usage: bench/torchscript.sh BUILD_DIR
 # Environment: WIT_BENCH_TS_SHAPE (default "4:4:256:128:8": n_layer:n_head:
 # d_model:context:batch), WIT_BENCH_TS_THREADS (default "1 2"),
 # WIT_BENCH_TS_STEPS (steps per wit-train run, default 12), WIT_BENCH_TS_RUNS
 # (runs per model and thread count, default 5), WIT_BENCH_TS_REPS (bench_train
-# steps timed, default 15). About 5 minutes on the 2-core machine under load.
+# step pairs timed, default 15). 5 minutes on a quiet 2-core machine, 25 under
+# heavy load (a 10% share of a core).
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -59,13 +65,22 @@ common="\"batch_size\": $B, \"steps\": $steps, \"seed\": \"$(printf '5eed%.0s' {
 echo "{\"model\": {\"n_layer\": $L, \"n_head\": $H, \"d_model\": $D, \"context\": $C}, $common}" > builtin.json
 echo "{\"model\": {\"vocab\": 257, \"context\": $C}, $common}" > script.json
 
-one_run() {  # one_run MODE THREADS: prints the run's mean step seconds
-  local extra=()
-  [ "$1" = script ] && extra=(--model wit.pt)
+cpu_run() {  # cpu_run MODE THREADS [ARGS]: one wit-train run; prints its CPU seconds (user + sys)
+  local mode=$1 t=$2 extra=()
+  shift 2
+  [ "$mode" = script ] && extra=(--model wit.pt)
   rm -rf run
-  "$bin/wit-train" -q -j"$2" --bench-no-witnesses --config "$1.json" "${extra[@]}" --data data.commit.json \
-    --index data.widx --out run --stats stats.json data.txt || die "wit-train failed ($1, $2 threads)"
-  stat_of stats.json step_seconds
+  /usr/bin/time -f '%U %S' -o cpu.time "$bin/wit-train" -q -j"$t" --bench-no-witnesses --config "$mode.json" \
+    "${extra[@]}" --data data.commit.json --index data.widx --out run --stats stats.json "$@" data.txt ||
+    die "wit-train failed ($mode, $t threads)"
+  tail -n 1 cpu.time | awk '{ printf "%.3f", $1 + $2 }'
+}
+one_run() {  # one_run MODE THREADS: prints the run's mean wall step seconds and CPU seconds per step
+  local short long wall
+  short=$(cpu_run "$1" "$2" --stop-after 2)
+  long=$(cpu_run "$1" "$2")
+  wall=$(stat_of stats.json step_seconds)
+  echo "$wall $(calc "($long - $short) / ($steps - 2)")"
 }
 
 rows=()
@@ -76,23 +91,17 @@ for t in $threads; do
     one_run builtin "$t" >> "builtin$t.s"
     one_run script "$t" >> "script$t.s"
   done
-  mb=$(median < "builtin$t.s") ms=$(median < "script$t.s")
-  log "threads $t: wit-train step $mb s built-in, $ms s TorchScript (medians of $runs runs)"
-  # bench_train: in-process medians of the bare step, wall and CPU; built-in first, then TorchScript.
-  : > bb.kv
-  if [ "$L:$H:$D" = 4:4:256 ]; then  # bench_train's built-in sizes: 3M is this shape
-    "$bt" --step-only --threads "$t" --reps "$reps" --batch "$B" --context "$C" --sizes 3M --dir "$tmp" > bb.kv 2> /dev/null ||
-      die "bench_train failed (built-in)"
-  fi
-  "$bt" --step-only --threads "$t" --reps "$reps" --batch "$B" --context "$C" --model wit.pt --vocab 257 \
-    --dir "$tmp" > bs.kv 2> /dev/null || die "bench_train failed (TorchScript)"
-  if [ -s bb.kv ]; then
-    bench=$(awk -v bw="$(kv bb.kv step_ms)" -v bc="$(kv bb.kv step_cpu_ms)" -v sw="$(kv bs.kv step_ms)" \
-      -v sc="$(kv bs.kv step_cpu_ms)" 'BEGIN { printf "%.0f / %.0f ms | %.0f / %.0f ms | %+.1f%% / %+.1f%%", bw, bc, sw, sc, 100 * (sw / bw - 1), 100 * (sc / bc - 1) }')
-  else
-    bench="| |"
-  fi
-  rows+=("| $t | $(calc "$mb * 1000" | xargs printf '%.0f') ms | $(calc "$ms * 1000" | xargs printf '%.0f') ms | $(calc "100 * ($ms / $mb - 1)" | xargs printf '%+.1f')% | $bench |")
+  mb=$(cut -d' ' -f1 "builtin$t.s" | median) ms=$(cut -d' ' -f1 "script$t.s" | median)
+  cb=$(cut -d' ' -f2 "builtin$t.s" | median) cs=$(cut -d' ' -f2 "script$t.s" | median)
+  log "threads $t: wit-train step $mb s built-in, $ms s TorchScript; CPU $cb s, $cs s (medians of $runs runs)"
+  # bench_train --versus: both models in one process, steps alternating.
+  "$bt" --model wit.pt --versus "$L:$H:$D" --threads "$t" --reps "$reps" --batch "$B" --context "$C" > vs.kv 2> vs.err ||
+    { cat vs.err >&2; die "bench_train --versus failed"; }
+  bench=$(awk -v bw="$(kv vs.kv builtin_step_ms)" -v bc="$(kv vs.kv builtin_step_cpu_ms)" -v sw="$(kv vs.kv script_step_ms)" \
+    -v sc="$(kv vs.kv script_step_cpu_ms)" -v rw="$(kv vs.kv ratio_wall)" -v rc="$(kv vs.kv ratio_cpu)" \
+    'BEGIN { printf "%.0f / %.0f ms | %.0f / %.0f ms | **%+.1f%%** / %+.1f%%", bc, bw, sc, sw, 100 * (rc - 1), 100 * (rw - 1) }')
+  log "threads $t: bench_train --versus: TorchScript / built-in $(kv vs.kv ratio_cpu) (CPU), $(kv vs.kv ratio_wall) (wall)"
+  rows+=("| $t | $(awk -v b="$cb" -v s="$cs" -v wb="$mb" -v ws="$ms" 'BEGIN { printf "%.0f / %.0f ms | %.0f / %.0f ms | **%+.1f%%** / %+.1f%%", 1000 * b, 1000 * wb, 1000 * s, 1000 * ws, 100 * (s / b - 1), 100 * (ws / wb - 1) }') | $bench |")
 done
 
 params=$((L * (12 * D * D + 13 * D) + (257 + C) * D + 2 * D))
@@ -101,9 +110,9 @@ echo "### TorchScript against the built-in GPT: n_layer $L, n_head $H, d_model $
 echo
 echo "$(date -u +%F), $(nproc) cores, load average at the end $(cut -d' ' -f1-3 /proc/loadavg); \`bench/torchscript.sh\`."
 echo
-echo "| threads | wit-train built-in | wit-train --model | TorchScript extra | bench_train built-in, wall / CPU | bench_train TorchScript, wall / CPU | TorchScript extra, wall / CPU |"
+echo "| threads | wit-train built-in: CPU / wall per step | wit-train --model: CPU / wall | TorchScript extra: CPU / wall | bench_train --versus, built-in: CPU / wall | TorchScript: CPU / wall | TorchScript extra (median of pairs): CPU / wall |"
 echo "|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
-echo "wit-train: median over $runs alternating runs of each run's mean bare step ($steps steps, --bench-no-witnesses, first step included); bench_train --step-only: median of $reps steps after 2 untimed ones. Target: TorchScript extra <= 10%."
+echo "wit-train (--bench-no-witnesses, $steps steps): medians over $runs alternating runs of the process CPU time per step (steps 3 to $steps: the run less the same run stopped after 2 steps) and of the mean wall time per step (all $steps steps); bench_train --versus: $reps pairs of steps after 2 untimed ones each. CPU time counts all threads. Target: TorchScript extra <= 10%."
 log "done in $(( $(date +%s) - t_start )) s"
