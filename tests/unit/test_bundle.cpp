@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <random>
 
+#include "peak_rss.h"
 #include "wit/bundle.h"
 #include "wit/error.h"
 #include "wit/io.h"
@@ -837,13 +838,9 @@ TEST_CASE("spooled bundle: the scratch file is anonymous, and what a reader refu
 }
 
 TEST_CASE("bundle streaming: memory stays bounded for a member far larger than the buffers", "[bundle]") {
-  // 256 MiB of zeros streamed from a (sparse) file into a bundle and back,
-  // in a child process so that earlier tests' peaks do not hide the growth.
+  // 256 MiB of zeros streamed from a (sparse) file into a bundle and back.
   // Holding the member, as the whole-bundle code did, costs its 256 MiB.
   constexpr uint64_t kMember = uint64_t(256) << 20, kBound = uint64_t(48) << 20;
-#if defined(__SANITIZE_ADDRESS__) || WIT_HAS_ASAN
-  WARN("not checked under AddressSanitizer, whose allocator keeps freed memory");
-#else
   TempDir dir("wit-bundle-rss");
   const std::string data = dir / "zeros.bin", path = dir / "big.wbundle";
   {
@@ -852,48 +849,28 @@ TEST_CASE("bundle streaming: memory stays bounded for a member far larger than t
     REQUIRE(::ftruncate(fd, off_t(kMember)) == 0);
     ::close(fd);
   }
-  int pipefd[2];
-  REQUIRE(::pipe(pipefd) == 0);
-  const pid_t p = ::fork();
-  REQUIRE(p >= 0);
-  if (p == 0) {
-    ::close(pipefd[0]);
-    auto peak = [] {
-      struct rusage ru {};
-      ::getrusage(RUSAGE_SELF, &ru);
-      return uint64_t(ru.ru_maxrss) * 1024;
-    };
-    uint64_t before = peak(), grew = UINT64_MAX, seen = 0;
-    bool zeros = true;
-    try {
-      BundleWriter w(path, 2);
-      w.add("a", ByteView(std::string_view("small")));
-      w.add_file("state/big", data);
-      w.finish();
-      BundleReader r = BundleReader::open(path);
-      while (r.next())
-        if (r.name() == "state/big")
-          r.read_to([&](ByteView v) {
-            for (size_t i = 0; i < v.size; i++) zeros &= v.data[i] == 0;
-            seen += v.size;
-          });
-      grew = peak() - before;
-    } catch (...) {
-    }
-    const uint64_t report[3] = {grew, seen, zeros ? 1u : 0u};
-    [[maybe_unused]] ssize_t n = ::write(pipefd[1], report, sizeof report);
-    ::_exit(0);
+  const wit_test::PeakRss rss = wit_test::peak_rss_growth([&] {
+    BundleWriter w(path, 2);
+    w.add("a", ByteView(std::string_view("small")));
+    w.add_file("state/big", data);
+    w.finish();
+    uint64_t seen = 0, zeros = 1;
+    BundleReader r = BundleReader::open(path);
+    while (r.next())
+      if (r.name() == "state/big")
+        r.read_to([&](ByteView v) {
+          for (size_t i = 0; i < v.size; i++) zeros &= v.data[i] == 0;
+          seen += v.size;
+        });
+    return std::array<uint64_t, 3>{seen, zeros, 0};
+  });
+  if (!rss.measured) {
+    WARN("not measured under AddressSanitizer, whose allocator keeps freed memory");
+    return;
   }
-  ::close(pipefd[1]);
-  uint64_t report[3] = {UINT64_MAX, 0, 0};
-  CHECK(::read(pipefd[0], report, sizeof report) == ssize_t(sizeof report));
-  ::close(pipefd[0]);
-  int st = 0;
-  ::waitpid(p, &st, 0);
-  CHECK(report[1] == kMember);
-  CHECK(report[2] == 1);
-  INFO("peak RSS grew by " << report[0] << " bytes");
-  CHECK(report[0] < kBound);
+  CHECK(rss.values[0] == kMember);
+  CHECK(rss.values[1] == 1);
+  INFO("peak RSS grew by " << rss.grew << " bytes");
+  CHECK(rss.grew < kBound);
   CHECK(fs::file_size(path) < kMember / 1000);
-#endif
 }
