@@ -100,7 +100,7 @@ run 1 wit-log check-proof t3.json
 grep -q 'bad signature' out && ok || fail "tampered head root not caught by its signature"
 sed 's/"index": 17/"index": 16/' p17.json >t4.json
 run 1 wit-log check-proof t4.json
-grep -q 'invalid: entry 16 is not the entry of step 16' out err && ok || fail "reason not named: invalid: entry 16 is not the entry of step 16: $(cat out err)"
+grep -q 'invalid: entry 16 is the entry of step 17, not of step 16' out err && ok || fail "reason not named: invalid: entry 16 is the entry of step 17, not of step 16: $(cat out err)"
 sed 's/"size": 41/"size": 40/' p17.json >t5.json
 run 1 wit-log check-proof t5.json
 grep -q 'invalid: the head has a bad signature' out err && ok || fail "reason not named: invalid: the head has a bad signature: $(cat out err)"
@@ -129,13 +129,13 @@ check_invalid() {  # check_invalid VARIANT PATTERN
   run 1 wit-log verify "r-$1" || return
   if grep -qE -- "^invalid: .*$2" out; then ok; else fail "$1: '$(cat out)' does not match /$2/"; fi
 }
-check_invalid removed-entry 'entry 17: step 18, expected 17'
+check_invalid removed-entry 'entry 17 is the entry of step 18, not of step 17'
 check_invalid rewritten-entry 'run.heads:3: root does not match the log at size 30'
 check_invalid foreign-head 'run.heads:2: the head is signed by another key'
 check_invalid bad-root 'run.heads:3: root does not match'
 check_invalid reordered-heads 'run.heads:3: size 20 is smaller'
 check_invalid unsigned-tail 'the last head covers 40 of 41 entries'
-check_invalid bad-genesis-run 'entry 0: genesis names run'
+check_invalid bad-genesis-run 'entry 0 is the genesis of run [0-9a-f]{64}, not of run'
 check_invalid bad-init 'entry 0: init_root is not the initial state'
 check_invalid bad-seed 'seed commitment'
 check_invalid bad-ckpt "step-000020.safetensors: the checkpoint's state root does not match entry 20"

@@ -151,6 +151,22 @@ TEST_CASE("entries round trip byte for byte", "[wlog]") {
   CHECK(std::isnan(decode_entry(encode_entry(nan), "e").s.lr));
 }
 
+TEST_CASE("an entry is in its place: entry 0 the run's genesis, entry i step i's", "[wlog]") {
+  const LogEntry g = genesis();
+  const Hash32 run = g.g.run_id;
+  Hash32 other = run;
+  other.b[0] ^= 1;
+  CHECK_FALSE(entry_problem(g, 0, run));
+  CHECK_FALSE(entry_problem(step_entry(1), 1, run));
+  CHECK_FALSE(entry_problem(step_entry(17), 17, run));
+  CHECK(entry_problem(step_entry(1), 0, run) == std::string("entry 0 is not a genesis entry"));
+  CHECK(entry_problem(g, 0, other) ==
+        "entry 0 is the genesis of run " + run.hex() + ", not of run " + other.hex());
+  CHECK(entry_problem(g, 3, run) == std::string("entry 3 is a second genesis entry"));
+  CHECK(entry_problem(step_entry(18), 17, run) == std::string("entry 17 is the entry of step 18, not of step 17"));
+  CHECK(entry_problem(step_entry(0), 2, run) == std::string("entry 2 is the entry of step 0, not of step 2"));
+}
+
 TEST_CASE("entry layout is the documented one", "[wlog]") {
   const Bytes g = encode_entry(genesis());
   REQUIRE(g.size() == 80);

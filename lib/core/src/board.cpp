@@ -47,11 +47,6 @@ json parse_member(const RunBundle& b, const std::string& name) {
   return j;
 }
 
-bool same_head(const TreeHead& a, const TreeHead& b) {
-  return a.run_id == b.run_id && a.size == b.size && a.root == b.root && a.time == b.time && a.key == b.key &&
-         a.sig == b.sig;
-}
-
 std::string plural(uint64_t n, const std::string& what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
@@ -199,13 +194,8 @@ void check_log(Ctx& c) {
     for (size_t i = 0; i < frames.size(); i++) {
       const std::string where = "run.wlog entry " + std::to_string(i);
       const LogEntry le = decode_entry(frames[i], where);
-      if (i == 0) {
-        if (!le.genesis) reject(where + " is not a genesis entry");
-        if (le.g.run_id != c.run_id) reject(where + ": the genesis entry names another run");
-      } else {
-        if (le.genesis || le.s.step != i) reject(where + " is not the entry of step " + std::to_string(i));
-        e.loss_curve.emplace_back(int64_t(i), double(le.s.mean_loss));
-      }
+      if (auto p = entry_problem(le, i, c.run_id)) reject("run.wlog " + *p);
+      if (i > 0) e.loss_curve.emplace_back(int64_t(i), double(le.s.mean_loss));
       leaves.push_back(entry_leaf(frames[i]));
     }
     const MerkleTree tree(kBlake2bTree, leaves.data(), leaves.size(), MerkleTree::kDefaultCacheLevel, 1);
@@ -231,14 +221,13 @@ void check_final_entry(Ctx& c) {
       reject("final.json proves entry " + doc["index"].dump() + ", not the final step " + std::to_string(c.T));
     const TreeHead h = TreeHead::from_json(doc["head"], member::kFinal);
     bool found = false;
-    for (const auto& x : c.heads) found = found || same_head(x, h);
+    for (const auto& x : c.heads) found = found || x == h;
     if (!found) reject("final.json is not under a head in heads.jsonl");
     Bytes entry;
     if (!doc.contains("entry") || !doc["entry"].is_string() || !from_hex(doc["entry"].get<std::string>(), entry))
       reject("final.json: field 'entry' is not hex");
-    const LogEntry le = decode_entry(ByteView(entry), member::kFinal);
-    if (le.genesis || le.s.step != uint64_t(c.T)) reject("final.json does not hold the entry of the final step");
-    c.final_entry = le.s;
+    // verify_log_proof has checked that entry `index` (= T) is step T's.
+    c.final_entry = decode_entry(ByteView(entry), member::kFinal).s;
   }
 }
 
@@ -266,7 +255,7 @@ void check_challenges(Ctx& c) {
     const Challenge ch = Challenge::from_json(parse_member(b, where), where);
     if (ch.head.run_id != c.run_id) reject(where + " is a challenge of another run");
     bool found = false;
-    for (const auto& x : c.heads) found = found || same_head(x, ch.head);
+    for (const auto& x : c.heads) found = found || x == ch.head;
     if (!found) reject(where + ": its head is not among the run's signed heads");
     if (challenge_member_name(ch.seed) != name)
       reject(where + " is not named after its seed (challenges/" + challenge_member_name(ch.seed) + ".json)");

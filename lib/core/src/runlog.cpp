@@ -239,12 +239,7 @@ LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, cons
     } catch (const Error& err) {
       return fail(std::string("entry does not decode: ") + err.what());
     }
-    if (index == 0) {
-      if (!e.genesis) return fail("entry 0 is not a genesis entry");
-      if (e.g.run_id != run_id) return fail("genesis entry names another run");
-    } else if (e.genesis || e.s.step != index) {
-      return fail("entry " + std::to_string(index) + " is not the entry of step " + std::to_string(index));
-    }
+    if (auto p = entry_problem(e, index, run_id)) return fail(*p);
     ProofError pe = verify_inclusion(kBlake2bTree, index, head.size, leaf, path, head.root);
     if (pe != ProofError::kOk) return fail(to_string(pe));
     v.ok = true;
@@ -286,9 +281,7 @@ TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_
   const WitnessLog log = WitnessLog::open(rp.log(), torn);
   if (torn == TornTail::kCut) cut_torn_heads(rp.heads());
   if (log.size() == 0) throw Error("the log is empty: nothing to sign", rp.log());
-  const LogEntry g = log.entry(0);
-  if (!g.genesis || g.g.run_id != m.run_id())
-    throw Error("entry 0 is not the genesis entry of this run", rp.log());
+  if (auto p = entry_problem(log.entry(0), 0, m.run_id())) throw Error(*p, rp.log());
   if (time == 0) time = uint64_t(std::time(nullptr));
   TreeHead h = sign_head(key, m.run_id(), log.size(), log.root(log.size()), time);
   append_head(rp.heads(), h);
@@ -350,18 +343,14 @@ Problem check_entries(RunCtx& c) {
     } catch (const Error& err) {
       return Problem(err.what());
     }
+    if (auto p = entry_problem(e, i, v.run_id)) return Problem(*p);
     if (i == 0) {
-      if (!e.genesis) return Problem("entry 0: not a genesis entry");
-      if (e.g.run_id != v.run_id)
-        return Problem("entry 0: genesis names run " + e.g.run_id.hex() + ", the manifest is run " + v.run_id.hex());
       const uint64_t np = param_count(m.model);
       if (e.g.n_params != np)
         return Problem("entry 0: genesis says " + std::to_string(e.g.n_params) + " parameters, the model has " +
                     std::to_string(np));
       c.genesis = e.g;
     } else {
-      if (e.genesis) return Problem(at + "a second genesis entry");
-      if (e.s.step != i) return Problem(at + "step " + std::to_string(e.s.step) + ", expected " + std::to_string(i));
       if (e.s.step > uint64_t(m.steps))
         return Problem(at + "beyond the manifest's " + std::to_string(m.steps) + " steps");
       const uint64_t k = uint64_t(m.fp.sketch_k);

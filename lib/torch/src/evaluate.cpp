@@ -59,14 +59,13 @@ std::vector<Score> score_records(const Manifest& mf, const TrainState& state, co
 
 namespace {
 
-// The root the run's log binds at `step`: the genesis' init root at 0, else
-// the step entry's state root.
-std::optional<Hash32> logged_root(const WitnessLog& log, int64_t step) {
+// The root the log of run `run_id` binds at `step`: the genesis' init root
+// at 0, else the step entry's state root; nothing if that entry is not in place.
+std::optional<Hash32> logged_root(const WitnessLog& log, int64_t step, const Hash32& run_id) {
   if (step < 0 || uint64_t(step) >= log.size()) return std::nullopt;
   const LogEntry e = log.entry(uint64_t(step));
-  if (step == 0) return e.genesis ? std::optional<Hash32>(e.g.init_root) : std::nullopt;
-  if (e.genesis || e.s.step != uint64_t(step)) return std::nullopt;
-  return e.s.state_root;
+  if (entry_problem(e, uint64_t(step), run_id)) return std::nullopt;
+  return step == 0 ? e.g.init_root : e.s.state_root;
 }
 
 }  // namespace
@@ -79,8 +78,7 @@ EvalTarget load_eval_target(const std::string& run, const std::string& checkpoin
   t.run_id = t.mf.run_id();
   const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
   if (log.size() < 2) throw Error("the run's log has no training steps", rp.log());
-  const LogEntry first = log.entry(0);
-  if (!first.genesis || first.g.run_id != t.run_id) throw Error("the log's genesis does not name the run", rp.log());
+  if (auto why = entry_problem(log.entry(0), 0, t.run_id)) throw Error(*why, rp.log());
   std::string path = checkpoint;
   // The step the checkpoint must be of: the one asked for, else (the run's
   // own checkpoint) the log's final step.
@@ -112,7 +110,7 @@ EvalTarget load_eval_target(const std::string& run, const std::string& checkpoin
   if (want && t.step != *want)
     throw Error("the checkpoint is of step " + std::to_string(t.step) + ", not " + std::to_string(*want), path);
   t.root = t.state.root();
-  const std::optional<Hash32> logged = logged_root(log, t.step);
+  const std::optional<Hash32> logged = logged_root(log, t.step, t.run_id);
   if (!logged)
     throw Error("the run's log has no checkpoint root at step " + std::to_string(t.step), path,
                 "evaluate a checkpoint the log binds (every checkpoint_every steps and the last)");
@@ -201,7 +199,7 @@ EvalCheck check_eval(const EvalCommitment& e, const EvalScores& s, const EvalChe
   }
   {
     const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
-    const std::optional<Hash32> logged = logged_root(log, e.step);
+    const std::optional<Hash32> logged = logged_root(log, e.step, e.run_id);
     if (!logged || *logged != e.checkpoint_root) {
       out.rejected = "the eval's checkpoint is not the one the run's log has at step " + std::to_string(e.step);
       return out;

@@ -115,7 +115,7 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
   if (c.head.run_id != run_id) throw Error("the challenge is for another run", opt.run);
   bool have_head = false;
   for (const auto& h : read_heads(paths.heads()))
-    have_head |= h.size == c.head.size && h.root == c.head.root && h.sig == c.head.sig;
+    have_head |= h == c.head;
   if (!have_head) throw Error("the challenged head is not one of this run's signed heads", paths.heads());
   WitnessLog log = WitnessLog::open(paths.log(), TornTail::kRefuse);
   if (log.size() < c.head.size || log.root(c.head.size) != c.head.root)
@@ -269,8 +269,7 @@ struct Verifier {
     if (run_id != c.head.run_id) throw Reject{"manifest", "the bundle is for another run than the challenged head"};
     if (auto p = head_problem(c.head, run_id, mf.trainer_key)) throw Reject{"head", *p};
     seed = parse_seed_hex(b.get_text("seed"), "seed");
-    if (seed_commitment(ByteView(seed)) != mf.seed_commitment)
-      throw Reject{"seed", "the revealed seed does not match the manifest's seed commitment"};
+    if (auto why = seed_problem(mf, ByteView(seed))) throw Reject{"seed", *why};
     if (mf.model.scripted()) {
       if (!b.has(kModelFileName)) throw Reject{"model", std::string("the bundle lacks the run's model (") + kModelFileName + ")"};
       model_file = std::make_unique<TempFile>("wit-model");
@@ -305,12 +304,10 @@ struct Verifier {
       } catch (const Error& err) {
         throw Reject{"log", err.what()};
       }
-      if (!le.genesis && le.s.step != p.index)
-        throw Reject{"log", "log entry " + std::to_string(p.index) + " claims step " + std::to_string(le.s.step)};
+      if (auto why = entry_problem(le, p.index, run_id)) throw Reject{p.index == 0 ? "genesis" : "log", *why};
       entries[int64_t(p.index)] = std::move(le);
     }
-    const LogEntry& g = entry(0);
-    if (!g.genesis || g.g.run_id != run_id) throw Reject{"genesis", "entry 0 is not this run's genesis"};
+    const LogEntry& g = entry(0);  // a genesis of this run: entry_problem above
     if (g.g.init_root != initial_state_root(mf.model, ByteView(seed)))
       throw Reject{"genesis", "the initial state is not the one generated from the committed seed"};
     order = std::make_unique<DataOrder>(run_id, ByteView(seed), mf.data_n, uint64_t(mf.batch_size));

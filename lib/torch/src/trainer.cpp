@@ -268,7 +268,7 @@ TrainState start_state(const TrainOptions& opt, const Manifest& mf, const Bytes&
     return state;
   }
   LogEntry g = log.entry(0);
-  if (!g.genesis || g.g.run_id != run_id) throw Error("the witness log belongs to another run", paths.log());
+  if (auto why = entry_problem(g, 0, run_id)) throw Error("the witness log belongs to another run: " + *why, paths.log());
   // Resume from the newest checkpoint that the log vouches for; a missing
   // or damaged one only makes the walk back longer.
   std::optional<TrainState> state;

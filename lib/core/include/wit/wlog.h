@@ -54,6 +54,14 @@ struct LogEntry {
   StepEntry s;
 };
 
+// Whether `e` may stand at position `index` of the log of run `run_id`: entry
+// 0 is that run's genesis, entry i > 0 is the entry of step i. nullopt, or
+// what is wrong: "entry 0 is not a genesis entry", "entry 0 is the genesis of
+// run X, not of run Y", "entry I is a second genesis entry", "entry I is the
+// entry of step S, not of step I". The one owner of this rule: every reader
+// of a log, a bundle's entries or a proof's entry asks it.
+std::optional<std::string> entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id);
+
 // Binary encoding (little-endian): magic "WITE", u16 version, u16 kind (0
 // genesis, 1 step), then the kind's fields; floats are IEEE-754 binary32 and
 // float vectors are a u32 count followed by the values.
@@ -151,6 +159,11 @@ struct TreeHead {
   // One JSON object: {"run_id","size","root","time","key","sig"} (hex).
   nlohmann::json to_json() const;
   static TreeHead from_json(const nlohmann::json& j, const std::string& where);  // throws wit::Error
+  // The same head, field for field (a head "is one of the run's heads" only so).
+  bool operator==(const TreeHead& o) const {
+    return run_id == o.run_id && size == o.size && root == o.root && time == o.time && key == o.key && sig == o.sig;
+  }
+  bool operator!=(const TreeHead& o) const { return !(*this == o); }
 };
 
 // The one rule for "a signed head of this run": it names the run `run_id`, is
