@@ -10,17 +10,9 @@
 # docs/manifest.md's data order recipe); challenge, replay, eval and sketch
 # work on the run; bad modules, a vocabulary too small for the data and a
 # swapped run/model.pt are one-line errors with exit 2 and nothing written.
-#
-# WRITTEN AHEAD OF THE C++ (issue 15): until wit-train has --model, this test
-# is a visible skip (the gate below; remove it when --model lands, so that a
-# lost --model fails instead of skipping). Not yet run against the real tools,
-# so these are assumptions to check then:
-#   - tests/torch/wit_step_golden (the lead's binary) takes --run, --state-in,
-#     --batch (an input here: the records of step 2, {"records": [hex, ...]}),
-#     and writes --state-out and --info (docs in golden_adamw.py);
-#   - the run keeps the module as run/model.pt; checkpoints are
-#     run/ckpt/step-NNNNNN.safetensors as for the built-in GPT;
-#   - the error patterns below are loose (the wording is the C++ side's).
+# Also: the same module trained data parallel and sharded (--nproc 2) binds
+# the same manifest and module, and every step of those runs replays in one
+# process and is certified.
 source "$(dirname "$0")/lib.sh"
 : "${WIT_SRC:?set WIT_SRC to the source tree}"
 need_python_torch  # sets PY
@@ -108,6 +100,24 @@ run 0 wit-sketch export --run run -o rel.safetensors run/ckpt/step-000004.safete
 run 0 wit-sketch match --run run rel.safetensors
 run 0 wit-sketch fingerprint -j1 --run run -o fp.json rel.safetensors
 [ -s fp.json ] && ok || fail "no fingerprint"
+
+# --- data parallel and sharded (--nproc 2): the same manifest, the same module,
+# each rank checking the file's digest; every step replays in one process.
+for mode in dp shard; do
+  extra=()
+  [ "$mode" = shard ] && extra=(--shard)
+  run 0 wit-train -q -j1 --model m.pt --config cfg.json --data data.commit.json --index data.widx --key key \
+    --out "$mode" --nproc 2 "${extra[@]}" data.txt
+  run 0 wit-log verify "$mode"
+  same_file run/run.json "$mode/run.json"
+  same_file m.pt "$mode/model.pt"
+  wit-log head "$mode" >"$mode.head.json"
+  run 0 wit-challenge -q --head "$mode.head.json" --nonce "$(nonce 7)" -k 4 -o "$mode.c.json"
+  run 0 wit-replay respond -q -j1 --run "$mode" "$mode.c.json" -o "$mode.wbundle"
+  run 0 wit-replay verify -q -j1 --bundle "$mode.wbundle" "$mode.c.json" -o "$mode.report.json"
+  [ "$(json_get "$mode.report.json" verdict)" = certified ] && ok ||
+    fail "$mode: replay verdict: $(json_get "$mode.report.json" verdict)"
+done
 
 # --- bad modules: exit 2, one line, no run directory
 # (from a file: torch.jit.script reads the classes' source)
