@@ -753,6 +753,36 @@ TEST_CASE("bundle writer: a file member is streamed, in pieces smaller than it",
   }
 }
 
+TEST_CASE("a spooled bundle's views are its members' bytes, spilled or kept", "[bundle]") {
+  // Spilled members after the first lie at offsets of the scratch file that
+  // are not page boundaries: a view maps from the page below.
+  TempDir dir("wit-bundle-view");
+  const std::string path = dir / "v.wbundle";
+  std::mt19937 rng(5);
+  auto bytes_of = [&](size_t n) {
+    Bytes b(n);
+    for (auto& c : b) c = uint8_t(rng());
+    return b;
+  };
+  const Bytes b1 = bytes_of(5001), b2 = bytes_of((1u << 20) + 3), b3 = bytes_of(4099);
+  BundleWriter w(path, 5);
+  w.add("a.json", ByteView(std::string_view("{}")));
+  w.add("b1", b1);
+  w.add("b2", b2);
+  w.add("b3", b3);
+  w.add("z", ByteView());
+  w.finish();
+  const SpooledBundle s = SpooledBundle::open(path, {}, 1024);
+  CHECK(s.spilled() == 3);
+  auto copy = [](const SpooledBundle::View& v) { return Bytes(v.bytes().data, v.bytes().data + v.bytes().size); };
+  CHECK(copy(s.view("b1")) == b1);
+  CHECK(copy(s.view("b2")) == b2);
+  CHECK(copy(s.view("b3")) == b3);
+  CHECK(s.view("a.json").bytes().str() == "{}");
+  CHECK(s.view("z").bytes().size == 0);
+  CHECK_THROWS_WITH(s.view("b"), Equals("bundle lacks member b: " + path));
+}
+
 TEST_CASE("bundle writer: a failed write leaves no file", "[bundle]") {
   TempDir dir("wit-bundle-failed");
   const std::string path = dir / "out.wbundle";

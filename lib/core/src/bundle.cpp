@@ -745,9 +745,26 @@ Bytes SpooledBundle::get(const std::string& name) const {
   if (kept_.has(name)) return kept_.get(name);
   auto it = spilled_.find(name);
   if (it == spilled_.end()) throw Error("bundle lacks member " + printable(name), where);
-  Bytes out(size_t(it->second.size));
+  Bytes out = huge_page_bytes(size_t(it->second.size));
   scratch_->read(it->second.offset, out.data(), out.size());
   return out;
+}
+
+SpooledBundle::View::View() = default;
+SpooledBundle::View::View(View&&) noexcept = default;
+SpooledBundle::View::~View() = default;
+ByteView SpooledBundle::View::bytes() const { return map_ ? map_->view() : ByteView(kept_); }
+
+SpooledBundle::View SpooledBundle::view(const std::string& name) const {
+  View v;
+  if (kept_.has(name)) {
+    v.kept_ = kept_.get(name);
+    return v;
+  }
+  auto it = spilled_.find(name);
+  if (it == spilled_.end()) throw Error("bundle lacks member " + printable(name), where);
+  v.map_ = scratch_->map(it->second.offset, size_t(it->second.size));
+  return v;
 }
 
 std::string SpooledBundle::get_text(const std::string& name) const {

@@ -366,6 +366,17 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+Bytes huge_page_bytes(size_t n) {
+  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  Bytes out;
+  out.reserve(n);
+  const uintptr_t p = reinterpret_cast<uintptr_t>(out.data()), lo = (p + kHuge - 1) & ~(kHuge - 1),
+                  hi = (p + n) & ~(kHuge - 1);
+  if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advice only
+  out.resize(n);
+  return out;
+}
+
 ScratchFile::ScratchFile() {
   dir_ = temp_root();
 #ifdef O_TMPFILE
@@ -402,6 +413,27 @@ void ScratchFile::read(uint64_t offset, uint8_t* dst, size_t n) const {
     if (r <= 0) throw Error("cannot read a scratch file: " + lower_first(errno_text()), dir_);
     done += size_t(r);
   }
+}
+
+MappedRange::MappedRange(int fd, uint64_t offset, size_t n, const std::string& where) : size_(n) {
+  if (n == 0) return;
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE)), start = offset / page * page;
+  map_len_ = size_t(offset - start) + n;
+  const int populate = map_len_ <= (size_t(4) << 30) ? MAP_POPULATE : 0;
+  void* m = ::mmap(nullptr, map_len_, PROT_READ, MAP_PRIVATE | populate, fd, off_t(start));
+  if (m == MAP_FAILED) throw Error("cannot map a scratch file: " + lower_first(errno_text()), where);
+  map_ = m;
+  data_ = static_cast<const uint8_t*>(m) + (offset - start);
+}
+
+MappedRange::~MappedRange() {
+  if (map_) ::munmap(map_, map_len_);
+}
+
+std::unique_ptr<MappedRange> ScratchFile::map(uint64_t offset, size_t n) const {
+  if (offset > size_ || n > size_ - offset)
+    throw Error("scratch map past its end (" + std::to_string(n) + " at " + std::to_string(offset) + ")", dir_);
+  return std::make_unique<MappedRange>(fd_, offset, n, dir_);
 }
 
 void write_file_atomic(const std::string& path, const std::string& content, bool binary) {

@@ -365,8 +365,8 @@ struct Verifier {
     if (!b.has(name)) throw Reject{"state", "bundle lacks the state after step " + std::to_string(i)};
     TrainState st;
     try {
-      const Bytes bytes = b.get(name);
-      Safetensors f = Safetensors::parse(ByteView(bytes), name);
+      const SpooledBundle::View bytes = b.view(name);  // no copy: the tensors are its only one
+      Safetensors f = Safetensors::parse(bytes.bytes(), name);
       st = TrainState::from_tensors(mf.model, f.tensors(), name, opt.device);
     } catch (const Error& err) {
       throw Reject{"state", err.what()};

@@ -27,6 +27,7 @@ inline constexpr uint64_t kMaxBundlePayload = uint64_t(16) << 30;
 
 class Bundle;
 class ScratchFile;  // io.h
+class MappedRange;  // io.h
 
 // The most bytes member `name` may declare, from what its kind can be (a
 // state by its parameter count, a log entry by its format), given the members
@@ -168,6 +169,21 @@ class SpooledBundle {
   // The member's bytes, read from the scratch file when it is there. Throws
   // wit::Error("bundle lacks member NAME", where) when absent.
   Bytes get(const std::string& name) const;
+  // The member's bytes without copying a spilled one (a mapping of the
+  // scratch file); valid while both the view and the bundle live. Throws as get.
+  class View {
+   public:
+    View();
+    View(View&&) noexcept;
+    ~View();
+    ByteView bytes() const;
+
+   private:
+    friend class SpooledBundle;
+    std::unique_ptr<MappedRange> map_;
+    Bytes kept_;
+  };
+  View view(const std::string& name) const;
   std::string get_text(const std::string& name) const;
   std::vector<std::string> names() const;  // in byte order
   // How many members are in the scratch file (the rest are in memory).

@@ -86,10 +86,33 @@ class TempDir {
   std::string path_;
 };
 
+// `n` bytes, uninitialised memory not yet touched, in transparent huge pages
+// where the kernel allows (a 1.5 GB state read into 4 KiB pages costs a page
+// fault each): Bytes with its capacity advised, then sized. Use for buffers
+// of many megabytes that are filled at once.
+Bytes huge_page_bytes(size_t n);
+
 // An anonymous temporary file for data too large to hold in memory: created
 // in $TMPDIR (else /tmp) and unlinked at once, so nothing is left behind
 // however the process ends. Written at its end, read anywhere; closed (and
 // its space freed) by the destructor. Throws wit::Error naming the directory.
+// A read-only mapping of a byte range of an open file: the page cache's own
+// pages, no copy (MAP_POPULATE: faulted in one pass). Unmapped on destruction.
+class MappedRange {
+ public:
+  MappedRange(int fd, uint64_t offset, size_t n, const std::string& where);  // throws wit::Error
+  ~MappedRange();
+  MappedRange(const MappedRange&) = delete;
+  MappedRange& operator=(const MappedRange&) = delete;
+  ByteView view() const { return {data_, size_}; }
+
+ private:
+  void* map_ = nullptr;
+  size_t map_len_ = 0;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 class ScratchFile {
  public:
   ScratchFile();
@@ -100,6 +123,8 @@ class ScratchFile {
   void append(ByteView v);
   // Fills dst[0, n) with the bytes at `offset`; the range must have been appended.
   void read(uint64_t offset, uint8_t* dst, size_t n) const;
+  // The bytes at `offset` without a copy; the range must have been appended.
+  std::unique_ptr<MappedRange> map(uint64_t offset, size_t n) const;
 
  private:
   std::string dir_;
