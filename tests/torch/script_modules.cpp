@@ -71,4 +71,9 @@ std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, cons
   return path;
 }
 
+uintptr_t fresh_tensor_address(size_t bytes) {
+  const at::Tensor t = at::empty({int64_t(bytes / 4)}, at::kFloat);
+  return reinterpret_cast<uintptr_t>(t.data_ptr());
+}
+
 }  // namespace wit

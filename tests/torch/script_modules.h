@@ -2,6 +2,7 @@
 // tests and the attack suite: no Python needed. Torch-free header, so a test
 // that includes Catch never sees LibTorch's own CHECK macro.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -24,5 +25,9 @@ enum class TinyExtra {
 // proj [d, d], forward `body` (default kTinyLmForward) and `extra`; returns path.
 std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, const std::string& body = "",
                          TinyExtra extra = TinyExtra::kNone);
+
+// The address of a fresh float32 CPU tensor of `bytes` bytes, from LibTorch's
+// current CPU allocator (for the test of wit's huge-page allocator).
+uintptr_t fresh_tensor_address(size_t bytes);
 
 }  // namespace wit

@@ -12,6 +12,7 @@
 #include "wit/manifest.h"
 #include "wit/model_spec.h"
 #include "wit/state.h"
+#include "script_modules.h"
 
 using namespace wit;
 
@@ -141,4 +142,16 @@ TEST_CASE("probe fingerprints are deterministic and move with the weights", "[to
   CHECK(p0 == probe_fingerprint(m, st, probe));
   train_step(m, st, batch_a());
   CHECK(p0 != probe_fingerprint(m, st, probe));
+}
+
+TEST_CASE("large tensors come 2 MiB-aligned (huge pages), small ones 64-byte aligned", "[train]") {
+  wit::set_torch_threads(1);  // installs wit's CPU allocator, once per process
+  for (size_t bytes : {size_t(2) << 20, size_t(5) << 20, (size_t(64) << 20) + 4}) {
+    INFO(bytes << " bytes");
+    CHECK(wit::fresh_tensor_address(bytes) % (size_t(2) << 20) == 0);
+  }
+  for (size_t bytes : {size_t(4), size_t(4096), (size_t(2) << 20) - 4}) {
+    INFO(bytes << " bytes");
+    CHECK(wit::fresh_tensor_address(bytes) % 64 == 0);
+  }
 }
