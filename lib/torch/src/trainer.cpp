@@ -368,9 +368,13 @@ TrainSummary train(const TrainOptions& opt) {
     try {
       return train_rank(opt, *dist, t0);
     } catch (...) {
-      // Under --nproc, give the launcher a moment to stop this rank when
-      // another one failed first (rank 0's error is the one worth reading).
-      if (std::getenv("WIT_LOCAL_LAUNCH")) std::this_thread::sleep_for(std::chrono::seconds(1));
+      // Under --nproc, give the launcher time to stop this rank when another
+      // one failed first (rank 0's error is the one worth reading): a rank
+      // that fails because rank 0 went away must not print its own error
+      // first. 1 s was too short under load (a second error line was seen);
+      // the wait costs nothing when rank 0 failed, and delays by 5 s only
+      // the report of a failure that began on this rank.
+      if (std::getenv("WIT_LOCAL_LAUNCH")) std::this_thread::sleep_for(std::chrono::seconds(5));
       throw;
     }
   }
