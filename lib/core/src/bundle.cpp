@@ -741,12 +741,17 @@ SpooledBundle SpooledBundle::open(const std::string& path, const MemberLimit& li
 
 bool SpooledBundle::has(const std::string& name) const { return kept_.has(name) || spilled_.count(name) != 0; }
 
-Bytes SpooledBundle::get(const std::string& name) const {
-  if (kept_.has(name)) return kept_.get(name);
+const SpooledBundle::Place& SpooledBundle::spilled_place(const std::string& name) const {
   auto it = spilled_.find(name);
   if (it == spilled_.end()) throw Error("bundle lacks member " + printable(name), where);
-  Bytes out = huge_page_bytes(size_t(it->second.size));
-  scratch_->read(it->second.offset, out.data(), out.size());
+  return it->second;
+}
+
+Bytes SpooledBundle::get(const std::string& name) const {
+  if (kept_.has(name)) return kept_.get(name);
+  const Place& at = spilled_place(name);
+  Bytes out = huge_page_bytes(size_t(at.size));
+  scratch_->read(at.offset, out.data(), out.size());
   return out;
 }
 
@@ -761,9 +766,8 @@ SpooledBundle::View SpooledBundle::view(const std::string& name) const {
     v.kept_ = kept_.get(name);
     return v;
   }
-  auto it = spilled_.find(name);
-  if (it == spilled_.end()) throw Error("bundle lacks member " + printable(name), where);
-  v.map_ = scratch_->map(it->second.offset, size_t(it->second.size));
+  const Place& at = spilled_place(name);
+  v.map_ = scratch_->map(at.offset, size_t(at.size));
   return v;
 }
 

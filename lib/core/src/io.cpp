@@ -366,13 +366,16 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-Bytes huge_page_bytes(size_t n) {
+void advise_huge_pages(void* p, size_t n) {
   constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p), lo = (a + kHuge - 1) & ~(kHuge - 1), hi = (a + n) & ~(kHuge - 1);
+  if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+}
+
+Bytes huge_page_bytes(size_t n) {
   Bytes out;
   out.reserve(n);
-  const uintptr_t p = reinterpret_cast<uintptr_t>(out.data()), lo = (p + kHuge - 1) & ~(kHuge - 1),
-                  hi = (p + n) & ~(kHuge - 1);
-  if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advice only
+  advise_huge_pages(out.data(), n);
   out.resize(n);
   return out;
 }
@@ -404,9 +407,14 @@ void ScratchFile::append(ByteView v) {
   size_ += v.size;
 }
 
-void ScratchFile::read(uint64_t offset, uint8_t* dst, size_t n) const {
+void ScratchFile::check_range(const char* what, uint64_t offset, size_t n) const {
   if (offset > size_ || n > size_ - offset)
-    throw Error("scratch read past its end (" + std::to_string(n) + " at " + std::to_string(offset) + ")", dir_);
+    throw Error(std::string("scratch ") + what + " past its end (" + std::to_string(n) + " at " + std::to_string(offset) + ")",
+                dir_);
+}
+
+void ScratchFile::read(uint64_t offset, uint8_t* dst, size_t n) const {
+  check_range("read", offset, n);
   for (size_t done = 0; done < n;) {
     const ssize_t r = ::pread(fd_, dst + done, n - done, off_t(offset + done));
     if (r < 0 && errno == EINTR) continue;
@@ -431,8 +439,7 @@ MappedRange::~MappedRange() {
 }
 
 std::unique_ptr<MappedRange> ScratchFile::map(uint64_t offset, size_t n) const {
-  if (offset > size_ || n > size_ - offset)
-    throw Error("scratch map past its end (" + std::to_string(n) + " at " + std::to_string(offset) + ")", dir_);
+  check_range("map", offset, n);
   return std::make_unique<MappedRange>(fd_, offset, n, dir_);
 }
 

@@ -488,15 +488,16 @@ Bytes TreeHead::signed_bytes() const {
 bool TreeHead::signature_ok() const { return verify_signature(key, signed_bytes(), sig); }
 
 std::optional<std::string> entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id) {
-  const std::string at = "entry " + std::to_string(index);
+  // Called for every entry of a log: the subject is built only for a problem.
+  auto at = [&] { return "entry " + std::to_string(index); };
   if (index == 0) {
-    if (!e.genesis) return at + " is not a genesis entry";
-    if (e.g.run_id != run_id) return at + " is the genesis of run " + e.g.run_id.hex() + ", not of run " + run_id.hex();
+    if (!e.genesis) return at() + " is not a genesis entry";
+    if (e.g.run_id != run_id) return at() + " is the genesis of run " + e.g.run_id.hex() + ", not of run " + run_id.hex();
     return std::nullopt;
   }
-  if (e.genesis) return at + " is a second genesis entry";
+  if (e.genesis) return at() + " is a second genesis entry";
   if (e.s.step != index)
-    return at + " is the entry of step " + std::to_string(e.s.step) + ", not of step " + std::to_string(index);
+    return at() + " is the entry of step " + std::to_string(e.s.step) + ", not of step " + std::to_string(index);
   return std::nullopt;
 }
 

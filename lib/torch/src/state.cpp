@@ -5,7 +5,6 @@
 
 #include <c10/core/CPUAllocator.h>
 #include <dlfcn.h>
-#include <sys/mman.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include "wit/state_root.h"
 #include "wit/device.h"
 #include "wit/error.h"
+#include "wit/io.h"
 #include "wit/model_spec.h"
 #include "wit/sketch.h"
 
@@ -194,7 +194,7 @@ struct HugePageAllocator final : c10::Allocator {
     const bool huge = n >= kHuge;
     void* p = nullptr;
     if (::posix_memalign(&p, huge ? kHuge : 64, n == 0 ? 1 : n) != 0) throw std::bad_alloc();
-    if (huge) (void)::madvise(p, n, MADV_HUGEPAGE);  // advice only: a refusal changes nothing
+    if (huge) advise_huge_pages(p, n);
     return {p, p, &free_block, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &free_block; }

@@ -198,6 +198,7 @@ class SpooledBundle {
     uint64_t offset, size;
   };
   std::map<std::string, Place> spilled_;
+  const Place& spilled_place(const std::string& name) const;  // throws "bundle lacks member NAME"
   std::unique_ptr<ScratchFile> scratch_;
 };
 

@@ -86,16 +86,14 @@ class TempDir {
   std::string path_;
 };
 
-// `n` bytes, uninitialised memory not yet touched, in transparent huge pages
-// where the kernel allows (a 1.5 GB state read into 4 KiB pages costs a page
-// fault each): Bytes with its capacity advised, then sized. Use for buffers
-// of many megabytes that are filled at once.
+// Advises transparent huge pages (madvise MADV_HUGEPAGE) for the whole 2 MiB
+// pages inside [p, p + n) that nothing has touched yet: a 1.5 GB state in
+// 4 KiB pages costs a page fault each. Advice only; a refusal changes nothing.
+void advise_huge_pages(void* p, size_t n);
+// `n` bytes in huge pages where the kernel allows: Bytes with its capacity
+// advised, then sized. For buffers of many megabytes filled at once.
 Bytes huge_page_bytes(size_t n);
 
-// An anonymous temporary file for data too large to hold in memory: created
-// in $TMPDIR (else /tmp) and unlinked at once, so nothing is left behind
-// however the process ends. Written at its end, read anywhere; closed (and
-// its space freed) by the destructor. Throws wit::Error naming the directory.
 // A read-only mapping of a byte range of an open file: the page cache's own
 // pages, no copy (MAP_POPULATE: faulted in one pass). Unmapped on destruction.
 class MappedRange {
@@ -113,6 +111,10 @@ class MappedRange {
   size_t size_ = 0;
 };
 
+// An anonymous temporary file for data too large to hold in memory: created
+// in $TMPDIR (else /tmp) and unlinked at once, so nothing is left behind
+// however the process ends. Written at its end, read anywhere; closed (and
+// its space freed) by the destructor. Throws wit::Error naming the directory.
 class ScratchFile {
  public:
   ScratchFile();
@@ -127,6 +129,7 @@ class ScratchFile {
   std::unique_ptr<MappedRange> map(uint64_t offset, size_t n) const;
 
  private:
+  void check_range(const char* what, uint64_t offset, size_t n) const;
   std::string dir_;
   int fd_ = -1;
   uint64_t size_ = 0;
