@@ -243,7 +243,23 @@ TEST_CASE("tokens: windows, partial window, odd size", "[readers]") {
   auto src = RecordSource::open(tokens_spec(3), f);
   CHECK(all_records(*src) == Strings{data.substr(0, 6), data.substr(6, 6)});  // token 6 dropped
   CHECK(src->line_of(1) == 0);
-  CHECK(points_into_file(*src, 1));
+  // Streamed with pread, not mapped: fixed-size records, bytes on request.
+  REQUIRE(src->files().size() == 1);
+  CHECK(src->files()[0].content == nullptr);
+  CHECK(src->files()[0].size == 14);
+  CHECK(src->fixed_size() == 6);
+  std::string tail(2, '\0');
+  src->read_bytes(12, 2, reinterpret_cast<uint8_t*>(&tail[0]));
+  CHECK(tail == data.substr(12, 2));
+  {
+    // A file cut short after it was opened is refused, not read as zeros.
+    const std::string g = t.write("shrinks.bin", data);
+    auto s = RecordSource::open(tokens_spec(3), g);
+    std::filesystem::resize_file(g, 4);
+    std::string scratch;
+    CHECK(error_of([&] { s->record(1, scratch); }).first ==
+          "file changed while reading (it is shorter than when opened): " + g);
+  }
   CHECK(RecordSource::open(tokens_spec(7), f)->count() == 1);
   CHECK(RecordSource::open(tokens_spec(8), f)->count() == 0);
   CHECK(RecordSource::open(tokens_spec(1), f)->count() == 7);
