@@ -17,12 +17,11 @@
 # Writes only inside a temporary directory, removed on exit.
 set -euo pipefail
 shopt -s inherit_errexit
-
 die() { echo "bench/commit.sh: error: $*" >&2; exit 2; }
-[ $# -eq 1 ] || { echo "usage: bench/commit.sh BUILD_DIR" >&2; exit 2; }
-build=$(cd "$1" 2>/dev/null && pwd) || die "no such build directory: $1"
-commit="$build/bin/wit-commit"
+[ $# -eq 1 ] || die "usage: bench/commit.sh BUILD_DIR"
+commit="$1/bin/wit-commit"
 [ -x "$commit" ] || die "wit-commit is not built: $commit"
+build=$(cd "$1" && pwd)
 command -v b2sum > /dev/null || die "b2sum not found (coreutils)"
 [ -x /usr/bin/time ] || die "GNU time not found at /usr/bin/time (apt-get install time)"
 

@@ -20,9 +20,7 @@ shopt -s inherit_errexit
 die() { echo "bench/run.sh: error: $*" >&2; exit 2; }
 [ $# -eq 1 ] || { echo "usage: bench/run.sh BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" 2>/dev/null && pwd) || die "no such build directory: $1"
-commit="$build/bin/wit-commit"
 proofs="$build/bench/bench_proofs"
-[ -x "$commit" ] || die "wit-commit is not built: $commit"
 [ -x "$proofs" ] || die "bench_proofs is not built (is bench/ added to the build?): $proofs"
 
 proof_n=${WIT_BENCH_PROOF_N:-10000000}

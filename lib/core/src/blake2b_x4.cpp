@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "wit/merkle.h"
 
@@ -74,19 +75,27 @@ WIT_AVX2 void g4(__m256i& a, __m256i& b, __m256i& c, __m256i& d, __m256i x, __m2
   b = rotr63(_mm256_xor_si256(b, c));
 }
 
-// One round, its message schedule a compile-time constant.
-template <int R>
-WIT_AVX2 void round4(__m256i v[16], const __m256i m[16]) {
-  constexpr const uint8_t* s = kSigma[R];
-  g4(v[0], v[4], v[8], v[12], m[s[0]], m[s[1]]);
-  g4(v[1], v[5], v[9], v[13], m[s[2]], m[s[3]]);
-  g4(v[2], v[6], v[10], v[14], m[s[4]], m[s[5]]);
-  g4(v[3], v[7], v[11], v[15], m[s[6]], m[s[7]]);
-  g4(v[0], v[5], v[10], v[15], m[s[8]], m[s[9]]);
-  g4(v[1], v[6], v[11], v[12], m[s[10]], m[s[11]]);
-  g4(v[2], v[7], v[8], v[13], m[s[12]], m[s[13]]);
-  g4(v[3], v[4], v[9], v[14], m[s[14]], m[s[15]]);
-}
+// NAME(v, m, seq): the twelve rounds of G over the working vector v (type
+// V) with message words m, each round's schedule a compile-time constant.
+#define WIT_BLAKE2B_ROUNDS(NAME, ATTR, V, G)                              \
+  template <int R>                                                        \
+  ATTR void NAME##_one(V v[16], const V m[16]) {                          \
+    constexpr const uint8_t* s = kSigma[R];                               \
+    G(v[0], v[4], v[8], v[12], m[s[0]], m[s[1]]);                         \
+    G(v[1], v[5], v[9], v[13], m[s[2]], m[s[3]]);                         \
+    G(v[2], v[6], v[10], v[14], m[s[4]], m[s[5]]);                        \
+    G(v[3], v[7], v[11], v[15], m[s[6]], m[s[7]]);                        \
+    G(v[0], v[5], v[10], v[15], m[s[8]], m[s[9]]);                        \
+    G(v[1], v[6], v[11], v[12], m[s[10]], m[s[11]]);                      \
+    G(v[2], v[7], v[8], v[13], m[s[12]], m[s[13]]);                       \
+    G(v[3], v[4], v[9], v[14], m[s[14]], m[s[15]]);                       \
+  }                                                                       \
+  template <int... R>                                                     \
+  ATTR void NAME(V v[16], const V m[16], std::integer_sequence<int, R...>) { \
+    (NAME##_one<R>(v, m), ...);                                           \
+  }
+
+WIT_BLAKE2B_ROUNDS(rounds4, WIT_AVX2, __m256i, g4)
 
 // One compression of four 128-byte blocks (lane j's at blk[j]); t[j] is lane
 // j's byte counter after this block.
@@ -111,18 +120,7 @@ WIT_AVX2 void compress4(__m256i h[8], const uint8_t* const blk[4], const uint64_
   for (int i = 0; i < 8; i++) v[8 + i] = _mm256_set1_epi64x(int64_t(kIV[i]));
   v[12] = _mm256_xor_si256(v[12], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t)));
   if (last) v[14] = _mm256_xor_si256(v[14], _mm256_set1_epi64x(-1));
-  round4<0>(v, m);
-  round4<1>(v, m);
-  round4<2>(v, m);
-  round4<3>(v, m);
-  round4<4>(v, m);
-  round4<5>(v, m);
-  round4<6>(v, m);
-  round4<7>(v, m);
-  round4<8>(v, m);
-  round4<9>(v, m);
-  round4<10>(v, m);
-  round4<11>(v, m);
+  rounds4(v, m, std::make_integer_sequence<int, 12>());
   for (int i = 0; i < 8; i++) h[i] = _mm256_xor_si256(h[i], _mm256_xor_si256(v[i], v[8 + i]));
 }
 
@@ -206,17 +204,14 @@ WIT_AVX512 void g8(__m512i& a, __m512i& b, __m512i& c, __m512i& d, __m512i x, __
   b = _mm512_ror_epi64(_mm512_xor_si512(b, c), 63);
 }
 
-template <int R>
-WIT_AVX512 void round8(__m512i v[16], const __m512i m[16]) {
-  constexpr const uint8_t* s = kSigma[R];
-  g8(v[0], v[4], v[8], v[12], m[s[0]], m[s[1]]);
-  g8(v[1], v[5], v[9], v[13], m[s[2]], m[s[3]]);
-  g8(v[2], v[6], v[10], v[14], m[s[4]], m[s[5]]);
-  g8(v[3], v[7], v[11], v[15], m[s[6]], m[s[7]]);
-  g8(v[0], v[5], v[10], v[15], m[s[8]], m[s[9]]);
-  g8(v[1], v[6], v[11], v[12], m[s[10]], m[s[11]]);
-  g8(v[2], v[7], v[8], v[13], m[s[12]], m[s[13]]);
-  g8(v[3], v[4], v[9], v[14], m[s[14]], m[s[15]]);
+WIT_BLAKE2B_ROUNDS(rounds8, WIT_AVX512, __m512i, g8)
+
+// Two independent groups of eight lanes side by side, round by round, so
+// that their dependency chains overlap.
+template <int... R>
+WIT_AVX512 void rounds8x2(__m512i v[16], const __m512i m[16], __m512i w[16], const __m512i n[16],
+                          std::integer_sequence<int, R...>) {
+  ((rounds8_one<R>(v, m), rounds8_one<R>(w, n)), ...);
 }
 
 // Rows r[j] (eight 64-bit words of lane j) to columns: out[w] holds word w of
@@ -228,45 +223,42 @@ WIT_AVX512 void transpose8(const __m512i r[8], __m512i out[8]) {
     t[2 * p + 1] = _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]);  // words 1 3 5 7
   }
   // u[0..3]: rows 0-3, words {0,4} {2,6} {1,5} {3,7}; u[4..7] the same for rows 4-7.
-  for (int half = 0; half < 2; half++) {
-    __m512i* o = u + 4 * half;
-    const __m512i* s = t + 4 * half;
-    o[0] = _mm512_shuffle_i64x2(s[0], s[2], 0x88);
-    o[1] = _mm512_shuffle_i64x2(s[0], s[2], 0xDD);
-    o[2] = _mm512_shuffle_i64x2(s[1], s[3], 0x88);
-    o[3] = _mm512_shuffle_i64x2(s[1], s[3], 0xDD);
+  // (0x88 takes 128-bit blocks 0 and 2 of each source, 0xDD blocks 1 and 3.)
+#pragma GCC unroll 2
+  for (int half = 0; half < 2; half++)
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; q++) {
+      const __m512i* s = t + 4 * half;
+      u[4 * half + 2 * q] = _mm512_shuffle_i64x2(s[q], s[q + 2], 0x88);
+      u[4 * half + 2 * q + 1] = _mm512_shuffle_i64x2(s[q], s[q + 2], 0xDD);
+    }
+  constexpr int kWord[4] = {0, 2, 1, 3};  // u[i] and u[i + 4] hold words kWord[i] and kWord[i] + 4
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    out[kWord[i]] = _mm512_shuffle_i64x2(u[i], u[i + 4], 0x88);
+    out[kWord[i] + 4] = _mm512_shuffle_i64x2(u[i], u[i + 4], 0xDD);
   }
-  out[0] = _mm512_shuffle_i64x2(u[0], u[4], 0x88);
-  out[4] = _mm512_shuffle_i64x2(u[0], u[4], 0xDD);
-  out[2] = _mm512_shuffle_i64x2(u[1], u[5], 0x88);
-  out[6] = _mm512_shuffle_i64x2(u[1], u[5], 0xDD);
-  out[1] = _mm512_shuffle_i64x2(u[2], u[6], 0x88);
-  out[5] = _mm512_shuffle_i64x2(u[2], u[6], 0xDD);
-  out[3] = _mm512_shuffle_i64x2(u[3], u[7], 0x88);
-  out[7] = _mm512_shuffle_i64x2(u[3], u[7], 0xDD);
 }
 
-// One compression of eight blocks whose message words are m (already
-// transposed); t holds the eight byte counters after this block.
-WIT_AVX512 void compress8(__m512i h[8], const __m512i m[16], __m512i t, bool last) {
-  __m512i v[16];
+// The working vector of one compression of eight blocks: the chaining
+// value h, the IV, the eight byte counters t after this block, the final flag.
+WIT_AVX512 void start8(const __m512i h[8], __m512i t, bool last, __m512i v[16]) {
   for (int i = 0; i < 8; i++) v[i] = h[i];
   for (int i = 0; i < 8; i++) v[8 + i] = _mm512_set1_epi64(int64_t(kIV[i]));
   v[12] = _mm512_xor_si512(v[12], t);
   if (last) v[14] = _mm512_xor_si512(v[14], _mm512_set1_epi64(-1));
-  round8<0>(v, m);
-  round8<1>(v, m);
-  round8<2>(v, m);
-  round8<3>(v, m);
-  round8<4>(v, m);
-  round8<5>(v, m);
-  round8<6>(v, m);
-  round8<7>(v, m);
-  round8<8>(v, m);
-  round8<9>(v, m);
-  round8<10>(v, m);
-  round8<11>(v, m);
+}
+WIT_AVX512 void finish8(__m512i h[8], const __m512i v[16]) {
   for (int i = 0; i < 8; i++) h[i] = _mm512_ternarylogic_epi64(h[i], v[i], v[8 + i], 0x96);  // h ^ v ^ v'
+}
+
+// One compression of eight blocks whose message words are m (already
+// transposed).
+WIT_AVX512 void compress8(__m512i h[8], const __m512i m[16], __m512i t, bool last) {
+  __m512i v[16];
+  start8(h, t, last, v);
+  rounds8(v, m, std::make_integer_sequence<int, 12>());
+  finish8(h, v);
 }
 
 WIT_AVX512 void init8(__m512i h[8]) {
@@ -292,6 +284,15 @@ WIT_AVX512 __m512i leaf_bytes(const uint8_t* data, uint64_t len, uint64_t at) {
   return _mm512_maskz_loadu_epi8(k, reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(data) + at - 1));
 }
 
+// Message words of block `start` / 128 of eight leaf messages, transposed.
+WIT_AVX512 void leaf_block8(const uint8_t* const data[8], const size_t len[8], uint64_t start, __m512i m[16]) {
+  __m512i r[8];
+  for (int half = 0; half < 2; half++) {
+    for (int j = 0; j < 8; j++) r[j] = leaf_bytes(data[j], len[j], start + 64 * uint64_t(half));
+    transpose8(r, m + 8 * half);
+  }
+}
+
 // Eight messages 0x00 || data_j that fill the same number of blocks.
 WIT_AVX512_FN void leaves8(const uint8_t* const data[8], const size_t len[8], Hash32* const out[8]) {
   __m512i h[8];
@@ -300,13 +301,10 @@ WIT_AVX512_FN void leaves8(const uint8_t* const data[8], const size_t len[8], Ha
   for (int j = 0; j < 8; j++) total[j] = uint64_t(len[j]) + 1;
   const __m512i tot = _mm512_load_si512(total);
   const uint64_t blocks = (total[0] + 127) / 128;
-  __m512i m[16], r[8];
+  __m512i m[16];
   for (uint64_t k = 0; k < blocks; k++) {
     const uint64_t start = 128 * k;
-    for (int half = 0; half < 2; half++) {
-      for (int j = 0; j < 8; j++) r[j] = leaf_bytes(data[j], len[j], start + 64 * uint64_t(half));
-      transpose8(r, m + 8 * half);
-    }
+    leaf_block8(data, len, start, m);
     const __m512i t = _mm512_min_epu64(tot, _mm512_set1_epi64(int64_t(start + 128)));
     compress8(h, m, t, k + 1 == blocks);
   }
@@ -331,58 +329,34 @@ WIT_AVX512_FN void pairs8(const Hash32* in, Hash32* const out[8]) {
   compress8(h, m, _mm512_set1_epi64(65), true);
   store8(h, out);
 }
-template <int R>
-WIT_AVX512 void round8x2(__m512i v[16], const __m512i m[16], __m512i w[16], const __m512i n[16]) {
-  constexpr const uint8_t* s = kSigma[R];
-  g8(v[0], v[4], v[8], v[12], m[s[0]], m[s[1]]);
-  g8(w[0], w[4], w[8], w[12], n[s[0]], n[s[1]]);
-  g8(v[1], v[5], v[9], v[13], m[s[2]], m[s[3]]);
-  g8(w[1], w[5], w[9], w[13], n[s[2]], n[s[3]]);
-  g8(v[2], v[6], v[10], v[14], m[s[4]], m[s[5]]);
-  g8(w[2], w[6], w[10], w[14], n[s[4]], n[s[5]]);
-  g8(v[3], v[7], v[11], v[15], m[s[6]], m[s[7]]);
-  g8(w[3], w[7], w[11], w[15], n[s[6]], n[s[7]]);
-  g8(v[0], v[5], v[10], v[15], m[s[8]], m[s[9]]);
-  g8(w[0], w[5], w[10], w[15], n[s[8]], n[s[9]]);
-  g8(v[1], v[6], v[11], v[12], m[s[10]], m[s[11]]);
-  g8(w[1], w[6], w[11], w[12], n[s[10]], n[s[11]]);
-  g8(v[2], v[7], v[8], v[13], m[s[12]], m[s[13]]);
-  g8(w[2], w[7], w[8], w[13], n[s[12]], n[s[13]]);
-  g8(v[3], v[4], v[9], v[14], m[s[14]], m[s[15]]);
-  g8(w[3], w[4], w[9], w[14], n[s[14]], n[s[15]]);
-}
-WIT_AVX512 void compress8x2(__m512i h[8], const __m512i m[16], __m512i t, __m512i h2[8], const __m512i m2[16], __m512i t2, bool last) {
+// Two independent compressions of eight blocks each, round by round.
+WIT_AVX512 void compress8x2(__m512i h[8], const __m512i m[16], __m512i t, __m512i h2[8], const __m512i m2[16],
+                            __m512i t2, bool last) {
   __m512i v[16], w[16];
-  for (int i = 0; i < 8; i++) { v[i] = h[i]; w[i] = h2[i]; }
-  for (int i = 0; i < 8; i++) { v[8 + i] = _mm512_set1_epi64(int64_t(kIV[i])); w[8+i] = v[8+i]; }
-  v[12] = _mm512_xor_si512(v[12], t);
-  w[12] = _mm512_xor_si512(w[12], t2);
-  if (last) { v[14] = _mm512_xor_si512(v[14], _mm512_set1_epi64(-1)); w[14] = _mm512_xor_si512(w[14], _mm512_set1_epi64(-1)); }
-  round8x2<0>(v, m, w, m2); round8x2<1>(v, m, w, m2); round8x2<2>(v, m, w, m2); round8x2<3>(v, m, w, m2);
-  round8x2<4>(v, m, w, m2); round8x2<5>(v, m, w, m2); round8x2<6>(v, m, w, m2); round8x2<7>(v, m, w, m2);
-  round8x2<8>(v, m, w, m2); round8x2<9>(v, m, w, m2); round8x2<10>(v, m, w, m2); round8x2<11>(v, m, w, m2);
-  for (int i = 0; i < 8; i++) { h[i] = _mm512_ternarylogic_epi64(h[i], v[i], v[8 + i], 0x96); h2[i] = _mm512_ternarylogic_epi64(h2[i], w[i], w[8 + i], 0x96);}
+  start8(h, t, last, v);
+  start8(h2, t2, last, w);
+  rounds8x2(v, m, w, m2, std::make_integer_sequence<int, 12>());
+  finish8(h, v);
+  finish8(h2, w);
 }
+
 // Sixteen messages that fill the same number of blocks, as two groups of
 // eight whose rounds interleave: one compression is a chain of dependent
 // steps, and a second independent chain beside it keeps more of the
 // vector units busy (about 20% faster than one group after the other).
 WIT_AVX512_FN void leaves16(const uint8_t* const data[16], const size_t len[16], Hash32* const out[16]) {
   __m512i h[8], h2[8];
-  init8(h); init8(h2);
+  init8(h);
+  init8(h2);
   alignas(64) uint64_t total[16];
   for (int j = 0; j < 16; j++) total[j] = uint64_t(len[j]) + 1;
   const __m512i tot = _mm512_load_si512(total), tot2 = _mm512_load_si512(total + 8);
   const uint64_t blocks = (total[0] + 127) / 128;
-  __m512i m[16], m2[16], r[8];
+  __m512i m[16], m2[16];
   for (uint64_t k = 0; k < blocks; k++) {
     const uint64_t start = 128 * k;
-    for (int half = 0; half < 2; half++) {
-      for (int j = 0; j < 8; j++) r[j] = leaf_bytes(data[j], len[j], start + 64 * uint64_t(half));
-      transpose8(r, m + 8 * half);
-      for (int j = 0; j < 8; j++) r[j] = leaf_bytes(data[8+j], len[8+j], start + 64 * uint64_t(half));
-      transpose8(r, m2 + 8 * half);
-    }
+    leaf_block8(data, len, start, m);
+    leaf_block8(data + 8, len + 8, start, m2);
     const __m512i lim = _mm512_set1_epi64(int64_t(start + 128));
     compress8x2(h, m, _mm512_min_epu64(tot, lim), h2, m2, _mm512_min_epu64(tot2, lim), k + 1 == blocks);
   }
@@ -438,46 +412,32 @@ unsigned hash_lanes() {
   return 1;
 }
 
+namespace {
+
+// Runs an N-lane kernel on `count` <= N messages: the lanes past count
+// repeat message 0 (same block count) into a spare output.
+template <size_t N, class Kernel>
+void on_lanes(const uint8_t* const* data, const size_t* len, size_t count, Hash32* const* out, Kernel&& kernel) {
+  const uint8_t* d[N];
+  size_t l[N];
+  Hash32* o[N];
+  Hash32 spare;
+  for (size_t j = 0; j < N; j++) {
+    const bool used = j < count;
+    d[j] = data[used ? j : 0];
+    l[j] = len[used ? j : 0];
+    o[j] = used ? out[j] : &spare;
+  }
+  kernel(d, l, o);
+}
+
+}  // namespace
+
 void leaves_lanes(const uint8_t* const* data, const size_t* len, size_t count, Hash32* const* out) {
 #if defined(__x86_64__)
-  // Unused lanes repeat lane 0 (same block count) into a dummy output.
-  Hash32 spare;
-  if (kAvx512 && count > 8) {
-    const uint8_t* d[16];
-    size_t l[16];
-    Hash32* o[16];
-    for (size_t j = 0; j < 16; j++) {
-      const bool used = j < count;
-      d[j] = data[used ? j : 0];
-      l[j] = len[used ? j : 0];
-      o[j] = used ? out[j] : &spare;
-    }
-    return leaves16(d, l, o);
-  }
-  if (kAvx512 && count > 4) {
-    const uint8_t* d[8];
-    size_t l[8];
-    Hash32* o[8];
-    for (size_t j = 0; j < 8; j++) {
-      const bool used = j < count;
-      d[j] = data[used ? j : 0];
-      l[j] = len[used ? j : 0];
-      o[j] = used ? out[j] : &spare;
-    }
-    return leaves8(d, l, o);
-  }
-  if (kAvx2 && count > 1) {
-    const uint8_t* d[4];
-    size_t l[4];
-    Hash32* o[4];
-    for (size_t j = 0; j < 4; j++) {
-      const bool used = j < count;
-      d[j] = data[used ? j : 0];
-      l[j] = len[used ? j : 0];
-      o[j] = used ? out[j] : &spare;
-    }
-    return leaves4(d, l, o);
-  }
+  if (kAvx512 && count > 8) return on_lanes<16>(data, len, count, out, leaves16);
+  if (kAvx512 && count > 4) return on_lanes<8>(data, len, count, out, leaves8);
+  if (kAvx2 && count > 1) return on_lanes<4>(data, len, count, out, leaves4);
 #endif
   for (size_t j = 0; j < count; j++) *out[j] = kBlake2bTree.leaf(ByteView(data[j], len[j]));
 }
