@@ -13,7 +13,9 @@
 # Usage: bench/commit.sh BUILD_DIR
 # Environment: WIT_BENCH_TOKENS_MB (MiB, space-separated; default "512 1024"),
 # WIT_BENCH_JSONL_RECORDS (default "200000 1200000": about 40 and 240 MB),
-# WIT_BENCH_COMMIT_REPS (default 5), WIT_BENCH_PROFILE (default 0).
+# WIT_BENCH_COMMIT_REPS (default 5), WIT_BENCH_PROFILE (default 0),
+# WIT_BENCH_BASELINE (another wit-commit, e.g. main's, timed in the same
+# rounds and shown in its own column; default none).
 # Writes only inside a temporary directory, removed on exit.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -29,6 +31,8 @@ tokens_mb=${WIT_BENCH_TOKENS_MB:-512 1024}
 jsonl_records=${WIT_BENCH_JSONL_RECORDS:-200000 1200000}
 reps=${WIT_BENCH_COMMIT_REPS:-5}
 profile=${WIT_BENCH_PROFILE:-0}
+baseline=${WIT_BENCH_BASELINE:-}
+[ -z "$baseline" ] || [ -x "$baseline" ] || die "WIT_BENCH_BASELINE is not an executable: $baseline"
 fortunes=/usr/share/games/fortunes
 
 hashbench="$build/bench/bench_hash"
@@ -61,15 +65,22 @@ bench() {
   local bytes i
   bytes=$(stat -c %s "$file")
   cat "$file" > /dev/null
-  rm -f "$tmp/b2" "$tmp/wit" "$tmp/wit1"
+  rm -f "$tmp/b2" "$tmp/wit" "$tmp/wit1" "$tmp/base"
   b2sum -l 256 "$file" > /dev/null  # warm-up, untimed
   "$commit" -q "$@" -o "$tmp/c.json" --index "$tmp/c.widx" "$file"
   for ((i = 0; i < reps; i++)); do
     timed "$tmp/b2" b2sum -l 256 "$file"
     timed "$tmp/wit" "$commit" -q "$@" -o "$tmp/c.json" --index "$tmp/c.widx" "$file"
     timed "$tmp/wit1" "$commit" -q -j1 "$@" -o "$tmp/c.json" --index "$tmp/c.widx" "$file"
+    [ -z "$baseline" ] || timed "$tmp/base" "$baseline" -q "$@" -o "$tmp/b.json" --index "$tmp/b.widx" "$file"
   done
-  local records b2w b2c ww wc wr w1w w1c pair ratio_med per_rec
+  local base_cell=""
+  if [ -n "$baseline" ]; then
+    cmp -s "$tmp/b.widx" "$tmp/c.widx" || die "$label: the baseline's index differs from wit-commit's"
+    base_cell=" $(median "$tmp/base" 1) s / $(median "$tmp/base" 2) s, $(awk -v a="$(median "$tmp/b2" 1)" \
+      -v b="$(median "$tmp/base" 1)" 'BEGIN { printf "%.2f", a / b }')x |"
+  fi
+  local records b2w b2c ww wc wr w1w w1c pair ratio_med ratio_cpu per_rec
   records=$(sed -n 's/^  "records": \([0-9]*\),$/\1/p' "$tmp/c.json")
   b2w=$(median "$tmp/b2" 1); b2c=$(median "$tmp/b2" 2)
   ww=$(median "$tmp/wit" 1); wc=$(median "$tmp/wit" 2); wr=$(median "$tmp/wit" 3)
@@ -77,6 +88,7 @@ bench() {
   paste "$tmp/b2" "$tmp/wit" | awk '{ print $1 / $4 }' > "$tmp/pairs"
   pair=$(median "$tmp/pairs" 1)
   ratio_med=$(awk -v a="$b2w" -v b="$ww" 'BEGIN { printf "%.2f", a / b }')
+  ratio_cpu=$(awk -v a="$b2c" -v b="$wc" 'BEGIN { printf "%.2f", a / b }')
   # Peak memory beyond the input: the input is streamed (tokens) or mapped
   # (text readers, which count it once it is read), so both are shown.
   local streamed=0
@@ -84,9 +96,9 @@ bench() {
   per_rec=$(awk -v r="$wr" -v b="$bytes" -v n="$records" -v s="$streamed" 'BEGIN {
       v = (r * 1024 - (s ? 0 : b)) / n; printf "%.0f", v < 0 ? 0 : v }')
   echo "wit bench commit: $label: $bytes bytes, $records records; medians, wall/cpu s: b2sum $b2w/$b2c," \
-    "wit-commit $ww/$wc, -j1 $w1w/$w1c; ratio b2sum/wit-commit $(printf %.2f "$pair") (per round), $ratio_med (of medians);" \
-    "peak RSS $wr KiB" >&2
-  rows+=("| $label | $b2w s / $b2c s | $ww s / $wc s | $w1w s / $w1c s | $(printf %.2f "$pair")x ($ratio_med x) | $((wr / 1024)) MiB, $per_rec B/record |")
+    "wit-commit $ww/$wc, -j1 $w1w/$w1c; ratio b2sum/wit-commit $(printf %.2f "$pair") (per round), $ratio_med (of medians)," \
+    "$ratio_cpu (CPU); peak RSS $wr KiB; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  rows+=("| $label | $b2w s / $b2c s | $ww s / $wc s | $w1w s / $w1c s | $(printf %.2f "$pair")x ($ratio_med x) | ${ratio_cpu}x | $((wr / 1024)) MiB, $per_rec B/record |$base_cell")
 }
 
 for mb in $tokens_mb; do
@@ -96,7 +108,7 @@ for mb in $tokens_mb; do
     perf record -q -g -o "$tmp/perf.data" "$commit" -q -j1 --reader tokens --seq-len 1024 -o "$tmp/c.json" \
       --index "$tmp/c.widx" "$tmp/tokens.bin" 2> /dev/null > /dev/null || true
     notes+=("perf, wit-commit -j1, tokens ${mb} MiB (self %, top symbols):")
-    notes+=("$(perf report -i "$tmp/perf.data" --stdio --no-children --sort symbol 2> /dev/null | grep -E '^ +[0-9]' | head -n 12)")
+    notes+=("$(perf report -i "$tmp/perf.data" --stdio --no-children --sort symbol 2> /dev/null | awk '/^ +[0-9.]+%/ && n++ < 12 { $1 = $1; sub(/ +- +-$/, ""); print "  " $0 }')")
   fi
   rm -f "$tmp/tokens.bin"
 done
@@ -127,7 +139,7 @@ for n in $jsonl_records; do
     perf record -q -g -o "$tmp/perf.data" "$commit" -q -j1 --reader jsonl -o "$tmp/c.json" \
       --index "$tmp/c.widx" "$tmp/records.jsonl" 2> /dev/null > /dev/null || true
     notes+=("perf, wit-commit -j1, jsonl $n records (self %, top symbols):")
-    notes+=("$(perf report -i "$tmp/perf.data" --stdio --no-children --sort symbol 2> /dev/null | grep -E '^ +[0-9]' | head -n 12)")
+    notes+=("$(perf report -i "$tmp/perf.data" --stdio --no-children --sort symbol 2> /dev/null | awk '/^ +[0-9.]+%/ && n++ < 12 { $1 = $1; sub(/ +- +-$/, ""); print "  " $0 }')")
   fi
   rm -f "$tmp/records.jsonl"
 done
@@ -135,8 +147,8 @@ done
 echo
 echo "Committing: wit-commit against b2sum -l 256 of the same file ($(nproc) cores; load average at the end $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "| input | b2sum wall / CPU | wit-commit ($(nproc) threads) wall / CPU | wit-commit -j1 wall / CPU | b2sum / wit-commit, wall: per round (of medians) | wit-commit peak RSS, beyond the input per record |"
-echo "|---|---|---|---|---|---|"
+echo "| input | b2sum wall / CPU | wit-commit ($(nproc) threads) wall / CPU | wit-commit -j1 wall / CPU | b2sum / wit-commit, wall: per round (of medians) | b2sum / wit-commit, CPU | wit-commit peak RSS, beyond the input per record |${baseline:+ baseline wall / CPU, b2sum / baseline wall |}"
+echo "|---|---|---|---|---|---|---|${baseline:+---|}"
 printf '%s\n' "${rows[@]}"
 echo
 echo "Medians of $reps alternating rounds; goals: tokens >= 3x, JSONL >= 1.5x b2sum (docs/commitment.md, \"Performance\")."
