@@ -360,16 +360,21 @@ DataTree::DataTree(const RecordFiles& files, unsigned threads, const std::functi
     for (uint64_t i = b; i < end; i++) e[i].rec = i;
   });
   parallel_sort(e, total, threads);
-  // De-duplicate in place: the first of equal leaves has the smallest record number.
+  // De-duplicate and compact in one pass: the first of equal leaves has the
+  // smallest record number; the k-th distinct leaf moves from entry i (byte
+  // 40 i) to byte 32 k, k <= i, never past an entry still to be read. The
+  // first-occurrence table is reserved at its largest (untouched pages cost
+  // nothing) and filled once.
+  uint8_t* const base = buf_.get();
+  first_.reserve(total);
   uint64_t n = 0;
-  for (uint64_t i = 0; i < total; i++)
-    if (n == 0 || e[n - 1].leaf != e[i].leaf) e[n++] = e[i];
+  for (uint64_t i = 0; i < total; i++) {
+    if (n > 0 && std::memcmp(base + 32 * (n - 1), e[i].leaf.data(), 32) == 0) continue;
+    first_.push_back(e[i].rec);
+    std::memmove(base + 32 * n, e[i].leaf.data(), 32);
+    n++;
+  }
   n_ = n;
-  first_.resize(n);
-  for (uint64_t i = 0; i < n; i++) first_[i] = e[i].rec;
-  // Compact the leaves to the front: leaf i moves from byte 40 i to byte 32 i,
-  // never past an entry still to be read.
-  for (uint64_t i = 0; i < n; i++) std::memmove(buf_.get() + 32 * i, &e[i].leaf, 32);
 }
 
 std::optional<uint64_t> DataTree::find(const Hash32& leaf) const {
