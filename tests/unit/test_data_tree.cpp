@@ -290,6 +290,15 @@ TEST_CASE("tokens: known root and source digests, streamed", "[commit]") {
     REQUIRE(again.size() == 2);
     CHECK(again[0].digest == r.commitment.sources[0].digest);
     CHECK(again[1].digest == r.commitment.sources[1].digest);
+    // Training reads records by tree position (pread, no mapping): each is
+    // the window whose leaf sits there.
+    const Dataset ds(r.commitment, {a, b}, threads);
+    REQUIRE(ds.size() == 900);
+    for (uint64_t i : {uint64_t(0), uint64_t(1), uint64_t(450), uint64_t(899)}) {
+      const std::string rec = ds.record(i);
+      CHECK(rec.size() == 32);
+      CHECK(record_leaf(ByteView(rec)) == ds.leaf(i));
+    }
   }
   const std::string c = d.file("c.bin", gen(2 * 400000 + 1000, uint64_t(5) << 25));
   spec.seq_len = 200000;
