@@ -32,7 +32,7 @@ absent m.commit.json m.widx
 cat >cfg.json <<'CFG'
 {"model": {"n_layer": 1, "n_head": 2, "d_model": 16, "context": 48},
  "batch_size": 4, "steps": 6, "checkpoint_every": 3, "head_every": 3,
- "fingerprint": {"sketch_k": 32, "probe_every": 3, "probe_records": 2, "probe_dim": 8},
+ "fingerprint": {"sketch_k": 64, "probe_every": 3, "probe_records": 2, "probe_dim": 8},
  "seed": "f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1"}
 CFG
 run 0 wit-log keygen -o key
