@@ -3,6 +3,7 @@
 // Irwin-Hall normal init against a hand-computed element.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -109,7 +110,7 @@ TEST_CASE("the default rules cover PyTorch's usual names, and refuse others by n
   // A vector or scalar with another name: no rule, refused by name with what to do.
   for (const TensorDecl& odd : {TensorDecl{"gain", {8}, DType::kF32}, TensorDecl{"temperature", {}, DType::kF32}}) {
     ModelConfig d = scripted();
-    d.params.insert(d.params.begin() + 3, odd);
+    d.params.insert(std::find_if(d.params.begin(), d.params.end(), [&](const TensorDecl& p) { return odd.name < p.name; }), odd);
     CHECK_THAT(refusal(d.to_json()), Catch::Contains("no init rule covers parameter '" + odd.name + "'") &&
                                          Catch::Contains("add a rule for it to the config's model.init"));
   }
