@@ -116,6 +116,27 @@ TEST_CASE("the default rules cover PyTorch's usual names, and refuse others by n
   }
 }
 
+TEST_CASE("GPT-2-named parameters start where they started before the new default rules", "[model_spec]") {
+  // docs/model.md "Changed defaults": the catch-all rules of before issue 25
+  // and today's defaults give a GPT-2-style module (examples/gpt2_module.py's
+  // names, and the bare wte/wpe of --names wit) the same initial state.
+  ModelConfig now = scripted();
+  now.params = {{"h.0.attn.c_attn.bias", {12}, DType::kF32}, {"h.0.attn.c_attn.weight", {12, 4}, DType::kF32},
+                {"h.0.attn.c_proj.bias", {4}, DType::kF32},  {"h.0.attn.c_proj.weight", {4, 4}, DType::kF32},
+                {"h.0.ln_1.bias", {4}, DType::kF32},         {"h.0.ln_1.weight", {4}, DType::kF32},
+                {"h.0.mlp.c_fc.weight", {16, 4}, DType::kF32}, {"ln_f.bias", {4}, DType::kF32},
+                {"ln_f.weight", {4}, DType::kF32},           {"wpe", {8, 4}, DType::kF32},
+                {"wte.weight", {257, 4}, DType::kF32}};
+  ModelConfig before = now;
+  before.init = {{{"*bias", -1}, InitKind::kZeros, 0},
+                 {{"*", 0}, InitKind::kOnes, 0},
+                 {{"*", 1}, InitKind::kOnes, 0},
+                 {{"*", -1}, InitKind::kNormal, 0.02}};
+  const Bytes seed(32, 3);
+  CHECK(initial_state_root(now, ByteView(seed)) == initial_state_root(before, ByteView(seed)));
+  CHECK(now.to_json()["init"] != before.to_json()["init"]);  // the manifest's list, and so the run id, differ
+}
+
 TEST_CASE("an invalid TorchScript model section names its field", "[model_spec]") {
   const json good = scripted().to_json();
   REQUIRE(refusal(good).empty());
