@@ -35,6 +35,22 @@ def forward(self, tokens):
     return torch.matmul(x, self.wte.t()) * (1.0 + 0.01 * self.calls)
 )JIT";
 
+// kTinyLmForward through the list (or tuple) that holds wte and proj.
+const char* const kListForward = R"JIT(
+def forward(self, tokens):
+    x = torch.embedding(self.ws[0], tokens)
+    x = torch.tanh(torch.matmul(x, self.ws[1]))
+    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
+    return torch.matmul(x, self.ws[0].t())
+)JIT";
+const char* const kTupleForward = R"JIT(
+def forward(self, tokens):
+    x = torch.embedding(self.pair[0], tokens)
+    x = torch.tanh(torch.matmul(x, self.pair[1]))
+    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
+    return torch.matmul(x, self.pair[0].t())
+)JIT";
+
 }  // namespace
 
 std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, const std::string& body, TinyExtra extra) {
@@ -58,6 +74,17 @@ std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, cons
       break;
     }
     case TinyExtra::kCounter: m.register_attribute("calls", c10::IntType::get(), int64_t(0)); break;
+    case TinyExtra::kListParams:
+      m.register_attribute("ws", c10::ListType::ofTensors(),
+                           c10::List<at::Tensor>({m.attr("wte").toTensor(), m.attr("proj").toTensor()}));
+      break;
+    case TinyExtra::kTupleParams: {
+      const auto type = c10::TupleType::create({c10::TensorType::get(), c10::TensorType::get()});
+      m.register_attribute("pair", type, c10::ivalue::Tuple::create({m.attr("wte").toTensor(), m.attr("proj").toTensor()}));
+      break;
+    }
+    case TinyExtra::kViewBuffer: m.register_buffer("proj_t", m.attr("proj").toTensor().detach().t()); break;
+    case TinyExtra::kUnusedParam: m.register_parameter("spare", torch::zeros({d, d}), false); break;
     case TinyExtra::kHiddenNetwork:
       m.register_buffer("memory", torch::randn({vocab, 300}));
       m.register_buffer("memory_out", torch::randn({300, vocab}));
@@ -66,6 +93,8 @@ std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, cons
   m.define(!body.empty() ? body
            : extra == TinyExtra::kHiddenNetwork ? kHiddenForward
            : extra == TinyExtra::kCounter ? kCounterForward
+           : extra == TinyExtra::kListParams ? kListForward
+           : extra == TinyExtra::kTupleParams ? kTupleForward
                                           : kTinyLmForward);
   m.save(path);
   return path;

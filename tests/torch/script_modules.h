@@ -19,6 +19,10 @@ enum class TinyExtra {
   kStoredValues,  // other values stored in the file ("pretrained")
   kHiddenNetwork, // buffers memory [V, 300] and memory_out [300, V] added to the logits
   kCounter,       // an int attribute "calls" that forward increments
+  kListParams,    // wte and proj also held in a List[Tensor] "ws" that forward uses (as nn.GRU's _flat_weights)
+  kTupleParams,   // wte and proj also held in a tuple "pair" that forward uses
+  kViewBuffer,    // a buffer "proj_t" made from proj before saving (shares its storage)
+  kUnusedParam,   // a parameter "spare" [d, d] that forward never uses
 };
 
 // Saves a module with parameters ln.weight, ln.bias [d], wte [vocab, d] and

@@ -65,7 +65,7 @@ TEST_CASE("describe_module lists what a run binds", "[torch][script]") {
   CHECK(c.params[3].name == "wte");
   CHECK((c.params[3].shape == std::vector<int64_t>{257, 8}));
   CHECK(c.buffers.empty());
-  // The default rules: bias zero, vectors one, matrices normal; decay on matrices.
+  // The default rules: bias zero, norm scales one, matrices normal; decay on matrices.
   const auto ps = model_params(script_manifest(path).model);
   CHECK(ps[0].init == InitKind::kZeros);
   CHECK_FALSE(ps[0].decay);
@@ -120,6 +120,28 @@ TEST_CASE("a TorchScript model trains with wit's step, bit-identically, and chec
   CHECK(back.step() == 30);
 }
 
+TEST_CASE("a module that holds its parameters in a list trains with wit's tensors", "[torch][script]") {
+  // As nn.GRU and nn.LSTM do (_flat_weights): the list is refreshed before
+  // every forward, so the steps are exactly those of the same computation
+  // reading the parameter slots.
+  set_torch_threads(1);
+  TmpDir tmp;
+  const Manifest plain = script_manifest(save_tiny_lm(tmp / "plain.pt", 257, 16));
+  const Manifest listed = script_manifest(save_tiny_lm(tmp / "list.pt", 257, 16, "", TinyExtra::kListParams));
+  CHECK(listed.model.params == plain.model.params);
+  CHECK(listed.model.buffers.empty());
+  check_model(listed.model);  // every parameter gets a gradient through the list
+  Bytes seed(32, 5);
+  TrainState a = TrainState::initial(plain.model, ByteView(seed));
+  TrainState b = TrainState::initial(listed.model, ByteView(seed));
+  for (int i = 0; i < 5; i++) {
+    const StepOutput oa = train_step(plain, a, batch());
+    const StepOutput ob = train_step(listed, b, batch());
+    CHECK(oa.losses == ob.losses);
+  }
+  CHECK(a.root() == b.root());
+}
+
 TEST_CASE("another model file is refused where the run's is expected", "[torch][script]") {
   TmpDir tmp;
   Manifest m = script_manifest(save_tiny_lm(tmp / "m.pt", 257, 8));
@@ -171,6 +193,18 @@ def forward(self, tokens):
   SECTION("a network hidden in a buffer") {
     const std::string p = save_tiny_lm(tmp / "buf.pt", 257, 8, "", TinyExtra::kBigBuffer);
     CHECK_THROWS_WITH(describe_module(p), Catch::Contains("buffers and tensor constants hold 90000 elements"));
+  }
+  SECTION("parameters held in a tuple") {
+    const std::string p = save_tiny_lm(tmp / "tuple.pt", 257, 8, "", TinyExtra::kTupleParams);
+    CHECK_THROWS_WITH(describe_module(p), Catch::Contains("attribute 'pair[0]' holds parameter 'wte' inside a tuple"));
+  }
+  SECTION("a buffer made from a parameter before saving") {
+    const std::string p = save_tiny_lm(tmp / "view.pt", 257, 8, "", TinyExtra::kViewBuffer);
+    CHECK_THROWS_WITH(describe_module(p), Catch::Contains("attribute 'proj_t' shares storage with parameter 'proj'"));
+  }
+  SECTION("a parameter forward never uses") {
+    Manifest m = script_manifest(save_tiny_lm(tmp / "spare.pt", 257, 8, "", TinyExtra::kUnusedParam));
+    CHECK_THROWS_WITH(check_model(m.model), Catch::Contains("parameter 'spare' gets no gradient"));
   }
   SECTION("a module with state of its own (a call counter)") {
     Manifest m = script_manifest(save_tiny_lm(tmp / "count.pt", 257, 8, "", TinyExtra::kCounter));

@@ -3,6 +3,7 @@
 // Irwin-Hall normal init against a hand-computed element.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -74,6 +75,68 @@ TEST_CASE("the first covering rule decides a parameter's init and decay", "[mode
         R"({"arch":"gpt","context":128,"d_model":128,"n_head":4,"n_layer":2,"vocab":257})");
 }
 
+TEST_CASE("the default rules cover PyTorch's usual names, and refuse others by name", "[model_spec]") {
+  ModelConfig c = scripted();
+  c.params = {{"b_hh", {12}, DType::kF32},
+              {"cell.b_ih", {12}, DType::kF32},
+              {"conv.bias", {8}, DType::kF32},
+              {"conv.weight", {8, 3, 3, 3}, DType::kF32},
+              {"emb.weight", {10, 4}, DType::kF32},
+              {"enc.layers.0.self_attn.in_proj_bias", {12}, DType::kF32},
+              {"enc.layers.0.self_attn.in_proj_weight", {12, 4}, DType::kF32},
+              {"norm.weight", {4}, DType::kF32},
+              {"rnn.bias_hh_l0_reverse", {96}, DType::kF32},
+              {"rnn.bias_ih_l0", {96}, DType::kF32},
+              {"rnn.weight_hh_l0", {96, 32}, DType::kF32},
+              {"tcn.weight", {4, 4, 3}, DType::kF32}};
+  const auto ps = model_params(ModelConfig::from_json(c.to_json(), "x"));
+  const std::vector<InitKind> want = {InitKind::kZeros,  InitKind::kZeros,  InitKind::kZeros,  InitKind::kNormal,
+                                      InitKind::kNormal, InitKind::kZeros,  InitKind::kNormal, InitKind::kOnes,
+                                      InitKind::kZeros,  InitKind::kZeros,  InitKind::kNormal, InitKind::kNormal};
+  REQUIRE(ps.size() == want.size());
+  for (size_t i = 0; i < ps.size(); i++) {
+    INFO(ps[i].name);
+    CHECK(ps[i].init == want[i]);
+    CHECK(ps[i].decay == (ps[i].shape.size() >= 2));
+  }
+  // Each parameter's rule, readable (wit-train --describe).
+  const std::string text = describe_params(c);
+  const size_t at = text.find("\nrnn.bias_ih_l0 ");
+  REQUIRE(at != std::string::npos);
+  const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+  CHECK_THAT(line, Catch::Contains(" [96] ") && Catch::Contains(" zeros  init[2] {\"match\":\"*bias_*\",\"ndim\":1} ") &&
+                       Catch::EndsWith(" no  decay[1] {\"match\":\"*\",\"ndim\":1}"));
+  CHECK_THAT(text, Catch::Contains("12 parameters"));
+  // A vector or scalar with another name: no rule, refused by name with what to do.
+  for (const TensorDecl& odd : {TensorDecl{"gain", {8}, DType::kF32}, TensorDecl{"temperature", {}, DType::kF32}}) {
+    ModelConfig d = scripted();
+    d.params.insert(std::find_if(d.params.begin(), d.params.end(), [&](const TensorDecl& p) { return odd.name < p.name; }), odd);
+    CHECK_THAT(refusal(d.to_json()), Catch::Contains("no init rule covers parameter '" + odd.name + "'") &&
+                                         Catch::Contains("add a rule for it to the config's model.init"));
+  }
+}
+
+TEST_CASE("GPT-2-named parameters start where they started before the new default rules", "[model_spec]") {
+  // docs/model.md "Changed defaults": the catch-all rules of before issue 25
+  // and today's defaults give a GPT-2-style module (examples/gpt2_module.py's
+  // names, and the bare wte/wpe of --names wit) the same initial state.
+  ModelConfig now = scripted();
+  now.params = {{"h.0.attn.c_attn.bias", {12}, DType::kF32}, {"h.0.attn.c_attn.weight", {12, 4}, DType::kF32},
+                {"h.0.attn.c_proj.bias", {4}, DType::kF32},  {"h.0.attn.c_proj.weight", {4, 4}, DType::kF32},
+                {"h.0.ln_1.bias", {4}, DType::kF32},         {"h.0.ln_1.weight", {4}, DType::kF32},
+                {"h.0.mlp.c_fc.weight", {16, 4}, DType::kF32}, {"ln_f.bias", {4}, DType::kF32},
+                {"ln_f.weight", {4}, DType::kF32},           {"wpe", {8, 4}, DType::kF32},
+                {"wte.weight", {257, 4}, DType::kF32}};
+  ModelConfig before = now;
+  before.init = {{{"*bias", -1}, InitKind::kZeros, 0},
+                 {{"*", 0}, InitKind::kOnes, 0},
+                 {{"*", 1}, InitKind::kOnes, 0},
+                 {{"*", -1}, InitKind::kNormal, 0.02}};
+  const Bytes seed(32, 3);
+  CHECK(initial_state_root(now, ByteView(seed)) == initial_state_root(before, ByteView(seed)));
+  CHECK(now.to_json()["init"] != before.to_json()["init"]);  // the manifest's list, and so the run id, differ
+}
+
 TEST_CASE("an invalid TorchScript model section names its field", "[model_spec]") {
   const json good = scripted().to_json();
   REQUIRE(refusal(good).empty());
@@ -90,7 +153,7 @@ TEST_CASE("an invalid TorchScript model section names its field", "[model_spec]"
   CHECK_THAT(with("/init", json::array({{{"match", "*bias"}, {"init", "zeros"}}})),
              Catch::Contains("no init rule covers parameter 'blocks.0.c_proj.weight'"));
   CHECK_THAT(with("/init/3/init", "gaussian"), Catch::Contains("init[3].init must be"));
-  CHECK_THAT(with("/init/3/std", -1), Catch::Contains("init[3].std must be a number"));
+  CHECK_THAT(with("/init/5/std", -1), Catch::Contains("init[5].std must be a number"));
   CHECK_THAT(with("/init/0/std", 1), Catch::Contains("init[0].std does not apply to zeros"));
   CHECK_THAT(with("/decay/2/decay", "yes"), Catch::Contains("decay[2].decay must be true or false"));
   CHECK_THAT(with("/buffers", json::array({{{"name", "mask"}, {"shape", {300, 300}}, {"dtype", "BOOL"}}})),

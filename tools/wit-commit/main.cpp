@@ -7,6 +7,7 @@
 #include "wit/cli.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
+#include "wit/file_kind.h"
 #include "wit/index.h"
 #include "wit/io.h"
 #include "wit/progress.h"
@@ -33,9 +34,9 @@ int main(int argc, char** argv) {
   unsigned threads = 0;
   bool quiet = false, no_index = false;
   std::vector<std::string> files;
-  app.add_option("--reader", reader, "How files become records")
-      ->check(CLI::IsMember(wit::ReaderSpec::kind_names()))
-      ->default_str("lines");
+  auto* reader_opt = app.add_option("--reader", reader, "How files become records (default: jsonl for .jsonl inputs, else lines)")
+                         ->check(CLI::IsMember(wit::ReaderSpec::kind_names()))
+                         ->default_str("lines");
   app.add_option("--field", field, "JSONL field holding the record (jsonl)")->default_str("text");
   app.add_option("--seq-len", seq_len, "Tokens per record (tokens reader)");
   app.add_option("-o,--output", out, "Commitment JSON to write (- = stdout)")->default_str("-");
@@ -65,6 +66,12 @@ int main(int argc, char** argv) {
       return wit::cli::kOk;
     }
     if (files.empty()) throw wit::Error("no input files (wit-commit [options] FILE... or wit-commit show COMMIT)");
+    if (reader_opt->count() == 0) {  // by the inputs' names (docs/records.md)
+      reader = wit::default_reader(files);
+      if (reader == "jsonl" && !quiet)
+        wit::cli::note("reading the .jsonl inputs with --reader jsonl (the record is each line's \"" + field +
+                       "\" field); --reader lines commits the raw lines");
+    }
     wit::ReaderSpec spec;
     spec.kind = wit::ReaderSpec::parse_kind(reader);
     spec.field = field;

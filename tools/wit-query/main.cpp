@@ -6,10 +6,12 @@
 #include "wit/commitment.h"
 #include "wit/contamination.h"
 #include "wit/error.h"
+#include "wit/file_kind.h"
 #include "wit/index.h"
 #include "wit/io.h"
 #include "wit/proofs.h"
 #include "wit/readers.h"
+#include "wit/runlog.h"
 #include "wit/usage.h"
 
 namespace {
@@ -88,8 +90,8 @@ int main(int argc, char** argv) {
   std::string run_dir;
   auto* use = app.add_subcommand("usage", "Prove at which steps of a run a record was trained on (exit 1 if at none)");
   use->add_option("--run", run_dir, "Run directory (its seed revealed)")->required();
-  use->add_option("--commit", commit_path, "The run's data commitment JSON")->required();
-  use->add_option("--index", index_path, "Data index (.widx)")->required();
+  use->add_option("--commit", commit_path, "The run's data commitment JSON (default: from RUN/data.json)");
+  use->add_option("--index", index_path, "Data index (.widx) (default: from RUN/data.json)");
   use->add_option("-o,--output", out, "Proof to write (- = stdout)");
   use->add_flag("-q,--quiet", quiet, "No summary on stderr");
   use_args.add(use);
@@ -157,7 +159,14 @@ int main(int argc, char** argv) {
       return wit::cli::kOk;
     }
     if (*use) {
+      wit::expect_args({{"--run", run_dir, wit::FileKind::kRunDir}, {"--commit", commit_path, wit::FileKind::kCommitment}});
+      if (commit_path.empty() || index_path.empty()) {  // the run's own
+        const wit::RunDataFiles d = wit::run_data_files(run_dir, {commit_path, index_path, {"-"}});
+        commit_path = d.commit;
+        index_path = d.index;
+      }
       Loaded l = load(commit_path, index_path);
+      wit::check_run_data(l.commit, commit_path, run_dir);
       std::optional<std::string> record;
       const wit::Hash32 leaf = use_args.resolve(record);
       const auto pos = l.index->find(leaf);

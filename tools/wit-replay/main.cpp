@@ -7,6 +7,7 @@
 
 #include "wit/cli.h"
 #include "wit/error.h"
+#include "wit/file_kind.h"
 #include "wit/io.h"
 #include "wit/replay.h"
 #include "wit/replay_math.h"
@@ -64,6 +65,9 @@ int main(int argc, char** argv) {
     if (*verify) wit::check_margin(margin);  // before any response is built
     if (device != "cpu" && !wit::cuda_available())
       throw wit::Error("this LibTorch has no CUDA device", "--device " + device, "use --device cpu");
+    wit::expect_args({{"--run", run, wit::FileKind::kRunDir},
+                      {"--bundle", bundle_path, wit::FileKind::kBundle},
+                      {"CHALLENGE", challenge_path, wit::FileKind::kChallenge}});
     wit::Challenge c = wit::Challenge::load(challenge_path);
     if (*respond) {
       ro.run = run;

@@ -1,5 +1,7 @@
 // wit-train: the reference trainer (byte-level GPT) that leaves witnesses:
 // manifest, witness log, signed heads and checkpoints in a run directory.
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include "wit/error.h"
 #include "wit/io.h"
 #include "wit/run_lock.h"
+#include "wit/script.h"
 #include "wit/trainer.h"
 
 namespace fs = std::filesystem;
@@ -32,10 +35,13 @@ int main(int argc, char** argv) {
   CLI::App app{"Train the built-in GPT or a TorchScript model with witnesses into a run directory"};
   wit::cli::setup(app, "wit-train");
   wit::TrainOptions o;
+  // --describe needs only --config (and --model, --data when given).
+  const bool describe = std::any_of(argv + 1, argv + argc, [](const char* a) { return !std::strcmp(a, "--describe"); });
+  app.add_flag("--describe", "Print each parameter's shape, init and weight decay (and their rules), then exit; writes nothing");
   app.add_option("--config", o.config_path, "Training config (JSON)")->required();
-  app.add_option("--data", o.commit_path, "Data commitment (.commit.json)")->required();
-  app.add_option("--index", o.index_path, "Data index (.widx)")->required();
-  wit::cli::mark_output(app.add_option("--out", o.out_dir, "Run directory (created; an existing one is resumed)"))->required();
+  app.add_option("--data", o.commit_path, "Data commitment (.commit.json)")->required(!describe);
+  app.add_option("--index", o.index_path, "Data index (.widx)")->required(!describe);
+  wit::cli::mark_output(app.add_option("--out", o.out_dir, "Run directory (created; an existing one is resumed)"))->required(!describe);
   app.add_option("--model", o.model_path, "A TorchScript model file (docs/model.md); default: the built-in GPT");
   app.add_option("--key", o.key_path, "Trainer's signing key (default: generate RUN/trainer.key)");
   app.add_option("--device", o.device, "cpu or cuda")->default_str("cpu");
@@ -51,8 +57,13 @@ int main(int argc, char** argv) {
   bool no_witnesses = false;  // hidden: bench/dist.sh measures the same run without witnesses
   app.add_flag("--bench-no-witnesses", no_witnesses)->group("");
   app.add_flag("-q,--quiet", o.quiet, "No progress or summary on stderr");
-  app.add_option("FILE", o.files, "The committed data files (any order)")->required();
+  app.add_option("FILE", o.files, "The committed data files (any order)")->required(!describe);
   return wit::cli::run(app, argc, argv, [&]() -> int {
+    if (describe) {
+      wit::check_device(o.device);
+      std::fputs(wit::describe_training(o.config_path, o.model_path, o.commit_path, o.device).c_str(), stdout);
+      return wit::cli::kOk;
+    }
     // Validated before the run directory exists: a refused device leaves nothing behind.
     wit::check_device(o.device);
     // Said here, not as the manifest's "'n' out of range", which blames the config.

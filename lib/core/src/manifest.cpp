@@ -224,7 +224,13 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
     }
   };
   known(j, cfg.overrides, "");
-  j.merge_patch(cfg.overrides);
+  // A TorchScript model's init and decay rules from the config come first,
+  // the defaults after them (docs/model.md): a config names only what differs.
+  json overrides = cfg.overrides;
+  for (const char* k : {"init", "decay"})
+    if (scripted && given_model.contains(k) && given_model[k].is_array())
+      for (const auto& rule : j["model"][k]) overrides["model"][k].push_back(rule);
+  j.merge_patch(overrides);
   // The start/end token: 256 for bytes; for token ids the vocabulary's last
   // (GPT-2's <|endoftext|> is 50256 of 50257) unless the config names one.
   if (scripted && !given_model.contains("pad") && j["model"]["vocab"].is_number_integer())

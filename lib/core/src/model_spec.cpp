@@ -2,6 +2,8 @@
 #include "wit/model_spec.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <cmath>
 
 #include "wit/error.h"
@@ -100,6 +102,20 @@ struct ModelReader {
   }
 };
 
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// A parameter no rule covers, and what to do about it.
+std::string uncovered(const char* rules, const TensorDecl& p) {
+  return std::string("no ") + rules + " rule covers parameter '" + p.name + "' " + shape_text(p.shape) +
+         " (the default rules cover PyTorch's usual names: docs/model.md); add a rule for it to the config's model." +
+         rules + " (its rules come before the defaults), e.g. {\"match\": \"" + p.name + "\", " +
+         (std::string(rules) == "init" ? "\"init\": \"normal\", \"std\": 0.02" : "\"decay\": false") + "}";
+}
+
 }  // namespace
 
 bool ParamMatch::covers(const std::string& name, size_t dims) const {
@@ -144,10 +160,19 @@ std::string tensors_problem(const std::vector<TensorDecl>& params, const std::ve
 }
 
 std::vector<InitRule> default_init_rules() {
-  return {{{"*bias", -1}, InitKind::kZeros, 0},
-          {{"*", 0}, InitKind::kOnes, 0},
-          {{"*", 1}, InitKind::kOnes, 0},
-          {{"*", -1}, InitKind::kNormal, 0.02}};
+  const InitRule normal{{"*", 2}, InitKind::kNormal, 0.02};
+  auto with_ndim = [&](int nd) {
+    InitRule r = normal;
+    r.on.ndim = nd;
+    return r;
+  };
+  return {{{"*bias", -1}, InitKind::kZeros, 0},    // Linear, convolutions, norms, in_proj_bias
+          {{"*weight", 1}, InitKind::kOnes, 0},    // norm scales (LayerNorm, BatchNorm, GroupNorm)
+          {{"*bias_*", 1}, InitKind::kZeros, 0},   // RNN gate biases: bias_ih_l0, bias_hh_l0_reverse
+          {{"b_*", 1}, InitKind::kZeros, 0},       // hand-written gate biases: b_ih, b_hh
+          {{"*.b_*", 1}, InitKind::kZeros, 0},
+          normal,                                  // matrices, embeddings, RNN gate weights (weight_ih_l0)
+          with_ndim(3), with_ndim(4), with_ndim(5)};  // convolutions 1d, 2d, 3d
 }
 
 std::vector<DecayRule> default_decay_rules() { return {{{"*", 0}, false}, {{"*", 1}, false}, {{"*", -1}, true}}; }
@@ -259,9 +284,9 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& where) {
   // Every parameter covered by an init rule and a decay rule.
   for (const auto& p : c.params) {
     if (std::none_of(c.init.begin(), c.init.end(), [&](const InitRule& x) { return x.on.covers(p.name, p.shape.size()); }))
-      r.bad("no init rule covers parameter '" + p.name + "'");
+      r.bad(uncovered("init", p));
     if (std::none_of(c.decay.begin(), c.decay.end(), [&](const DecayRule& x) { return x.on.covers(p.name, p.shape.size()); }))
-      r.bad("no decay rule covers parameter '" + p.name + "'");
+      r.bad(uncovered("decay", p));
   }
   return c;
 }
@@ -403,6 +428,49 @@ Hash32 initial_state_root(const ModelConfig& c, ByteView seed) {
   static const uint8_t step0[8] = {0};
   tensors.push_back({kStepTensor, DType::kI64, {1}, ByteView(step0, 8)});
   return state_root(tensors);
+}
+
+std::string describe_params(const ModelConfig& c) {
+  const std::vector<ParamSpec> ps = model_params(c);
+  auto kind_text = [](InitKind k, double scale) {
+    char buf[64];
+    if (k == InitKind::kNormal) std::snprintf(buf, sizeof buf, "normal std %g", scale);
+    else if (k == InitKind::kUniform) std::snprintf(buf, sizeof buf, "uniform bound %g", scale);
+    else return std::string(init_kind_name(k));
+    return std::string(buf);
+  };
+  std::vector<std::array<std::string, 4>> rows = {{"parameter", "shape", "init", "weight decay"}};
+  uint64_t values = 0;
+  for (const auto& p : ps) {
+    values += p.numel();
+    std::string init = kind_text(p.init, p.bound), decay = p.decay ? "yes" : "no";
+    if (c.scripted()) {  // the rule that gave it: the first that covers the parameter
+      for (size_t i = 0; i < c.init.size(); i++)
+        if (c.init[i].on.covers(p.name, p.shape.size())) {
+          init = kind_text(c.init[i].kind, c.init[i].scale) + "  init[" + std::to_string(i) + "] " + match_json(c.init[i].on).dump();
+          break;
+        }
+      for (size_t i = 0; i < c.decay.size(); i++)
+        if (c.decay[i].on.covers(p.name, p.shape.size())) {
+          decay += "  decay[" + std::to_string(i) + "] " + match_json(c.decay[i].on).dump();
+          break;
+        }
+    }
+    rows.push_back({p.name, shape_text(p.shape), init, decay});
+  }
+  size_t w[3] = {0, 0, 0};
+  for (const auto& r : rows)
+    for (size_t k = 0; k < 3; k++) w[k] = std::max(w[k], r[k].size());
+  std::string out = (c.scripted() ? "TorchScript model (init and decay: the first rule that covers each parameter; docs/model.md)"
+                                  : "built-in GPT (init and decay: docs/training.md)") +
+                    std::string(", vocab ") + std::to_string(c.vocab) + ", context " + std::to_string(c.context) + ": " +
+                    std::to_string(ps.size()) + " parameters, " + std::to_string(values) + " values\n";
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t k = 0; k < 3; k++) line += r[k] + std::string(w[k] - r[k].size() + 2, ' ');
+    out += line + r[3] + "\n";
+  }
+  return out;
 }
 
 Hash32 model_file_digest(const std::string& path) {

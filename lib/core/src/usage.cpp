@@ -37,13 +37,22 @@ std::string steps_text(const std::vector<int64_t>& steps) {
 
 }  // namespace
 
+void check_run_data(const Commitment& c, const std::string& commit_path, const std::string& run_dir) {
+  const RunPaths rp(run_dir);
+  const Manifest mf = Manifest::load(rp.manifest());
+  if (mf.data_root == c.root && mf.data_n == c.n) return;
+  throw Error("the run was not trained on this commitment: " + commit_path + " has root " + c.root.hex() + " (" +
+                  std::to_string(c.n) + " records), the run's data (" + rp.manifest() + ") has root " +
+                  mf.data_root.hex() + " (" + std::to_string(mf.data_n) + " records)",
+              "", "leave out --commit and --index to use the run's own (RUN/data.json)");
+}
+
 json usage_document(const Commitment& c, const Index& idx, const std::string& run_dir, const Hash32& leaf,
                     uint64_t position, const std::optional<std::string>& record) {
   const RunPaths rp(run_dir);
   const Manifest mf = Manifest::load(rp.manifest());
   const Hash32 run_id = mf.run_id();
-  if (mf.data_root != c.root || mf.data_n != c.n)
-    throw Error("the run was not trained on this commitment", rp.manifest());
+  if (mf.data_root != c.root || mf.data_n != c.n) check_run_data(c, "the commitment", run_dir);
   const auto seed = read_revealed_seed(rp);
   if (!seed) throw Error("the run's seed is not revealed yet: its data order is still secret", rp.seed(),
                          "a usage proof needs RUN/seed, which wit-train writes when training ends");

@@ -7,13 +7,17 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "state_impl.h"
+#include "wit/commitment.h"
+#include "wit/manifest.h"
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/script.h"
@@ -119,8 +123,79 @@ std::vector<TensorDecl> tensor_constants(const torch::jit::Module& root) {
   return out;
 }
 
+// Where the module refers to its parameters other than through their own
+// slots. A list holding a parameter itself (nn.GRU's and nn.LSTM's
+// _flat_weights) is refreshed before every forward; any other reference
+// would keep the file's values while wit trains its own tensors (forward
+// would compute with stale weights, or the parameter would get no gradient),
+// and so would tensors in containers that are neither parameters nor
+// buffers: refused, saying what to change.
+std::vector<ScriptModel::ListSlot> parameter_references(const torch::jit::Module& m,
+                                                        const std::vector<std::string>& names,  // sorted
+                                                        const std::string& path) {
+  std::map<const c10::TensorImpl*, size_t> impl_of;
+  std::map<const void*, size_t> storage_of;
+  for (const auto& p : m.named_parameters(true)) {
+    const size_t i = size_t(std::lower_bound(names.begin(), names.end(), p.name) - names.begin());
+    impl_of[p.value.unsafeGetTensorImpl()] = i;
+    if (p.value.has_storage() && p.value.storage().data()) storage_of[p.value.storage().data()] = i;
+  }
+  std::vector<ScriptModel::ListSlot> out;
+  // `where`: "" for an attribute itself, else the kind of container it is in.
+  std::function<void(const c10::IValue&, const std::string&, const char*)> walk = [&](const c10::IValue& v,
+                                                                                   const std::string& at,
+                                                                                   const char* where) {
+    if (v.isTensor()) {
+      const torch::Tensor& t = v.toTensor();
+      if (auto it = impl_of.find(t.unsafeGetTensorImpl()); it != impl_of.end())
+        throw Error("attribute '" + at + "' holds parameter '" + names[it->second] + "'" +
+                        (*where ? std::string(" inside a ") + where : std::string(" under another name")) +
+                        ", where wit cannot put the trained values: use the parameter itself in forward, or hold "
+                        "such references in a list (as nn.GRU's _flat_weights)",
+                    path);
+      if (t.has_storage() && t.storage().data())
+        if (auto it = storage_of.find(t.storage().data()); it != storage_of.end())
+          throw Error("attribute '" + at + "' shares storage with parameter '" + names[it->second] +
+                          "' (a view or copy made before saving), so forward would use the file's values, not the "
+                          "trained ones: compute it from the parameter in forward",
+                      path);
+      if (*where)
+        throw Error("attribute '" + at + "' holds a tensor inside a " + where +
+                        " that is neither a parameter nor a buffer; wit binds and checks a module's tensors as "
+                        "parameters and buffers: register it as a buffer or compute it in forward",
+                    path);
+      return;
+    }
+    if (v.isList()) {
+      c10::impl::GenericList list = v.toList();
+      for (size_t k = 0; k < list.size(); k++) {
+        const c10::IValue e = list.get(k);
+        const bool in_lists = !*where || !std::strcmp(where, "list");
+        if (in_lists && e.isTensor() && impl_of.count(e.toTensor().unsafeGetTensorImpl()))
+          out.push_back({list, k, impl_of[e.toTensor().unsafeGetTensorImpl()]});
+        else
+          walk(e, at + "[" + std::to_string(k) + "]", in_lists ? "list" : where);
+      }
+    } else if (v.isTuple()) {
+      const auto& elems = v.toTupleRef().elements();
+      for (size_t k = 0; k < elems.size(); k++) walk(elems[k], at + "[" + std::to_string(k) + "]", "tuple");
+    } else if (v.isGenericDict()) {
+      for (const auto& kv : v.toGenericDict()) walk(kv.value(), at + "[...]", "dict");
+    } else if (v.isObject() && !v.isModule()) {
+      const auto obj = v.toObject();
+      for (size_t k = 0; k < obj->slots().size(); k++) walk(obj->getSlot(k), at + "." + obj->type()->getAttributeName(k), "object");
+    }
+  };
+  for (const auto& a : m.named_attributes(true)) {
+    if (a.value.isModule() || std::binary_search(names.begin(), names.end(), a.name)) continue;
+    walk(a.value, a.name, "");
+  }
+  return out;
+}
+
 struct Described {
   std::vector<TensorDecl> params, buffers;
+  std::vector<ScriptModel::ListSlot> lists;  // see parameter_references
 };
 
 // Parameters and every other tensor (buffers, tensor attributes, constants),
@@ -147,6 +222,7 @@ Described describe(const torch::jit::Module& m, const std::string& path) {
     if (!a.value.isTensor() || std::binary_search(param_names.begin(), param_names.end(), a.name)) continue;
     d.buffers.push_back(decl_of(a.name, a.value.toTensor()));
   }
+  d.lists = parameter_references(m, param_names, path);
   for (auto& c : tensor_constants(m)) d.buffers.push_back(std::move(c));
   auto by_name = [](const TensorDecl& a, const TensorDecl& b) { return a.name < b.name; };
   std::sort(d.params.begin(), d.params.end(), by_name);
@@ -249,6 +325,7 @@ std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Devi
   sm->module.to(device);
   for (const auto& p : c.params) sm->param_names.push_back(p.name);
   sm->attrs = attribute_digest(sm->module, sm->param_names);
+  sm->lists = std::move(d.lists);
   for (const auto& p : c.params) {
     torch::jit::Module owner = sm->module;
     std::string rest = p.name;
@@ -260,9 +337,14 @@ std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Devi
   return sm;
 }
 
+void fill_params(ScriptModel& m, const std::vector<torch::Tensor>& params) {
+  for (size_t i = 0; i < m.slots.size(); i++) m.slots[i].first.setattr(m.slots[i].second, params[i]);
+  for (auto& l : m.lists) l.list.set(l.index, params[l.param]);
+}
+
 torch::Tensor script_forward(ScriptModel& m, const std::vector<torch::Tensor>& params, const torch::Tensor& idx) {
   torch::jit::setGraphExecutorOptimize(false);  // the setting is per thread: every thread that runs forward
-  for (size_t i = 0; i < m.slots.size(); i++) m.slots[i].first.setattr(m.slots[i].second, params[i]);
+  fill_params(m, params);
   torch::Tensor out = m.module.forward({idx}).toTensor();
   // A module with state of its own (a call counter, a buffer it writes)
   // would train differently from its replay, which starts from a fresh load.
@@ -290,11 +372,11 @@ void check_model(const ModelConfig& c, const std::string& device) {
   const int64_t L = std::min<int64_t>(c.context, 4);
   auto idx = torch::full({2, L}, c.pad, torch::TensorOptions().dtype(torch::kLong).device(dev));
   std::vector<torch::Tensor> params;
-  for (const auto& p : c.params) params.push_back(torch::zeros(p.shape, torch::TensorOptions().device(dev)));
-  torch::NoGradGuard no_grad;
+  for (const auto& p : c.params)
+    params.push_back(torch::zeros(p.shape, torch::TensorOptions().device(dev)).set_requires_grad(true));
   c10::IValue out;
   try {
-    for (size_t i = 0; i < m->slots.size(); i++) m->slots[i].first.setattr(m->slots[i].second, params[i]);
+    fill_params(*m, params);
     out = m->module.forward({idx});
   } catch (const std::exception& e) {
     throw Error("the module's forward failed on int64 tokens [2, " + std::to_string(L) + "] (" + first_line(e) + ")",
@@ -309,6 +391,38 @@ void check_model(const ModelConfig& c, const std::string& device) {
     throw Error("the module's forward returned " + std::string(c10::toString(t.scalar_type())) + " " + shape_text(shape) +
                     " for tokens [2, " + std::to_string(L) + "]; wit needs " + want,
                 c.module_path);
+  // Every parameter reaches the logits: the training step differentiates
+  // the loss by each one, and one that forward never uses (or uses through a
+  // copy wit cannot refresh) would fail only at the first step.
+  std::vector<torch::Tensor> grads(params.size());
+  if (t.requires_grad()) {
+    try {
+      grads = torch::autograd::grad({t.sum()}, params, {}, false, false, /*allow_unused=*/true);
+    } catch (const std::exception& e) {
+      throw Error("the module's backward failed on int64 tokens [2, " + std::to_string(L) + "] (" + first_line(e) + ")",
+                  c.module_path);
+    }
+  }
+  for (size_t i = 0; i < grads.size(); i++)
+    if (!grads[i].defined())
+      throw Error("parameter '" + c.params[i].name +
+                      "' gets no gradient: forward does not use it, or uses a copy of it that wit cannot refresh "
+                      "(a cache made before saving); use the parameter in forward, or remove it",
+                  c.module_path);
+}
+
+std::string describe_training(const std::string& config_path, const std::string& model_path,
+                              const std::string& commit_path, const std::string& device) {
+  const TrainConfig cfg = TrainConfig::load(config_path);
+  Commitment data;  // without --data: byte records, and a size that bounds nothing the model depends on
+  if (!commit_path.empty()) data = Commitment::load(commit_path);
+  else data.n = uint64_t(1) << 40;
+  std::optional<ModelConfig> scripted;
+  if (!model_path.empty()) scripted = describe_module(model_path);
+  const Manifest mf = make_manifest(cfg, data, PublicKey{}, Hash32{}, nlohmann::json::object(), config_path,
+                                    scripted ? &*scripted : nullptr);
+  check_model(mf.model, device);
+  return (model_path.empty() ? "" : model_path + ": ") + describe_params(mf.model);
 }
 
 }  // namespace wit

@@ -48,9 +48,12 @@ struct DecayRule {
   bool decay = true;
 };
 
-// Rule defaults that suit GPT-style models: biases zero, other vectors
-// (norm scales) one, matrices and embeddings normal(0, 0.02); weight decay
-// on tensors of two or more dimensions.
+// Rule defaults for PyTorch's usual parameter names (docs/model.md): biases
+// (*bias, RNN gate biases bias_ih_l0 ..., b_ih ...) zero, norm scales
+// (1-D *weight) one, tensors of 2 to 5 dimensions (matrices, embeddings, RNN
+// gate weights, convolutions) normal(0, 0.02); no rule for any other vector
+// or scalar, so such a parameter is refused by name. Weight decay on tensors
+// of two or more dimensions.
 std::vector<InitRule> default_init_rules();
 std::vector<DecayRule> default_decay_rules();
 
@@ -104,6 +107,10 @@ struct ParamSpec {
 // that covers it.
 std::vector<ParamSpec> model_params(const ModelConfig& c);
 uint64_t param_count(const ModelConfig& c);
+
+// A table, one line per parameter: its name, shape, init and weight decay,
+// and for a TorchScript model the rule each came from (wit-train --describe).
+std::string describe_params(const ModelConfig& c);
 
 // Initial values of one parameter: uniform or normal values from a ChaCha20
 // stream keyed by H(kInitWeights || seed || name) with exact integer-to-float

@@ -23,6 +23,10 @@ namespace wit {
 nlohmann::json usage_document(const Commitment& c, const Index& idx, const std::string& run_dir, const Hash32& leaf,
                               uint64_t position, const std::optional<std::string>& record = std::nullopt);
 
+// Throws wit::Error unless `c` (read from `commit_path`) is the data the run
+// in `run_dir` trained on, naming both roots.
+void check_run_data(const Commitment& c, const std::string& commit_path, const std::string& run_dir);
+
 // Verifies a usage document (type "usage", already past the envelope and
 // commitment checks of verify_document). Throws wit::Error when malformed.
 Verdict verify_usage(const nlohmann::json& doc, const Commitment& c, const std::string& where);

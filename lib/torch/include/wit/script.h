@@ -23,4 +23,12 @@ ModelConfig describe_module(const std::string& path);
 // writes anything; every later use loads through the same cache.
 void check_model(const ModelConfig& c, const std::string& device = "cpu");
 
+// What `wit-train --describe` prints: per parameter of the model a run with
+// this config (and module, and data when given) would train, its shape, init
+// and weight decay and the rules they come from. Checks what wit-train checks
+// before it writes anything (the config, the module's contract, a rule for
+// every parameter) and writes nothing. Without data, the records are bytes.
+std::string describe_training(const std::string& config_path, const std::string& model_path,
+                              const std::string& commit_path, const std::string& device = "cpu");
+
 }  // namespace wit
