@@ -38,7 +38,8 @@ for k in plain attention; do
   run 0 ev "$k" "$k" --causal-cuts 64
   grep -q "causal check passed on 12 of 12 records, 64 cuts each" err && ok || fail "$k: $(cat err)"
   grep -q '"causal": {' "$k.eval.json" && ok || fail "$k: no causal coverage in eval.json"
-  run 0 ev "$k" "$k-j2" -j2 --nonce "$(printf '%064x' 7)"
+  run 0 wit-eval run -j2 --run "$k" --commit eval.commit.json -o "$k-j2.eval.json" --scores "$k-j2.scores.json" \
+    --causal-cuts 64 --nonce "$(printf '%064x' 7)" eval.txt
 done
 
 # --- the peekers: trained for real (the run is valid), refused by wit-eval
@@ -51,6 +52,12 @@ for k in peek peek-small leaky; do
     [ "$(wc -l <err)" -eq 1 ] && ok || fail "$k: refusal: $(cat err)"
   absent "$k.eval.json" "$k.scores.json"
 done
+# The peek is real: reading the next token's embedding, the peeker's
+# training loss ends far below its honest twin's (same data, order, seed).
+final_loss() { wit-log show "$1" | tail -n 1 | grep -o '"mean_loss":[0-9.e-]*' | cut -d: -f2; }
+p=$(final_loss peek) h=$(final_loss plain)
+awk -v p="$p" -v h="$h" 'BEGIN { exit !(p < 0.8 * h) }' && ok || fail "peek's final loss $p is not well below plain's $h"
+echo "final training loss: plain $h, peek $p"
 # A peek at the next token is caught at the cut itself: the position named is the cut.
 run 1 ev peek peek
 sed -n 's/.*position \([0-9]*\) changed when the tokens after position \([0-9]*\) were.*/\1 \2/p' err | {

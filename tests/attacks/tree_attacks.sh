@@ -35,7 +35,7 @@ cmp -s train.commit.json forged.commit.json && fail "the forged commitment is th
   fail "the forged commitment differs in more than its root"
 run 0 wit-query verify --commit forged.commit.json included.json
 grep -q '^valid: record [0-9a-f]* is at position' out && ok || fail "inclusion: $(cat out)"
-run 0 wit-query verify --commit forged.commit.json --eval eval.txt clean.json
+run 0 wit-query verify --commit forged.commit.json clean.json --eval eval.txt
 grep -q '^valid: the certificate covers all 20 eval records' out && ok || fail "certificate: $(cat out)"
 grep -q '"clean": true' clean.json && ok || fail "the forged certificate is not clean"
 # The included record is one the certificate proves absent.

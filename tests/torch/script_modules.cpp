@@ -23,10 +23,10 @@ std::string attention_forward(const char* diagonal) {
   return std::string(R"JIT(
 def forward(self, tokens):
     x = torch.embedding(self.wte, tokens)
-    T = tokens.size(1)
+    n = tokens.size(1)
     att = torch.matmul(torch.matmul(x, self.proj), x.transpose(1, 2))
-    mask = torch.ones([T, T], dtype=torch.bool, device=tokens.device).triu()JIT") +
-         diagonal + R"JIT()
+    mask = torch.ones([n, n], device=tokens.device).triu()JIT") +
+         diagonal + R"JIT() > 0.5
     att = att.masked_fill(mask, float('-inf')).softmax(-1)
     x = torch.tanh(x + torch.matmul(att, x))
     x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
