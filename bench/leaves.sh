@@ -13,13 +13,15 @@ N=${WIT_BENCH_LEAVES:-10000000}
 tmp=$(mktemp -d /tmp/wit-bench-leaves.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
-# measure LABEL CMD...: wall seconds and peak RSS (KiB) of one command, from /usr/bin/time.
+# measure LABEL CMD...: wall seconds, CPU seconds (user + system: on a shared
+# machine the less loaded number) and peak RSS of one command, from /usr/bin/time.
 measure() {
   local label=$1
   shift
-  /usr/bin/time -f '%e %M' -o time.txt "$@" >/dev/null
-  read -r wall rss <time.txt
-  printf '%-34s %10s s %10s MiB\n' "$label" "$wall" "$((rss / 1024))"
+  /usr/bin/time -f '%e %U %S %M' -o time.txt "$@" >/dev/null
+  read -r wall user sys rss <time.txt
+  printf '%-30s %8s s wall %8s s cpu %8s MiB\n' "$label" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')" \
+    "$((rss / 1024))"
 }
 awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++) printf "record %d of the leaves benchmark\n", i }' >data.txt
 echo "bench leaves: $N distinct records, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
