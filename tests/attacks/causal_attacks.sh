@@ -6,6 +6,7 @@
 # nothing written), naming the example and the position. The honest twins (a
 # position-wise model, causal self-attention, and, with Debian's
 # python3-torch, the GPT-2 module of examples/) pass with every cut checked.
+SRC=${WIT_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 source "$(dirname "$0")/../cli/lib.sh"
 : "${WIT_ATTACK_BIN:?set WIT_ATTACK_BIN to the folder of causal_forge}"
 FORGE=$WIT_ATTACK_BIN/causal_forge
@@ -72,7 +73,7 @@ run 0 wit-eval check -j1 --run plain --commit eval.commit.json --index eval.widx
 
 # --- the honest GPT-2 module of examples/, from Debian's python3-torch
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  run 0 /usr/bin/python3 "$WIT_SRC/examples/gpt2_module.py" --n-layer 1 --n-head 2 --d-model 32 --context 48 --vocab 257 -o gpt2.pt
+  run 0 /usr/bin/python3 "$SRC/examples/gpt2_module.py" --n-layer 1 --n-head 2 --d-model 32 --context 48 --vocab 257 -o gpt2.pt
   run 0 train gpt2.pt gpt2
   run 0 ev gpt2 gpt2 --causal-cuts 64
   grep -q "causal check passed on 12 of 12 records" err && ok || fail "gpt2 module: $(cat err)"

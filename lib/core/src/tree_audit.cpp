@@ -3,6 +3,7 @@
 // to a commitment's root, one chunk in memory at a time.
 #include "wit/tree_audit.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -36,7 +37,10 @@ Bytes encode_leaves_header(const LeavesHeader& h) {
 }
 
 LeavesHeader parse_leaves_header(ByteView b, const std::string& where) {
-  if (b.size >= 8 && std::memcmp(b.data, kLeavesMagic, 8) != 0) throw Error("not a wit leaves file (wrong magic)", where);
+  // Magic first, on whatever bytes there are: a short file that is not a
+  // leaves file is never called a truncated one.
+  if (b.size > 0 && std::memcmp(b.data, kLeavesMagic, std::min<size_t>(b.size, 8)) != 0)
+    throw Error("not a wit leaves file (wrong magic)", where);
   if (b.size < kLeavesHeaderSize)
     throw Error("leaves file is truncated (header needs " + std::to_string(kLeavesHeaderSize) + " bytes, file has " +
                     std::to_string(b.size) + ")",
