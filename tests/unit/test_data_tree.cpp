@@ -193,3 +193,117 @@ TEST_CASE("older commitments, indexes and manifests are refused with the version
   k["records"] = uint64_t(3);
   CHECK_THROWS_WITH(Commitment::from_json(k, "c.json"), Contains("the sources hold 2 records"));
 }
+
+// Known answer for the jsonl reader: escapes (\uXXXX, a surrogate pair, \", \\,
+// \/, \b, \f, \t), raw UTF-8, CRLF lines, a blank line, an empty record, a
+// nested field of the same name, repeats, records of 1 to 7 BLAKE2b blocks
+// (so every lane grouping of the leaf hashing runs), and a file of three
+// source-digest pieces (2.8 MB, so the reader splits its lines in two
+// pieces on two cores). The expected values were computed with Python's
+// hashlib and json from docs/commitment.md's recipe, not by wit:
+//
+//   head = (b'{"text":"caf\\u00e9 \\ud83d\\ude00 tab\\there \\"q\\" back\\\\slash \\/ \\b\\f"}\n'
+//           b'{"text":"na\xc3\xafve \xe2\x80\x93 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe2\x9c\x93"}\r\n'
+//           b'{"id":{"text":"nested"},"text":"outer \\u0041"}\n'
+//           b'   \t  \n'
+//           b'{"text":""}\n')
+//   data = bytearray(head)
+//   for i in range(6000):
+//       j = i % 5800
+//       body = (b"r%d " % j + b"caf\\u00e9 " * (j % 5) + b"na\xc3\xafve " * (j % 3) + b'q\\"t\\\\ ' * (j % 4)
+//               + b"x" * ((j * 37) % 800))
+//       data += b'{"id":%d,"text":"' % i + body + b'"}' + (b"\r\n" if i % 10 == 0 else b"\n")
+//       if i % 997 == 0: data += b" \t\r\n"
+//   records = [json.loads(l)["text"].encode("utf-8") for l in data.split(b"\n") if l.strip(b" \t\r")]
+//   ... then root, n and digest exactly as in docs/commitment.md ("Checking it by hand").
+TEST_CASE("jsonl with escapes and non-ASCII text: known root and source digest", "[commit]") {
+  std::string data =
+      "{\"text\":\"caf\\u00e9 \\ud83d\\ude00 tab\\there \\\"q\\\" back\\\\slash \\/ \\b\\f\"}\n"
+      "{\"text\":\"na\xc3\xafve \xe2\x80\x93 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe2\x9c\x93\"}\r\n"
+      "{\"id\":{\"text\":\"nested\"},\"text\":\"outer \\u0041\"}\n"
+      "   \t  \n"
+      "{\"text\":\"\"}\n";
+  auto rep = [](const std::string& s, int k) {
+    std::string o;
+    for (int i = 0; i < k; i++) o += s;
+    return o;
+  };
+  for (int i = 0; i < 6000; i++) {
+    const int j = i % 5800;
+    const std::string body = "r" + std::to_string(j) + " " + rep("caf\\u00e9 ", j % 5) + rep("na\xc3\xafve ", j % 3) +
+                             rep("q\\\"t\\\\ ", j % 4) + std::string(size_t((j * 37) % 800), 'x');
+    data += "{\"id\":" + std::to_string(i) + ",\"text\":\"" + body + "\"}" + (i % 10 == 0 ? "\r\n" : "\n");
+    if (i % 997 == 0) data += " \t\r\n";
+  }
+  REQUIRE(data.size() == 2784257);
+  TmpDir d;
+  const std::string f = d.file("kat.jsonl", data);
+  ReaderSpec spec;
+  spec.kind = ReaderKind::kJsonl;
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO("threads " << threads);
+    const CommitResult r = commit_dataset(spec, {f}, threads);
+    CHECK(r.commitment.records == 6004);
+    CHECK(r.commitment.n == 5804);
+    CHECK(r.commitment.root.hex() == "92c392283cb668d9bd4961d8845028fd8902e2aa27322de216c039b0c2ffabea");
+    REQUIRE(r.commitment.sources.size() == 1);
+    CHECK(r.commitment.sources[0].digest.hex() == "206cc597e60699dc98cf7f1370c3ff9edf08a8a8dbebd4c23d4b1f3d2ba9da39");
+  }
+}
+
+// Known answer for the tokens reader, which streams its files with pread and
+// takes each file's digest from the leaves where they lie: two files (the
+// second repeating five windows), a partial window at the end of the first
+// (one more digest piece), more than 256 windows (the digest's perfect
+// subtrees), and windows of 400,000 bytes (hashed one at a time, streamed in
+// pieces). Expected values from Python's hashlib (docs/commitment.md's
+// recipe; pieces = the windows' leaves, then the tail's):
+//
+//   def gen(n, seed): return bytes(((i * 2654435761 + seed) >> 13) & 0xff for i in range(n))
+//   a = gen(600 * 32 + 6, 1 << 20); b = gen(300 * 32, 7 << 30) + gen(300 * 32, 7 << 30)[:32 * 5]
+//   c = gen(2 * 400000 + 1000, 5 << 25)   # committed alone, --seq-len 200000
+TEST_CASE("tokens: known root and source digests, streamed", "[commit]") {
+  auto gen = [](size_t n, uint64_t seed) {
+    std::string s(n, '\0');
+    for (size_t i = 0; i < n; i++) s[i] = char(((uint64_t(i) * 2654435761ULL + seed) >> 13) & 0xff);
+    return s;
+  };
+  TmpDir d;
+  const std::string b0 = gen(300 * 32, uint64_t(7) << 30);
+  const std::string a = d.file("a.bin", gen(600 * 32 + 6, uint64_t(1) << 20));
+  const std::string b = d.file("b.bin", b0 + b0.substr(0, 32 * 5));
+  ReaderSpec spec;
+  spec.kind = ReaderKind::kTokens;
+  spec.seq_len = 16;
+  for (unsigned threads : {1u, 2u, 5u}) {
+    INFO("threads " << threads);
+    const CommitResult r = commit_dataset(spec, {a, b}, threads);
+    CHECK(r.commitment.records == 905);
+    CHECK(r.commitment.n == 900);
+    CHECK(r.commitment.root.hex() == "c7c6358b8f77d85837da84408514af7983cec598204382667fdfa41d100e6714");
+    REQUIRE(r.commitment.sources.size() == 2);
+    CHECK(r.commitment.sources[0].digest.hex() == "fcc9489239e7ed374dd952d614d626263b2b00f12b5671c816b11071a0174044");
+    CHECK(r.commitment.sources[1].digest.hex() == "e9e83e4c3077fef46c1f782c7d2e82a59441df1e40ad25498e035459832e5367");
+    // The digests of a check (no leaves at hand) are the same.
+    const RecordFiles files = RecordFiles::open(spec, {a, b});
+    const auto again = source_digests(spec, files, threads);
+    REQUIRE(again.size() == 2);
+    CHECK(again[0].digest == r.commitment.sources[0].digest);
+    CHECK(again[1].digest == r.commitment.sources[1].digest);
+    // Training reads records by tree position (pread, no mapping): each is
+    // the window whose leaf sits there.
+    const Dataset ds(r.commitment, {a, b}, threads);
+    REQUIRE(ds.size() == 900);
+    for (uint64_t i : {uint64_t(0), uint64_t(1), uint64_t(450), uint64_t(899)}) {
+      const std::string rec = ds.record(i);
+      CHECK(rec.size() == 32);
+      CHECK(record_leaf(ByteView(rec)) == ds.leaf(i));
+    }
+  }
+  const std::string c = d.file("c.bin", gen(2 * 400000 + 1000, uint64_t(5) << 25));
+  spec.seq_len = 200000;
+  const CommitResult big = commit_dataset(spec, {c}, 2);
+  CHECK(big.commitment.records == 2);
+  CHECK(big.commitment.root.hex() == "d929352b7cd98444b2a806246f43252b76b2533d44313bb45fe932b85dfd05dd");
+  CHECK(big.commitment.sources.at(0).digest.hex() == "f8b4bd00b2bbc87ef403e2eeca942363f0c2c61c320b81ca69c6ab549f0efe61");
+}

@@ -3,6 +3,9 @@
 // flipped bit, truncation, an extra hash, or swapped roots.
 #include <catch2/catch.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "skip.h"
 
 #include "wit/blake2b_x4.h"
@@ -246,4 +249,69 @@ TEST_CASE("four-lane hashing of unequal lengths and of tree nodes equals one at 
   const Hash32* r[4] = {&b[0], &b[1], &b[2], &b[3]};
   nodes_x4(l, r, got);
   for (int j = 0; j < 4; j++) CHECK(got[j] == kBlake2bTree.node(a[j], b[j]));
+}
+
+TEST_CASE("lane hashing (16, 8, 4 or 1 at a time) equals one at a time, at the edges of a mapping", "[merkle][blake2b]") {
+  // Records placed against inaccessible pages on both sides: the lane
+  // kernels (masked loads with AVX-512) must neither read nor fault outside a
+  // record, and every lane count and block count must hash exactly.
+  const size_t pg = size_t(sysconf(_SC_PAGESIZE));
+  uint8_t* m = static_cast<uint8_t*>(mmap(nullptr, pg * 6, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(m != MAP_FAILED);
+  REQUIRE(mprotect(m, pg, PROT_NONE) == 0);
+  REQUIRE(mprotect(m + 5 * pg, pg, PROT_NONE) == 0);
+  uint8_t* area = m + pg;
+  const size_t size = 4 * pg;
+  uint64_t x = 88172645463325252ULL;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (size_t i = 0; i < size; i++) area[i] = uint8_t(next());
+  INFO("hash_lanes() = " << hash_lanes());
+  int bad = 0;
+  for (int it = 0; it < 3000; it++) {
+    const size_t count = 1 + next() % 16;
+    const uint64_t blocks = 1 + next() % 6;
+    const uint8_t* data[16];
+    size_t len[16];
+    Hash32 out[16];
+    Hash32* outp[16];
+    for (size_t j = 0; j < count; j++) {
+      const size_t lo = blocks == 1 ? 0 : 128 * (blocks - 1), hi = 128 * blocks - 1;
+      len[j] = lo + next() % (hi - lo + 1);
+      REQUIRE(x4_blocks(len[j]) == blocks);
+      const uint64_t where = next() % 3;  // against the front guard, the back guard, or anywhere
+      const size_t off = where == 0 ? 0 : where == 1 ? size - len[j] : next() % (size - len[j] + 1);
+      data[j] = area + off;
+      outp[j] = &out[j];
+    }
+    leaves_lanes(data, len, count, outp);
+    for (size_t j = 0; j < count; j++) bad += out[j] != kBlake2bTree.leaf(ByteView(data[j], len[j]));
+  }
+  CHECK(bad == 0);
+  // Equal-length records at a stride, as token windows and source pieces are hashed.
+  for (size_t count : {1u, 3u, 4u, 5u, 8u, 9u, 16u, 17u, 33u}) {
+    const size_t len = 100 + count;
+    std::vector<Hash32> got(count);
+    leaves_lanes(area + size - count * len, len, len, count, got.data());
+    for (size_t j = 0; j < count; j++)
+      CHECK(got[j] == kBlake2bTree.leaf(ByteView(area + size - count * len + j * len, len)));
+  }
+  // Tree levels: adjacent pairs, against both guards, in place too.
+  for (uint64_t pairs : {1u, 3u, 4u, 7u, 8u, 9u, 15u, 16u, 17u, 40u}) {
+    for (int front = 0; front < 2; front++) {
+      const Hash32* in = reinterpret_cast<const Hash32*>(front ? area : area + size - 64 * pairs);
+      std::vector<Hash32> want(pairs), got(pairs);
+      for (uint64_t k = 0; k < pairs; k++) want[k] = kBlake2bTree.node(in[2 * k], in[2 * k + 1]);
+      node_pairs(in, pairs, got.data());
+      CHECK(got == want);
+      std::vector<Hash32> inplace(in, in + 2 * pairs);
+      node_pairs(inplace.data(), pairs, inplace.data());
+      CHECK(std::vector<Hash32>(inplace.begin(), inplace.begin() + long(pairs)) == want);
+    }
+  }
+  munmap(m, pg * 6);
 }

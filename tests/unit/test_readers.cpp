@@ -106,6 +106,43 @@ TEST_CASE("lines: CRLF, blank lines, no final newline", "[readers]") {
         "cannot open: no such file or directory: " + nope);
 }
 
+TEST_CASE("lines and jsonl: a file split on all cores gives the records and line numbers of one pass", "[readers]") {
+  // Over 2 MiB, so the readers cut it into one piece per core at line ends:
+  // empty and blank lines, CRLF, a lone '\r', a long line, and no final
+  // newline; the expected records come from a plain scan written here.
+  FilesDir t;
+  std::string text, jsonl;
+  std::vector<std::string> want_lines, want_jsonl;
+  std::vector<uint64_t> at_lines, at_jsonl;
+  uint64_t line = 0;
+  for (int i = 0; i < 60000; i++) {
+    std::string body = "rec " + std::to_string(i) + std::string(size_t(i % 7 == 0 ? 300 : i % 23), 'x');
+    const bool crlf = i % 5 == 0, empty = i % 13 == 0, last = i == 59999;
+    if (crlf && i % 11 == 0) body += "\r";  // "\r\r\n": one '\r' stays in the record
+    line++;
+    text += body + (last ? "" : crlf ? "\r\n" : "\n");
+    want_lines.push_back(body);
+    at_lines.push_back(line);
+    jsonl += "{\"text\":\"" + std::to_string(i) + "\"}" + std::string(size_t(35 + i % 10), ' ') +
+             (last ? "" : crlf ? "\r\n" : "\n");
+    want_jsonl.push_back(std::to_string(i));
+    at_jsonl.push_back(line);
+    if (empty && !last) {
+      line++;
+      text += "\n";
+      jsonl += " \t\r\n";
+    }
+  }
+  REQUIRE(text.size() > (size_t(2) << 20));
+  auto lines = RecordSource::open(spec_of(ReaderKind::kLines), t.write("big.txt", text));
+  CHECK(all_records(*lines) == want_lines);
+  CHECK(all_lines(*lines) == at_lines);
+  REQUIRE(jsonl.size() > (size_t(2) << 20));
+  auto js = RecordSource::open(jsonl_spec(), t.write("big.jsonl", jsonl));
+  CHECK(all_records(*js) == want_jsonl);
+  CHECK(all_lines(*js) == at_jsonl);
+}
+
 TEST_CASE("fortune: separators, empty records, CRLF", "[readers]") {
   FilesDir t;
   std::string f = t.write("f",
@@ -243,7 +280,23 @@ TEST_CASE("tokens: windows, partial window, odd size", "[readers]") {
   auto src = RecordSource::open(tokens_spec(3), f);
   CHECK(all_records(*src) == Strings{data.substr(0, 6), data.substr(6, 6)});  // token 6 dropped
   CHECK(src->line_of(1) == 0);
-  CHECK(points_into_file(*src, 1));
+  // Streamed with pread, not mapped: fixed-size records, bytes on request.
+  REQUIRE(src->files().size() == 1);
+  CHECK(src->files()[0].content == nullptr);
+  CHECK(src->files()[0].size == 14);
+  CHECK(src->fixed_size() == 6);
+  std::string tail(2, '\0');
+  src->read_bytes(12, 2, reinterpret_cast<uint8_t*>(&tail[0]));
+  CHECK(tail == data.substr(12, 2));
+  {
+    // A file cut short after it was opened is refused, not read as zeros.
+    const std::string g = t.write("shrinks.bin", data);
+    auto s = RecordSource::open(tokens_spec(3), g);
+    std::filesystem::resize_file(g, 4);
+    std::string scratch;
+    CHECK(error_of([&] { s->record(1, scratch); }).first ==
+          "file changed while reading (it is shorter than when opened): " + g);
+  }
   CHECK(RecordSource::open(tokens_spec(7), f)->count() == 1);
   CHECK(RecordSource::open(tokens_spec(8), f)->count() == 0);
   CHECK(RecordSource::open(tokens_spec(1), f)->count() == 7);

@@ -27,8 +27,7 @@ Hash32 record_leaf(ByteView record) { return kBlake2bTree.leaf(record); }
 
 namespace {
 
-Hash32 source_digest(uint64_t size, uint64_t piece_size, const std::vector<Hash32>& pieces, unsigned threads) {
-  Hash32 mth = merkle_root(kBlake2bTree, pieces, threads);
+Hash32 source_digest(uint64_t size, uint64_t piece_size, const Hash32& mth) {
   Blake2b h;
   h.update_field(ByteView(tags::kSourceDigest));
   h.update_le64(size).update_le64(piece_size).update(ByteView(mth.data(), 32));
@@ -182,27 +181,87 @@ ByteView RecordFiles::record(uint64_t i, std::string& scratch) const {
 namespace {
 
 // Leaf of every record of `f`, written at out + i * stride (stride >= 32).
-// Records are hashed four at a time, one per AVX2 lane, when their leaf
-// messages fill the same number of BLAKE2b blocks: each chunk keeps up to
-// three records waiting per block count (token windows are all one count).
+// Records are hashed hash_lanes() at a time (16 with AVX-512, 4 with AVX2),
+// one per SIMD lane, when their leaf messages fill the same number of
+// BLAKE2b blocks: each chunk keeps up to lanes - 1 records waiting per block
+// count (token windows are all one count).
+// Fixed-size records (token windows) larger than this are hashed one at a
+// time, streamed; smaller ones hash_lanes() at a time from a buffer.
+constexpr uint64_t kLaneRecordMax = uint64_t(256) << 10;
+// Bytes a thread reads at a time when streaming fixed-size records.
+constexpr uint64_t kStreamChunk = uint64_t(1) << 20;
+
+// hash_leaves for files whose records are fixed-size slices of the file
+// (tokens): each thread streams its run of records through one buffer with
+// read_bytes (no mapping, so no page fault per 4 KiB of input) and hashes
+// them hash_lanes() at a time while they are in cache.
+void hash_fixed(const RecordFiles& f, uint8_t* out, size_t stride, unsigned threads,
+                const std::function<void(uint64_t)>& on_bytes) {
+  const auto& offset = f.first;
+  parallel_for(f.records, threads, 64, [&](uint64_t b, uint64_t e) {
+    std::vector<uint8_t> buf;
+    const uint8_t* data[16];
+    size_t len[16];
+    Hash32* res[16];
+    size_t r = size_t(std::upper_bound(offset.begin(), offset.end(), b) - offset.begin()) - 1;
+    for (uint64_t i = b; i < e;) {
+      while (r + 1 < offset.size() && i >= offset[r + 1]) r++;
+      const RecordSource& src = *f.readers[r];
+      const uint64_t fs = src.fixed_size(), end_r = std::min(e, offset[r] + src.count());
+      if (fs > kLaneRecordMax) {  // one window at a time, in pieces
+        buf.resize(kStreamChunk);
+        Blake2b h;
+        h.update(uint8_t(0x00));  // the RFC 6962 leaf prefix
+        for (uint64_t at = 0; at < fs; at += kStreamChunk) {
+          const uint64_t n = std::min(kStreamChunk, fs - at);
+          src.read_bytes((i - offset[r]) * fs + at, n, buf.data());
+          h.update(ByteView(buf.data(), n));
+          if (on_bytes) on_bytes(n);
+        }
+        *reinterpret_cast<Hash32*>(out + i * stride) = h.final();
+        i++;
+        continue;
+      }
+      const uint64_t per = std::max<uint64_t>(16, (kStreamChunk / fs + 15) / 16 * 16);
+      const uint64_t n = std::min(per, end_r - i);
+      buf.resize(n * fs);
+      src.read_bytes((i - offset[r]) * fs, n * fs, buf.data());
+      for (uint64_t k = 0; k < n; k += 16) {
+        const size_t c = size_t(std::min<uint64_t>(16, n - k));
+        for (size_t j = 0; j < c; j++) {
+          data[j] = buf.data() + (k + j) * fs;
+          len[j] = fs;
+          res[j] = reinterpret_cast<Hash32*>(out + (i + k + j) * stride);
+        }
+        leaves_lanes(data, len, c, res);
+      }
+      if (on_bytes) on_bytes(n * fs);
+      i += n;
+    }
+  });
+}
+
 void hash_leaves(const RecordFiles& f, uint8_t* out, size_t stride, unsigned threads,
                  const std::function<void(uint64_t)>& on_bytes) {
-  const bool x4 = leaves_x4_available();
+  if (!f.readers.empty() &&
+      std::all_of(f.readers.begin(), f.readers.end(), [](const auto& r) { return r->fixed_size() > 0; }))
+    return hash_fixed(f, out, stride, threads, on_bytes);
+  const size_t lanes = hash_lanes();
   const auto& offset = f.first;
   constexpr uint64_t kClasses = 64;  // block counts grouped one by one; larger ones share the last class
   parallel_for(f.records, threads, 256, [&](uint64_t b, uint64_t e) {
     auto at = [&](uint64_t i) { return reinterpret_cast<Hash32*>(out + i * stride); };
     struct Waiting {
       uint64_t blocks = 0;
-      int n = 0;
-      uint64_t idx[4];
-      const uint8_t* data[4];
-      size_t len[4];
-      std::string scratch[4];
+      size_t n = 0;
+      const uint8_t* data[16];
+      size_t len[16];
+      Hash32* out[16];
+      std::string scratch[16];
     };
-    std::vector<Waiting> wait(x4 ? kClasses + 1 : 0);
-    auto flush_scalar = [&](Waiting& w) {
-      for (int j = 0; j < w.n; j++) *at(w.idx[j]) = record_leaf(ByteView(w.data[j], w.len[j]));
+    std::vector<Waiting> wait(lanes > 1 ? kClasses + 1 : 0);
+    auto flush = [&](Waiting& w) {
+      if (w.n) leaves_lanes(w.data, w.len, w.n, w.out);
       w.n = 0;
     };
     std::string cur;
@@ -216,30 +275,25 @@ void hash_leaves(const RecordFiles& f, uint8_t* out, size_t stride, unsigned thr
         on_bytes(pending);
         pending = 0;
       }
-      const uint64_t blocks = x4_blocks(v.size);
-      if (!x4) {
+      if (lanes == 1) {
         *at(i) = record_leaf(v);
         continue;
       }
+      const uint64_t blocks = x4_blocks(v.size);
       Waiting& w = wait[std::min(blocks, kClasses)];
-      if (w.n > 0 && w.blocks != blocks) flush_scalar(w);  // the shared class holds one count at a time
+      if (w.n > 0 && w.blocks != blocks) flush(w);  // the shared class holds one count at a time
       w.blocks = blocks;
-      const int k = w.n++;
-      w.idx[k] = i;
+      const size_t k = w.n++;
       if (v.size && v.data == reinterpret_cast<const uint8_t*>(cur.data())) {
         std::swap(cur, w.scratch[k]);  // the bytes live in scratch: keep them until hashed
         v = ByteView(w.scratch[k]);
       }
       w.data[k] = v.data;
       w.len[k] = v.size;
-      if (w.n == 4) {
-        Hash32 h[4];
-        leaves_x4(w.data, w.len, h);
-        for (int j = 0; j < 4; j++) *at(w.idx[j]) = h[j];
-        w.n = 0;
-      }
+      w.out[k] = at(i);
+      if (w.n == lanes) flush(w);
     }
-    for (Waiting& w : wait) flush_scalar(w);
+    for (Waiting& w : wait) flush(w);
     if (on_bytes && pending) on_bytes(pending);
   });
 }
@@ -306,16 +360,21 @@ DataTree::DataTree(const RecordFiles& files, unsigned threads, const std::functi
     for (uint64_t i = b; i < end; i++) e[i].rec = i;
   });
   parallel_sort(e, total, threads);
-  // De-duplicate in place: the first of equal leaves has the smallest record number.
+  // De-duplicate and compact in one pass: the first of equal leaves has the
+  // smallest record number; the k-th distinct leaf moves from entry i (byte
+  // 40 i) to byte 32 k, k <= i, never past an entry still to be read. The
+  // first-occurrence table is reserved at its largest (untouched pages cost
+  // nothing) and filled once.
+  uint8_t* const base = buf_.get();
+  first_.reserve(total);
   uint64_t n = 0;
-  for (uint64_t i = 0; i < total; i++)
-    if (n == 0 || e[n - 1].leaf != e[i].leaf) e[n++] = e[i];
+  for (uint64_t i = 0; i < total; i++) {
+    if (n > 0 && std::memcmp(base + 32 * (n - 1), e[i].leaf.data(), 32) == 0) continue;
+    first_.push_back(e[i].rec);
+    std::memmove(base + 32 * n, e[i].leaf.data(), 32);
+    n++;
+  }
   n_ = n;
-  first_.resize(n);
-  for (uint64_t i = 0; i < n; i++) first_[i] = e[i].rec;
-  // Compact the leaves to the front: leaf i moves from byte 40 i to byte 32 i,
-  // never past an entry still to be read.
-  for (uint64_t i = 0; i < n; i++) std::memmove(buf_.get() + 32 * i, &e[i].leaf, 32);
 }
 
 std::optional<uint64_t> DataTree::find(const Hash32& leaf) const {
@@ -328,58 +387,92 @@ std::optional<uint64_t> DataTree::find(const Hash32& leaf) const {
 
 namespace {
 
+// MTH over the n hashes at base + i * stride, then *extra (if not null) as
+// hash n: the piece tree of a token file, from the leaves where they lie
+// (no copy of them). Perfect subtrees of 256 are hashed on all threads, the
+// few nodes above them as MerkleTree::range_hash would.
+Hash32 strided_root(const uint8_t* base, size_t stride, uint64_t n, const Hash32* extra, unsigned threads) {
+  const uint64_t total = n + (extra ? 1 : 0);
+  auto piece = [&](uint64_t i) -> const Hash32& {
+    return i < n ? *reinterpret_cast<const Hash32*>(base + i * stride) : *extra;
+  };
+  constexpr uint64_t kBlock = 256;
+  std::vector<Hash32> blocks(total / kBlock);
+  parallel_for(blocks.size(), threads, 16, [&](uint64_t b, uint64_t e) {
+    std::vector<Hash32> buf(kBlock);
+    for (uint64_t k = b; k < e; k++) {
+      for (uint64_t j = 0; j < kBlock; j++) buf[j] = piece(k * kBlock + j);
+      for (uint64_t w = kBlock / 2; w >= 1; w /= 2) node_pairs(buf.data(), w, buf.data());
+      blocks[k] = buf[0];
+    }
+  });
+  std::function<Hash32(uint64_t, uint64_t)> range = [&](uint64_t b, uint64_t e) -> Hash32 {
+    const uint64_t m = e - b;
+    if (m == 0) return kBlake2bTree.empty();
+    if (m == 1) return piece(b);
+    if (m == kBlock && b % kBlock == 0) return blocks[b / kBlock];
+    const uint64_t k = split_point(m);
+    return kBlake2bTree.node(range(b, b + k), range(b + k, e));
+  };
+  return range(0, total);
+}
+
 std::vector<SourceInfo> digests(const ReaderSpec& spec, const RecordFiles& f, unsigned threads,
                                 const std::function<void(uint64_t)>& on_bytes, const uint8_t* leaves_in_order,
                                 size_t stride) {
   std::vector<SourceInfo> out;
+  std::vector<Hash32> own;  // tokens without leaves_in_order: hashed here
+  if (spec.kind == ReaderKind::kTokens && !leaves_in_order) {
+    own.resize(f.records);
+    hash_leaves(f, reinterpret_cast<uint8_t*>(own.data()), sizeof(Hash32), threads, on_bytes);
+    leaves_in_order = reinterpret_cast<const uint8_t*>(own.data());
+    stride = sizeof(Hash32);
+  }
   for (size_t r = 0; r < f.readers.size(); r++) {
     const auto& files = f.readers[r]->files();
     for (const auto& sf : files) {
       SourceInfo si;
       si.path = sf.path;
-      si.size = sf.content->size();
+      si.size = sf.size;
       si.records = files.size() == 1 ? f.readers[r]->count() : 1;
+      if (spec.kind == ReaderKind::kTokens) {
+        // Token windows tile the file, so their leaves are the pieces; a
+        // partial window at the end is one more piece.
+        si.piece_size = 2 * spec.seq_len;
+        const uint64_t cnt = f.readers[r]->count(), covered = cnt * si.piece_size;
+        Hash32 tail;
+        if (covered < si.size) {
+          Bytes rest(si.size - covered);
+          f.readers[r]->read_bytes(covered, rest.size(), rest.data());
+          tail = record_leaf(ByteView(rest));
+        }
+        const Hash32 mth = strided_root(leaves_in_order + f.first[r] * stride, stride, cnt,
+                                        covered < si.size ? &tail : nullptr, threads);
+        si.digest = source_digest(si.size, si.piece_size, mth);
+        out.push_back(si);
+        continue;
+      }
       ByteView all = sf.content->view();
       std::vector<Hash32> pieces;
-      if (spec.kind == ReaderKind::kTokens) {
-        // Token windows tile the file, so their leaves are the pieces.
-        si.piece_size = 2 * spec.seq_len;
-        const uint64_t cnt = f.readers[r]->count();
-        pieces.resize(cnt);
-        parallel_for(cnt, threads, 1 << 14, [&](uint64_t b, uint64_t e) {
-          std::string scratch;
-          for (uint64_t i = b; i < e; i++)
-            pieces[i] = leaves_in_order
-                            ? *reinterpret_cast<const Hash32*>(leaves_in_order + (f.first[r] + i) * stride)
-                            : record_leaf(f.readers[r]->record(i, scratch));
-        });
-        const uint64_t covered = cnt * si.piece_size;
-        if (covered < all.size) pieces.push_back(record_leaf(all.sub(covered, all.size - covered)));
-      } else {
-        si.piece_size = kDefaultPieceSize;
-        pieces.resize((all.size + si.piece_size - 1) / si.piece_size);
-        const bool x4 = leaves_x4_available();
-        // Whole pieces four at a time (one per AVX2 lane), the last one alone.
-        const uint64_t whole = all.size / si.piece_size, groups = whole / 4;
-        parallel_for(groups, threads, 1, [&](uint64_t b, uint64_t e) {
-          for (uint64_t g = b; g < e; g++) {
-            const uint8_t* d[4];
-            for (int j = 0; j < 4; j++) d[j] = all.data + (4 * g + uint64_t(j)) * si.piece_size;
-            if (x4) {
-              leaves_x4(d, si.piece_size, &pieces[4 * g]);
-            } else {
-              for (int j = 0; j < 4; j++) pieces[4 * g + uint64_t(j)] = record_leaf(ByteView(d[j], si.piece_size));
-            }
-            if (on_bytes) on_bytes(4 * si.piece_size);
-          }
-        });
-        for (uint64_t i = 4 * groups; i < pieces.size(); i++) {
-          const uint64_t off = i * si.piece_size, len = std::min(si.piece_size, all.size - off);
-          pieces[i] = record_leaf(all.sub(off, len));
-          if (on_bytes) on_bytes(len);
+      si.piece_size = kDefaultPieceSize;
+      pieces.resize((all.size + si.piece_size - 1) / si.piece_size);
+      // Whole pieces hash_lanes() at a time (one per SIMD lane), each
+      // thread a run of them; the last, partial one alone.
+      const uint64_t whole = all.size / si.piece_size;
+      parallel_for(whole, threads, 1, [&](uint64_t b, uint64_t e) {
+        constexpr uint64_t kStep = 16;
+        for (uint64_t g = b; g < e; g += kStep) {
+          const uint64_t c = std::min(kStep, e - g);
+          leaves_lanes(all.data + g * si.piece_size, si.piece_size, si.piece_size, c, &pieces[g]);
+          if (on_bytes) on_bytes(c * si.piece_size);
         }
+      });
+      for (uint64_t i = whole; i < pieces.size(); i++) {
+        const uint64_t off = i * si.piece_size, len = std::min(si.piece_size, all.size - off);
+        pieces[i] = record_leaf(all.sub(off, len));
+        if (on_bytes) on_bytes(len);
       }
-      si.digest = source_digest(si.size, si.piece_size, pieces, threads);
+      si.digest = source_digest(si.size, si.piece_size, merkle_root(kBlake2bTree, pieces, threads));
       out.push_back(si);
     }
   }

@@ -73,21 +73,12 @@ const TreeHash kSha256Tree{"sha-256", sha_leaf, sha_node, sha_empty};
 
 namespace {
 
-// out[k] = node(in[2k], in[2k+1]) for k < pairs; out may be in (each group of
-// four reads its inputs before writing). wit's own tree hashes four nodes at
-// once where AVX2 is there: building a tree is mostly these.
+// out[k] = node(in[2k], in[2k+1]) for k < pairs; out may be in. wit's own
+// tree hashes several nodes at once (node_pairs: one per SIMD lane):
+// building a tree is mostly these.
 void hash_pairs(const TreeHash& th, const Hash32* in, uint64_t pairs, Hash32* out) {
-  uint64_t k = 0;
-  if (&th == &kBlake2bTree && leaves_x4_available()) {
-    for (; k + 4 <= pairs; k += 4) {
-      const Hash32* l[4] = {&in[2 * k], &in[2 * k + 2], &in[2 * k + 4], &in[2 * k + 6]};
-      const Hash32* r[4] = {&in[2 * k + 1], &in[2 * k + 3], &in[2 * k + 5], &in[2 * k + 7]};
-      Hash32 o[4];
-      nodes_x4(l, r, o);
-      for (int j = 0; j < 4; j++) out[k + uint64_t(j)] = o[j];
-    }
-  }
-  for (; k < pairs; k++) out[k] = th.node(in[2 * k], in[2 * k + 1]);
+  if (&th == &kBlake2bTree) return node_pairs(in, pairs, out);
+  for (uint64_t k = 0; k < pairs; k++) out[k] = th.node(in[2 * k], in[2 * k + 1]);
 }
 
 }  // namespace

@@ -4,11 +4,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <limits>
 #include <mutex>
 #include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <simdjson.h>
 
@@ -66,14 +71,70 @@ uint64_t line_count(ByteView v) {
   return uint64_t(std::count(v.data, v.data + v.size, uint8_t('\n'))) + 1;
 }
 
+// The kept lines of `v` as a table of records, found on all threads: the
+// file is cut into one piece per thread at line ends; each piece counts the
+// lines it keeps, then writes its slice of the table (so the table is
+// written once, at its final size, and the pages of a mapped file are first
+// touched on all cores at once: docs/commitment.md, "Performance").
+// keep(off, len, cr) says whether a line is a record; make(off, len, cr,
+// line) builds it (line 1-based). Returns false, having built nothing, when
+// some line has `too_long` bytes or more (with its '\r') or the file has
+// `max_lines` lines or more, so that the caller's serial pass reports it.
+template <class Rec, class Keep, class Make>
+bool split_lines(ByteView v, std::vector<Rec>& out, uint64_t too_long, uint64_t max_lines, Keep&& keep,
+                 Make&& make) {
+  constexpr uint64_t kMinPiece = uint64_t(1) << 20;
+  const uint64_t pieces = std::max<uint64_t>(1, std::min<uint64_t>(default_threads(), v.size / kMinPiece));
+  std::vector<uint64_t> start(pieces + 1, v.size);
+  start[0] = 0;
+  for (uint64_t p = 1; p < pieces; p++) {
+    uint64_t at = std::max(start[p - 1], v.size * p / pieces);
+    const void* nl = at < v.size ? std::memchr(v.data + at, '\n', v.size - at) : nullptr;
+    start[p] = nl ? uint64_t(static_cast<const uint8_t*>(nl) - v.data) + 1 : v.size;
+  }
+  std::vector<uint64_t> lines(pieces + 1, 0), kept(pieces + 1, 0);
+  std::atomic<bool> serial{false};
+  auto each = [&](uint64_t p, auto&& fn) {
+    for_each_line(v.sub(start[p], start[p + 1] - start[p]), [&](size_t off, size_t len, bool cr, uint64_t line) {
+      fn(start[p] + off, len, cr, line);
+    });
+  };
+  parallel_for(pieces, 0, 1, [&](uint64_t b, uint64_t e) {
+    for (uint64_t p = b; p < e; p++)
+      each(p, [&](uint64_t off, size_t len, bool cr, uint64_t) {
+        lines[p + 1]++;
+        if (len + (cr ? 1 : 0) >= too_long) serial = true;
+        if (keep(off, len, cr)) kept[p + 1]++;
+      });
+  });
+  for (uint64_t p = 0; p < pieces; p++) {
+    lines[p + 1] += lines[p];
+    kept[p + 1] += kept[p];
+  }
+  if (serial || lines[pieces] >= max_lines) return false;
+  out.resize(kept[pieces]);
+  parallel_for(pieces, 0, 1, [&](uint64_t b, uint64_t e) {
+    for (uint64_t p = b; p < e; p++) {
+      uint64_t k = kept[p];
+      each(p, [&](uint64_t off, size_t len, bool cr, uint64_t line) {
+        if (keep(off, len, cr)) out[k++] = make(off, len, cr, lines[p] + line);
+      });
+    }
+  });
+  return true;
+}
+
 // Base for the readers over a single file ("-" is stdin).
 class SingleFileSource : public RecordSource {
  public:
   explicit SingleFileSource(const std::string& path)
       : path_(path), file_(std::make_shared<MappedFile>(path)) {
-    files_.push_back({path, file_});
+    files_.push_back({path, file_, file_->size()});
   }
   const std::vector<SourceFile>& files() const override { return files_; }
+  void read_bytes(uint64_t offset, uint64_t len, uint8_t* buf) const override {
+    std::memcpy(buf, bytes().data + offset, len);
+  }
 
  protected:
   ByteView bytes() const { return file_->view(); }
@@ -93,10 +154,9 @@ struct LineRecord {
 class LinesSource : public SingleFileSource {
  public:
   explicit LinesSource(const std::string& path) : SingleFileSource(path) {
-    recs_.reserve(line_count(bytes()));
-    for_each_line(bytes(), [&](size_t off, size_t len, bool, uint64_t line) {
-      if (len > 0) recs_.push_back({off, len, line});
-    });
+    split_lines(
+        bytes(), recs_, UINT64_MAX, UINT64_MAX, [](uint64_t, size_t len, bool) { return len > 0; },
+        [](uint64_t off, size_t len, bool, uint64_t line) { return LineRecord{off, len, line}; });
   }
   uint64_t count() const override { return recs_.size(); }
   ByteView record(uint64_t i, std::string&) const override {
@@ -406,12 +466,22 @@ class JsonlSource : public SingleFileSource {
   JsonlSource(const std::string& path, const std::string& field)
       : SingleFileSource(path), field_(field), quoted_field_("\"" + field + "\"") {
     ByteView b = bytes();
+    // Blank (JSON whitespace only) lines are skipped; cr is whitespace too.
+    auto not_blank = [&](uint64_t off, size_t len, bool) {
+      return !std::all_of(b.data + off, b.data + off + len,
+                          [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; });
+    };
+    if (split_lines(b, recs_, kMaxLine + 1, uint64_t(UINT32_MAX) + 1, not_blank,
+                    [](uint64_t off, size_t len, bool cr, uint64_t line) {
+                      return Rec{off, uint32_t(len + (cr ? 1 : 0)), uint32_t(line), 0, kReparse};
+                    })) {
+      validate_all();
+      return;
+    }
+    // Some line is too long: this pass names the first.
     recs_.reserve(line_count(b));
     for_each_line(b, [&](size_t off, size_t len, bool cr, uint64_t line) {
-      // Blank (JSON whitespace only) lines are skipped; cr is whitespace too.
-      bool blank = std::all_of(b.data + off, b.data + off + len,
-                               [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; });
-      if (blank) return;
+      if (!not_blank(off, len, cr)) return;
       if (len + (cr ? 1 : 0) > kMaxLine || line > UINT32_MAX)
         throw Error("line too long for the jsonl reader (at most 2 GiB, 2^32 lines)", line_where(path_, line));
       recs_.push_back({uint64_t(off), uint32_t(len + (cr ? 1 : 0)), uint32_t(line), 0, kReparse});
@@ -578,23 +648,81 @@ class JsonlSource : public SingleFileSource {
 };
 
 // tokens: non-overlapping windows of seq_len little-endian uint16 tokens.
-class TokensSource : public SingleFileSource {
+// A regular file is not mapped but read with pread: committing reads a token
+// file once, front to back, and streaming it through a small buffer is
+// several times cheaper than faulting in a mapping page by page. stdin is
+// read into memory, as the other readers do.
+class TokensSource : public RecordSource {
  public:
-  TokensSource(const std::string& path, uint64_t seq_len)
-      : SingleFileSource(path), window_(2 * seq_len) {
-    if (bytes().size % 2 != 0)
-      throw Error("token file has odd size",
-                  display_name(path) + " at byte " + std::to_string(bytes().size - 1));
+  TokensSource(const std::string& path, uint64_t seq_len) : path_(path), window_(2 * seq_len) {
+    if (path == "-") {
+      mem_ = std::make_shared<MappedFile>(path);
+      size_ = mem_->size();
+    } else {
+      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0) throw Error("cannot open: " + lower_first(std::strerror(errno)), path);
+      struct stat st {};
+      if (::fstat(fd_, &st) != 0) {
+        const int e = errno;
+        ::close(fd_);
+        throw Error("cannot stat: " + lower_first(std::strerror(e)), path);
+      }
+      if (S_ISDIR(st.st_mode)) {
+        ::close(fd_);
+        throw Error("is a directory", path);
+      }
+      if (!S_ISREG(st.st_mode)) {  // a pipe or device: read it whole, as stdin
+        ::close(fd_);
+        fd_ = -1;
+        mem_ = std::make_shared<MappedFile>(path);
+        size_ = mem_->size();
+      } else {
+        size_ = uint64_t(st.st_size);
+      }
+    }
+    files_.push_back({path, mem_, size_});
+    if (size_ % 2 != 0) {
+      if (fd_ >= 0) ::close(fd_);
+      throw Error("token file has odd size", display_name(path) + " at byte " + std::to_string(size_ - 1));
+    }
+  }
+  ~TokensSource() override {
+    if (fd_ >= 0) ::close(fd_);
   }
   // A trailing partial window is not a record.
-  uint64_t count() const override { return bytes().size / window_; }
-  ByteView record(uint64_t i, std::string&) const override {
-    return bytes().sub(i * window_, window_);
+  uint64_t count() const override { return size_ / window_; }
+  ByteView record(uint64_t i, std::string& scratch) const override {
+    if (mem_) return mem_->view().sub(i * window_, window_);
+    scratch.resize(window_);
+    read_bytes(i * window_, window_, reinterpret_cast<uint8_t*>(&scratch[0]));
+    return ByteView(scratch);
   }
   uint64_t line_of(uint64_t) const override { return 0; }
+  const std::vector<SourceFile>& files() const override { return files_; }
+  uint64_t fixed_size() const override { return window_; }
+  void read_bytes(uint64_t offset, uint64_t len, uint8_t* buf) const override {
+    if (mem_) {
+      std::memcpy(buf, mem_->data() + offset, len);
+      return;
+    }
+    while (len > 0) {
+      const ssize_t got = ::pread(fd_, buf, std::min<uint64_t>(len, uint64_t(1) << 30), off_t(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) throw Error("cannot read: " + lower_first(std::strerror(errno)), path_);
+      if (got == 0) throw Error("file changed while reading (it is shorter than when opened)", path_);
+      buf += got;
+      offset += uint64_t(got);
+      len -= uint64_t(got);
+    }
+  }
 
  private:
+  std::string path_;
   uint64_t window_;  // bytes per record
+  uint64_t size_ = 0;
+  int fd_ = -1;
+  std::shared_ptr<MappedFile> mem_;  // stdin or a special file, read whole
+  std::vector<SourceFile> files_;
 };
 
 // files: every regular file below a directory, in bytewise order of its
@@ -639,7 +767,8 @@ class FilesSource : public RecordSource {
     });
     for (const std::string& rel : rels) {
       std::string p = prefix + rel;
-      files_.push_back({p, std::make_shared<MappedFile>(p)});
+      auto content = std::make_shared<MappedFile>(p);
+      files_.push_back({p, content, content->size()});
     }
   }
   uint64_t count() const override { return files_.size(); }
@@ -746,6 +875,12 @@ std::vector<std::string> ReaderSpec::kind_names() {
 void ReaderSpec::validate() const {
   std::string why = spec_problem(*this);
   if (!why.empty()) throw Error("invalid reader spec: " + why);
+}
+
+void RecordSource::read_bytes(uint64_t offset, uint64_t len, uint8_t* buf) const {
+  const auto& f = files();
+  if (f.size() != 1 || !f[0].content) throw Error("internal: read_bytes on a source of several files");
+  std::memcpy(buf, f[0].content->data() + offset, len);
 }
 
 std::unique_ptr<RecordSource> RecordSource::open(const ReaderSpec& spec, const std::string& path) {

@@ -37,7 +37,9 @@ struct ReaderSpec {
 // One input file as the reader saw it (for the commitment's source list).
 struct SourceFile {
   std::string path;                    // as given, or dir/relative-path for the files reader
-  std::shared_ptr<MappedFile> content;  // whole file bytes
+  std::shared_ptr<MappedFile> content;  // whole file bytes; null where the reader reads with
+                                        // RecordSource::read_bytes instead (tokens, a regular file)
+  uint64_t size = 0;                   // bytes in the file
 };
 
 // The records of one input path (a file, or a directory for the files reader),
@@ -59,6 +61,15 @@ class RecordSource {
   virtual uint64_t line_of(uint64_t i) const = 0;
   // The files read, in record order.
   virtual const std::vector<SourceFile>& files() const = 0;
+
+  // Bytes per record where every record is that many raw bytes of the one
+  // file, record i at byte i * fixed_size() (tokens); else 0.
+  virtual uint64_t fixed_size() const { return 0; }
+  // Copies bytes [offset, offset + len) of a single-file source into buf, for
+  // streaming through the file (a page fault per 4 KiB of a mapping costs
+  // more than copying: docs/commitment.md, "Performance"). Throws wit::Error
+  // naming the file if it cannot be read or has changed size.
+  virtual void read_bytes(uint64_t offset, uint64_t len, uint8_t* buf) const;
 };
 
 }  // namespace wit
