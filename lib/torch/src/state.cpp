@@ -6,6 +6,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -228,6 +229,22 @@ void set_torch_threads(unsigned n) {
     return true;
   }();
   (void)once;
+}
+
+RunConfig current_run_config(const std::string& device, int world) {
+  RunConfig c;
+  c.device = device;
+  c.threads = unsigned(std::max(1, torch::get_num_threads()));
+  c.world = world;
+  c.cpu_capability = aten_capability_in_effect();
+  using CoreName = char* (*)();
+  if (auto f = reinterpret_cast<CoreName>(::dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
+    c.blas = "openblas";
+    if (const char* n = f()) c.blas_core = n;
+  }
+  if (const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA")) c.onednn_isa = isa;
+  c.torch_version = torch_version();
+  return c;
 }
 
 std::string torch_version() {
