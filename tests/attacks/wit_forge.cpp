@@ -187,6 +187,11 @@ int main(int argc, char** argv) {
   auto* dr = app.add_subcommand("drop-state", "Leave a state out of a response bundle");
   auto* sw = app.add_subcommand("swap-state", "Answer the state after STEP with the state after STEP - 1");
   auto* pd = app.add_subcommand("pad-state", "Make the state after STEP 1 MiB larger than any state of the model");
+  auto* dm = app.add_subcommand("drop-member", "Leave any member out of a response bundle");
+  std::string member_name;
+  dm->add_option("--bundle", in)->required();
+  dm->add_option("--member", member_name)->required();
+  dm->add_option("-o,--output", out)->required();
   for (auto* s : {ts, rw, dr, sw, pd}) {
     s->add_option("--bundle", in)->required();
     s->add_option("--step", step)->required();
@@ -285,6 +290,14 @@ int main(int argc, char** argv) {
       const EvalCommitment forged = commit_scores(e.run_id, e.step, e.checkpoint_root, e.eval_root, s);
       write_file_atomic(scores_out, s.to_json().dump() + "\n");
       write_file_atomic(out, forged.to_json().dump(2) + "\n");
+      return 0;
+    }
+    if (*dm) {
+      Bundle b = Bundle::load(in), kept;
+      if (!b.has(member_name)) throw Error("the bundle has no member " + member_name, in);
+      for (const auto& [n, bytes] : b.members())
+        if (n != member_name) kept.put(n, bytes);
+      kept.save(out);
       return 0;
     }
     if (*ts || *rw || *dr || *sw || *pd) {
