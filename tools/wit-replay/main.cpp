@@ -28,7 +28,7 @@ void pin(const std::optional<wit::RunConfig>& c, char** argv, bool can_reexec) {
   if (!can_reexec)
     for (const auto& [k, v] : env) {
       const char* now = std::getenv(k.c_str());
-      if (!now || v != now)
+      if (v != (now ? now : ""))
         throw wit::Error("a bundle on standard input cannot be replayed under the run's recorded kernels (" + k + "=" + v + ")",
                          "--bundle -", "pass the bundle as a file, or set " + k + "=" + v);
     }

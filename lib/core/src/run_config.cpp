@@ -162,7 +162,7 @@ EnvVars config_environment(const RunConfig& c) {
                 "verify with --tolerant on this machine, or exactly on one that has " + c.cpu_capability);
   EnvVars env = {{"ATEN_CPU_CAPABILITY", c.cpu_capability}};
   if (c.blas == "openblas" && !c.blas_core.empty()) env.push_back({"OPENBLAS_CORETYPE", c.blas_core});
-  if (!c.onednn_isa.empty()) env.push_back({"ONEDNN_MAX_CPU_ISA", c.onednn_isa});
+  env.push_back({"ONEDNN_MAX_CPU_ISA", c.onednn_isa});  // "": unset, oneDNN's own choice as recorded
   return env;
 }
 
@@ -185,7 +185,10 @@ void run_under_environment(const EnvVars& env, char** argv) {
   // A program re-executed for exactly this environment that still lacks it: never loop.
   if (env_or_empty("WIT_PINNED_ENV") == want)
     throw Error("cannot set the kernel environment (" + want + ")", "re-executing " + std::string(argv[0]));
-  for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+  for (const auto& [k, v] : env) {
+    if (v.empty()) ::unsetenv(k.c_str());
+    else ::setenv(k.c_str(), v.c_str(), 1);
+  }
   ::setenv("WIT_PINNED_ENV", want.c_str(), 1);
   ::execv("/proc/self/exe", argv);
   throw Error(std::string("cannot re-execute with the pinned kernel environment: ") + std::strerror(errno), argv[0]);

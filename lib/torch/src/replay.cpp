@@ -671,7 +671,9 @@ std::string record_transition(Verifier& v, ReplayReport& rep, ReportCheck chk, u
   chk.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
   rep.replay_seconds += chk.seconds;
   rep.checks.push_back(chk);
-  v.forget_before(chk.step);
+  // Only the state after s can serve again (as the start of s + 1): at most
+  // one state is held between transitions, in whatever order they come.
+  for (auto it = v.states.begin(); it != v.states.end();) it = it->first == chk.step ? std::next(it) : v.states.erase(it);
   return chk.reason;
 }
 

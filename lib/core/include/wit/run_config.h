@@ -60,7 +60,9 @@ using EnvVars = std::vector<std::pair<std::string, std::string>>;
 // found). Throws wit::Error for another name, or one this CPU cannot run.
 EnvVars kernel_set_environment(const std::string& set);
 
-// The environment that reproduces a recorded configuration's kernels.
+// The environment that reproduces a recorded configuration's kernels (a
+// variable with an empty value is to be unset). Throws wit::Error when this
+// CPU lacks the recorded ATen kernel set.
 EnvVars config_environment(const RunConfig& c);
 
 // Whether this CPU can run ATen kernel set `cap` ("default", "avx2", "avx512").
@@ -70,7 +72,7 @@ bool cpu_has_kernel_set(const std::string& cap);
 // ATen 1.13 reads it, else the best the CPU has.
 std::string aten_capability_in_effect();
 
-// Makes the process run with `env` set: returns at once when every variable
+// Makes the process run with `env` set (an empty value: unset): returns at once when every variable
 // already has its value; otherwise sets them and re-executes this program
 // (/proc/self/exe) with the same arguments, since LibTorch and OpenBLAS read
 // them when they initialise (OpenBLAS as it is loaded, before main). Throws
