@@ -17,6 +17,7 @@
 #include "wit/bundle.h"
 #include "wit/cli.h"
 #include "wit/commitment.h"
+#include "wit/config_in_effect.h"
 #include "wit/error.h"
 #include "wit/eval.h"
 #include "wit/io.h"

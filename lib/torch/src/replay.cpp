@@ -15,6 +15,7 @@
 
 #include "wit/cli.h"
 #include "wit/commitment.h"
+#include "wit/config_in_effect.h"
 #include "wit/error.h"
 #include "wit/fingerprint.h"
 #include "wit/index.h"

@@ -1,5 +1,6 @@
 // TrainState over LibTorch tensors: creation from the seed, checkpoints and sketches.
 #include "wit/state.h"
+#include "wit/config_in_effect.h"
 
 #include <torch/torch.h>
 

@@ -15,6 +15,7 @@
 #include "dist.h"
 
 #include "wit/cli.h"
+#include "wit/config_in_effect.h"
 #include "wit/fingerprint.h"
 #include "wit/commitment.h"
 #include "wit/error.h"

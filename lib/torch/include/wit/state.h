@@ -7,7 +7,6 @@
 
 #include "wit/bytes.h"
 #include "wit/manifest.h"
-#include "wit/run_config.h"
 #include "wit/safetensors.h"
 
 namespace wit {
@@ -80,9 +79,6 @@ std::vector<float> probe_fingerprint(const Manifest& mf, const TrainState& state
 
 // Sets LibTorch's intra-op threads (0 = leave as is).
 void set_torch_threads(unsigned n);
-// The configuration this process computes a step under (run_config.h): its
-// thread count, kernel set, BLAS and its kernel, LibTorch version; run_id empty.
-RunConfig current_run_config(const std::string& device, int world);
 std::string torch_version();
 bool cuda_available();
 
