@@ -215,6 +215,10 @@ done
 run 0 wit-replay respond -q --run P p.json -o p.wbundle
 run 0 wit-replay respond -q --tolerant --run P p.json -o pt.wbundle
 run 0 wit-replay verify -q --bundle p.wbundle p.json -o p.report.json
+# An exact response carries start states only: the state after the last challenged step is not in it.
+last=$(jq '.steps | max' p.json)
+run 2 "$FORGE" drop-member --bundle p.wbundle --member "$(printf 'state/%06d.safetensors' "$last")" -o t0.wbundle
+run 0 "$FORGE" drop-member --bundle pt.wbundle --member "$(printf 'state/%06d.safetensors' "$last")" -o t0.wbundle
 # A start state tampered (exact response), and an end state (tolerant response, either verifier).
 for s in $((at_ckpt - 1)) $((off_ckpt - 1)) "$off_ckpt"; do
   if [ "$s" = "$off_ckpt" ]; then b=pt.wbundle; mode=--tolerant; else b=p.wbundle; mode=; fi

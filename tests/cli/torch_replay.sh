@@ -7,11 +7,11 @@
 #    configuration; exact responses carry start states only; --tolerant
 #    (a response with end states) certifies too, with per-tensor slack;
 #  - the configuration: RUN/config.json records the pinned kernel set
-#    (avx2 by default, the machine's own with --cpu-kernels native) and the
-#    thread count; a verifier whose environment names another kernel set
-#    still certifies (it re-executes itself under the recorded one); a resume
-#    under another thread count is refused; a bundle without config.json is
-#    an exit-2 error in exact mode and certifies --tolerant;
+#    (avx2 by default, avx512 with --cpu-kernels avx512) and the thread
+#    count; a verifier whose environment names another kernel set still
+#    certifies (it re-executes itself under the recorded one); a config.json
+#    naming another kernel set makes the honest states unreproducible; a
+#    resume under another thread count is refused;
 #  - --margin: only with --tolerant; a margin far too small rejects an honest
 #    step, naming the field, step and tensor; inf, nan, 0 and negatives are
 #    exit-2 errors;
@@ -82,11 +82,6 @@ for case in "1 2 1" "2 1 3" "3 4 2" "4 3 4" "5 1 4"; do
   [ "$(jq '[.checks[] | select(.kind == "segment" and .pass)] | length' "$R.seg.j$b.report.json")" = 8 ] && ok ||
     fail "$R: a segment challenge did not replay 2 x 4 transitions"
 done
-# Exact responses carry start states only: 12 step challenges, the 12 states
-# before them (states 0 to 11); tolerant ones the end states too (0 to 12).
-states() { grep -a -o 'state/[0-9]\{6\}\.safetensors' "$1" | sort -u | wc -l; }
-[ "$(states run1.all.wbundle)" = 12 ] && [ "$(states run1.tol.wbundle)" = 13 ] && ok ||
-  fail "states in the responses: exact $(states run1.all.wbundle), tolerant $(states run1.tol.wbundle)"
 # The worst distance / threshold over every judged field of every tolerant check.
 worst=$(jq -s '[.[].checks[] | .distances as $d | .thresholds | to_entries[] |
                 select(.value > 0 and ($d[.key] | type) == "number") | $d[.key] / .value] | max' ./*.tol.*.report.json)
@@ -117,25 +112,29 @@ grep -q 'bundle lacks the state after step' noend.json && ok || fail "tolerant v
 # An exact verifier uses a tolerant response too (its end states are not needed).
 verify_ok tol-exact --bundle "$R.tol.wbundle" "$R.all.json"
 
-# --- the recorded configuration reproduced: a verifier on another default
-# kernel set (its environment names AVX-512 kernels) re-executes under the
-# recorded avx2 and certifies; a run on this machine's own kernels
-# (--cpu-kernels native) is recorded as such and certifies from an avx2 shell.
-if grep -q avx512bw /proc/cpuinfo; then
+# --- the recorded configuration reproduced: a verifier whose environment
+# names another kernel set (AVX-512) re-executes under the recorded avx2 and
+# certifies; a run pinned to the AVX-512 kernels is recorded as such and
+# certifies from an avx2 shell; and the kernel set is what decides the bits:
+# a config.json that names another set makes the honest states unreproducible.
+if grep -q avx512bw /proc/cpuinfo && grep -q avx512vl /proc/cpuinfo && grep -q avx512dq /proc/cpuinfo; then
   ATEN_CPU_CAPABILITY=avx512 OPENBLAS_CORETYPE=SkylakeX verify_ok other-kernels -j4 --bundle "$R.all.wbundle" "$R.all.json"
-  config 9 >native.json
-  run 0 wit-train -q -j2 --cpu-kernels native --config native.json --data data.commit.json --index data.widx --key key --out N data.txt
-  [ "$(jq -r .aten_cpu_capability N/config.json)" != avx2 ] || [ -n "$ATEN_CPU_CAPABILITY" ] && ok ||
-    fail "native kernels recorded as avx2: $(cat N/config.json)"
+  config 9 >n512.json
+  run 0 wit-train -q -j2 --cpu-kernels avx512 --config n512.json --data data.commit.json --index data.widx --key key --out N data.txt
+  [ "$(jq -r .aten_cpu_capability N/config.json)" = avx512 ] && [ "$(jq -r .blas_core N/config.json | tr A-Z a-z)" = skylakex ] && ok ||
+    fail "avx512 kernels recorded as: $(cat N/config.json)"
   wit-log head N >N.head.json
   run 0 wit-challenge -q --head N.head.json --nonce "$(nonce 9)" -k 6 -o n.json
-  ATEN_CPU_CAPABILITY=avx2 run 0 wit-replay respond -q --run N n.json -o n.wbundle
-  ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell verify_ok native -j1 --bundle n.wbundle n.json
+  ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell run 0 wit-replay respond -q --run N n.json -o n.wbundle
+  ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell verify_ok avx512-run -j1 --bundle n.wbundle n.json
   # A bundle on standard input cannot be re-read after a re-execution: the environment must already be right.
   ATEN_CPU_CAPABILITY=avx2 run 2 wit-replay verify -q --bundle - n.json -o stdin.json <n.wbundle
   error_is wit-replay 'standard input'
   absent stdin.json
 fi
+mkdir lie && cp -r run1/. lie/ && jq '.aten_cpu_capability = "default"' run1/config.json >lie/config.json
+run 2 wit-replay respond -q --run lie run1.all.json -o lie.wbundle
+error_is wit-replay 'does not match its logged state root'
 run 2 wit-train -q -j3 --config run1.json --data data.commit.json --index data.widx --key key --out run1 data.txt
 error_is wit-train 'trained under another configuration \(threads: 1 \(recorded\) vs 3 \(here\)\)'
 run 2 wit-train -q --cpu-kernels sse9 --config run1.json --data data.commit.json --index data.widx --key key --out new data.txt
