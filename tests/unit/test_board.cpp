@@ -433,7 +433,7 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   CHECK(reason_of(variant(member::kManifest, f.files.at(member::kManifest) + "\n")) == "manifest is not in canonical form: manifest.json");
   json r = Fixture::report(f.challenge);
   r["version"] = 1;  // a report of the sketch-only verifier: refused, saying which version is read
-  CHECK(reason_of(variant(report_member(), r.dump())).rfind("unsupported report version 1 (this wit reads version 2", 0) == 0);
+  CHECK(reason_of(variant(report_member(), r.dump())).rfind("unsupported report version 1 (this wit reads version 3", 0) == 0);
   CHECK(reason_of(variant(member::kFinal, std::nullopt)) == "missing member final.json");
   // Heads of another run, a head that is not the whole run, a log that is not the heads'.
   std::string heads = f.files.at(member::kHeads);

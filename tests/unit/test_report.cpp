@@ -78,7 +78,7 @@ TEST_CASE("report: what is written is read back, field for field", "[report]") {
     const ReplayReport r = sample(certified);
     const json j = r.to_json();
     CHECK(j["format"] == "wit.report");
-    CHECK(j["version"] == 2);
+    CHECK(j["version"] == 3);
     CHECK(j["verdict"] == (certified ? "certified" : "rejected"));
     CHECK(j["checks"][0]["distances"]["adam_m"] == "inf");  // infinite distances as the string "inf"
     CHECK(j["checks"][2]["kind"] == "segment");

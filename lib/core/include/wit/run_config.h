@@ -68,8 +68,9 @@ EnvVars config_environment(const RunConfig& c);
 // Whether this CPU can run ATen kernel set `cap` ("default", "avx2", "avx512").
 bool cpu_has_kernel_set(const std::string& cap);
 
-// The ATen kernel set this process dispatches to: ATEN_CPU_CAPABILITY as
-// ATen 1.13 reads it, else the best the CPU has.
+// A guess at the ATen kernel set this process dispatches to, without LibTorch:
+// ATEN_CPU_CAPABILITY as ATen 1.13 reads it, else the best the CPU has.
+// current_run_config asks ATen itself and uses this only when it cannot tell.
 std::string aten_capability_in_effect();
 
 // Makes the process run with `env` set (an empty value: unset): returns at once when every variable
