@@ -136,7 +136,7 @@ mkdir lie && cp -r run1/. lie/ && jq '.aten_cpu_capability = "default"' run1/con
 run 2 wit-replay respond -q --run lie run1.all.json -o lie.wbundle
 error_is wit-replay 'does not match its logged state root'
 run 2 wit-train -q -j3 --config run1.json --data data.commit.json --index data.widx --key key --out run1 data.txt
-error_is wit-train 'trained under another configuration \(threads: 1 \(recorded\) vs 3 \(here\)\)'
+error_is wit-train 'trained under another configuration \(threads: 2 \(recorded\) vs 3 \(here\)\)'
 run 2 wit-train -q --cpu-kernels sse9 --config run1.json --data data.commit.json --index data.widx --key key --out new data.txt
 error_is wit-train "unknown CPU kernel set 'sse9'"
 absent new
