@@ -240,6 +240,7 @@ struct Fixture {
   // A replay report as wit-replay verify writes it (the typed report's to_json).
   static json report(const Challenge& c, bool certified = true) {
     ReplayReport r = ReplayReport::answering(c);
+    r.mode = "tolerant";  // a margin and distances: what a tolerant verifier writes
     r.margin = 10;
     r.verdict = certified ? ReportVerdict::kCertified : ReportVerdict::kRejected;
     if (!certified) r.reason = "step 3: weights differ";
