@@ -55,9 +55,9 @@ attack_run() {
   wit-replay verify -q -j1 --bundle "$runname.wbundle" "$runname.all.json" -o "$runname.report.json" >/dev/null 2>"$T/err"
 }
 
-# real_rates RUN N K: N real exact verifications (each a fresh nonce, asking
-# for one of the thread counts 1, 3, 4 while training used 2) of
-# RUN's full response bundle, for k-step challenges; attack_stats checks every
+# real_rates RUN N K: N real exact verifications (each a fresh nonce, the
+# run's own answer to it, the verifier asking for one of the thread counts
+# 1, 3, 4 while training used 2), for k-step challenges; attack_stats checks every
 # verdict (rejected iff the challenge drew a tampered step) and the rate
 # against the exact prediction.
 REAL=${WIT_ATTACK_REAL_NONCES:-100}
@@ -67,7 +67,9 @@ real_rates() {
   for i in $(seq 1 "$n"); do
     case $((i % 3)) in 0) t=1 ;; 1) t=3 ;; *) t=4 ;; esac
     wit-challenge -q --head "$r.head.json" --nonce "$(nonce $((1000 + i)))" -k "$k" -o "$T/c.json"
-    wit-replay verify -q -j$t --bundle "$r.wbundle" "$T/c.json" -o "$T/c.report.json" >/dev/null 2>"$T/err"
+    # Each challenge its own answer (a bundle answers one challenge): the run's own states.
+    "$FORGE" respond -j2 --run "$r" "$T/c.json" -o "$T/c.wbundle" 2>"$T/err" || echo "respond failed: $(cat "$T/err")" >&2
+    wit-replay verify -q -j$t --bundle "$T/c.wbundle" "$T/c.json" -o "$T/c.report.json" >/dev/null 2>"$T/err"
     rc=$?  # before any command substitution resets $?
     echo "$(nonce $((1000 + i))) $rc" >>"$r.verdicts"
   done
