@@ -159,7 +159,7 @@ run 1 wit-replay verify -q -j4 --bundle A-ulp.exact.wbundle A-ulp.all.json -o A-
 # on that transition, measured as the verifier measures it) toward a step on
 # undeclared records. Exact replay rejects every step; the tolerant verifier's
 # verdict and the forger's gain on the undeclared records are printed (docs/replay.md).
-run 0 "$FORGE" train honest H2 --config every.json -j2 --data data.commit.json --index data.widx --key key --out H2 data.txt
+run 0 "$FORGE" train honest --config every.json -j2 --data data.commit.json --index data.widx --key key --out H2 data.txt
 for scale in 0.5 0.9; do
   attack_run spend "A-spend-$scale" 1.0 --scale "$scale"
   [ $? -eq 1 ] && ok || fail "slack forger ($scale) not rejected by exact replay"
