@@ -154,8 +154,8 @@ if [ "$do_verify" = 1 ]; then
   log "challenge: step $challenged; wit-replay respond"
   timed respond "$bin/wit-replay" respond -q -j"$first_t" --run "$run" ch.json -o r.wbundle
   bundle_bytes=$(stat -c %s r.wbundle)
-  log "wit-replay verify (noise calibrated on the challenged step first: 3 replays, then the check)"
-  /usr/bin/time -f '%e %U %S %M' -o verify.time "$bin/wit-replay" verify -q -j"$first_t" --calibration-steps 1 \
+  log "wit-replay verify (exact: one replay under the run's recorded configuration)"
+  /usr/bin/time -f '%e %U %S %M' -o verify.time "$bin/wit-replay" verify -q \
     --bundle r.wbundle ch.json -o report.json > verify.out 2> verify.err || true
   grep -q '"verdict": "certified"' report.json 2> /dev/null || { cat verify.err >&2; die "the run was not certified"; }
   per_check=$(grep -o '"seconds": [0-9.e-]*' report.json | awk '{ s += $2; n++ } END { printf "%.3f", s / n }')
@@ -285,10 +285,10 @@ if [ "$do_verify" = 1 ]; then
   echo "| verifying one challenged step ($first_t thread(s)) | value |"
   echo "|---|---|"
   echo "| challenged step | $challenged of $steps$([ "$probed" = 1 ] && echo ", with a probe fingerprint") |"
-  echo "| response bundle | $(f2 "$(calc "$bundle_bytes / 1e9")") GB ($(f2 "$(calc "$bundle_bytes / $state_bytes")") states; two exact states per challenged step, shared between neighbours) |"
+  echo "| response bundle | $(f2 "$(calc "$bundle_bytes / 1e9")") GB ($(f2 "$(calc "$bundle_bytes / $state_bytes")") states; an exact response holds the start state of each challenged step) |"
   echo "| trainer's cost to respond | $(f1 "$(wall_of respond)") s wall, $(cpu_of respond) s CPU |"
-  echo "| verifier, whole command (3 calibration replays, then the check) | $(f1 "$(wall_of verify)") s wall, $(cpu_of verify) s CPU |"
-  echo "| the check: decode and hash two states, replay, compare | $(f1 "$per_check") s |"
+  echo "| verifier, whole command (exact: one replay, root compared) | $(f1 "$(wall_of verify)") s wall, $(cpu_of verify) s CPU |"
+  echo "| the check: decode and hash the start state, replay, hash the result | $(f1 "$per_check") s |"
   echo "| against a bare step | $(f2 "$(calc "$per_check / $bare")") x wit-train's mean ($(f1 "$bare") s), $(f2 "$(calc "$per_check / $bare_bt")") x bench_train's median ($(f1 "$bare_bt") s); target <= 1.3 |"
   if [ "$probed" = 1 ]; then
     probe_s=$(calc "$(kv "bt$first_t.kv" probe_ms) / 1000")

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The attack suite: each attack of docs/design.md section 9 built for real by
 # wit-forge (wit's own trainer loop with a deviant step, or a tampered
-# bundle), then checked: the verifier rejects it, every tampered step fails
-# its replay, no honest step does, and over many nonces the detection rate
-# matches the exact hypergeometric prediction. Honest runs pass, also when the
-# verifier replays with another thread count than the trainer used.
+# bundle), then checked: the verifier rejects it (exact replay, the default),
+# every tampered step fails its replay, no honest step does, and over many
+# nonces the detection rate matches the exact hypergeometric prediction.
+# Honest runs pass, also when the verifier asks for another thread count than
+# the trainer used (the recorded configuration is what runs). The tolerant
+# verifier's slack is measured: the slack-spending forger (attack 14) and the
+# noise-inflating forger (attack 15) against both modes, and one ulp.
 source "$(dirname "$0")/../cli/lib.sh"
 : "${WIT_ATTACK_BIN:?set WIT_ATTACK_BIN to the folder of wit-forge and attack_stats}"
 FORGE=$WIT_ATTACK_BIN/wit-forge
@@ -32,8 +35,10 @@ config 10 >sparse.json
 run 0 wit-log keygen -o key
 nonce() { printf '%064x' "$1"; }
 
-# Builds RUN with wit-forge ATTACK, challenges every step, responds, and verifies
-# with one thread (the trainer used two). Leaves RUN.report.json; returns verify's exit.
+# Builds RUN with wit-forge ATTACK, challenges every step, responds (with the
+# end states, so a failure names its first differing tensor), and verifies
+# exactly asking for one thread (the trainer used two, which is what runs).
+# Leaves RUN.report.json; returns verify's exit.
 attack_run() {
   local attack=$1 runname=$2 fraction=$3
   shift 3
@@ -43,16 +48,16 @@ attack_run() {
   run 0 wit-challenge -q --head "$runname.head.json" --nonce "$(nonce 1)" -k 40 -o "$runname.all.json"
   # A forger answers with the states it logged (regenerated with its own step).
   if [ "$attack" = honest ]; then
-    run 0 wit-replay respond -q -j2 --run "$runname" "$runname.all.json" -o "$runname.wbundle"
+    run 0 wit-replay respond -q --tolerant --run "$runname" "$runname.all.json" -o "$runname.wbundle"
   else
-    run 0 "$FORGE" respond -j2 --run "$runname" "$runname.all.json" -o "$runname.wbundle"
+    run 0 "$FORGE" respond --tolerant -j2 --run "$runname" "$runname.all.json" -o "$runname.wbundle"
   fi
   wit-replay verify -q -j1 --bundle "$runname.wbundle" "$runname.all.json" -o "$runname.report.json" >/dev/null 2>"$T/err"
 }
 
-# real_rates RUN N K: N real verifications (each a fresh nonce, its own
-# calibration, one of the thread counts 1, 3, 4 while training used 2) of
-# RUN's full response bundle, for k-step challenges; attack_stats checks every
+# real_rates RUN N K: N real exact verifications (each a fresh nonce, the
+# run's own answer to it, the verifier asking for one of the thread counts
+# 1, 3, 4 while training used 2), for k-step challenges; attack_stats checks every
 # verdict (rejected iff the challenge drew a tampered step) and the rate
 # against the exact prediction.
 REAL=${WIT_ATTACK_REAL_NONCES:-100}
@@ -62,7 +67,9 @@ real_rates() {
   for i in $(seq 1 "$n"); do
     case $((i % 3)) in 0) t=1 ;; 1) t=3 ;; *) t=4 ;; esac
     wit-challenge -q --head "$r.head.json" --nonce "$(nonce $((1000 + i)))" -k "$k" -o "$T/c.json"
-    wit-replay verify -q -j$t --bundle "$r.wbundle" "$T/c.json" -o "$T/c.report.json" >/dev/null 2>"$T/err"
+    # Each challenge its own answer (a bundle answers one challenge): the run's own states.
+    "$FORGE" respond -j2 --run "$r" "$T/c.json" -o "$T/c.wbundle" 2>"$T/err" || echo "respond failed: $(cat "$T/err")" >&2
+    wit-replay verify -q -j$t --bundle "$T/c.wbundle" "$T/c.json" -o "$T/c.report.json" >/dev/null 2>"$T/err"
     rc=$?  # before any command substitution resets $?
     echo "$(nonce $((1000 + i))) $rc" >>"$r.verdicts"
   done
@@ -82,6 +89,8 @@ for n in 11 12 13; do
 done
 run 0 wit-log verify H
 real_rates H "$REAL" "$K" && ok || fail "honest run: a real verification was rejected"
+run 0 wit-replay verify -q --tolerant -j1 --bundle H.wbundle H.all.json -o H.tol.json
+[ "$(jq -r .mode H.tol.json)" = tolerant ] && ok || fail "tolerant report: $(jq -r .mode H.tol.json)"
 
 # --- attacks 2, 3, 5: data addition, subtraction, learning rate on a fraction f of the steps
 for attack in add-data skip lr; do
@@ -117,22 +126,64 @@ cat out
 
 # --- the detection floor: the same attacks scaled down, as a share of each tampered
 # step's own update (state-jump) or of what the undeclared records change (nullspace).
-# Printed as a table; asserted: at the default margin both are caught on every
-# tampered step down to 10^-2 (docs/replay.md states the bound).
-echo "| attack | scale | tampered steps rejected on W or m (any field) |"
-echo "|---|---|---|"
+# Printed as a table: exact replay (asserted: every tampered step at every scale)
+# and, for comparison, the tolerant verifier on the same bundles.
+echo "| attack | scale | exact: tampered steps rejected | tolerant: tampered steps rejected |"
+echo "|---|---|---|---|"
 for attack in state-jump nullspace; do
   for scale in 0.1 0.01 0.001 0.0001; do
     name="F-$attack-$scale"
     attack_run "$attack" "$name" 0.2 --scale "$scale" >/dev/null
-    caught=$("$STATS" --fields "$name.report.json" "$name/tampered.json" | sed -n 's/^tampered weights-or-adam_m //p')
-    all=$(grep -c '"pass": false' "$name.report.json")
-    echo "| $attack | $scale | $caught (all fields: $all/8) |"
-    if [ "$scale" = 0.01 ] || [ "$scale" = 0.1 ]; then
-      [ "$all" -eq 8 ] && ok || fail "$attack at $scale of the update: only $all of 8 tampered steps rejected"
-    fi
+    all=$(jq '[.checks[] | select(.pass | not)] | length' "$name.report.json")
+    wit-replay verify -q --tolerant -j1 --bundle "$name.wbundle" "$name.all.json" -o "$name.tol.json" >/dev/null 2>&1
+    tol=$(jq '[.checks[] | select(.pass | not)] | length' "$name.tol.json")
+    echo "| $attack | $scale | $all/8 | $tol/8 |"
+    [ "$all" -eq 8 ] && ok || fail "$attack at $scale of the update: exact replay rejected only $all of 8 tampered steps"
   done
 done
+
+# --- one ulp: one element of one tensor (wte), one unit in the last place, at one step
+attack_run ulp A-ulp 0.025
+[ $? -eq 1 ] && ok || fail "a one-ulp change was not rejected"
+jq -r .reason A-ulp.report.json | grep -q 'first differing tensor wte (1 of [0-9]* elements, up to 1 ulp)' && ok ||
+  fail "one ulp: reason $(jq -r .reason A-ulp.report.json)"
+[ "$(jq '[.checks[] | select(.pass | not)] | length' A-ulp.report.json)" = 1 ] && ok || fail "one ulp: not exactly one step rejected"
+# The exact response (start states only): the failure is the state root.
+run 0 "$FORGE" respond -j2 --run A-ulp A-ulp.all.json -o A-ulp.exact.wbundle
+run 1 wit-replay verify -q -j4 --bundle A-ulp.exact.wbundle A-ulp.all.json -o A-ulp.exact.json
+[ "$(jq -r '[.checks[] | select(.pass | not)][0].failed' A-ulp.exact.json)" = state_root ] && ok ||
+  fail "one ulp, exact response: $(jq -c '[.checks[] | select(.pass | not)][0]' A-ulp.exact.json)"
+
+# --- attack 14: the slack forger. Every step moves each weight and first-moment
+# tensor SCALE of its own tolerant threshold (margin 10 x that tensor's noise
+# on that transition, measured as the verifier measures it) toward a step on
+# undeclared records. Exact replay rejects every step; the tolerant verifier's
+# verdict and the forger's gain on the undeclared records are printed (docs/replay.md).
+run 0 "$FORGE" train honest --config every.json -j2 --data data.commit.json --index data.widx --key key --out H2 data.txt
+for scale in 0.5 0.9; do
+  attack_run spend "A-spend-$scale" 1.0 --scale "$scale"
+  [ $? -eq 1 ] && ok || fail "slack forger ($scale) not rejected by exact replay"
+  [ "$(jq '[.checks[] | select(.pass | not)] | length' "A-spend-$scale.report.json")" = 40 ] && ok ||
+    fail "slack forger ($scale): not every step rejected exactly"
+  wit-replay verify -q --tolerant -j1 --bundle "A-spend-$scale.wbundle" "A-spend-$scale.all.json" -o "A-spend-$scale.tol.json" >/dev/null 2>&1
+  tol=$(jq '[.checks[] | select(.pass | not)] | length' "A-spend-$scale.tol.json")
+  run 0 "$FORGE" secret-loss --run H2
+  honest=$(jq .secret_loss "$T/out")
+  run 0 "$FORGE" secret-loss --run "A-spend-$scale"
+  forged=$(jq .secret_loss "$T/out")
+  echo "slack forger at $scale of each tensor's tolerant threshold, every step of 40: exact rejects 40/40, tolerant rejects $tol/40; loss on the undeclared records $honest (honest) -> $forged (forged) nats/token"
+done
+
+# --- attack 15: noise inflation. On a fifth of the steps the second moments of
+# every bias and gain are scaled by 1e-6, so later updates of those tensors
+# are rounding-driven and their measured noise grows. Exact replay rejects
+# every poisoned step; the tolerant verifier's verdict is printed.
+attack_run poison A-poison 0.2
+[ $? -eq 1 ] && ok || fail "noise-inflating forger not rejected"
+run 0 "$STATS" A-poison.report.json A-poison.head.json A-poison/tampered.json "$K" "$NONCES"
+cat out
+wit-replay verify -q --tolerant -j1 --bundle A-poison.wbundle A-poison.all.json -o A-poison.tol.json >/dev/null 2>&1
+echo "noise-inflating forger: exact rejects $(jq '[.checks[] | select(.pass | not)] | length' A-poison.report.json)/40 steps (8 poisoned), tolerant $(jq '[.checks[] | select(.pass | not)] | length' A-poison.tol.json)/40; largest tolerant threshold $(jq '[.checks[].slack[]?.threshold_floors] | max' A-poison.tol.json) floors (honest run: $(jq '[.checks[].slack[]?.threshold_floors] | max' H.tol.json))"
 
 # --- attack 4: batches trained out of the committed order
 attack_run reorder A-reorder 0.1
@@ -164,10 +215,17 @@ for n in $(seq 20 60); do
 done
 [ -n "$at_ckpt" ] && [ -n "$off_ckpt" ] && ok || fail "no challenge hit both kinds of step"
 run 0 wit-replay respond -q --run P p.json -o p.wbundle
+run 0 wit-replay respond -q --tolerant --run P p.json -o pt.wbundle
 run 0 wit-replay verify -q --bundle p.wbundle p.json -o p.report.json
+# An exact response carries start states only: the state after the last challenged step is not in it.
+last=$(jq '.steps | max' p.json)
+run 2 "$FORGE" drop-member --bundle p.wbundle --member "$(printf 'state/%06d.safetensors' "$last")" -o t0.wbundle
+run 0 "$FORGE" drop-member --bundle pt.wbundle --member "$(printf 'state/%06d.safetensors' "$last")" -o t0.wbundle
+# A start state tampered (exact response), and an end state (tolerant response, either verifier).
 for s in $((at_ckpt - 1)) $((off_ckpt - 1)) "$off_ckpt"; do
-  run 0 "$FORGE" tamper-state --bundle p.wbundle --step "$s" -o t1.wbundle
-  run 1 wit-replay verify -q --bundle t1.wbundle p.json -o t1.report.json
+  if [ "$s" = "$off_ckpt" ]; then b=pt.wbundle; mode=--tolerant; else b=p.wbundle; mode=; fi
+  run 0 "$FORGE" tamper-state --bundle $b --step "$s" -o t1.wbundle
+  run 1 wit-replay verify -q $mode --bundle t1.wbundle p.json -o t1.report.json
   grep -q "the state after step $s differs from its logged state root" t1.report.json && ok ||
     fail "tampered state after step $s: wrong reason: $(grep reason t1.report.json | head -n 1)"
 done
@@ -192,17 +250,18 @@ grep -q '"kind": "segment"' lseg.report.json && grep -q '"pass": false' lseg.rep
 
 # --- bad input: never a crash, exit 1 or 2 with a one-line reason
 for s in $((off_ckpt - 1)) "$off_ckpt"; do  # the state before a challenged step, and the one after it
-  run 0 "$FORGE" drop-state --bundle p.wbundle --step "$s" -o t4.wbundle
-  run 1 wit-replay verify -q --bundle t4.wbundle p.json -o t4.report.json
+  if [ "$s" = "$off_ckpt" ]; then b=pt.wbundle; mode=--tolerant; else b=p.wbundle; mode=; fi
+  run 0 "$FORGE" drop-state --bundle $b --step "$s" -o t4.wbundle
+  run 1 wit-replay verify -q $mode --bundle t4.wbundle p.json -o t4.report.json
   grep -q "bundle lacks the state after step $s" t4.report.json && ok || fail "missing state $s: wrong reason"
 done
 absent t4.partial.json
 # a state for another step in place of the right one
-run 0 "$FORGE" swap-state --bundle p.wbundle --step "$off_ckpt" -o t5.wbundle
-run 1 wit-replay verify -q --bundle t5.wbundle p.json -o t5.report.json
+run 0 "$FORGE" swap-state --bundle pt.wbundle --step "$off_ckpt" -o t5.wbundle
+run 1 wit-replay verify -q --tolerant --bundle t5.wbundle p.json -o t5.report.json
 grep -q "holds step" t5.report.json && ok || fail "a state of another step: wrong reason"
 # a state member larger than any state of the manifest's model: refused before it is decoded
-run 0 "$FORGE" pad-state --bundle p.wbundle --step "$off_ckpt" -o t6.wbundle
+run 0 "$FORGE" pad-state --bundle p.wbundle --step $((off_ckpt - 1)) -o t6.wbundle
 run 2 wit-replay verify -q --bundle t6.wbundle p.json -o t6.report.json
 error_is wit-replay "more than its kind can hold"
 absent t6.report.json
@@ -213,8 +272,23 @@ run 0 wit-challenge -q --head H.head.json --nonce "$(nonce 99)" -k 3 -o other.js
 run 2 wit-replay respond -q --run P other.json -o x.wbundle
 error_is wit-replay 'another run'
 absent x.wbundle
-run 1 wit-replay verify -q --bundle p.wbundle other.json -o x.report.json
-grep -q 'another run' x.report.json && ok || fail "bundle for another run: wrong reason"
+# A bundle that answers another run, or lacks its manifest or seed, answers nothing: exit 2, no report.
+run 2 wit-replay verify -q --bundle p.wbundle other.json -o x.report.json
+error_is wit-replay 'another run'
+absent x.report.json
+for m in manifest.json seed challenge.json; do
+  run 0 "$FORGE" drop-member --bundle p.wbundle --member "$m" -o t7.wbundle
+  run 2 wit-replay verify -q --bundle t7.wbundle p.json -o t7.report.json
+  error_is wit-replay "the bundle has no $m"
+  absent t7.report.json
+done
+# Without its configuration a bundle cannot be replayed exactly (exit 2, a hint); --tolerant judges it.
+run 0 "$FORGE" drop-member --bundle pt.wbundle --member config.json -o t8.wbundle
+run 2 wit-replay verify -q --bundle t8.wbundle p.json -o t8.report.json
+error_is wit-replay 'records no configuration'
+grep -q -- '--tolerant' "$T/err" && ok || fail "no hint to verify --tolerant: $(cat "$T/err")"
+absent t8.report.json
+run 0 wit-replay verify -q --tolerant --bundle t8.wbundle p.json -o t8.report.json
 sed 's/"sig": "0/"sig": "1/; t; s/"sig": "[0-9a-f]/"sig": "0/' p.json >badsig.json  # the first digit, always changed
 cmp -s p.json badsig.json && fail "signature not changed" || ok
 run 2 wit-replay verify -q --bundle p.wbundle badsig.json

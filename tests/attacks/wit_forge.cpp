@@ -5,7 +5,10 @@
 // forges eval commitments with an inflated score (eval inflate); and fine-tunes
 // a run's final model while keeping its public probe fingerprint (release
 // probe-preserving).
+#include <cmath>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -14,12 +17,16 @@
 #include "wit/bundle.h"
 #include "wit/cli.h"
 #include "wit/commitment.h"
+#include "wit/config_in_effect.h"
 #include "wit/error.h"
 #include "wit/eval.h"
 #include "wit/io.h"
 #include "wit/order.h"
 #include "wit/replay.h"
+#include "wit/replay_math.h"
 #include "wit/rng.h"
+#include "wit/run_config.h"
+#include "wit/runlog.h"
 #include "wit/safetensors.h"
 #include "wit/sketch.h"
 #include "wit/trainer.h"
@@ -68,6 +75,32 @@ TrainState with_edits(const Manifest& mf, const TrainState& st, const Editable& 
   return TrainState::from_tensors(mf.model, ts, "forged state");
 }
 
+// The state with some tensors changed: `edit(name, values)` sees every
+// float32 tensor (weights, adam.m.*, adam.v.*) as a copy it may change.
+TrainState edited(const Manifest& mf, const TrainState& st,
+                  const std::function<void(const std::string&, std::vector<float>&)>& edit) {
+  std::vector<TensorView> ts = st.tensors();
+  std::vector<std::vector<float>> keep;
+  keep.reserve(ts.size());
+  for (auto& t : ts) {
+    if (t.name == kStepTensor) continue;
+    const float* f = reinterpret_cast<const float*>(t.data.data);
+    keep.emplace_back(f, f + t.numel());
+    edit(t.name, keep.back());
+    t.data = ByteView(reinterpret_cast<const uint8_t*>(keep.back().data()), 4 * keep.back().size());
+  }
+  return TrainState::from_tensors(mf.model, ts, "forged state");
+}
+
+std::vector<float> values(const TrainState& st, const std::string& name) {
+  for (const auto& t : st.tensors())
+    if (t.name == name) {
+      const float* f = reinterpret_cast<const float*>(t.data.data);
+      return std::vector<float>(f, f + t.numel());
+    }
+  throw Error("no tensor " + name, "forged state");
+}
+
 // Projects `d` (the tensors of one sketched vector, global index in name
 // order) onto the null space of that public count-sketch: each bucket's rows
 // are disjoint +-1 vectors, so removing s_i * (sum_b s_j d_j) / n_b from every
@@ -114,14 +147,15 @@ int main(int argc, char** argv) {
   auto* train = app.add_subcommand("train", "Train a run with an attack on a fraction of its steps");
   train->add_option("ATTACK", attack,
                     "honest, add-data, skip, lr, reorder, interpolate, foreign-init, rank-add-data, nullspace, "
-                    "state-jump")
+                    "state-jump, spend (attack 14), poison (attack 15), ulp")
       ->required()
       ->check(CLI::IsMember({"honest", "add-data", "skip", "lr", "reorder", "interpolate", "foreign-init",
-                             "rank-add-data", "nullspace", "state-jump"}));
+                             "rank-add-data", "nullspace", "state-jump", "spend", "poison", "ulp"}));
   double scale = 1;
   train->add_option("--scale", scale,
                     "nullspace: share of the undeclared data's difference kept; state-jump: the nudge as a share "
-                    "of the step's own update");
+                    "of the step's own update; spend: the share of each tensor's tolerant threshold spent; "
+                    "poison: the factor on the poisoned second moments");
   unsigned nproc = 1;  // rank-add-data: local data-parallel ranks (wit-train --nproc)
   train->add_option("--nproc", nproc);
   train->add_option("--fraction", fraction, "Fraction of steps tampered with");
@@ -143,11 +177,22 @@ int main(int argc, char** argv) {
   rs->add_option("CHALLENGE", challenge_path)->required();
   rs->add_option("-o,--output", out)->required();
   rs->add_option("-j,--threads", o.threads);
+  bool end_states = false;
+  rs->add_flag("--tolerant", end_states, "The end states too (wit-replay respond --tolerant)");
+  // The loss of RUN's final state on the undeclared records the forgers teach.
+  auto* sl = app.add_subcommand("secret-loss", "Mean loss of a run's final state on the undeclared records");
+  std::string sl_run;
+  sl->add_option("--run", sl_run)->required();
   auto* ts = app.add_subcommand("tamper-state", "Change one weight of a state in a response bundle");
   auto* rw = app.add_subcommand("rewrite-entry", "Rewrite a log entry in a response bundle, keeping its old proof");
   auto* dr = app.add_subcommand("drop-state", "Leave a state out of a response bundle");
   auto* sw = app.add_subcommand("swap-state", "Answer the state after STEP with the state after STEP - 1");
   auto* pd = app.add_subcommand("pad-state", "Make the state after STEP 1 MiB larger than any state of the model");
+  auto* dm = app.add_subcommand("drop-member", "Leave any member out of a response bundle");
+  std::string member_name;
+  dm->add_option("--bundle", in)->required();
+  dm->add_option("--member", member_name)->required();
+  dm->add_option("-o,--output", out)->required();
   for (auto* s : {ts, rw, dr, sw, pd}) {
     s->add_option("--bundle", in)->required();
     s->add_option("--step", step)->required();
@@ -197,6 +242,23 @@ int main(int argc, char** argv) {
   pp->add_option("-o,--output", out, "The forged parameters-only file")->required();
 
   return cli::run(app, argc, argv, [&]() -> int {
+    // Like wit-train and wit-replay: training pins the portable kernel set,
+    // regenerating states runs under the run's recorded one.
+    if (*train) run_under_environment(kernel_set_environment("avx2"), argv);
+    if (*rs) {
+      const std::string cfg = o.out_dir + "/" + kRunConfigFile;
+      run_under_environment(config_environment(RunConfig::parse(read_file(cfg), cfg)), argv);
+    }
+    if (*sl) {
+      const Manifest mf = Manifest::load(RunPaths(sl_run).manifest());
+      TrainState st = TrainState::load(mf.model, RunPaths(sl_run).checkpoint(uint64_t(mf.steps)));
+      double sum = 0;
+      const BatchRecords secret = undeclared(8, 0);
+      const StepOutput out = train_step(mf, st, secret);  // the losses are those before the update
+      for (float l : out.losses) sum += l;
+      std::cout << json{{"secret_loss", sum / double(out.losses.size())}}.dump() << "\n";
+      return 0;
+    }
     if (*mdl) {
       forge_model_file(model_kind, out, model_vocab, model_d);
       return 0;
@@ -229,6 +291,14 @@ int main(int argc, char** argv) {
       const EvalCommitment forged = commit_scores(e.run_id, e.step, e.checkpoint_root, e.eval_root, s);
       write_file_atomic(scores_out, s.to_json().dump() + "\n");
       write_file_atomic(out, forged.to_json().dump(2) + "\n");
+      return 0;
+    }
+    if (*dm) {
+      Bundle b = Bundle::load(in), kept;
+      if (!b.has(member_name)) throw Error("the bundle has no member " + member_name, in);
+      for (const auto& [n, bytes] : b.members())
+        if (n != member_name) kept.put(n, bytes);
+      kept.save(out);
       return 0;
     }
     if (*ts || *rw || *dr || *sw || *pd) {
@@ -393,6 +463,64 @@ int main(int argc, char** argv) {
         st = with_edits(mf, st, e);
         return out;
       };
+    } else if (attack == "spend") {
+      // Attack 14, the slack forger: on every tampered step it measures, as a
+      // tolerant verifier would, each tensor's own replay noise on this very
+      // transition, then moves every weight and first-moment tensor `scale`
+      // of its threshold (margin 10 x max(1, noise) rounding floors) toward
+      // where a step on undeclared records would have taken it.
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        if (!bad.count(t)) return train_step(mf, st, batch);
+        const TrainState before = st.clone();
+        TrainState other = st.clone();
+        const unsigned threads = current_run_config("cpu", 1).threads;  // the step's own, restored below
+        const TransitionNoise noise = measure_transition_noise(mf, before, batch, 1, 2, std::nullopt);
+        set_torch_threads(threads);
+        StepOutput out = train_step(mf, st, batch);
+        train_step(mf, other, undeclared(batch.size(), t));
+        st = edited(mf, st, [&](const std::string& name, std::vector<float>& h) {
+          if (name.rfind("adam.v.", 0) == 0) return;
+          const std::vector<float> u = values(other, name);
+          double dn = 0, hn = 0;
+          for (size_t j = 0; j < h.size(); j++) {
+            dn += (double(u[j]) - h[j]) * (double(u[j]) - h[j]);
+            hn += double(h[j]) * h[j];
+          }
+          if (dn == 0) return;
+          auto it = noise.floors.find(name);
+          const double floors = scale * 10 * std::max(1.0, it == noise.floors.end() ? 0.0 : it->second);
+          const double a = floors * kRoundingEps * std::sqrt(hn) / std::sqrt(dn);
+          for (size_t j = 0; j < h.size(); j++) h[j] = float(h[j] + a * (double(u[j]) - h[j]));
+        });
+        return out;
+      };
+    } else if (attack == "poison") {
+      // Attack 15, calibration poisoning: the second moments of every bias and
+      // gain (one-dimensional tensors) scaled by `scale` (default 1e-6), so the
+      // next updates of those tensors are driven by rounding and the noise a
+      // tolerant verifier measures grows.
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        StepOutput out = train_step(mf, st, batch);
+        if (!bad.count(t)) return out;
+        const float f = scale == 1 ? 1e-6f : float(scale);
+        std::map<std::string, size_t> dims;
+        for (const auto& tv : st.tensors()) dims[tv.name] = tv.shape.size();
+        st = edited(mf, st, [&](const std::string& name, std::vector<float>& v) {
+          if (name.rfind("adam.v.", 0) == 0 && dims[name] == 1)
+            for (float& x : v) x *= f;
+        });
+        return out;
+      };
+    } else if (attack == "ulp") {
+      // The smallest change there is: one element of one tensor, one ulp, on the tampered steps.
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        StepOutput out = train_step(mf, st, batch);
+        if (!bad.count(t)) return out;
+        st = edited(mf, st, [&](const std::string& name, std::vector<float>& v) {
+          if (name == "wte") v[7] = std::nextafter(v[7], INFINITY);
+        });
+        return out;
+      };
     } else if (attack == "foreign-init") {
       o.init_fn = [&](const Manifest& mf, ByteView seed) {
         TrainState fresh = TrainState::initial(mf.model, seed);
@@ -424,6 +552,7 @@ int main(int argc, char** argv) {
       ro.quiet = true;
       ro.step_fn = o.step_fn;
       ro.init_fn = o.init_fn;
+      ro.end_states = end_states;
       const Challenge c = Challenge::load(challenge_path);
       write_response(c, ro, out);
       return 0;

@@ -186,7 +186,7 @@ grep -q 'released model: probe only' out && ok || fail "a probe-only release sai
 cp -r bundles/honest bundles/missing && rm bundles/missing/eval.json
 cp -r bundles/honest bundles/version && sed -i 's/"version": 1/"version": 2/' bundles/version/bundle.json
 cp -r bundles/honest bundles/changed && printf ' ' >>bundles/changed/manifest.json
-cp -r bundles/honest bundles/repver && sed -i 's/"version": 2/"version": 1/' bundles/repver/reports/*.json &&
+cp -r bundles/honest bundles/repver && sed -i 's/"version": 3/"version": 1/' bundles/repver/reports/*.json &&
   reindex bundles/repver repver
 cp -r bundles/honest bundles/noindex && rm bundles/noindex/bundle.json
 cp -r bundles/honest bundles/nolog && rm bundles/nolog/run.wlog && reindex bundles/nolog nolog
@@ -199,7 +199,7 @@ grep -q 'unsupported run bundle version 2' out && ok || fail "wrong version: $(c
 run 1 wit-board show bundles/changed
 grep -q 'member manifest.json does not match its hash in bundle.json' out && ok || fail "changed member: $(cat out)"
 run 1 wit-board show bundles/repver
-grep -q 'unsupported report version 1 (this wit reads version 2' out && ok || fail "wrong report version: $(cat out)"
+grep -q 'unsupported report version 1 (this wit reads version 3' out && ok || fail "wrong report version: $(cat out)"
 run 0 wit-board show bundles/nolog
 grep -q '^nolog: certified$' out && ok || fail "a bundle without run.wlog: $(cat out)"
 

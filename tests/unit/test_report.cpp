@@ -78,7 +78,7 @@ TEST_CASE("report: what is written is read back, field for field", "[report]") {
     const ReplayReport r = sample(certified);
     const json j = r.to_json();
     CHECK(j["format"] == "wit.report");
-    CHECK(j["version"] == 2);
+    CHECK(j["version"] == 3);
     CHECK(j["verdict"] == (certified ? "certified" : "rejected"));
     CHECK(j["checks"][0]["distances"]["adam_m"] == "inf");  // infinite distances as the string "inf"
     CHECK(j["checks"][2]["kind"] == "segment");
@@ -105,6 +105,30 @@ TEST_CASE("report: what is written is read back, field for field", "[report]") {
   }
 }
 
+TEST_CASE("report: the mode, the configuration and the slack round-trip; a version-2 report reads as tolerant", "[report]") {
+  ReplayReport r = sample();
+  r.mode = "tolerant";
+  r.configuration = json{{"threads", 2}, {"aten_cpu_capability", "avx2"}};
+  r.checks[0].slack["weights"] = {"wte", 3.5, 420};
+  const json j = r.to_json();
+  CHECK(j["version"] == 3);
+  CHECK(j["mode"] == "tolerant");
+  const ReplayReport back = ReplayReport::from_json(json::parse(j.dump()), "r.json");
+  CHECK(back.mode == "tolerant");
+  CHECK(back.configuration == r.configuration);
+  CHECK(back.checks[0] == r.checks[0]);
+  CHECK(back.to_json() == j);
+  ReplayReport e = sample();
+  CHECK(ReplayReport::from_json(e.to_json(), "r.json").mode == "exact");  // the default
+  json old = e.to_json();
+  old["version"] = 2;
+  old.erase("mode");
+  old.erase("configuration");
+  const ReplayReport v2 = ReplayReport::from_json(old, "r.json");
+  CHECK(v2.mode == "tolerant");  // every verifier before modes was tolerant
+  CHECK(v2.configuration.is_null());
+}
+
 TEST_CASE("report: malformed reports are refused, naming what is wrong", "[report]") {
   const json good = sample().to_json();
   auto with = [&](auto edit) {
@@ -114,7 +138,13 @@ TEST_CASE("report: malformed reports are refused, naming what is wrong", "[repor
   };
   CHECK(refusal(good) == "accepted");
   CHECK(with([](json& j) { j["format"] = "wit.challenge"; }) == "not a replay report: r.json");
-  CHECK(with([](json& j) { j["version"] = 1; }).rfind("unsupported report version 1 (this wit reads version 2", 0) == 0);
+  CHECK(with([](json& j) { j["version"] = 1; }).rfind("unsupported report version 1 (this wit reads version 3", 0) == 0);
+  CHECK(with([](json& j) { j["mode"] = "lenient"; }) == "invalid replay report: field 'mode' is not \"exact\" or \"tolerant\": r.json");
+  CHECK(with([](json& j) { j.erase("mode"); }) == "invalid replay report: missing field 'mode': r.json");
+  CHECK(with([](json& j) { j["configuration"] = 3; }) ==
+        "invalid replay report: field 'configuration' is not an object or null: r.json");
+  CHECK(with([](json& j) { j["checks"][0]["slack"] = json{{"weights", 1}}; }) ==
+        "invalid replay report: slack.weights is not an object: r.json");
   CHECK(with([](json& j) { j.erase("run_id"); }) == "invalid replay report: missing field 'run_id': r.json");
   CHECK(with([](json& j) { j["head"]["root"] = "xyz"; }) == "invalid replay report: field 'root' is not 64 hex digits: r.json");
   CHECK(with([](json& j) { j["head"]["size"] = -1; }) ==
@@ -142,6 +172,8 @@ TEST_CASE("report: malformed reports are refused, naming what is wrong", "[repor
   CHECK(with([](json& j) { j["verdict"] = "rejected"; }) == "invalid replay report: a rejected report gives no reason: r.json");
   CHECK(with([](json& j) { j["guarantee"]["k"] = 41; }).find("field 'guarantee' is not a guarantee") != std::string::npos);
   CHECK(with([](json& j) { j["calibration"]["version"] = 1; }).rfind("unsupported calibration version 1", 0) == 0);
+  CHECK(with([](json& j) { j["calibration"]["run_id"] = std::string(63, 'a'); }) ==
+        "invalid calibration: field 'run_id' is not 64 lowercase hex digits: r.json");
   CHECK(refusal(json::array()) == "not a replay report: r.json");
   CHECK_THROWS_WITH(ReplayReport::parse("{\"format\"", "r.json"), "not a replay report (not valid json): r.json");
 }

@@ -1,6 +1,9 @@
 // wit-replay: answer a challenge (respond), check an answer by replaying the
-// challenged steps (verify), and measure replay noise (calibrate).
+// challenged steps (verify: exactly under the run's recorded configuration,
+// or --tolerant).
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -11,17 +14,45 @@
 #include "wit/io.h"
 #include "wit/replay.h"
 #include "wit/replay_math.h"
+#include "wit/run_config.h"
 #include "wit/state.h"
 
+namespace {
+
+// Runs the rest of this command under the kernels a run recorded (exact
+// replay and regenerating states need them): re-executes the program with the
+// environment set when it differs. A bundle read from standard input cannot
+// be read twice, so there the environment must already be right.
+void pin(const std::optional<wit::RunConfig>& c, char** argv, bool can_reexec) {
+  if (!c) return;
+  const wit::EnvVars env = wit::config_environment(*c);
+  if (!can_reexec)
+    for (const auto& [k, v] : env) {
+      const char* now = std::getenv(k.c_str());
+      if (v != (now ? now : ""))
+        throw wit::Error("a bundle on standard input cannot be replayed under the run's recorded kernels (" + k + "=" + v + ")",
+                         "--bundle -", "pass the bundle as a file, or set " + k + "=" + v);
+    }
+  wit::run_under_environment(env, argv);
+}
+
+std::optional<wit::RunConfig> run_config_of(const std::string& run) {
+  const std::string path = run + "/" + wit::kRunConfigFile;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  return wit::RunConfig::parse(wit::read_file(path), path);  // its run id is checked when the response is built
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"Respond to replay challenges, verify responses by replaying, calibrate replay noise"};
+  CLI::App app{"Respond to replay challenges and verify responses by replaying (exactly, or --tolerant)"};
   wit::cli::setup(app, "wit-replay");
   app.require_subcommand(1);
-  std::string run, bundle_path, challenge_path, out = "-", calib_path, device = "cpu";
-  unsigned threads = 0, threads_a = 1, threads_b = 2;
-  int cal_steps = 2, verify_cal_steps = 0;
+  std::string run, bundle_path, challenge_path, out = "-", device = "cpu";
+  unsigned threads = 0;
   double margin = 10;
-  bool quiet = false;
+  bool quiet = false, tolerant = false;
   wit::ResponseOptions ro;
 
   auto* respond = app.add_subcommand("respond", "Trainer: build the response bundle for a challenge");
@@ -33,6 +64,7 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   respond->add_option("CHALLENGE", challenge_path, "Challenge JSON")->required();
   respond->add_option("-o,--output", out, "Bundle to write")->required();
+  respond->add_flag("--tolerant", ro.end_states, "Answer a tolerant verifier: the end states of the steps too");
 
   auto* verify = app.add_subcommand("verify", "Verifier: replay the challenged steps; exit 0 certified, 1 rejected");
   auto* src = verify->add_option_group("source", "Where the answer comes from (exactly one)");
@@ -41,33 +73,28 @@ int main(int argc, char** argv) {
   src->require_option(1);
   verify->add_option("CHALLENGE", challenge_path, "Challenge JSON")->required();
   verify->add_option("-o,--output", out, "Report JSON to write (- = stdout)");
-  verify->add_option("--calibration", calib_path, "Noise measured by 'wit-replay calibrate' (default: measure on this bundle)");
-  verify->add_option("--calibration-steps", verify_cal_steps,
-                     "Measure noise on the first N transitions only (default 0: on every transition itself)")
-      ->default_str("0");
-  verify->add_option("--margin", margin, "Threshold = margin x max(measured noise, float32 rounding)")->default_str("10");
+  auto* tol = verify->add_flag("--tolerant", tolerant,
+                               "Judge each tensor against its own replay noise on the same step (where the run's "
+                               "configuration cannot be reproduced); default: exact replay");
+  verify->add_option("--margin", margin, "--tolerant: threshold = margin x max(the tensor's noise, one rounding)")
+      ->default_str("10")
+      ->needs(tol);
 
-  auto* calibrate = app.add_subcommand("calibrate", "Measure replay noise between two thread counts on a bundle's steps");
-  calibrate->add_option("--bundle", bundle_path, "Response bundle")->required();
-  calibrate->add_option("CHALLENGE", challenge_path, "Challenge JSON")->required();
-  calibrate->add_option("--threads-a", threads_a, "First thread count")->default_str("1");
-  calibrate->add_option("--threads-b", threads_b, "Second thread count")->default_str("2");
-  calibrate->add_option("--steps", cal_steps, "How many challenged steps to replay")->default_str("2");
-  calibrate->add_option("-o,--output", out, "Calibration JSON to write (- = stdout)");
-
-  for (auto* s : {respond, verify, calibrate}) {
+  for (auto* s : {respond, verify}) {
     s->add_option("--device", device, "cpu or cuda")->default_str("cpu");
-    s->add_option("-j,--threads", threads, "LibTorch threads (0 = all cores)");
+    s->add_option("-j,--threads", threads, "LibTorch threads (0 = all cores; exact replay runs the recorded count)");
     s->add_flag("-q,--quiet", quiet, "No summary on stderr");
   }
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
-    if (*verify) wit::check_margin(margin);  // before any response is built
+    if (tolerant) wit::check_margin(margin);  // before any response is built
     if (device != "cpu" && !wit::cuda_available())
       throw wit::Error("this LibTorch has no CUDA device", "--device " + device, "use --device cpu");
     wit::expect_args({{"--run", run, wit::FileKind::kRunDir},
                       {"--bundle", bundle_path, wit::FileKind::kBundle},
                       {"CHALLENGE", challenge_path, wit::FileKind::kChallenge}});
+    // Regenerating states, or replaying exactly, runs under the run's recorded kernels.
+    if (!run.empty()) pin(run_config_of(run), argv, true);
     wit::Challenge c = wit::Challenge::load(challenge_path);
     if (*respond) {
       ro.run = run;
@@ -83,35 +110,32 @@ int main(int argc, char** argv) {
     std::optional<wit::SpooledBundle> b;
     if (!bundle_path.empty()) {
       b = wit::SpooledBundle::open(bundle_path, wit::response_member_limit());
+      if (!tolerant) pin(wit::bundle_config(*b), argv, bundle_path != "-");
     } else {
       // Self-check: the response goes through a private file, read back as the trainer's would be.
       ro.run = run;
-      ro.threads = threads;
+      ro.threads = 0;  // the recorded count: the states must come out as logged
       ro.device = device;
+      ro.end_states = tolerant;
       const wit::TempDir tmp("wit-replay");
       wit::write_response(c, ro, tmp / "response.wbundle");
       b = wit::SpooledBundle::open(tmp / "response.wbundle", wit::response_member_limit());
     }
-    if (*calibrate) {
-      wit::Calibration cal = wit::calibrate(*b, c, threads_a, threads_b, cal_steps, device);
-      wit::write_file_atomic(out, cal.to_json().dump(2) + "\n");
-      return wit::cli::kOk;
-    }
     wit::VerifyOptions vo;
+    vo.mode = tolerant ? wit::ReplayMode::kTolerant : wit::ReplayMode::kExact;
     vo.threads = threads;
     vo.device = device;
     vo.margin = margin;
-    vo.calibration_steps = verify_cal_steps;
     vo.quiet = quiet;
-    if (!calib_path.empty()) vo.calibration = wit::Calibration::load(calib_path);
     const wit::ReplayReport r = wit::verify_response(*b, c, vo);
     wit::write_file_atomic(out, r.to_json().dump(2) + "\n");
     if (!quiet) {
       if (r.certified())
-        wit::cli::note("certified: " + std::to_string(c.steps.size()) + " challenged steps and " +
-                       std::to_string(c.segments.size()) + " segments replayed within the noise; " + c.guarantee.words());
+        wit::cli::note("certified (" + r.mode + "): " + std::to_string(c.steps.size()) + " challenged steps and " +
+                       std::to_string(c.segments.size()) + " segments replayed" +
+                       (tolerant ? " within each tensor's own noise; " : " bit for bit; ") + c.guarantee.words());
       else
-        wit::cli::note("rejected: " + r.reason);
+        wit::cli::note("rejected (" + r.mode + "): " + r.reason);
     }
     return r.certified() ? wit::cli::kOk : wit::cli::kNegative;
   });

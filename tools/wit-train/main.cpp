@@ -13,6 +13,7 @@
 #include "wit/device.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/run_config.h"
 #include "wit/run_lock.h"
 #include "wit/script.h"
 #include "wit/trainer.h"
@@ -27,6 +28,17 @@ namespace {
 bool writes_the_run() {
   const char* rank = std::getenv("RANK");
   return !std::getenv("WIT_LOCAL_LAUNCH") && (!rank || std::strcmp(rank, "0") == 0);
+}
+
+// Runs the rest of wit-train under the kernel set `kernels`, or, resuming a
+// run without --cpu-kernels, under the one RUN/config.json records.
+void pin_kernels(const std::string& run, const std::string& kernels, bool given, char** argv) {
+  const std::string recorded = (fs::path(run) / wit::kRunConfigFile).string();
+  std::error_code ec;
+  if (!given && fs::exists(recorded, ec))
+    return wit::run_under_environment(wit::config_environment(wit::RunConfig::parse(wit::read_file(recorded), recorded)),
+                                      argv);
+  wit::run_under_environment(wit::kernel_set_environment(kernels), argv);
 }
 
 }  // namespace
@@ -46,6 +58,11 @@ int main(int argc, char** argv) {
   app.add_option("--key", o.key_path, "Trainer's signing key (default: generate RUN/trainer.key)");
   app.add_option("--device", o.device, "cpu or cuda")->default_str("cpu");
   app.add_option("-j,--threads", o.threads, "LibTorch threads (0 = all cores)")->default_str("0");
+  std::string kernels = "avx2";
+  auto* kernels_opt = app.add_option("--cpu-kernels", kernels,
+                                     "CPU kernel set the steps run on: avx2 (portable), avx512 or native; "
+                                     "recorded in RUN/config.json (default: avx2, or the run's recorded set when resuming)")
+                          ->default_str("avx2");
   app.add_option("--stop-after", o.stop_after, "Stop after this step, resumable later");
   unsigned nproc = 1;
   app.add_option("--nproc", nproc, "Data parallel: run N local ranks (c10d/Gloo); see docs/distributed.md")
@@ -64,6 +81,9 @@ int main(int argc, char** argv) {
       std::fputs(wit::describe_training(o.config_path, o.model_path, o.commit_path, o.device).c_str(), stdout);
       return wit::cli::kOk;
     }
+    // The kernels are chosen before LibTorch and OpenBLAS read them: by
+    // re-executing this program with the environment set (docs/training.md).
+    pin_kernels(o.out_dir, kernels, kernels_opt->count() > 0, argv);
     // Validated before the run directory exists: a refused device leaves nothing behind.
     wit::check_device(o.device);
     // Said here, not as the manifest's "'n' out of range", which blames the config.

@@ -79,7 +79,31 @@ json check_json(const ReportCheck& k) {
       w[f] = {{"tensor", t.tensor}, {"floors", report_number(t.floors)}, {"threshold_floors", report_number(t.threshold_floors)}};
     c["worst_tensors"] = w;
   }
+  if (!k.slack.empty()) {
+    json w = json::object();
+    for (const auto& [f, t] : k.slack)
+      w[f] = {{"tensor", t.tensor}, {"floors", report_number(t.floors)}, {"threshold_floors", report_number(t.threshold_floors)}};
+    c["slack"] = w;
+  }
   return c;
+}
+
+// "worst_tensors" or "slack": field -> {tensor, floors, threshold_floors}.
+std::map<std::string, WorstTensor> tensor_map(const json& j, const char* key, const std::string& where) {
+  std::map<std::string, WorstTensor> out;
+  if (!j.contains(key)) return out;
+  const json& w = j[key];
+  if (!w.is_object()) jsonf::bad(kRep, std::string("field '") + key + "' is not an object", where);
+  for (const auto& [f, t] : w.items()) {
+    if (!t.is_object()) jsonf::bad(kRep, std::string(key) + "." + f + " is not an object", where);
+    WorstTensor x;
+    x.tensor = string_field(t, "tensor", kRep, where);
+    x.floors = number_or_inf(jsonf::need(t, "floors", kRep, where), std::string(key) + "." + f + ".floors", where);
+    x.threshold_floors = number_or_inf(jsonf::need(t, "threshold_floors", kRep, where),
+                                       std::string(key) + "." + f + ".threshold_floors", where);
+    out[f] = x;
+  }
+  return out;
 }
 
 ReportCheck check_from_json(const json& j, const std::string& where) {
@@ -105,18 +129,8 @@ ReportCheck check_from_json(const json& j, const std::string& where) {
   if (k.pass && !k.failed.empty()) jsonf::bad(kRep, "a passed check names a failed field", where);
   k.distances = number_map(j, "distances", where);
   k.thresholds = number_map(j, "thresholds", where);
-  if (j.contains("worst_tensors")) {
-    const json& w = j["worst_tensors"];
-    if (!w.is_object()) jsonf::bad(kRep, "field 'worst_tensors' is not an object", where);
-    for (const auto& [f, t] : w.items()) {
-      WorstTensor x;
-      x.tensor = string_field(t, "tensor", kRep, where);
-      x.floors = number_or_inf(jsonf::need(t, "floors", kRep, where), "worst_tensors." + f + ".floors", where);
-      x.threshold_floors =
-          number_or_inf(jsonf::need(t, "threshold_floors", kRep, where), "worst_tensors." + f + ".threshold_floors", where);
-      k.worst_tensors[f] = x;
-    }
-  }
+  k.worst_tensors = tensor_map(j, "worst_tensors", where);
+  k.slack = tensor_map(j, "slack", where);
   if (j.contains("seconds")) k.seconds = number_field(j, "seconds", kRep, where);
   return k;
 }
@@ -144,9 +158,14 @@ Calibration Calibration::from_json(const json& j, const std::string& where) {
     throw Error("unsupported calibration version " + (j.contains("version") ? j["version"].dump() : std::string("(none)")),
                 where,
                 "this wit reads version " + std::to_string(kCalibrationVersion) +
-                    " (noise of whole states, in rounding floors): run wit-replay calibrate again");
+                    " (noise of whole states, in rounding floors): replay the challenge again with this wit");
   Calibration c;
-  if (j.contains("run_id")) c.run_id = string_field(j, "run_id", kCal, where);
+  if (j.contains("run_id")) {
+    c.run_id = string_field(j, "run_id", kCal, where);
+    Hash32 h;  // "" (a placeholder) or a run id: 64 lowercase hex digits
+    if (!c.run_id.empty() && (!Hash32::from_hex(c.run_id, h) || h.hex() != c.run_id))
+      jsonf::bad(kCal, "field 'run_id' is not 64 lowercase hex digits", where);
+  }
   if (j.contains("threads")) {
     if (!j["threads"].is_array()) jsonf::bad(kCal, "field 'threads' is not an array", where);
     for (const json& t : j["threads"]) {
@@ -184,7 +203,7 @@ bool WorstTensor::operator==(const WorstTensor& o) const {
 bool ReportCheck::operator==(const ReportCheck& o) const {
   return kind == o.kind && step == o.step && segment_from == o.segment_from && segment_to == o.segment_to &&
          pass == o.pass && failed == o.failed && reason == o.reason && distances == o.distances &&
-         thresholds == o.thresholds && worst_tensors == o.worst_tensors && seconds == o.seconds;
+         thresholds == o.thresholds && worst_tensors == o.worst_tensors && slack == o.slack && seconds == o.seconds;
 }
 
 ReplayReport ReplayReport::answering(const Challenge& c) {
@@ -224,6 +243,8 @@ json ReplayReport::to_json() const {
           {"guarantee",
            {{"words", guarantee.words()}, {"k", guarantee.k}, {"steps", guarantee.steps},
             {"fraction", guarantee.fraction}, {"detection", guarantee.detection}}},
+          {"mode", mode},
+          {"configuration", configuration},
           {"calibration", calibration.to_json()},
           {"margin", margin},
           {"checks", checks_j},
@@ -233,7 +254,8 @@ json ReplayReport::to_json() const {
 ReplayReport ReplayReport::from_json(const json& j, const std::string& where) {
   if (!j.is_object() || !j.contains("format") || j["format"] != kReportFormat) throw Error("not a replay report", where);
   if (!j.contains("version") || !j["version"].is_number_integer()) throw Error("not a replay report (no version)", where);
-  if (j["version"].get<int64_t>() != kReportVersion)
+  const int64_t version = j["version"].get<int64_t>();
+  if (version != kReportVersion && version != 2)
     throw Error("unsupported report version " + j["version"].dump() + " (this wit reads version " +
                     std::to_string(kReportVersion) + ": replay the challenge again with this wit)",
                 where);
@@ -260,6 +282,15 @@ ReplayReport ReplayReport::from_json(const json& j, const std::string& where) {
     r.calibration = Calibration::from_json(j["calibration"], where);
   }
   if (j.contains("margin")) r.margin = number_field(j, "margin", kRep, where);
+  if (version == 2) {
+    r.mode = "tolerant";  // before modes, every verifier was tolerant
+  } else {
+    r.mode = string_field(j, "mode", kRep, where);
+    if (r.mode != "exact" && r.mode != "tolerant") jsonf::bad(kRep, "field 'mode' is not \"exact\" or \"tolerant\"", where);
+    const json& cfg = jsonf::need(j, "configuration", kRep, where);
+    if (!cfg.is_null() && !cfg.is_object()) jsonf::bad(kRep, "field 'configuration' is not an object or null", where);
+    r.configuration = cfg;
+  }
   const json& checks = jsonf::need(j, "checks", kRep, where);
   if (!checks.is_array()) jsonf::bad(kRep, "field 'checks' is not an array", where);
   if (checks.size() > kMaxReportChecks) jsonf::bad(kRep, "too many checks", where);

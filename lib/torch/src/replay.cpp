@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "wit/cli.h"
 #include "wit/commitment.h"
+#include "wit/config_in_effect.h"
 #include "wit/error.h"
 #include "wit/fingerprint.h"
 #include "wit/index.h"
@@ -62,14 +64,19 @@ std::vector<int64_t> transitions(const Challenge& c) {
   return out;
 }
 
+// States: the start of every step challenge and of every segment (an exact
+// verifier replays a segment from its first state on); with end_states, the
+// end of every transition too (for a tolerant verifier).
 struct Needs {
   std::set<int64_t> entries{0}, states, batches;
-  explicit Needs(const Challenge& c) {
+  Needs(const Challenge& c, bool end_states) {
     for (int64_t s : transitions(c)) {
       entries.insert({s - 1, s});
-      states.insert({s - 1, s});
       batches.insert(s);
+      if (end_states) states.insert(s);
     }
+    for (int64_t s : c.steps) states.insert(s - 1);
+    for (const Segment& g : c.segments) states.insert(g.from);
   }
 };
 
@@ -129,8 +136,14 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
   const std::vector<std::string>& files = df.files;
   // Regenerate states as training computed them, so they come out bit-identical:
   // the trainer's thread count, and a data-parallel run's ranks emulated in one process.
+  // The recorded configuration's (RUN/config.json; wit-replay has already
+  // re-executed itself under its kernels), or for a run that predates it RUN/data.json's.
   int world = 1;
-  {
+  const std::optional<RunConfig> config = load_run_config(opt.run, run_id.hex());
+  if (config) {
+    if (opt.threads == 0) set_torch_threads(config->threads);
+    world = config->world;
+  } else {
     json d = json::parse(read_file((fs::path(opt.run) / "data.json").string()), nullptr, false);
     if (!d.is_discarded() && d.is_object()) {
       if (opt.threads == 0) set_torch_threads(d.value("threads", 0u));
@@ -144,13 +157,14 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
   Dataset dataset(data, files, 0);
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
 
-  const Needs need(c);
-  // Members are written in name order: batch/, challenge.json, log/,
-  // manifest.json, model.pt (a TorchScript run's module, once), probe.json,
-  // seed, state/; the count comes first (add a member here, count it here).
+  const Needs need(c, opt.end_states);
+  // Members are written in name order: batch/, challenge.json, config.json
+  // (when the run records one), log/, manifest.json, model.pt (a TorchScript
+  // run's module, once), probe.json, seed, state/; the count comes first (add
+  // a member here, count it here).
   const bool scripted = mf.model.scripted();
-  BundleWriter b(path, uint32_t(need.batches.size() + 1 + need.entries.size() + 3 + (scripted ? 1 : 0) +
-                                need.states.size()));
+  BundleWriter b(path, uint32_t(need.batches.size() + 1 + (config ? 1 : 0) + need.entries.size() + 3 +
+                                (scripted ? 1 : 0) + need.states.size()));
   auto batch_records = [&](int64_t s) {
     BatchRecords out;
     for (uint64_t i : order.batch(s)) out.push_back(dataset.record(i));
@@ -164,6 +178,7 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
     b.add(member("batch", s, "json"), json{{"step", s}, {"records", recs}}.dump() + "\n");
   }
   b.add("challenge.json", c.to_json().dump(2) + "\n");
+  if (config) b.add(kRunConfigFile, config->to_json().dump(2) + "\n");
   for (int64_t i : need.entries) {
     json e = {{"index", i}, {"entry_hex", to_hex(ByteView(log.entry_bytes(uint64_t(i))))},
               {"path", hashes_json(log.inclusion_proof(uint64_t(i), c.head.size))}};
@@ -205,7 +220,7 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
     }
     if (cur->root() != logged_root(target))
       throw Error("the regenerated state after step " + std::to_string(target) + " does not match its logged state root",
-                  opt.run, "regenerate with the thread count and device training used (--threads)");
+                  opt.run, "regenerate with the thread count, kernel set and device training used (RUN/config.json)");
     const std::string name = member("state", target, "safetensors");
     b.add(name, safetensors_pieces(cur->tensors(), {}, name).all());
     progress.add(1);
@@ -218,10 +233,20 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
 
 namespace {
 
-// Fields of a replayed transition; noise is calibrated for each (docs/replay.md).
 // The logged sketches are of the logged state, computed from the same floats:
 // they agree up to the rounding of their double accumulators.
 constexpr double kSketchTolerance = 1e-5;
+
+// Whether the bundle answers challenge `c` at all (throws NotAnAnswer): it
+// has a manifest and a seed, and its challenge.json is `c`.
+void check_answers(const SpooledBundle& b, const Challenge& c) {
+  for (const char* m : {"manifest.json", "seed", "challenge.json"})
+    if (!b.has(m)) throw NotAnAnswer(std::string("the bundle has no ") + m + ", so it answers no challenge", b.where);
+  const json answered = json::parse(b.get_text("challenge.json"), nullptr, false);
+  if (answered != c.to_json())
+    throw NotAnAnswer("the bundle answers another challenge (its challenge.json is not the one given)", b.where,
+                      "verify the bundle with the challenge it answers");
+}
 
 struct Verifier {
   const SpooledBundle& b;
@@ -238,6 +263,8 @@ struct Verifier {
   std::map<int64_t, TrainState> states;
   // A TorchScript run's model.pt, written out for LibTorch to load; removed with the verifier.
   std::unique_ptr<TempFile> model_file;
+  std::optional<RunConfig> config;  // the bundle's config.json
+  int world = 1;                    // data-parallel ranks the replay emulates
 
   // A failed check: the field and the reason, reported, never thrown past verify.
   struct Reject {
@@ -251,8 +278,11 @@ struct Verifier {
   }
 
   void load_common() {
+    check_answers(b, c);
     try {
       load_common_members();
+    } catch (const NotAnAnswer&) {
+      throw;
     } catch (const Error& e) {
       // Anything the trainer's bundle lacks or gets wrong rejects the run.
       throw Reject{"bundle", e.what()};
@@ -266,8 +296,12 @@ struct Verifier {
     mf = Manifest::from_json(mj, "manifest.json");
     if (mf.dump() != mf_text) throw Reject{"manifest", "manifest is not in canonical form"};
     run_id = mf.run_id();
-    if (run_id != c.head.run_id) throw Reject{"manifest", "the bundle is for another run than the challenged head"};
+    if (run_id != c.head.run_id)
+      throw NotAnAnswer("the bundle answers another run than the challenged head", b.where,
+                        "verify the bundle with the challenge it answers");
     if (auto p = head_problem(c.head, run_id, mf.trainer_key)) throw Reject{"head", *p};
+    config = bundle_config(b);
+    if (config) world = config->world;
     seed = parse_seed_hex(b.get_text("seed"), "seed");
     if (auto why = seed_problem(mf, ByteView(seed))) throw Reject{"seed", *why};
     if (mf.model.scripted()) {
@@ -390,143 +424,19 @@ struct Verifier {
   }
 };
 
-// One replay of transition s from the exact state before it.
+
+// One replay of transition s from the exact state before it, on `shares`
+// emulated data-parallel ranks.
 struct Replayed {
   TrainState after;
   StepOutput out;
   std::optional<std::vector<float>> probe;
 };
-Replayed replay_from(Verifier& v, int64_t s, const BatchRecords& batch, int shares = 1) {
+Replayed replay_from(Verifier& v, int64_t s, const BatchRecords& batch, int shares) {
   Replayed r{v.state(s - 1).clone(), {}, {}};
   r.out = train_step_emulating(v.mf, r.after, batch, shares);
   if (v.entry(s).s.probe && v.probe) r.probe = probe_fingerprint(v.mf, r.after, v.probe->records);
   return r;
-}
-
-// Distances of a replay `r` against a reference (the logged state and entry,
-// or, calibrating, another replay), per field: state fields in floors of the
-// worst tensor, scalar fields relative (their floor is one rounding).
-struct Distances {
-  std::map<std::string, FieldDistance> state;
-  std::map<std::string, double> scalar;
-};
-Distances distances(const TrainState& before, const TrainState& ref_state, const std::vector<float>& ref_losses,
-                    double ref_grad_norm, const std::optional<std::vector<float>>& ref_probe, const Replayed& r) {
-  Distances d;
-  d.state = worst_by_field(compare_states(before.tensors(), ref_state.tensors(), r.after.tensors()));
-  d.scalar["losses"] = losses_distance(r.out.losses, ref_losses);
-  d.scalar["grad_norm"] = scalar_distance(r.out.grad_norm, ref_grad_norm);
-  if (ref_probe && r.probe) d.scalar["probe"] = vector_distance(*r.probe, *ref_probe);
-  return d;
-}
-
-// The replay noise of transition s, folded into `cal` (largest so far per
-// field): replay A with threads_a, and two other orders of the same sums,
-// each measured against A as if A were the logged state: another thread
-// count, and the batch's gradient summed from two shares (as two
-// data-parallel ranks, or a BLAS that blocks the batch dimension, would).
-// Parameters whose true gradient is zero (an attention key's bias) turn such
-// rounding into Adam updates of their own; this is where it shows, and it
-// varies from step to step, which is why verify measures every transition.
-// Returns replay A, which a verifier measuring every transition judges too.
-Replayed measure_noise(Verifier& v, int64_t s, const BatchRecords& batch, unsigned threads_a, unsigned threads_b,
-                       Calibration& cal) {
-  set_torch_threads(threads_a);
-  Replayed a = replay_from(v, s, batch);
-  auto note = [&](const std::string& f, double floors) {
-    cal.noise[f] = std::max(cal.noise_of(f), std::isfinite(floors) ? floors : 0.0);
-  };
-  // One other replay at a time, measured and dropped: one state beside A.
-  auto measure = [&](unsigned threads, int shares) {
-    set_torch_threads(threads);
-    const Replayed o = replay_from(v, s, batch, shares);
-    Distances d = distances(v.state(s - 1), a.after, a.out.losses, a.out.grad_norm, a.probe, o);
-    for (const auto& [f, fd] : d.state) note(f, fd.floors);
-    for (const auto& [f, x] : d.scalar) note(f, x / kRoundingEps);
-  };
-  measure(threads_b, 1);
-  if (batch.size() >= 2) measure(threads_a, 2);
-  return a;
-}
-
-}  // namespace
-
-Calibration calibrate(const SpooledBundle& b, const Challenge& c, unsigned threads_a, unsigned threads_b, int max_steps,
-                      const std::string& device) {
-  VerifyOptions vo;
-  vo.device = device;
-  Verifier v{b, c, vo, {}, {}, {}, {}, {}, {}, {}, {}};
-  try {
-    v.load_common();
-  } catch (const Verifier::Reject& r) {
-    throw Error("cannot calibrate on this bundle: " + r.reason, b.where);
-  }
-  Calibration cal;
-  cal.run_id = v.run_id.hex();
-  cal.threads = {threads_a, threads_b};
-  for (const char* f : kReplayFields) cal.noise[f] = 0.0;
-  std::string last_reason;
-  for (int64_t s : transitions(c)) {
-    if (int(cal.steps.size()) >= max_steps) break;
-    try {
-      v.forget_before(s - 1);  // what the last step left, unless this one starts there
-      measure_noise(v, s, v.batch(s), threads_a, threads_b, cal);
-      cal.steps.push_back(s);
-      v.forget_before(s);
-    } catch (const Verifier::Reject& r) {
-      // A step the bundle cannot answer is skipped here; verification rejects it.
-      last_reason = r.reason;
-    }
-  }
-  if (cal.steps.empty())
-    throw Error("no challenged step to calibrate on" + (last_reason.empty() ? "" : " (" + last_reason + ")"), b.where);
-  return cal;
-}
-
-namespace {
-
-// How verify measures the replay noise: on every transition, just before it
-// is judged (the default), or once before the transitions (--calibration,
-// --calibration-steps).
-struct NoisePlan {
-  bool per_step = true;
-  unsigned other_threads = 2;  // a measurement's second thread count
-};
-
-// Checks 1 to 6, of the whole bundle: "" when they pass, else the reason.
-std::string check_bundle(Verifier& v) {
-  try {
-    v.load_common();
-  } catch (const Verifier::Reject& r) {
-    return r.reason;
-  }
-  return "";
-}
-
-// The noise the thresholds scale: the --calibration file, a measurement on
-// the first --calibration-steps transitions, or none yet (each transition
-// adds its own). "" or the reason the run is rejected.
-std::string set_up_noise(Verifier& v, const NoisePlan& plan, Calibration& cal) {
-  const VerifyOptions& opt = v.opt;
-  std::string reason;
-  if (opt.calibration) {
-    cal = *opt.calibration;
-    if (!cal.run_id.empty() && cal.run_id != v.run_id.hex() && !opt.quiet)
-      cli::note("calibration was measured on another run; using it anyway");
-  } else if (opt.calibration_steps > 0) {
-    try {
-      cal = calibrate(v.b, v.c, 1, plan.other_threads, opt.calibration_steps, opt.device);
-    } catch (const Error& e) {
-      reason = std::string("cannot measure replay noise: ") + e.what();
-    }
-    v.states.clear();
-  } else {
-    // Every transition is measured on itself, just before it is judged.
-    cal.run_id = v.run_id.hex();
-    cal.threads = {1, plan.other_threads};
-    for (const char* f : kReplayFields) cal.noise[f] = 0.0;
-  }
-  return reason;
 }
 
 // The transitions to check, as empty checks: the step challenges in
@@ -551,26 +461,7 @@ std::vector<ReportCheck> planned_checks(const Challenge& c) {
   return out;
 }
 
-// Check 9: the exact states after s and after s - 1, each holding its step
-// and hitting its logged root.
-const TrainState& check_states(Verifier& v, int64_t s) {
-  const TrainState& after = v.state(s);
-  v.state(s - 1);
-  return after;
-}
-
-// Measuring every transition on itself: its first replay (one thread) is the
-// one judged, so the transition costs three replays, not four.
-std::optional<Replayed> measure_on_itself(Verifier& v, int64_t s, const BatchRecords& batch, const NoisePlan& plan,
-                                          Calibration& cal) {
-  if (!plan.per_step) return std::nullopt;
-  std::optional<Replayed> a = measure_noise(v, s, batch, 1, plan.other_threads, cal);
-  cal.steps.push_back(s);
-  set_torch_threads(v.opt.threads);
-  return a;
-}
-
-// Check 10: the logged sketches must be those of the logged state (they are
+// Check 10: the logged sketches must be those of the state after s (they are
 // witnesses for plots and cheap distances; the verdict never rests on them).
 void check_sketches(Verifier& v, int64_t s, const TrainState& after, ReportCheck& chk) {
   const LogEntry& logged = v.entry(s);
@@ -582,15 +473,7 @@ void check_sketches(Verifier& v, int64_t s, const TrainState& after, ReportCheck
     throw Verifier::Reject{"sketch", "the logged sketches of step " + std::to_string(s) + " are not those of its state"};
 }
 
-// Check 11: step s replayed from the exact state before it (the measured
-// replay when there is one) ends at step s.
-Replayed check_replay(Verifier& v, int64_t s, const BatchRecords& batch, std::optional<Replayed> measured) {
-  Replayed r = measured ? std::move(*measured) : replay_from(v, s, batch);
-  if (r.after.step() != s) throw Verifier::Reject{"state", "the replay of step " + std::to_string(s) + " ends at another step"};
-  return r;
-}
-
-// For information, what the old fingerprint-only check saw: the replay's
+// For information, what a fingerprint-only check would see: the replay's
 // sketches against the logged ones, relative to the logged sketch update.
 // A forger hiding an update in the sketches' null space keeps this at
 // the noise level; it is never a verdict.
@@ -607,61 +490,179 @@ double sketch_replay_distance(Verifier& v, int64_t s, const Replayed& r) {
                    rel(l2_distance(rs.v, logged.s.sketch_v), l2_distance(logged.s.sketch_v, prev.v))});
 }
 
-// Check 12: the replay compared in full with the exact state after s, field
-// by field in the order weights, adam_m, adam_v (the worst tensor of each,
-// in rounding floors), losses, grad_norm, probe, each within margin x
-// max(1, noise); the first field beyond its threshold fails the transition.
-void compare_in_full(Verifier& v, int64_t s, const TrainState& after, const Replayed& r, const Calibration& cal,
-                     ReportCheck& chk) {
-  const double margin = v.opt.margin;
-  const LogEntry& logged = v.entry(s);
-  Distances dd = distances(v.state(s - 1), after, logged.s.losses, logged.s.grad_norm, logged.s.probe, r);
-  chk.distances["sketch_replay"] = sketch_replay_distance(v, s, r);
-  std::string failed;
-  for (const char* f : kStateFields) {
-    const FieldDistance& fd = dd.state[f];
-    const double tf = threshold_floors(margin, cal.noise_of(f));
-    chk.distances[f] = fd.distance;
-    chk.thresholds[f] = tf * fd.floor;  // the same test, relative to the update: distance <= threshold
-    chk.worst_tensors[f] = WorstTensor{fd.tensor, fd.floors, tf};
-    if (failed.empty() && !within(fd.floors, tf)) failed = f;
+// ---- exact mode
+
+// The first tensor in which two states of one model differ bit for bit:
+// its name, how many of its elements differ, and the largest difference in
+// units in the last place; nullopt when they are identical.
+struct FirstDifference {
+  std::string tensor;
+  uint64_t elements = 0, numel = 0, max_ulp = 0;
+};
+std::optional<FirstDifference> first_difference(const TrainState& a, const TrainState& b) {
+  const std::vector<TensorView> ta = a.tensors(), tb = b.tensors();
+  for (size_t i = 0; i < ta.size() && i < tb.size(); i++) {
+    if (ta[i].data.size == tb[i].data.size && std::memcmp(ta[i].data.data, tb[i].data.data, ta[i].data.size) == 0) continue;
+    FirstDifference d;
+    d.tensor = ta[i].name;
+    if (ta[i].dtype == DType::kF32 && ta[i].data.size == tb[i].data.size) {
+      d.numel = ta[i].data.size / 4;
+      for (uint64_t j = 0; j < d.numel; j++) {
+        int32_t x, y;
+        std::memcpy(&x, ta[i].data.data + 4 * j, 4);
+        std::memcpy(&y, tb[i].data.data + 4 * j, 4);
+        if (x == y) continue;
+        d.elements++;
+        // Ordered integer images of the floats: their distance counts the floats between.
+        const int64_t ox = x < 0 ? int64_t(INT32_MIN) - x : x, oy = y < 0 ? int64_t(INT32_MIN) - y : y;
+        d.max_ulp = std::max<uint64_t>(d.max_ulp, uint64_t(ox > oy ? ox - oy : oy - ox));
+      }
+    }
+    return d;
   }
-  for (const char* f : kScalarFields) {
-    if (!dd.scalar.count(f)) continue;
-    const double tf = threshold_floors(margin, cal.noise_of(f));
-    chk.distances[f] = dd.scalar[f];
-    chk.thresholds[f] = tf * kRoundingEps;
-    if (failed.empty() && !within(dd.scalar[f] / kRoundingEps, tf)) failed = f;
-  }
-  if (!failed.empty()) {
-    auto w = chk.worst_tensors.find(failed);
-    const std::string where = w != chk.worst_tensors.end() ? " (tensor " + w->second.tensor + ")" : "";
-    throw Verifier::Reject{failed, failed + " differs beyond the replay noise at step " + std::to_string(s) + where};
-  }
+  return std::nullopt;
 }
 
-// Transition s, checks 7 to 12: the exact state after s - 1 (root checked),
-// replayed with the shared step on the batch the committed order gives,
-// compared in full with the exact state after s (root checked): every tensor
-// of W, m and v. The first failure is thrown.
-void check_transition(Verifier& v, const NoisePlan& plan, Calibration& cal, ReportCheck& chk) {
+// Exact checks 11 and 12: the replay of step s must be the logged state after
+// s (its root), and the logged losses, gradient norm and probe those of the
+// replay, bit for bit. When the bundle holds the end state too, a failure
+// names the first tensor that differs.
+void compare_exactly(Verifier& v, int64_t s, const Replayed& r, ReportCheck& chk) {
+  const LogEntry& logged = v.entry(s);
+  if (r.after.root() != logged.s.state_root) {
+    std::string why = "the replay of step " + std::to_string(s) + " does not reproduce its logged state root";
+    std::string failed = "state_root";
+    if (v.b.has(member("state", s, "safetensors"))) {
+      const TrainState& after = v.state(s);  // its root is the logged one, or this throws
+      if (auto d = first_difference(after, r.after)) {
+        failed = state_field(d->tensor) ? state_field(d->tensor) : "state";
+        why += "; first differing tensor " + d->tensor + " (" + std::to_string(d->elements) + " of " +
+               std::to_string(d->numel) + " elements, up to " + std::to_string(d->max_ulp) + " ulp)";
+        const std::vector<TensorDistance> dist = compare_states(v.state(s - 1).tensors(), after.tensors(), r.after.tensors());
+        for (const TensorDistance& t : dist)
+          if (t.name == d->tensor) chk.worst_tensors[t.field] = WorstTensor{t.name, t.floors, 0};
+      }
+    }
+    throw Verifier::Reject{failed, why};
+  }
+  chk.distances["state_root"] = 0;
+  chk.thresholds["state_root"] = 0;
+  check_sketches(v, s, r.after, chk);
+  auto same = [&](const char* field, bool eq) {
+    chk.distances[field] = eq ? 0.0 : INFINITY;
+    chk.thresholds[field] = 0;
+    if (!eq)
+      throw Verifier::Reject{field, std::string("the logged ") + field + " of step " + std::to_string(s) +
+                                        " are not the replay's, bit for bit"};
+  };
+  same("losses", r.out.losses == logged.s.losses);
+  same("grad_norm", float(r.out.grad_norm) == float(logged.s.grad_norm));
+  if (logged.s.probe && r.probe) same("probe", *r.probe == *logged.s.probe);
+}
+
+// Transition s in exact mode, checks 7 to 12: the exact state after s - 1
+// (the bundle's, root checked, or the previous transition's replay that
+// matched its logged root), replayed once under the recorded configuration on
+// the batch the committed order gives; the result must be the logged state
+// after s. It is kept as the start of transition s + 1 (a segment).
+void check_transition_exact(Verifier& v, ReportCheck& chk) {
   const int64_t s = chk.step;
-  v.forget_before(s - 1);  // the last transition's states, unless this one starts where it ended
-  v.check_lr(s);                                                        // 7
-  const BatchRecords batch = v.batch(s);                                // 8
-  const TrainState& after = check_states(v, s);                         // 9
-  std::optional<Replayed> measured = measure_on_itself(v, s, batch, plan, cal);
-  check_sketches(v, s, after, chk);                                     // 10
-  const Replayed r = check_replay(v, s, batch, std::move(measured));    // 11
-  compare_in_full(v, s, after, r, cal, chk);                            // 12
+  v.forget_before(s - 1);
+  v.check_lr(s);                                            // 7
+  const BatchRecords batch = v.batch(s);                    // 8
+  v.state(s - 1);                                           // 9
+  Replayed r = replay_from(v, s, batch, v.world);           // 11
+  if (r.after.step() != s) throw Verifier::Reject{"state", "the replay of step " + std::to_string(s) + " ends at another step"};
+  chk.distances["sketch_replay"] = sketch_replay_distance(v, s, r);
+  compare_exactly(v, s, r, chk);                            // 10, 12
+  v.states.emplace(s, std::move(r.after));
+}
+
+// ---- tolerant mode
+
+struct ToleranceResult {
+  Replayed replay;
+  TransitionNoise noise;
+};
+
+// Tolerant checks 11 and 12: the transition replayed three ways (one thread;
+// the verifier's other thread count; the gradient from two shares), the noise
+// of every tensor measured on this transition alone; then each tensor of the
+// one-thread replay within margin x max(1, its own noise) floors of the
+// logged state after s, and each scalar field likewise.
+void compare_tolerantly(Verifier& v, int64_t s, const BatchRecords& batch, unsigned other_threads, Calibration& cal,
+                        ReportCheck& chk) {
+  Replayed a{TrainState(), {}, {}};
+  const std::optional<BatchRecords> probe =
+      v.entry(s).s.probe && v.probe ? std::optional<BatchRecords>(v.probe->records) : std::nullopt;
+  const TransitionNoise noise =
+      measure_transition_noise(v.mf, v.state(s - 1), batch, 1, other_threads, probe, &a.after, &a.out, &a.probe);
+  cal.steps.push_back(s);
+  if (a.after.step() != s) throw Verifier::Reject{"state", "the replay of step " + std::to_string(s) + " ends at another step"};
+  const TrainState& after = v.state(s);
+  check_sketches(v, s, after, chk);
+  chk.distances["sketch_replay"] = sketch_replay_distance(v, s, a);
+  const double margin = v.opt.margin;
+  auto noise_of = [&](const std::string& k) {
+    auto it = noise.floors.find(k);
+    return it == noise.floors.end() ? 0.0 : it->second;
+  };
+  std::string failed, where;
+  // Each field's report entry: the tensor closest to its own threshold, and the loosest threshold (the slack).
+  std::map<std::string, double> worst_ratio;
+  for (const TensorDistance& t : compare_states(v.state(s - 1).tensors(), after.tensors(), a.after.tensors())) {
+    const double tf = threshold_floors(margin, noise_of(t.name));
+    const double ratio = std::isnan(t.floors) ? INFINITY : t.floors / tf;
+    cal.noise[t.field] = std::max(cal.noise_of(t.field), noise_of(t.name));
+    if (!worst_ratio.count(t.field) || ratio > worst_ratio[t.field]) {
+      worst_ratio[t.field] = ratio;
+      chk.worst_tensors[t.field] = WorstTensor{t.name, t.floors, tf};
+      chk.distances[t.field] = t.distance;
+      chk.thresholds[t.field] = tf * t.floor;
+    }
+    if (!chk.slack.count(t.field) || tf > chk.slack[t.field].threshold_floors)
+      chk.slack[t.field] = WorstTensor{t.name, t.floors, tf};
+    if (failed.empty() && !within(t.floors, tf)) {
+      failed = t.field;
+      where = t.name;
+    }
+  }
+  const LogEntry& logged = v.entry(s);
+  std::map<std::string, double> scalar = {{"losses", losses_distance(a.out.losses, logged.s.losses)},
+                                          {"grad_norm", scalar_distance(a.out.grad_norm, logged.s.grad_norm)}};
+  if (logged.s.probe && a.probe) scalar["probe"] = vector_distance(*a.probe, *logged.s.probe);
+  for (const char* f : kScalarFields) {
+    if (!scalar.count(f)) continue;
+    const double tf = threshold_floors(margin, noise_of(f));
+    cal.noise[f] = std::max(cal.noise_of(f), noise_of(f));
+    chk.distances[f] = scalar[f];
+    chk.thresholds[f] = tf * kRoundingEps;
+    if (failed.empty() && !within(scalar[f] / kRoundingEps, tf)) failed = f;
+  }
+  if (!failed.empty())
+    throw Verifier::Reject{failed, failed + " differs beyond its own replay noise at step " + std::to_string(s) +
+                                       (where.empty() ? "" : " (tensor " + where + ")")};
+}
+
+// Transition s in tolerant mode, checks 7 to 12 against the bundle's exact
+// states after s - 1 and after s (both roots checked).
+void check_transition_tolerant(Verifier& v, unsigned other_threads, Calibration& cal, ReportCheck& chk) {
+  const int64_t s = chk.step;
+  v.forget_before(s - 1);
+  v.check_lr(s);                          // 7
+  const BatchRecords batch = v.batch(s);  // 8
+  v.state(s);                             // 9
+  v.state(s - 1);
+  compare_tolerantly(v, s, batch, other_threads, cal, chk);  // 10 to 12
 }
 
 // A transition checked and added to the report, pass or fail (a failure is
 // recorded, never thrown past verify): "" or the reason it failed.
-std::string record_transition(Verifier& v, const NoisePlan& plan, ReplayReport& rep, ReportCheck chk) {
+std::string record_transition(Verifier& v, ReplayReport& rep, ReportCheck chk, unsigned other_threads) {
   auto ts = std::chrono::steady_clock::now();
   try {
-    check_transition(v, plan, rep.calibration, chk);
+    if (v.opt.mode == ReplayMode::kExact) check_transition_exact(v, chk);
+    else check_transition_tolerant(v, other_threads, rep.calibration, chk);
     chk.pass = true;
   } catch (const Verifier::Reject& r) {
     chk.pass = false;
@@ -671,27 +672,118 @@ std::string record_transition(Verifier& v, const NoisePlan& plan, ReplayReport& 
   chk.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
   rep.replay_seconds += chk.seconds;
   rep.checks.push_back(chk);
-  v.forget_before(chk.step);
+  // Only the state after s can serve again (as the start of s + 1): at most
+  // one state is held between transitions, in whatever order they come.
+  for (auto it = v.states.begin(); it != v.states.end();) it = it->first == chk.step ? std::next(it) : v.states.erase(it);
   return chk.reason;
+}
+
+// Exact mode: this process must compute under the bundle's recorded
+// configuration (wit-replay re-executed itself under its kernels); the
+// recorded thread count is set here, whatever -j asked for.
+void reproduce_configuration(Verifier& v) {
+  if (!v.config)
+    throw Error("the bundle records no configuration (config.json), so it cannot be replayed exactly", v.b.where,
+                "verify it with --tolerant");
+  if (v.config->device != v.opt.device)
+    throw Error("the run was trained on device " + v.config->device + ", not " + v.opt.device, v.b.where,
+                "verify with --device " + v.config->device + ", or with --tolerant");
+  set_torch_threads(v.config->threads);
+  const std::string diff = config_difference(*v.config, current_run_config(v.opt.device, v.config->world));
+  if (!diff.empty())
+    throw Error("this verifier does not run under the run's recorded configuration (" + diff + ")", v.b.where,
+                "run wit-replay verify (it re-executes itself under the recorded kernels), or verify with --tolerant");
 }
 
 }  // namespace
 
+const char* replay_mode_name(ReplayMode m) { return m == ReplayMode::kExact ? "exact" : "tolerant"; }
+
+std::optional<RunConfig> bundle_config(const SpooledBundle& b) {
+  if (!b.has(kRunConfigFile)) return std::nullopt;
+  RunConfig c;
+  try {
+    c = RunConfig::parse(b.get_text(kRunConfigFile), b.where + ": " + kRunConfigFile);
+  } catch (const Error& e) {
+    throw NotAnAnswer(e.what());
+  }
+  if (b.has("manifest.json")) {
+    json mj = json::parse(b.get_text("manifest.json"), nullptr, false);
+    try {
+      if (!mj.is_discarded() && c.run_id != Manifest::from_json(mj, "manifest.json").run_id().hex())
+        throw NotAnAnswer("the bundle's configuration is another run's", b.where);
+    } catch (const NotAnAnswer&) {
+      throw;
+    } catch (const Error&) {
+      // an invalid manifest is the verifier's to reject
+    }
+  }
+  return c;
+}
+
+void pin_recorded_kernels(const SpooledBundle& b, char** argv) {
+  if (auto c = bundle_config(b)) run_under_environment(config_environment(*c), argv);
+}
+
+TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& before, const BatchRecords& batch,
+                                         unsigned threads_a, unsigned threads_b, const std::optional<BatchRecords>& probe,
+                                         TrainState* replay_a, StepOutput* out_a,
+                                         std::optional<std::vector<float>>* probe_a) {
+  set_torch_threads(threads_a);
+  TrainState a = before.clone();
+  const StepOutput oa = train_step(mf, a, batch);
+  std::optional<std::vector<float>> pa;
+  if (probe) pa = probe_fingerprint(mf, a, *probe);
+  TransitionNoise n;
+  auto note = [&](const std::string& k, double floors) {
+    n.floors[k] = std::max(n.floors.count(k) ? n.floors[k] : 0.0, std::isfinite(floors) ? floors : 0.0);
+  };
+  // One other replay at a time, measured against A and dropped.
+  auto measure = [&](unsigned threads, int shares) {
+    set_torch_threads(threads);
+    TrainState o = before.clone();
+    const StepOutput oo = train_step_emulating(mf, o, batch, shares);
+    for (const TensorDistance& t : compare_states(before.tensors(), a.tensors(), o.tensors())) note(t.name, t.floors);
+    note("losses", losses_distance(oo.losses, oa.losses) / kRoundingEps);
+    note("grad_norm", scalar_distance(oo.grad_norm, oa.grad_norm) / kRoundingEps);
+    if (probe) note("probe", vector_distance(probe_fingerprint(mf, o, *probe), *pa) / kRoundingEps);
+  };
+  measure(threads_b, 1);
+  if (batch.size() >= 2) measure(threads_a, 2);
+  set_torch_threads(threads_a);
+  if (replay_a) *replay_a = std::move(a);
+  if (out_a) *out_a = oa;
+  if (probe_a) *probe_a = std::move(pa);
+  return n;
+}
+
 // The checks of docs/replay.md ("Verify: the checks, in order").
 ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt) {
-  check_margin(opt.margin);
+  if (opt.mode == ReplayMode::kTolerant) check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
-  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}};
+  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1};
   ReplayReport rep = ReplayReport::answering(c);
-  rep.margin = opt.margin;
-  const NoisePlan plan{!opt.calibration && opt.calibration_steps <= 0, opt.threads > 1 ? opt.threads : 2};
-  std::string verdict_reason = check_bundle(v);                                      // 1 to 6
-  if (verdict_reason.empty()) verdict_reason = set_up_noise(v, plan, rep.calibration);  // calibration
-  set_torch_threads(opt.threads);
+  rep.mode = replay_mode_name(opt.mode);
+  rep.margin = opt.mode == ReplayMode::kTolerant ? opt.margin : 0;
+  std::string verdict_reason;
+  try {
+    v.load_common();  // 1 to 6
+  } catch (const Verifier::Reject& r) {
+    verdict_reason = r.reason;
+  }
+  if (v.config) rep.configuration = v.config->to_json();
+  const unsigned other_threads = opt.threads > 1 ? opt.threads : 2;
+  if (opt.mode == ReplayMode::kExact) {
+    if (verdict_reason.empty()) reproduce_configuration(v);
+  } else {
+    rep.calibration.run_id = v.run_id.hex();
+    rep.calibration.threads = {1, other_threads};
+    for (const char* f : kReplayFields) rep.calibration.noise[f] = 0.0;
+  }
   const std::vector<ReportCheck> todo = verdict_reason.empty() ? planned_checks(c) : std::vector<ReportCheck>{};
   Progress progress("replaying", uint64_t(todo.size()), "steps", opt.quiet);
-  for (const ReportCheck& chk : todo) {                                              // 7 to 12
-    const std::string why = record_transition(v, plan, rep, chk);
+  for (const ReportCheck& chk : todo) {  // 7 to 12
+    const std::string why = record_transition(v, rep, chk, other_threads);
     if (verdict_reason.empty()) verdict_reason = why;
     progress.add(1);
   }

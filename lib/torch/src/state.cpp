@@ -1,11 +1,16 @@
 // TrainState over LibTorch tensors: creation from the seed, checkpoints and sketches.
 #include "wit/state.h"
+#include "wit/config_in_effect.h"
 
 #include <torch/torch.h>
+
+#include <ATen/Version.h>
 
 #include <c10/core/CPUAllocator.h>
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -228,6 +233,32 @@ void set_torch_threads(unsigned n) {
     return true;
   }();
   (void)once;
+}
+
+RunConfig current_run_config(const std::string& device, int world) {
+  RunConfig c;
+  c.device = device;
+  c.threads = unsigned(std::max(1, torch::get_num_threads()));
+  c.world = world;
+  // The kernel set ATen dispatches to, as ATen itself reports it ("CPU
+  // capability usage: AVX2"): its automatic choice is not always the best
+  // the CPU has (this LibTorch picks AVX2 on AVX-512 machines).
+  c.cpu_capability = aten_capability_in_effect();
+  const std::string config = at::show_config();
+  const std::string key = "CPU capability usage: ";
+  if (auto at = config.find(key); at != std::string::npos) {
+    std::string cap = config.substr(at + key.size(), config.find('\n', at) - at - key.size());
+    for (char& ch : cap) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    if (cap == "default" || cap == "avx2" || cap == "avx512") c.cpu_capability = cap;
+  }
+  using CoreName = char* (*)();
+  if (auto f = reinterpret_cast<CoreName>(::dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
+    c.blas = "openblas";
+    if (const char* n = f()) c.blas_core = n;
+  }
+  if (const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA")) c.onednn_isa = isa;
+  c.torch_version = torch_version();
+  return c;
 }
 
 std::string torch_version() {

@@ -15,6 +15,7 @@
 #include "dist.h"
 
 #include "wit/cli.h"
+#include "wit/config_in_effect.h"
 #include "wit/fingerprint.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
@@ -248,6 +249,11 @@ void write_run_dir(const TrainOptions& opt, Manifest& mf, const Bytes& seed, con
                           {"threads", opt.threads}, {"world", world}};
   for (const auto& f : opt.files) where["files"].push_back(fs::absolute(f).string());
   write_file_atomic((fs::path(run) / "data.json").string(), where.dump(2) + "\n");
+  // The configuration the steps are computed under (docs/manifest.md), which
+  // an exact verifier reproduces; a resume under another one is refused.
+  RunConfig config = current_run_config(opt.device, world);
+  config.run_id = mf.run_id().hex();
+  record_run_config(run, config);
 }
 
 // The state training starts from: the seeded initial state and a signed

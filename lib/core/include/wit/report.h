@@ -17,9 +17,10 @@
 namespace wit {
 
 inline constexpr const char* kReportFormat = "wit.report";
-// Version 2: whole states compared tensor by tensor, one check per replayed
-// transition ("kind": "step" for step challenges, "segment" for segment steps).
-inline constexpr int kReportVersion = 2;
+// Version 3: "mode" ("exact": replayed roots equal the logged ones; "tolerant":
+// per-tensor thresholds) and the recorded "configuration". Version 2 reports
+// (tolerant, before modes) are still read, as mode "tolerant".
+inline constexpr int kReportVersion = 3;
 inline constexpr const char* kCalibrationFormat = "wit.calibration";
 // Version 2: noise of whole states, in rounding floors of the worst tensor.
 inline constexpr int kCalibrationVersion = 2;
@@ -73,6 +74,9 @@ struct ReportCheck {
   std::string reason;   // why ("" when it passed)
   std::map<std::string, double> distances, thresholds;  // infinite allowed ("inf" in JSON)
   std::map<std::string, WorstTensor> worst_tensors;
+  // Tolerant mode: for W, m and v the tensor with the largest threshold (the
+  // most slack this transition allowed), its distance and threshold in floors.
+  std::map<std::string, WorstTensor> slack;
   double seconds = 0;
   bool operator==(const ReportCheck& o) const;
 };
@@ -85,8 +89,10 @@ struct ReplayReport {
   ReportVerdict verdict = ReportVerdict::kRejected;
   std::string reason;           // the first failure; "" when certified
   Guarantee guarantee;          // the challenge's
-  Calibration calibration;      // used (a placeholder when rejected before calibrating)
-  double margin = 0;
+  std::string mode = "exact";   // "exact" or "tolerant"
+  nlohmann::json configuration; // the run's recorded configuration (run_config.h) replayed under; null if none
+  Calibration calibration;      // tolerant: the largest noise per field, for information; exact: a placeholder
+  double margin = 0;            // tolerant: the margin used; exact: 0
   std::vector<ReportCheck> checks;  // step challenges in challenge order, then segment transitions
   double replay_seconds = 0, total_seconds = 0;
 

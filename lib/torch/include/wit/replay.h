@@ -5,6 +5,7 @@
 // noise that the verifier's thresholds come from. Formats: docs/replay.md.
 #pragma once
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +14,9 @@
 
 #include "wit/bundle.h"
 #include "wit/challenge.h"
+#include "wit/error.h"
 #include "wit/report.h"
+#include "wit/run_config.h"
 #include "wit/state.h"
 
 namespace wit {
@@ -32,6 +35,9 @@ struct ResponseOptions {
   std::function<StepOutput(const Manifest&, TrainState&, const BatchRecords&, int64_t step)> step_fn;
   // Likewise the initial state it started from (default: generated from the seed).
   std::function<TrainState(const Manifest&, ByteView seed)> init_fn;
+  // The end states too (a response for a tolerant verifier); by default the
+  // start states only, since an exact verifier checks the end by its root.
+  bool end_states = false;
 };
 
 // What each member of a response bundle can hold, so a bundle declaring a
@@ -47,28 +53,67 @@ MemberLimit response_member_limit();
 // left at `path` then.
 void write_response(const Challenge& c, const ResponseOptions& opt, const std::string& path);
 
+// How a verifier judges a replayed transition (docs/replay.md, "Modes").
+//  kExact (the default): the replay runs under the run's recorded configuration
+//    and its state root must be the logged root of the state after the step.
+//    One replay per transition; the response needs the start states only.
+//  kTolerant: each tensor's distance from the logged state after the step, in
+//    rounding floors, within margin x max(1, that tensor's own noise measured
+//    on that same transition); the response carries the end states too.
+enum class ReplayMode { kExact, kTolerant };
+const char* replay_mode_name(ReplayMode m);  // "exact", "tolerant"
+
 struct VerifyOptions {
-  unsigned threads = 0;
+  ReplayMode mode = ReplayMode::kExact;
+  unsigned threads = 0;     // tolerant: the replay's thread count; exact: the recorded count runs
   std::string device = "cpu";
-  std::optional<Calibration> calibration;  // none: calibrate on the bundle's first steps
-  int calibration_steps = 0;                // 0: measure the noise of every transition on itself
-  double margin = 10;                       // threshold = margin x max(1, noise) rounding floors
+  double margin = 10;       // tolerant: threshold = margin x max(1, the tensor's noise) rounding floors
   bool quiet = false;
 };
 
+// The bundle does not answer this challenge at all, so no verdict on the run
+// can come from it: it is another run's (run id differs from the challenged
+// head's), another challenge's (its challenge.json has another seed or head),
+// or lacks its manifest, seed or challenge. wit-replay verify and the board
+// exit 2 with it and write no report (docs/replay.md).
+class NotAnAnswer : public Error {
+ public:
+  using Error::Error;
+};
+
+// The configuration a bundle records (its config.json member, bound to the
+// run by its run id): std::nullopt when it has none. Throws NotAnAnswer
+// when the member is invalid or another run's.
+std::optional<RunConfig> bundle_config(const SpooledBundle& b);
+
+// Before an exact verify_response in a program that has not yet touched
+// LibTorch: makes this process run under the bundle's recorded kernels
+// (re-executing it with argv if the environment differs: run_config.h).
+// Nothing happens when the bundle records no configuration.
+void pin_recorded_kernels(const SpooledBundle& b, char** argv);
 
 // Verifies a response bundle against a challenge. The bundle is read as a
 // SpooledBundle (opened with response_member_limit(); its container already
 // checked whole): states are read from it one at a time as the replay walks
-// the challenged steps, so at most four are in memory (the two a transition
-// joins, and two replays of it while its noise is measured). Everything the
-// trainer answered wrongly (missing members, bad proofs, states or replays
-// outside the thresholds) rejects the run with the reason in the report.
+// the challenged steps. Everything the trainer answered wrongly (missing
+// members, bad proofs, states or replays that do not match) rejects the run
+// with the reason in the report. Throws NotAnAnswer (above); in exact mode
+// throws wit::Error when the bundle records no configuration or this process
+// does not run under it (another kernel set, BLAS kernel, LibTorch version or
+// device: verify with kTolerant there).
 ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt);
 
-// Replays the bundle's challenged steps under two thread counts and records
-// the differences (the noise honest replays on other hardware must stay within).
-Calibration calibrate(const SpooledBundle& b, const Challenge& c, unsigned threads_a, unsigned threads_b,
-                      int max_steps, const std::string& device);
+// The replay noise of one transition, tensor by tensor: the step replayed
+// from `before` with threads_a (A), then with threads_b and with the batch's
+// gradient summed from two shares, each compared with A; per tensor (and per
+// scalar field: losses, grad_norm, probe) the largest difference in rounding
+// floors. Returns replay A's state and outputs with it.
+struct TransitionNoise {
+  std::map<std::string, double> floors;  // tensor name or scalar field -> noise in rounding floors
+};
+TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& before, const BatchRecords& batch,
+                                         unsigned threads_a, unsigned threads_b, const std::optional<BatchRecords>& probe,
+                                         TrainState* replay_a = nullptr, StepOutput* out_a = nullptr,
+                                         std::optional<std::vector<float>>* probe_a = nullptr);
 
 }  // namespace wit
