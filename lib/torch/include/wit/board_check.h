@@ -1,0 +1,40 @@
+// The board's expensive steps (docs/board.md, "What each command costs"):
+// `wit-board add` verifies a trainer's response bundle by replaying it
+// (verify_response, the same verification as wit-replay verify), checks every
+// replayed batch against the board's benchmark records, stores the response
+// by digest and files the board's own signed report; `wit-board audit`
+// re-verifies every stored response. Torch-free header; wit_torch code.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "wit/board_def.h"
+#include "wit/replay.h"
+
+namespace wit {
+
+struct BoardAddResult {
+  std::string member;       // board-reports/NAME.json in the bundle
+  std::string stored;       // the response's path in the board folder
+  ReplayReport report;      // the board's verdict
+};
+// Verifies `response_path` against the challenge of the bundle it answers
+// and files the board's signed report. A response for another run, or for no
+// challenge of this run, is a usage error (wit::Error, nothing written); so
+// is a key that is not the board's, a bundle not on a board, or one whose
+// manifest no longer matches its heads. Holds the board's and the bundle's locks.
+BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
+                         const VerifyOptions& opt);
+
+// The first record of `response`'s replayed batches that is one of the
+// benchmark's (by record leaf): "step S trained on benchmark record N (leaf X)", or "".
+std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& benchmark_leaves);
+
+struct AuditResult {
+  size_t checked = 0;                 // board reports re-verified
+  std::vector<std::string> failures;  // one line each: the report and why it does not reproduce
+};
+// Re-verifies every stored response of every run on the board at `dir`.
+AuditResult audit_board(const std::string& dir, const VerifyOptions& opt);
+
+}  // namespace wit

@@ -1,0 +1,226 @@
+// The board's expensive steps: add (verify a response by replay, check its
+// batches against the benchmark, store it by digest, sign the board's report)
+// and audit (re-verify every stored response). Rules: docs/board.md.
+#include "wit/board_check.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/board.h"
+#include "wit/commitment.h"
+#include "wit/error.h"
+#include "wit/io.h"
+#include "wit/manifest.h"
+#include "wit/run_bundle.h"
+
+namespace fs = std::filesystem;
+
+namespace wit {
+
+using nlohmann::json;
+
+namespace {
+
+json parse_text(const std::string& text, const std::string& where) {
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw Error("not valid json", where);
+  return j;
+}
+
+// The benchmark's record leaves, sorted (the records the board keeps, checked against their commitment).
+std::vector<Hash32> benchmark_leaves(const std::string& dir, const BoardDefinition& def) {
+  std::vector<std::string> paths;
+  for (const auto& r : def.records) paths.push_back((fs::path(dir) / r.file).string());
+  const Dataset ds(def.benchmark, paths, 1);
+  std::vector<Hash32> out;
+  out.reserve(ds.size());
+  for (uint64_t i = 0; i < ds.size(); i++) out.push_back(ds.leaf(i));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A copy of the response inside the board folder while it is verified; removed unless kept.
+class Incoming {
+ public:
+  Incoming(const std::string& dir, const std::string& from) {
+    path_ = (fs::path(dir) / board_path::kResponses / (".incoming-" + std::to_string(::getpid()))).string();
+    std::error_code ec;
+    fs::create_directories(fs::path(path_).parent_path(), ec);
+    fs::remove(path_, ec);
+    if (!fs::copy_file(from, path_, ec) || ec) throw Error("cannot copy the response into the board: " + ec.message(), from);
+  }
+  ~Incoming() {
+    std::error_code ec;
+    if (!kept_) fs::remove(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  // Renames it to `to` (or drops it when `to` already holds the same digest's bytes).
+  void keep(const std::string& to) {
+    std::error_code ec;
+    if (fs::exists(to, ec)) return;  // content-addressed: the same bytes are there
+    fs::rename(path_, to, ec);
+    if (ec) throw Error("cannot store the response: " + ec.message(), to);
+    kept_ = true;
+  }
+
+ private:
+  std::string path_;
+  bool kept_ = false;
+};
+
+// The board's verdict on one response: the replay, then (when it passed) the benchmark check of its batches.
+ReplayReport board_verdict(const SpooledBundle& resp, const Challenge& ch, const std::vector<Hash32>& leaves,
+                           const VerifyOptions& opt) {
+  ReplayReport r = verify_response(resp, ch, opt);
+  if (r.certified()) {
+    const std::string hit = benchmark_hit(resp, leaves);
+    if (!hit.empty()) {
+      r.verdict = ReportVerdict::kRejected;
+      r.reason = hit;
+    }
+  }
+  return r;
+}
+
+std::string same_verdict_problem(const ReplayReport& stored, const ReplayReport& now) {
+  if (stored.verdict != now.verdict)
+    return std::string("the board's verdict ") + verdict_name(stored.verdict) + " does not reproduce: the replay now says " +
+           verdict_name(now.verdict) + (now.reason.empty() ? "" : " (" + now.reason + ")");
+  if (stored.reason != now.reason) return "the board's reason does not reproduce: the replay now says " + now.reason;
+  if (stored.step_checks() != now.step_checks()) return "the board's report checks other steps than the replay";
+  for (size_t i = 0; i < stored.checks.size() && i < now.checks.size(); i++)
+    if (stored.checks[i].pass != now.checks[i].pass)
+      return "the board's check of step " + std::to_string(stored.checks[i].step) + " does not reproduce";
+  return "";
+}
+
+}  // namespace
+
+std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& leaves) {
+  for (const std::string& name : response.names()) {
+    if (name.rfind("batch/", 0) != 0) continue;
+    const json j = parse_text(response.get_text(name), response.where + ":" + name);
+    if (!j.is_object() || !j.contains("records") || !j["records"].is_array()) continue;  // the replay checked the form
+    const int64_t step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int64_t>() : -1;
+    for (const auto& rec : j["records"]) {
+      if (!rec.is_object() || !rec.contains("record_hex") || !rec["record_hex"].is_string()) continue;
+      Bytes bytes;
+      if (!from_hex(rec["record_hex"].get<std::string>(), bytes)) continue;
+      const Hash32 leaf = record_leaf(ByteView(bytes));
+      if (std::binary_search(leaves.begin(), leaves.end(), leaf))
+        return "step " + std::to_string(step) + " trained on a record of the board's benchmark (record " +
+               (rec.contains("index") ? rec["index"].dump() : std::string("?")) + " of the data tree, leaf " +
+               leaf.hex().substr(0, 16) + ")";
+    }
+  }
+  return "";
+}
+
+BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
+                         const VerifyOptions& opt) {
+  const std::string dir = board_of_bundle(bundle_path);
+  if (dir.empty())
+    throw Error("the bundle is not on a defined board (a board's runs are DIR/runs/NAME)", bundle_path,
+                "put it on one with 'wit-board submit DIR BUNDLE'");
+  const BoardDefinition def = BoardDefinition::load(dir);
+  if (key.pub() != def.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", bundle_path);
+  if (!fs::is_regular_file(response_path)) throw Error("no such response bundle", response_path);
+
+  const FileLock board_lock = lock_board(dir);
+  const FileLock bundle_lock = lock_run_bundle(bundle_path);
+  RunBundle b = RunBundle::load(bundle_path);
+  std::string why;
+  if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
+  const TreeHead head = newest_signed_head(b);  // the manifest and its heads still agree
+
+  Incoming in(dir, response_path);
+  uint64_t bytes = 0;
+  const std::string digest = file_digest(in.path(), &bytes);
+  const SpooledBundle resp = SpooledBundle::open(in.path(), response_member_limit());
+  // Which run and challenge the response is for: another's is a usage error, never a rejection.
+  const std::string rwhere = response_path + ":challenge.json";
+  const Challenge rch = Challenge::from_json(parse_text(resp.get_text("challenge.json"), rwhere), rwhere);
+  const Manifest rmf = Manifest::from_json(parse_text(resp.get_text("manifest.json"), response_path + ":manifest.json"),
+                                           response_path + ":manifest.json");
+  if (rmf.run_id() != head.run_id || rch.head.run_id != head.run_id)
+    throw Error("the response is for another run (" + rmf.run_id().hex().substr(0, 16) + "), not this bundle's (" +
+                    head.run_id.hex().substr(0, 16) + "); nothing was filed",
+                response_path);
+  const std::string name = challenge_member_name(rch.seed);
+  const std::string cm = std::string(member::kChallenges) + name + ".json";
+  if (!b.has(cm))
+    throw Error("the response answers no challenge of this run on the board (its challenge " + name +
+                    " is not in the bundle); nothing was filed",
+                response_path);
+  const Challenge ch = Challenge::from_json(parse_text(b.get(cm), cm), cm);
+  if (ch.seed != rch.seed) throw Error("the response answers another challenge than " + cm, response_path);
+  const std::string rm = std::string(member::kBoardReports) + name + ".json";
+  if (b.has(rm))
+    throw Error("the board has already filed its report on challenge " + name, bundle_path,
+                "a challenge is answered once; 'wit-board audit' re-verifies the stored response");
+
+  BoardAddResult out;
+  out.report = board_verdict(resp, ch, benchmark_leaves(dir, def), opt);
+  BoardReport br;
+  br.challenge = name;
+  br.response_digest = digest;
+  br.response_bytes = bytes;
+  br.report = out.report.to_json();
+  br.sign_with(key);
+  out.stored = (fs::path(dir) / br.response_path()).string();
+  in.keep(out.stored);
+  b.put_and_save(rm, br.to_json().dump(2) + "\n");
+  out.member = rm;
+  return out;
+}
+
+AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
+  const BoardDefinition def = BoardDefinition::load(dir);
+  const std::vector<Hash32> leaves = benchmark_leaves(dir, def);
+  std::vector<std::string> runs;
+  std::error_code ec;
+  for (const auto& x : fs::directory_iterator(fs::path(dir) / board_path::kRuns, ec)) runs.push_back(x.path().string());
+  if (ec) throw Error("cannot read the board's runs: " + ec.message(), dir);
+  std::sort(runs.begin(), runs.end());
+  AuditResult out;
+  for (const auto& run : runs) {
+    const std::string rel = std::string(board_path::kRuns) + fs::path(run).filename().string();
+    RunBundle b;
+    try {
+      b = RunBundle::load(run);
+    } catch (const std::exception& x) {
+      out.failures.push_back(rel + ": cannot be read: " + x.what());
+      continue;
+    }
+    for (const std::string& name : b.names_under(member::kBoardReports)) {
+      const std::string where = rel + "/" + member::kBoardReports + name + ".json";
+      out.checked++;
+      try {
+        const BoardReport br = BoardReport::from_json(parse_text(b.get(std::string(member::kBoardReports) + name + ".json"), where), where);
+        if (auto p = br.problem(def.key)) throw Error(*p);
+        const std::string cm = std::string(member::kChallenges) + name + ".json";
+        if (!b.has(cm)) throw Error("answers no challenge in the bundle");
+        const Challenge ch = Challenge::from_json(parse_text(b.get(cm), cm), cm);
+        const std::string stored = (fs::path(dir) / br.response_path()).string();
+        if (!fs::is_regular_file(stored)) throw Error("its stored response " + br.response_path() + " is missing");
+        if (file_digest(stored) != br.response_digest)
+          throw Error("its stored response " + br.response_path() + " does not match its digest (edited or replaced)");
+        const SpooledBundle resp = SpooledBundle::open(stored, response_member_limit());
+        const ReplayReport was = ReplayReport::from_json(br.report, where);
+        const ReplayReport now = board_verdict(resp, ch, leaves, opt);
+        const std::string p = same_verdict_problem(was, now);
+        if (!p.empty()) throw Error(p);
+      } catch (const std::exception& x) {
+        std::string m = x.what();
+        out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace wit
