@@ -732,7 +732,8 @@ std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefiniti
   const std::filesystem::path runs = std::filesystem::path(dir) / board_path::kRuns;
   std::vector<std::string> paths;
   std::error_code ec;
-  for (const auto& x : std::filesystem::directory_iterator(runs, ec)) paths.push_back(x.path().string());
+  for (const auto& x : std::filesystem::directory_iterator(runs, ec))
+    if (x.path().filename().string()[0] != '.') paths.push_back(x.path().string());  // not a writer's temporary
   if (ec) throw Error("cannot read the board's runs: " + ec.message(), runs.string());
   std::sort(paths.begin(), paths.end());
   std::vector<RunEntry> out;
