@@ -226,7 +226,7 @@ grep -q '"secret"' board/board.def.json && fail "the board's secret key is in th
 
 # Runs go on the board by submit, checked against the definition.
 mkdir onboard
-pack onboard/honest honest A A
+pack onboard/honest honest A A --model-binding A.binding.json
 pack onboard/claims claims A A --challenge a1.json --report a1.report.json  # a trainer's own report: a claim
 run 0 wit-board submit board onboard/honest
 run 0 wit-board submit board onboard/claims
@@ -280,7 +280,17 @@ run 0 wit-board add -q -j1 board/runs/honest d0.wbundle --key board.key
 run 2 wit-board add -q -j1 board/runs/honest d0.wbundle --key board.key
 error_is wit-board 'already filed its report on challenge'
 run 0 wit-board show board/runs/honest
+grep -q '^honest: pending (the board has not scored the released weights' out && ok || fail "certified before the board scored it: $(cat out)"
+# The board scores the released weights itself on its benchmark (bound exactly to the final state).
+run 1 wit-board evaluate -q -j1 board/runs/honest A4.release.safetensors --key board.key
+grep -q "refused: the weights are not the run's final state" err && ok || fail "earlier weights scored: $(cat err)"
+run 0 wit-board evaluate -q -j1 board/runs/honest A.release.safetensors --key board.key
+run 2 wit-board evaluate -q -j1 board/runs/honest A.release.safetensors --key board.key
+error_is wit-board 'already scored'
+run 0 wit-board show board/runs/honest
 grep -q '^honest: certified$' out && ok || fail "honest not certified by the board: $(cat out)"
+grep -q '^eval: loss .* over 24 examples (next-byte; scored by the board)' out && ok || fail "not the board's score: $(cat out)"
+ls board/weights/*.safetensors | wc -l | grep -q '^1$' && ok || fail "weights not stored by digest: $(ls board/weights)"
 grep -q '^confidence: 50% .* 4 distinct steps of 8 replayed by the board' out && ok || fail "confidence: $(cat out)"
 ls board/responses/*.wbundle | wc -l | grep -q '^2$' && ok || fail "responses not stored by digest: $(ls board/responses)"
 d=$(jq -r .response.digest board/runs/honest/board-reports/*.json | sort | head -1)
@@ -334,6 +344,12 @@ resp=$(ls board-y/responses/*.wbundle | head -1)
 printf '\x01' | dd of="$resp" bs=1 seek=100 conv=notrunc 2>/dev/null
 run 1 wit-board audit -q -j1 board-y
 grep -q "does not match its digest (edited or replaced)" out && ok || fail "audit missed the edited response: $(cat out)"
+# Edited stored weights.
+cp -r board board-w
+w=$(ls board-w/weights/*.safetensors | head -1)
+printf '\x01' | dd of="$w" bs=1 seek=200 conv=notrunc 2>/dev/null
+run 1 wit-board audit -q -j1 board-w
+grep -q "runs/honest/board-eval.json: its stored weights .* do not match their digest" out && ok || fail "audit missed the edited weights: $(cat out)"
 
 # issue 28: add into a bundle whose manifest no longer matches its heads is refused.
 cp -r board board-m

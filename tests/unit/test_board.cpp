@@ -209,6 +209,7 @@ struct Fixture {
     files["reports/" + challenge_member_name(challenge.seed) + ".json"] = report(challenge).dump(2) + "\n";
     files["draws/" + challenge_member_name(challenge.seed) + ".json"] = draw.to_json().dump(2) + "\n";
     files[board_report_path(challenge)] = board_report(challenge, report(challenge)) + "\n";
+    files[member::kBoardEval] = board_eval(eval.to_json()) + "\n";
     files["eval-checks/" + challenge_member_name(check.seed) + ".json"] = check.to_json().dump(2) + "\n";
 
     // A contaminated variant's parts.
@@ -249,6 +250,15 @@ struct Fixture {
   }
 
   static std::string challenge_path(const Challenge& c) { return "challenges/" + challenge_member_name(c.seed) + ".json"; }
+  // The board's signed evaluation holding eval commitment `ev` (signed by `by`, default the board key).
+  std::string board_eval(const json& ev, const SecretKey* by = nullptr) const {
+    BoardEval be;
+    be.weights_digest = made_up(601).hex();
+    be.weights_bytes = 4321;
+    be.eval = ev;
+    be.sign_with(by ? *by : board_key);
+    return be.to_json().dump(2);
+  }
   static std::string board_report_path(const Challenge& c) { return "board-reports/" + challenge_member_name(c.seed) + ".json"; }
   // The board's signed report on challenge `c` holding replay report `r` (signed by `by`, default the board key).
   std::string board_report(const Challenge& c, const json& r, const SecretKey* by = nullptr) const {
@@ -417,8 +427,8 @@ TEST_CASE("board: one rejected report or spot check rejects the run - missing on
   for (const auto& n : nocheck.names_under("eval-checks/")) nocheck.files.erase("eval-checks/" + n + ".json");
   nocheck.files[kRunBundleIndex] = nocheck.index_json("nocheck");
   const RunEntry e = judge(nocheck);
-  CHECK(e.status == BoardStatus::kPending);
-  CHECK(e.reason == "no eval spot check yet");
+  CHECK(e.status == BoardStatus::kCertified);  // on a board the board's own score replaces the trainer's spot checks
+  CHECK(e.eval_by == "board");
   // An inflated score: the scores no longer reproduce the commitment.
   EvalScores s = f.scores;
   s.scores[3].loss = 0.001;
@@ -1027,4 +1037,29 @@ TEST_CASE("board: the definition - init keeps the benchmark and the key apart, l
   write_file_atomic(in.dir + "/" + board_path::kBenchmarkCommit, read_file(in.commit_path) + " ");
   CHECK_THROWS_WITH(BoardDefinition::load(in.dir), Catch::Contains("does not match its digest"));
   fs::remove_all(d);
+}
+
+TEST_CASE("board: the board scores the released weights itself - its signed evaluation", "[board][evidence]") {
+  const Fixture& f = fixture();
+  // Without the board's evaluation a run is not certified on a board.
+  RunEntry e = judge(variant(member::kBoardEval, std::nullopt));
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.reason.rfind("the board has not scored the released weights on its benchmark yet", 0) == 0);
+  CHECK(e.eval_by == "trainer");
+  e = judge(f.bundle());
+  CHECK(e.eval_by == "board");
+  CHECK(e.weights_digest == made_up(601).hex());
+  // Signed by another key, or edited after signing.
+  const SecretKey other = generate_key();
+  CHECK(reason_of(variant(member::kBoardEval, f.board_eval(f.eval.to_json(), &other))) ==
+        std::string(member::kBoardEval) + " is signed by another key than the board's");
+  json doc = json::parse(f.board_eval(f.eval.to_json()));
+  doc["eval"]["loss"] = 0.0001;
+  CHECK(reason_of(variant(member::kBoardEval, doc.dump(2))) ==
+        std::string(member::kBoardEval) + " has a bad signature (not the board key's)");
+  // The board's evaluation of another state than the final one.
+  EvalScores s = f.scores;
+  const EvalCommitment early = commit_scores(f.run_id, 4, made_up(204), f.eval.eval_root, s);
+  CHECK(reason_of(variant(member::kBoardEval, f.board_eval(early.to_json()))) ==
+        std::string(member::kBoardEval) + " evaluates another state than the run's final one");
 }

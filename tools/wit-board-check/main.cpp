@@ -1,7 +1,8 @@
-// wit-board-check: the board's steps that replay (LibTorch), run as
-// `wit-board add` and `wit-board audit` (wit-board hands those two
-// subcommands to this tool, so wit-board itself never links LibTorch).
+// wit-board-check: the board's steps that replay or evaluate (LibTorch), run
+// as `wit-board add`, `wit-board evaluate` and `wit-board audit` (wit-board
+// hands those subcommands to this tool, so wit-board itself never links LibTorch).
 // Logic: lib/torch/src/board_check.cpp; rules: docs/board.md.
+#include <cstdio>
 #include <iostream>
 
 #include "wit/board_check.h"
@@ -24,11 +25,17 @@ int main(int argc, char** argv) {
   add->add_option("response", a_response, "The trainer's response bundle (wit-replay respond -o)")->required()->type_name("RESPONSE");
   add->add_option("--key", a_key, "The board's secret key file (kept outside the board folder)")->required()->type_name("KEY");
 
+  std::string e_bundle, e_weights, e_key;
+  auto* evaluate = app.add_subcommand("evaluate", "Score the released weights on the board's benchmark and file the board's signed evaluation");
+  evaluate->add_option("bundle", e_bundle, "The run bundle on the board (DIR/runs/NAME)")->required()->type_name("BUNDLE");
+  evaluate->add_option("weights", e_weights, "The released weights (wit-sketch export), bound exactly to the final state")->required()->type_name("WEIGHTS");
+  evaluate->add_option("--key", e_key, "The board's secret key file (kept outside the board folder)")->required()->type_name("KEY");
+
   std::string u_dir;
   auto* audit = app.add_subcommand("audit", "Re-verify every stored response; exit 1 naming any verdict that does not reproduce");
   audit->add_option("board", u_dir, "The board folder")->required()->type_name("DIR");
 
-  for (auto* s : {add, audit}) {
+  for (auto* s : {add, evaluate, audit}) {
     s->add_option("-j,--threads", threads, "LibTorch threads (0 = all cores)")->type_name("N");
     s->add_option("--device", device, "Replay on this device (cpu, cuda, cuda:N)")->type_name("DEV");
     s->add_flag("-q,--quiet", quiet, "No progress or summary on stderr");
@@ -49,6 +56,22 @@ int main(int argc, char** argv) {
         wit::cli::note(std::string("the board replayed the response: ") + (r.report.certified() ? "certified" : "rejected: " + r.report.reason) +
                        "; stored as " + r.stored + "; its signed report: " + r.member);
       return r.report.certified() ? wit::cli::kOk : wit::cli::kNegative;
+    }
+    if (*evaluate) {
+      const wit::SecretKey key = wit::load_key(e_key);
+      const wit::BoardEvalResult r = wit::board_evaluate(e_bundle, e_weights, key, threads, device);
+      if (!r.why_not.empty()) {
+        std::cerr << "wit-board: refused: " << r.why_not << "\n";
+        return wit::cli::kNegative;
+      }
+      std::cout << e_bundle << "/" << r.member << "\n";
+      if (!quiet) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "the board scored the released weights on its benchmark: loss %.4f, accuracy %.2f%% over %llu records",
+                      r.eval.loss, 100 * r.eval.accuracy, static_cast<unsigned long long>(r.eval.n));
+        wit::cli::note(std::string(buf) + "; stored as " + r.stored);
+      }
+      return wit::cli::kOk;
     }
     const wit::AuditResult r = wit::audit_board(u_dir, vo);
     for (const auto& f : r.failures) std::cout << "does not reproduce: " << f << "\n";

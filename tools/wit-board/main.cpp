@@ -78,12 +78,12 @@ std::vector<std::string> expand_bundles(const std::vector<std::string>& args) {
   return out;
 }
 
-// `wit-board add` and `wit-board audit` replay: they are wit-board-check's,
+// `wit-board add`, `evaluate` and `audit` run the model: they are wit-board-check's,
 // beside this binary (the same folder), which takes the same arguments.
 void hand_over_replaying_steps(int argc, char** argv) {
   if (argc < 2) return;
   const std::string sub = argv[1];
-  if (sub != "add" && sub != "audit") return;
+  if (sub != "add" && sub != "audit" && sub != "evaluate") return;
   char self[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return;
@@ -180,8 +180,9 @@ int main(int argc, char** argv) {
 
   // add, audit: wit-board-check's (LibTorch); reached here only when it is not installed
   auto* add = app.add_subcommand("add", "Verify a trainer's response bundle by replaying it and file the board's signed report");
-  auto* audit = app.add_subcommand("audit", "Re-verify every stored response on a board; exit 1 naming any that does not reproduce");
-  for (auto* s : {add, audit}) s->allow_extras();
+  auto* evaluate = app.add_subcommand("evaluate", "Score the released weights on the board's benchmark and file the board's signed evaluation");
+  auto* audit = app.add_subcommand("audit", "Re-verify every stored response and re-score stored weights; exit 1 naming any that does not reproduce");
+  for (auto* s : {add, evaluate, audit}) s->allow_extras();
 
   // repair
   std::string r_bundle, r_name;
@@ -200,9 +201,9 @@ int main(int argc, char** argv) {
   show->add_flag("--json", s_json, "The verdict as JSON (one run of board.json)");
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
-    if (add->parsed() || audit->parsed())
-      throw wit::Error(std::string(add->parsed() ? "add" : "audit") +
-                           " replays responses: it is run by wit-board-check (built with LibTorch), which is not beside wit-board",
+    if (add->parsed() || evaluate->parsed() || audit->parsed())
+      throw wit::Error(std::string(add->parsed() ? "add" : evaluate->parsed() ? "evaluate" : "audit") +
+                           " runs the model: it is wit-board-check's (built with LibTorch), which is not beside wit-board",
                        "", "build wit with LibTorch (WIT_TORCH=ON)");
 
     if (init->parsed()) {

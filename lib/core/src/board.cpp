@@ -446,6 +446,33 @@ void check_eval_spot_checks(Ctx& c) {
   }
 }
 
+// 12b. board-eval.json: the board's own evaluation of the released weights on
+// its benchmark (wit-board evaluate), signed by its key: of this run, at the
+// final step, bound to the final logged state root, on the benchmark. Its
+// score replaces the trainer's on the board.
+void check_board_eval(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
+  if (!b.has(member::kBoardEval)) return;
+  c.at = member::kBoardEval;
+  const std::string where = member::kBoardEval;
+  const BoardEval be = BoardEval::from_json(parse_member(b, where), where);
+  if (!c.def) return;  // no board key to check it with
+  if (auto p = be.problem(c.def->key)) reject(where + " " + *p);
+  const EvalCommitment ev = EvalCommitment::from_json(be.eval, where);
+  if (ev.run_id != c.run_id) reject(where + " evaluates another run");
+  if (ev.step != c.T || ev.checkpoint_root != c.final_entry.state_root)
+    reject(where + " evaluates another state than the run's final one");
+  if (auto p = c.def->benchmark_problem(ev.eval_root, ev.n)) reject(where + " is " + *p);
+  e.eval_by = "board";
+  e.eval_known = true;
+  e.eval_loss = ev.loss;
+  e.eval_accuracy = ev.accuracy;
+  e.eval_n = ev.n;
+  e.eval_metric = ev.metric;
+  e.weights_digest = be.weights_digest;
+}
+
 // 13. contamination.json
 void check_contamination(Ctx& c) {
   const RunBundle& b = c.b;
@@ -543,6 +570,7 @@ void judge(Ctx& c) {
   check_eval(c);
   check_eval_scores(c);
   check_eval_spot_checks(c);
+  check_board_eval(c);
   check_contamination(c);
   check_model(c);
 }
@@ -681,7 +709,6 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
     e.reason = e.reason.substr(0, e.reason.find('\n'));
     return e;
   }
-  const bool spot_checked = !e.eval_checks.empty();
   int64_t board_drawn = 0, board_waiting = 0;
   for (const auto& s : e.challenges)
     if (s.drawn_by == "board") {
@@ -697,8 +724,8 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
     e.reason = "confidence " + percent(e.confidence) + " is below the board's " + percent(board->policy.confidence) +
                (board_waiting > 0 ? "; waiting for the response to " + plural(board_waiting, "board challenge")
                                   : "; the board draws more challenges");
-  } else if (!spot_checked) {
-    e.reason = "no eval spot check yet";
+  } else if (e.eval_by != "board") {
+    e.reason = "the board has not scored the released weights on its benchmark yet (wit-board evaluate)";
   } else {
     e.status = BoardStatus::kCertified;
     e.reason.clear();
@@ -707,6 +734,21 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
 }
 
 uint64_t next_draw_number(const RunBundle& b) { return b.names_under(member::kDraws).size(); }
+
+BundleFinal bundle_final_state(const RunBundle& b) {
+  RunEntry e;
+  Ctx c(b, e, nullptr);
+  try {
+    check_bundle_index(c);
+    check_manifest(c);
+    check_heads(c);
+    check_log(c);
+    check_final_entry(c);
+  } catch (const Reject& r) {
+    throw Error(r.reason, b.path);
+  }
+  return BundleFinal{c.mf, c.run_id, c.T, c.final_entry.state_root};
+}
 
 RunEntry evaluate_bundle_path(const std::string& path, double fraction, const BoardDefinition* board) {
   RunBundle b;
@@ -856,6 +898,8 @@ json RunEntry::to_json() const {
     for (const auto& c : eval_checks)
       checks.push_back({{"name", c.name}, {"k", c.k}, {"verdict", verdict_name(c.verdict)}, {"indices", c.indices}});
     j["eval"] = {{"metric", eval_metric},
+                 {"by", eval_by},
+                 {"weights", weights_digest},
                  {"eval_root", eval_root},
                  {"loss", num(eval_loss)},
                  {"accuracy", num(eval_accuracy)},
@@ -916,8 +960,9 @@ std::string RunEntry::describe() const {
   }
   if (eval_known) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "eval: loss %.4f nats/byte, accuracy %.2f%% over %llu examples (%s)\n", eval_loss,
-                  100 * eval_accuracy, static_cast<unsigned long long>(eval_n), eval_metric.c_str());
+    std::snprintf(buf, sizeof buf, "eval: loss %.4f nats/byte, accuracy %.2f%% over %llu examples (%s; scored by the %s)\n",
+                  eval_loss, 100 * eval_accuracy, static_cast<unsigned long long>(eval_n), eval_metric.c_str(),
+                  eval_by.c_str());
     o << buf;
     o << "eval spot checks: " << plural(eval_checks.size(), "report") << ", "
       << plural(eval_indices_checked.size(), "distinct example") << " re-evaluated";

@@ -76,6 +76,25 @@ bool inside(const fs::path& p, const fs::path& dir) {
   return true;
 }
 
+// What the board key signs for a document: len(tag) || tag || the document
+// without "signature", as compact JSON with sorted keys.
+Bytes signed_message(std::string_view tag, nlohmann::json doc) {
+  doc.erase("signature");
+  const std::string body = doc.dump(-1, ' ', false, json::error_handler_t::strict);
+  Bytes m;
+  append_le64(m, tag.size());
+  m.insert(m.end(), tag.begin(), tag.end());
+  m.insert(m.end(), body.begin(), body.end());
+  return m;
+}
+
+std::optional<std::string> signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
+                                             const std::array<uint8_t, 64>& sig) {
+  if (claimed != board) return "is signed by another key than the board's";
+  if (!verify_signature(board, msg, sig)) return "has a bad signature (not the board key's)";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string file_digest(const std::string& path, uint64_t* bytes) {
@@ -344,16 +363,7 @@ json BoardReport::to_json() const {
           {"signature", sig_hex(signature)}};
 }
 
-Bytes BoardReport::signed_bytes() const {
-  json j = to_json();
-  j.erase("signature");
-  const std::string body = j.dump(-1, ' ', false, json::error_handler_t::strict);
-  Bytes m;
-  append_le64(m, tags::kBoardReport.size());
-  m.insert(m.end(), tags::kBoardReport.begin(), tags::kBoardReport.end());
-  m.insert(m.end(), body.begin(), body.end());
-  return m;
-}
+Bytes BoardReport::signed_bytes() const { return signed_message(tags::kBoardReport, to_json()); }
 
 void BoardReport::sign_with(const SecretKey& key) {
   board_key = key.pub();
@@ -361,9 +371,7 @@ void BoardReport::sign_with(const SecretKey& key) {
 }
 
 std::optional<std::string> BoardReport::problem(const PublicKey& key) const {
-  if (board_key != key) return "is signed by another key than the board's";
-  if (!verify_signature(key, signed_bytes(), signature)) return "has a bad signature (not the board key's)";
-  return std::nullopt;
+  return signature_problem(board_key, key, signed_bytes(), signature);
 }
 
 std::string BoardReport::response_path() const { return std::string(board_path::kResponses) + response_digest + ".wbundle"; }
@@ -386,6 +394,49 @@ BoardReport BoardReport::from_json(const json& j, const std::string& where) {
   if (!r.report.is_object()) throw Error("invalid board report: field 'report' is not an object", where);
   r.signature = sig_field(j, "signature", kind, where);
   return r;
+}
+
+// --- the board's evaluation
+
+json BoardEval::to_json() const {
+  return {{"format", kBoardEvalFormat},
+          {"version", kBoardDocVersion},
+          {"board_key", board_key.hex()},
+          {"weights", {{"digest", weights_digest}, {"bytes", weights_bytes}, {"path", weights_path()}}},
+          {"eval", eval},
+          {"signature", sig_hex(signature)}};
+}
+
+Bytes BoardEval::signed_bytes() const { return signed_message(tags::kBoardEval, to_json()); }
+
+void BoardEval::sign_with(const SecretKey& key) {
+  board_key = key.pub();
+  signature = sign(key, signed_bytes());
+}
+
+std::optional<std::string> BoardEval::problem(const PublicKey& key) const {
+  return signature_problem(board_key, key, signed_bytes(), signature);
+}
+
+std::string BoardEval::weights_path() const { return std::string(board_path::kWeights) + weights_digest + ".safetensors"; }
+
+BoardEval BoardEval::from_json(const json& j, const std::string& where) {
+  const char* kind = "board evaluation";
+  check_envelope(j, kBoardEvalFormat, kBoardDocVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "eval", "signature"}, kind, where);
+  BoardEval e;
+  e.board_key = key_field(j, "board_key", kind, where);
+  const json& w = jsonf::need(j, "weights", kind, where);
+  if (!w.is_object()) throw Error("invalid board evaluation: field 'weights' is not an object", where);
+  jsonf::only_keys(w, {"digest", "bytes", "path"}, kind, where);
+  e.weights_digest = jsonf::hash(w, "digest", kind, where).hex();
+  e.weights_bytes = jsonf::u64(w, "bytes", kind, where);
+  if (string_field(w, "path", kind, where) != e.weights_path())
+    throw Error("invalid board evaluation: the weights' path is not weights/DIGEST.safetensors", where);
+  e.eval = jsonf::need(j, "eval", kind, where);
+  if (!e.eval.is_object()) throw Error("invalid board evaluation: field 'eval' is not an object", where);
+  e.signature = sig_field(j, "signature", kind, where);
+  return e;
 }
 
 }  // namespace wit

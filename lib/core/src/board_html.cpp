@@ -96,11 +96,6 @@ std::string page_head(const std::string& title) {
          "<title>" + html_escape(title) + "</title>\n<style>" + kCss + "</style>\n</head>\n<body>\n";
 }
 
-std::string badge(BoardStatus status) {
-  const std::string s = html_escape(status_name(status));
-  return "<span class=\"status " + s + "\">" + s + "</span>";
-}
-
 // The run's badge: "certified 99%", "pending" or "rejected".
 std::string badge(const RunEntry& e) {
   const std::string s = html_escape(status_name(e.status));
@@ -351,7 +346,10 @@ std::string render_run_html(const RunEntry& e) {
       << e.bad_steps << " steps can pass unnoticed; one that tampers with more is caught at least this often.</dd>\n";
   if (e.eval_known) {
     o << "<dt>certified score</dt><dd>eval loss " << fixed(e.eval_loss, 4) << " nats/byte, accuracy "
-      << fixed(100 * e.eval_accuracy, 2) << "% over " << e.eval_n << " examples</dd>\n";
+      << fixed(100 * e.eval_accuracy, 2) << "% over " << e.eval_n << " examples, scored by the " << html_escape(e.eval_by)
+      << "</dd>\n";
+    if (!e.weights_digest.empty())
+      o << "<dt>released weights</dt><dd>scored by the board: <code>" << html_escape(e.weights_digest) << "</code></dd>\n";
     o << "<dt>eval spot checks</dt><dd>" << e.eval_checks.size() << (e.eval_checks.size() == 1 ? " report, " : " reports, ")
       << e.eval_indices_checked.size() << " distinct examples re-evaluated";
     if (!e.eval_indices_checked.empty())

@@ -11,6 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/board.h"
+#include "wit/evaluate.h"
+#include "wit/release.h"
+#include "wit/safetensors.h"
+#include "wit/state.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
 #include "wit/io.h"
@@ -43,11 +47,12 @@ std::vector<Hash32> benchmark_leaves(const std::string& dir, const BoardDefiniti
   return out;
 }
 
-// A copy of the response inside the board folder while it is verified; removed unless kept.
+// A copy of a submitted file (a response, released weights) inside the board
+// folder (`sub`) while it is checked; removed unless kept.
 class Incoming {
  public:
-  Incoming(const std::string& dir, const std::string& from) {
-    path_ = (fs::path(dir) / board_path::kResponses / (".incoming-" + std::to_string(::getpid()))).string();
+  Incoming(const std::string& dir, const char* sub, const std::string& from) {
+    path_ = (fs::path(dir) / sub / (".incoming-" + std::to_string(::getpid()))).string();
     std::error_code ec;
     fs::create_directories(fs::path(path_).parent_path(), ec);
     fs::remove(path_, ec);
@@ -98,7 +103,82 @@ std::string same_verdict_problem(const ReplayReport& stored, const ReplayReport&
   return "";
 }
 
+// The board's scores of `weights` (bound exactly to the final state of the bundle's run) on its benchmark.
+struct Scored {
+  EvalCommitment eval;
+  std::string why_not;
+};
+Scored score_weights(const std::string& dir, const BoardDefinition& def, const RunBundle& b, const std::string& weights,
+                     unsigned threads, const std::string& device) {
+  const BundleFinal fin = bundle_final_state(b);
+  if (fin.manifest.model.scripted())
+    throw Error("the board does not score a TorchScript run's weights yet (only the built-in GPT)", b.path);
+  if (!b.has(member::kModelBinding))
+    throw Error("the bundle has no model.binding.json (wit-sketch match --json): the board needs the final optimizer root",
+                b.path, "pack it with --model-binding");
+  const ReleaseBinding claimed =
+      ReleaseBinding::from_json(parse_text(b.get(member::kModelBinding), member::kModelBinding), member::kModelBinding);
+  const Safetensors file = Safetensors::open(weights);
+  const TrainState state = TrainState::from_tensors(fin.manifest.model, file.tensors(), weights, device, true);
+  const LoggedFinal logged{uint64_t(fin.steps), fin.state_root};
+  const ReleaseBinding rb = bind_release(file.tensors(), logged, claimed.optim_root, nullptr);
+  Scored out;
+  if (!rb.match) {
+    out.why_not = "the weights are not the run's final state: " + binding_problem(rb, logged);
+    return out;
+  }
+  std::vector<std::string> paths;
+  for (const auto& r : def.records) paths.push_back((fs::path(dir) / r.file).string());
+  const Dataset ds(def.benchmark, paths, 1);
+  std::vector<std::string> records;
+  EvalScores scores;
+  for (uint64_t i = 0; i < ds.size(); i++) {
+    records.push_back(ds.record(i));
+    scores.record_leaves.push_back(ds.leaf(i));
+  }
+  scores.scores = score_records(fin.manifest, state, records, threads);
+  out.eval = commit_scores(fin.run_id, fin.steps, fin.state_root, def.benchmark.root, scores);
+  return out;
+}
+
 }  // namespace
+
+BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const SecretKey& key,
+                               unsigned threads, const std::string& device) {
+  const std::string dir = board_of_bundle(bundle_path);
+  if (dir.empty())
+    throw Error("the bundle is not on a defined board (a board's runs are DIR/runs/NAME)", bundle_path,
+                "put it on one with 'wit-board submit DIR BUNDLE'");
+  const BoardDefinition def = BoardDefinition::load(dir);
+  if (key.pub() != def.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", bundle_path);
+  if (!fs::is_regular_file(weights_path)) throw Error("no such weights file", weights_path);
+  const FileLock board_lock = lock_board(dir);
+  const FileLock bundle_lock = lock_run_bundle(bundle_path);
+  RunBundle b = RunBundle::load(bundle_path);
+  std::string why;
+  if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
+  if (b.has(member::kBoardEval))
+    throw Error("the board has already scored this run's released weights", bundle_path,
+                "'wit-board audit' re-scores the stored weights");
+  Incoming in(dir, board_path::kWeights, weights_path);
+  BoardEvalResult out;
+  uint64_t bytes = 0;
+  const std::string digest = file_digest(in.path(), &bytes);
+  const Scored sc = score_weights(dir, def, b, in.path(), threads, device);
+  out.why_not = sc.why_not;
+  if (!sc.why_not.empty()) return out;
+  out.eval = sc.eval;
+  BoardEval be;
+  be.weights_digest = digest;
+  be.weights_bytes = bytes;
+  be.eval = sc.eval.to_json();
+  be.sign_with(key);
+  out.stored = (fs::path(dir) / be.weights_path()).string();
+  in.keep(out.stored);
+  b.put_and_save(member::kBoardEval, be.to_json().dump(2) + "\n");
+  out.member = member::kBoardEval;
+  return out;
+}
 
 std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& leaves) {
   for (const std::string& name : response.names()) {
@@ -137,7 +217,7 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
   const TreeHead head = newest_signed_head(b);  // the manifest and its heads still agree
 
-  Incoming in(dir, response_path);
+  Incoming in(dir, board_path::kResponses, response_path);
   uint64_t bytes = 0;
   const std::string digest = file_digest(in.path(), &bytes);
   const SpooledBundle resp = SpooledBundle::open(in.path(), response_member_limit());
@@ -218,6 +298,23 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
         std::string m = x.what();
         out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
       }
+    }
+    if (!b.has(member::kBoardEval)) continue;
+    const std::string where = rel + "/" + member::kBoardEval;
+    out.checked++;
+    try {
+      const BoardEval be = BoardEval::from_json(parse_text(b.get(member::kBoardEval), where), where);
+      if (auto p = be.problem(def.key)) throw Error(*p);
+      const std::string stored = (fs::path(dir) / be.weights_path()).string();
+      if (!fs::is_regular_file(stored)) throw Error("its stored weights " + be.weights_path() + " are missing");
+      if (file_digest(stored) != be.weights_digest)
+        throw Error("its stored weights " + be.weights_path() + " do not match their digest (edited or replaced)");
+      const Scored sc = score_weights(dir, def, b, stored, opt.threads, opt.device);
+      if (!sc.why_not.empty()) throw Error(sc.why_not);
+      if (sc.eval.to_json() != be.eval) throw Error("the board's score does not reproduce from the stored weights");
+    } catch (const std::exception& x) {
+      std::string m = x.what();
+      out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
     }
   }
   return out;

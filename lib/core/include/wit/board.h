@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/board_def.h"
+#include "wit/manifest.h"
 #include "wit/report.h"
 #include "wit/run_bundle.h"
 #include "wit/verdict.h"
@@ -96,6 +97,8 @@ struct RunEntry {
   uint64_t eval_n = 0;
   std::string eval_metric;
   std::string eval_root;       // the eval set's root (hex): the board's benchmark on a defined board
+  std::string eval_by = "trainer";  // "board" when the score is the board's own (board-eval.json)
+  std::string weights_digest;  // the released weights the board scored (weights/DIGEST.safetensors)
   std::vector<EvalCheckState> eval_checks;
   std::vector<uint64_t> eval_indices_checked;  // union over certified spot checks
   int64_t eval_bad = 0;
@@ -135,6 +138,16 @@ std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefiniti
 // a second bundle of the same name rejected as a duplicate and given a unique
 // page name.
 std::vector<RunEntry> order_board(std::vector<RunEntry> entries);
+
+// The run's final logged state, from a bundle's checks 1 to 5 (index,
+// manifest, heads, log, final entry); throws wit::Error with the first reason.
+struct BundleFinal {
+  Manifest manifest;
+  Hash32 run_id;
+  int64_t steps = 0;
+  Hash32 state_root;
+};
+BundleFinal bundle_final_state(const RunBundle& b);
 
 // The name of the next board draw's member and its number (the count of draws already in the bundle).
 uint64_t next_draw_number(const RunBundle& b);

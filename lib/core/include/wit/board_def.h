@@ -35,6 +35,7 @@ inline constexpr const char* kBenchmarkCommit = "benchmark/eval.commit.json";
 inline constexpr const char* kBenchmarkRecords = "benchmark/records/";
 inline constexpr const char* kRuns = "runs/";
 inline constexpr const char* kResponses = "responses/";
+inline constexpr const char* kWeights = "weights/";
 }  // namespace board_path
 
 struct BoardPolicy {
@@ -132,6 +133,27 @@ struct BoardReport {
   static BoardReport from_json(const nlohmann::json& j, const std::string& where);
   // Where the response is stored in the board folder: responses/DIGEST.wbundle.
   std::string response_path() const;
+};
+
+// The board's own evaluation of a run's released weights on its benchmark:
+// the eval commitment it computed (wit.eval: of the run, at its final step,
+// bound to the final logged state root, on the benchmark), the weights file's
+// digest and size (kept at weights/DIGEST.safetensors), signed by the board key.
+inline constexpr const char* kBoardEvalFormat = "wit.board-eval";
+struct BoardEval {
+  PublicKey board_key;
+  std::string weights_digest;
+  uint64_t weights_bytes = 0;
+  nlohmann::json eval;  // EvalCommitment::to_json
+  std::array<uint8_t, 64> signature{};
+
+  Bytes signed_bytes() const;
+  void sign_with(const SecretKey& key);
+  std::optional<std::string> problem(const PublicKey& key) const;
+  nlohmann::json to_json() const;
+  static BoardEval from_json(const nlohmann::json& j, const std::string& where);
+  // weights/DIGEST.safetensors in the board folder.
+  std::string weights_path() const;
 };
 
 // A file's member_digest, read in pieces (a response bundle can be large).

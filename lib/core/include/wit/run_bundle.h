@@ -46,6 +46,8 @@ inline constexpr const char* kProbeChecks = "probe-checks/";
 inline constexpr const char* kDraws = "draws/";
 // The board's own signed report on the response it verified, named as the challenge.
 inline constexpr const char* kBoardReports = "board-reports/";
+// The board's own signed evaluation of the released weights on its benchmark.
+inline constexpr const char* kBoardEval = "board-eval.json";
 }  // namespace member
 
 // The members every bundle must have (bundle.json aside).

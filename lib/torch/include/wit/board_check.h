@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "wit/board_def.h"
+#include "wit/eval.h"
 #include "wit/replay.h"
 
 namespace wit {
@@ -30,11 +31,28 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
 // benchmark's (by record leaf): "step S trained on benchmark record N (leaf X)", or "".
 std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& benchmark_leaves);
 
+// `wit-board evaluate`: the board scores the released weights itself on its
+// benchmark. The weights (a parameters-only file, wit-sketch export) must be
+// bound exactly to the run's final logged state (with the final optimizer
+// root from the bundle's model.binding.json); they are stored as
+// weights/DIGEST.safetensors and the board's signed evaluation
+// (board-eval.json: the eval commitment of the scores) is added to the
+// bundle. Throws wit::Error on bad input (nothing written); `why_not` is set
+// (and nothing written) when the weights are not the run's final state.
+struct BoardEvalResult {
+  std::string member, stored;
+  EvalCommitment eval;
+  std::string why_not;  // "" when scored
+};
+BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const SecretKey& key,
+                               unsigned threads, const std::string& device);
+
 struct AuditResult {
   size_t checked = 0;                 // board reports re-verified
   std::vector<std::string> failures;  // one line each: the report and why it does not reproduce
 };
-// Re-verifies every stored response of every run on the board at `dir`.
+// Re-verifies every stored response of every run on the board at `dir`, and
+// re-scores every stored released weights file the board evaluated.
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt);
 
 }  // namespace wit
