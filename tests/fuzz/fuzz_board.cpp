@@ -1,8 +1,9 @@
 // Fuzz target for the defined board's documents (board_def.h,
-// docs/board.md): the board definition, a board draw and a board report.
+// docs/board.md): the board definition, a board draw, a board report and
+// the board's evaluation.
 // Every input is rejected with a wit::Error or accepted; an accepted document
 // survives to_json() and a re-parse unchanged. Verdict letters (outcome.h):
-// one for the definition parser, one for the draw parser, one for the report parser.
+// one each for the definition, draw, report and evaluation parsers.
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -34,5 +35,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parse<wit::BoardDefinition>(j);
   parse<wit::BoardDraw>(j);
   parse<wit::BoardReport>(j);
+  parse<wit::BoardEval>(j);
   return 0;
 }

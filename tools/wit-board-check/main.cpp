@@ -25,11 +25,12 @@ int main(int argc, char** argv) {
   add->add_option("response", a_response, "The trainer's response bundle (wit-replay respond -o)")->required()->type_name("RESPONSE");
   add->add_option("--key", a_key, "The board's secret key file (kept outside the board folder)")->required()->type_name("KEY");
 
-  std::string e_bundle, e_weights, e_key;
+  std::string e_bundle, e_weights, e_key, e_model;
   auto* evaluate = app.add_subcommand("evaluate", "Score the released weights on the board's benchmark and file the board's signed evaluation");
   evaluate->add_option("bundle", e_bundle, "The run bundle on the board (DIR/runs/NAME)")->required()->type_name("BUNDLE");
   evaluate->add_option("weights", e_weights, "The released weights (wit-sketch export), bound exactly to the final state")->required()->type_name("WEIGHTS");
   evaluate->add_option("--key", e_key, "The board's secret key file (kept outside the board folder)")->required()->type_name("KEY");
+  evaluate->add_option("--model", e_model, "A TorchScript run's model file (RUN/model.pt), bound by its digest")->type_name("FILE");
 
   std::string u_dir;
   auto* audit = app.add_subcommand("audit", "Re-verify every stored response; exit 1 naming any verdict that does not reproduce");
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
     }
     if (*evaluate) {
       const wit::SecretKey key = wit::load_key(e_key);
-      const wit::BoardEvalResult r = wit::board_evaluate(e_bundle, e_weights, key, threads, device);
+      const wit::BoardEvalResult r = wit::board_evaluate(e_bundle, e_weights, e_model, key, threads, device);
       if (!r.why_not.empty()) {
         std::cerr << "wit-board: refused: " << r.why_not << "\n";
         return wit::cli::kNegative;

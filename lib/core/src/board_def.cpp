@@ -403,6 +403,7 @@ json BoardEval::to_json() const {
           {"version", kBoardDocVersion},
           {"board_key", board_key.hex()},
           {"weights", {{"digest", weights_digest}, {"bytes", weights_bytes}, {"path", weights_path()}}},
+          {"model", model_digest.empty() ? json(nullptr) : json{{"digest", model_digest}, {"path", model_path()}}},
           {"eval", eval},
           {"signature", sig_hex(signature)}};
 }
@@ -419,11 +420,12 @@ std::optional<std::string> BoardEval::problem(const PublicKey& key) const {
 }
 
 std::string BoardEval::weights_path() const { return std::string(board_path::kWeights) + weights_digest + ".safetensors"; }
+std::string BoardEval::model_path() const { return std::string(board_path::kWeights) + model_digest + ".pt"; }
 
 BoardEval BoardEval::from_json(const json& j, const std::string& where) {
   const char* kind = "board evaluation";
   check_envelope(j, kBoardEvalFormat, kBoardDocVersion, kind, where);
-  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "eval", "signature"}, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "model", "eval", "signature"}, kind, where);
   BoardEval e;
   e.board_key = key_field(j, "board_key", kind, where);
   const json& w = jsonf::need(j, "weights", kind, where);
@@ -433,6 +435,13 @@ BoardEval BoardEval::from_json(const json& j, const std::string& where) {
   e.weights_bytes = jsonf::u64(w, "bytes", kind, where);
   if (string_field(w, "path", kind, where) != e.weights_path())
     throw Error("invalid board evaluation: the weights' path is not weights/DIGEST.safetensors", where);
+  const json& m = jsonf::need(j, "model", kind, where);
+  if (!m.is_null()) {
+    jsonf::only_keys(m, {"digest", "path"}, kind, where);
+    e.model_digest = jsonf::hash(m, "digest", kind, where).hex();
+    if (string_field(m, "path", kind, where) != e.model_path())
+      throw Error("invalid board evaluation: the model's path is not weights/DIGEST.pt", where);
+  }
   e.eval = jsonf::need(j, "eval", kind, where);
   if (!e.eval.is_object()) throw Error("invalid board evaluation: field 'eval' is not an object", where);
   e.signature = sig_field(j, "signature", kind, where);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -51,8 +52,8 @@ std::vector<Hash32> benchmark_leaves(const std::string& dir, const BoardDefiniti
 // folder (`sub`) while it is checked; removed unless kept.
 class Incoming {
  public:
-  Incoming(const std::string& dir, const char* sub, const std::string& from) {
-    path_ = (fs::path(dir) / sub / (".incoming-" + std::to_string(::getpid()))).string();
+  Incoming(const std::string& dir, const char* sub, const std::string& from, const std::string& suffix = "") {
+    path_ = (fs::path(dir) / sub / (".incoming-" + std::to_string(::getpid()) + suffix)).string();
     std::error_code ec;
     fs::create_directories(fs::path(path_).parent_path(), ec);
     fs::remove(path_, ec);
@@ -109,10 +110,15 @@ struct Scored {
   std::string why_not;
 };
 Scored score_weights(const std::string& dir, const BoardDefinition& def, const RunBundle& b, const std::string& weights,
-                     unsigned threads, const std::string& device) {
-  const BundleFinal fin = bundle_final_state(b);
-  if (fin.manifest.model.scripted())
-    throw Error("the board does not score a TorchScript run's weights yet (only the built-in GPT)", b.path);
+                     const std::string& model, unsigned threads, const std::string& device) {
+  BundleFinal fin = bundle_final_state(b);
+  if (fin.manifest.model.scripted()) {
+    if (model.empty())
+      throw Error("a TorchScript run: the board needs its model file to score the weights", b.path, "give --model RUN/model.pt");
+    fin.manifest.model.module_path = model;  // its digest is checked against the manifest's when loaded
+  } else if (!model.empty()) {
+    throw Error("the run trains the built-in GPT: no model file is needed", model);
+  }
   if (!b.has(member::kModelBinding))
     throw Error("the bundle has no model.binding.json (wit-sketch match --json): the board needs the final optimizer root",
                 b.path, "pack it with --model-binding");
@@ -143,8 +149,8 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
 
 }  // namespace
 
-BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const SecretKey& key,
-                               unsigned threads, const std::string& device) {
+BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
+                               const SecretKey& key, unsigned threads, const std::string& device) {
   const std::string dir = board_of_bundle(bundle_path);
   if (dir.empty())
     throw Error("the bundle is not on a defined board (a board's runs are DIR/runs/NAME)", bundle_path,
@@ -161,20 +167,24 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
     throw Error("the board has already scored this run's released weights", bundle_path,
                 "'wit-board audit' re-scores the stored weights");
   Incoming in(dir, board_path::kWeights, weights_path);
+  std::optional<Incoming> in_model;
+  if (!model_path.empty()) in_model.emplace(dir, board_path::kWeights, model_path, ".pt");
   BoardEvalResult out;
   uint64_t bytes = 0;
   const std::string digest = file_digest(in.path(), &bytes);
-  const Scored sc = score_weights(dir, def, b, in.path(), threads, device);
+  const Scored sc = score_weights(dir, def, b, in.path(), in_model ? in_model->path() : "", threads, device);
   out.why_not = sc.why_not;
   if (!sc.why_not.empty()) return out;
   out.eval = sc.eval;
   BoardEval be;
   be.weights_digest = digest;
   be.weights_bytes = bytes;
+  if (in_model) be.model_digest = file_digest(in_model->path());
   be.eval = sc.eval.to_json();
   be.sign_with(key);
   out.stored = (fs::path(dir) / be.weights_path()).string();
   in.keep(out.stored);
+  if (in_model) in_model->keep((fs::path(dir) / be.model_path()).string());
   b.put_and_save(member::kBoardEval, be.to_json().dump(2) + "\n");
   out.member = member::kBoardEval;
   return out;
@@ -309,7 +319,13 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
       if (!fs::is_regular_file(stored)) throw Error("its stored weights " + be.weights_path() + " are missing");
       if (file_digest(stored) != be.weights_digest)
         throw Error("its stored weights " + be.weights_path() + " do not match their digest (edited or replaced)");
-      const Scored sc = score_weights(dir, def, b, stored, opt.threads, opt.device);
+      std::string model;
+      if (!be.model_digest.empty()) {
+        model = (fs::path(dir) / be.model_path()).string();
+        if (!fs::is_regular_file(model) || file_digest(model) != be.model_digest)
+          throw Error("its stored model file " + be.model_path() + " is missing or does not match its digest");
+      }
+      const Scored sc = score_weights(dir, def, b, stored, model, opt.threads, opt.device);
       if (!sc.why_not.empty()) throw Error(sc.why_not);
       if (sc.eval.to_json() != be.eval) throw Error("the board's score does not reproduce from the stored weights");
     } catch (const std::exception& x) {

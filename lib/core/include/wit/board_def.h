@@ -144,6 +144,7 @@ struct BoardEval {
   PublicKey board_key;
   std::string weights_digest;
   uint64_t weights_bytes = 0;
+  std::string model_digest;  // a TorchScript run's model file (weights/DIGEST.pt); "" for the built-in GPT
   nlohmann::json eval;  // EvalCommitment::to_json
   std::array<uint8_t, 64> signature{};
 
@@ -152,8 +153,9 @@ struct BoardEval {
   std::optional<std::string> problem(const PublicKey& key) const;
   nlohmann::json to_json() const;
   static BoardEval from_json(const nlohmann::json& j, const std::string& where);
-  // weights/DIGEST.safetensors in the board folder.
+  // weights/DIGEST.safetensors and weights/DIGEST.pt in the board folder.
   std::string weights_path() const;
+  std::string model_path() const;
 };
 
 // A file's member_digest, read in pieces (a response bundle can be large).

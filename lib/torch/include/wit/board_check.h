@@ -44,8 +44,9 @@ struct BoardEvalResult {
   EvalCommitment eval;
   std::string why_not;  // "" when scored
 };
-BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const SecretKey& key,
-                               unsigned threads, const std::string& device);
+// `model_path`: a TorchScript run's model file (its digest must be the manifest's); "" for the built-in GPT.
+BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
+                               const SecretKey& key, unsigned threads, const std::string& device);
 
 struct AuditResult {
   size_t checked = 0;                 // board reports re-verified
