@@ -291,7 +291,7 @@ run 0 wit-board show board/runs/honest
 grep -q '^honest: certified$' out && ok || fail "honest not certified by the board: $(cat out)"
 grep -q '^eval: loss .* over 24 examples (next-byte; scored by the board)' out && ok || fail "not the board's score: $(cat out)"
 ls board/weights/*.safetensors | wc -l | grep -q '^1$' && ok || fail "weights not stored by digest: $(ls board/weights)"
-grep -q '^confidence: 50% .* 4 distinct steps of 8 replayed by the board' out && ok || fail "confidence: $(cat out)"
+grep -q '^confidence: 50.00% .* 4 distinct steps of 8 replayed by the board' out && ok || fail "confidence: $(cat out)"
 ls board/responses/*.wbundle | wc -l | grep -q '^2$' && ok || fail "responses not stored by digest: $(ls board/responses)"
 d=$(jq -r .response.digest board/runs/honest/board-reports/*.json | sort | head -1)
 [ "$(b2sum -l 256 "board/responses/$d.wbundle" | cut -d' ' -f1)" = "$d" ] && ok || fail "a stored response is not at its digest"

@@ -421,7 +421,7 @@ TEST_CASE("board: one rejected report or spot check rejects the run - missing on
   const RunEntry waiting = judge(variant(report_member(), std::nullopt));
   CHECK(waiting.status == BoardStatus::kPending);
   CHECK(waiting.pending == 1);
-  CHECK(waiting.reason.find("is below the board's 30%; waiting for the response to 1 board challenge") != std::string::npos);
+  CHECK(waiting.reason.find("is below the board's 30.00%; waiting for the response to 1 board challenge") != std::string::npos);
   CHECK(waiting.model == ModelVerdict::kMatches);  // a pending run is checked to the end
   RunBundle nocheck = f.bundle("nocheck");
   for (const auto& n : nocheck.names_under("eval-checks/")) nocheck.files.erase("eval-checks/" + n + ".json");
@@ -453,7 +453,9 @@ TEST_CASE("board: the eval must be of the final checkpoint, and the eval set cle
   b.files["eval-checks/" + challenge_member_name(f.dirty_check.seed) + ".json"] = f.dirty_check.to_json().dump(2);
   b.files[member::kContamination] = f.dirty_cert.dump(2);
   b.files[kRunBundleIndex] = b.index_json("dirty");
-  CHECK(reason_of(b) == "the eval set is contaminated: 5 of 10 distinct eval records are in the training data");
+  // (judged without a board: on the fixture's board another eval set is refused first)
+  CHECK(reason_of(b).rfind("the run is evaluated on another eval set", 0) == 0);
+  CHECK(evaluate_run_bundle(b).reason == "the eval set is contaminated: 5 of 10 distinct eval records are in the training data");
   // The dirty set's certificate does not cover the clean eval set.
   CHECK(reason_of(variant(member::kContamination, f.dirty_cert.dump(2))).rfind("contamination certificate does not cover the eval set", 0) == 0);
   // A spot check of another eval, named after its seed: check_eval_report's words.
@@ -986,7 +988,7 @@ TEST_CASE("board: the board's confidence policy - pending below it, certified at
   strict.policy.confidence = 0.99;
   const RunEntry e = evaluate_run_bundle(f.bundle(), 0.05, &strict);
   CHECK(e.status == BoardStatus::kPending);
-  CHECK(e.reason.find("is below the board's 99%; the board draws more challenges") != std::string::npos);
+  CHECK(e.reason.find("is below the board's 99.00%; the board draws more challenges") != std::string::npos);
   CHECK(badge_text(e) == "pending");
   CHECK(strict.draw_k(8) == 8);  // 99% against 1 bad step of 8 needs every step
   strict.policy.k = 3;
