@@ -37,7 +37,7 @@ start=$(date +%s.%N)
 run 0 ev run -o eval.json --scores scores.json eval.txt
 end=$(date +%s.%N)
 echo "wit-eval run on 24 records: $(echo "$end - $start" | bc) s"
-grep -qE '^wit-eval: eval of step 8: loss [0-9.]+, accuracy [0-9.]+ over 24 examples$' err && [ "$(wc -l <err)" -eq 1 ] && ok ||
+grep -qE '^wit-eval: eval of step 8: loss [0-9.]+, accuracy [0-9.]+ over 24 examples; causal check passed on 24 of 24 records, 1 cut each$' err && [ "$(wc -l <err)" -eq 1 ] && ok ||
   fail "run summary: $(cat err)"
 [ "$(json_get eval.json step)" = 8 ] && [ "$(json_get eval.json n)" = 24 ] && [ "$(json_get eval.json metric)" = next-byte ] &&
   [ "$(json_get eval.json format)" = wit.eval ] && ok || fail "eval.json fields: $(cat eval.json)"
@@ -52,6 +52,28 @@ run 0 ev run -q --checkpoint A/ckpt/step-000004.safetensors -o eval4.json --scor
 [ "$(json_get eval4.json step)" = 4 ] && ! cmp -s eval.json eval4.json && ok || fail "an earlier checkpoint's eval"
 run 0 wit-eval show eval.json
 grep -q '^eval of step 8: ' out && ok || fail "show eval.json: $(cat out)"
+grep -q "^  causal           causal check passed on 24 of 24 records, 1 cut each (cut nonce $(json_get eval.json checkpoint_root))$" out &&
+  ok || fail "show: the default cut nonce is not the checkpoint root: $(cat out)"
+
+# --- the causal check (docs/eval.md): the built-in GPT passes at every
+# eligible cut of every record, bit for bit, on one and two threads; the
+# nonce and the cut count are part of eval.json
+run 0 ev run -o cuts.json --scores cuts.scores.json --causal-cuts 64 eval.txt
+grep -q 'causal check passed on 24 of 24 records, 64 cuts each' err && ok || fail "64 cuts: $(cat err)"
+grep -q '"cuts": 64' cuts.json && ok || fail "eval.json does not record 64 cuts"
+run 0 wit-eval run -q -j2 --run A --commit eval.commit.json -o cuts2.json --scores cuts2.scores.json --causal-cuts 64 eval.txt
+same_file cuts.json cuts2.json
+run 0 ev run -q -o nonce.json --scores nonce.scores.json --nonce "$(nonce 9)" eval.txt
+grep -q "\"nonce\": \"$(nonce 9)\"" nonce.json && ok || fail "the --nonce is not in eval.json"
+! cmp -s eval.json nonce.json && ok || fail "another cut nonce gave the same eval.json"
+same_file <(grep '^    \["' scores.json) <(grep '^    \["' nonce.scores.json)
+run 2 ev run -o t.json --scores ts.json --causal-cuts 0 eval.txt
+error_is wit-eval 'causal-cuts must be 1 to 64'
+run 2 ev run -o t.json --scores ts.json --causal-cuts 65 eval.txt
+error_is wit-eval 'causal-cuts must be 1 to 64'
+run 2 ev run -o t.json --scores ts.json --nonce 12 eval.txt
+error_is wit-eval 'nonce'
+absent t.json ts.json
 
 # --- check: the honest eval is certified, with the guarantee
 run 0 ev check --eval eval.json --scores scores.json --nonce "$(nonce 1)" -k 6 -o check.json eval.txt

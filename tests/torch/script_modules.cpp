@@ -3,6 +3,8 @@
 
 #include <torch/script.h>
 
+#include <string>
+
 namespace wit {
 
 const char* const kTinyLmForward = R"JIT(
@@ -11,6 +13,50 @@ def forward(self, tokens):
     x = torch.tanh(torch.matmul(x, self.proj))
     x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
     return torch.matmul(x, self.wte.t())
+)JIT";
+
+namespace {
+
+// Single-head self-attention over the embeddings; the mask `triu(1)` hides
+// every later position, the leaky twin's `triu(2)` leaves the next one visible.
+std::string attention_forward(const char* diagonal) {
+  return std::string(R"JIT(
+def forward(self, tokens):
+    x = torch.embedding(self.wte, tokens)
+    n = tokens.size(1)
+    att = torch.matmul(torch.matmul(x, self.proj), x.transpose(1, 2))
+    mask = torch.ones([n, n], device=tokens.device).triu()JIT") +
+         diagonal + R"JIT() > 0.5
+    att = att.masked_fill(mask, float('-inf')).softmax(-1)
+    x = torch.tanh(x + torch.matmul(att, x))
+    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
+    return torch.matmul(x, self.wte.t())
+)JIT";
+}
+const std::string kCausalAttentionText = attention_forward("1"), kLeakyAttentionText = attention_forward("2");
+
+}  // namespace
+
+const char* const kCausalAttentionForward = kCausalAttentionText.c_str();
+const char* const kLeakyAttentionForward = kLeakyAttentionText.c_str();
+
+const char* const kPeekNextForward = R"JIT(
+def forward(self, tokens):
+    nxt = torch.cat([tokens[:, 1:], tokens[:, -1:]], 1)
+    x = torch.embedding(self.wte, tokens) + torch.embedding(self.wte, nxt)
+    x = torch.tanh(torch.matmul(x, self.proj))
+    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
+    return torch.matmul(x, self.wte.t())
+)JIT";
+
+const char* const kPeekSmallForward = R"JIT(
+def forward(self, tokens):
+    nxt = torch.cat([tokens[:, 1:], tokens[:, -1:]], 1)
+    x = torch.embedding(self.wte, tokens)
+    x = torch.tanh(torch.matmul(x, self.proj))
+    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
+    peek = torch.embedding(torch.eye(self.wte.size(0), dtype=x.dtype, device=x.device), nxt)
+    return torch.matmul(x, self.wte.t()) + 1e-4 * peek
 )JIT";
 
 namespace {

@@ -11,6 +11,17 @@ namespace wit {
 // The forward of the plain module: embedding, one tanh layer, layer norm, tied head.
 extern const char* const kTinyLmForward;
 
+// Forwards for the causal check (docs/eval.md, "Causal evaluation"), all over
+// the plain module's parameters: an honest one with causal self-attention,
+// and three that read the future: the next token's embedding added to the
+// input (kPeekNextForward), 1e-4 added to the logit of the next token
+// (kPeekSmallForward), and self-attention whose mask lets each position see
+// one token ahead (kLeakyAttentionForward).
+extern const char* const kCausalAttentionForward;
+extern const char* const kPeekNextForward;
+extern const char* const kPeekSmallForward;
+extern const char* const kLeakyAttentionForward;
+
 enum class TinyExtra {
   kNone,
   kFloat64Param,  // a float64 parameter "scale"

@@ -14,6 +14,7 @@
 #include "wit/eval.h"
 #include "wit/hash.h"
 #include "wit/merkle.h"
+#include "wit/rng.h"
 #include "wit/tags.h"
 
 using namespace wit;
@@ -330,4 +331,80 @@ TEST_CASE("eval: the guarantee sentence speaks of scores") {
   CHECK(eval_guarantee_words(g) ==
         "an eval that inflated at least 4.16667% of its 24 scores (1 example) is caught by these 6 spot checks with "
         "probability at least 25.00% (hypergeometric; 1-(1-f)^k = 22.53%)");
+}
+
+TEST_CASE("eval: causal cuts are the documented draws") {
+  const Hash32 leaf = hash_of(7);
+  const Bytes nonce = nonce_of(3);
+  // A row of T = 12 tokens, positions 0..5 scored (a record of 5 tokens).
+  const std::vector<int64_t> row{256, 104, 101, 108, 108, 111, 256, 256, 256, 256, 256, 256};
+  const std::vector<CausalCut> cuts = causal_cuts(ByteView(nonce), leaf, row, 5, 257, 3);
+  REQUIRE(cuts.size() == 3);
+  // The definition: floyd_sample over [1, 6] on the stream keyed by
+  // derive_key(kEvalCausal, {nonce, leaf}), then the replacement tokens.
+  ChaChaStream st(derive_key(tags::kEvalCausal, {ByteView(nonce), ByteView(leaf.data(), 32)}));
+  const std::vector<int64_t> picks = floyd_sample(st, 6, 3);
+  for (size_t i = 0; i < cuts.size(); i++) {
+    CHECK(cuts[i].cut == picks[i] - 1);
+    REQUIRE(cuts[i].tokens.size() == size_t(12 - 1 - cuts[i].cut));
+    for (size_t j = 0; j < cuts[i].tokens.size(); j++) {
+      const int64_t orig = row[size_t(cuts[i].cut + 1) + j];
+      CHECK(cuts[i].tokens[j] == (orig + 1 + int64_t(st.uniform(256))) % 257);
+      CHECK(cuts[i].tokens[j] != orig);
+      CHECK(cuts[i].tokens[j] >= 0);
+      CHECK(cuts[i].tokens[j] < 257);
+    }
+  }
+  // Deterministic, and another nonce or record draws otherwise.
+  CHECK(causal_cuts(ByteView(nonce), leaf, row, 5, 257, 3)[0].tokens == cuts[0].tokens);
+  bool differs = false;
+  for (uint64_t n = 4; n < 12 && !differs; n++) {
+    const auto other = causal_cuts(ByteView(nonce_of(n)), leaf, row, 5, 257, 3);
+    differs = other[0].cut != cuts[0].cut || other[0].tokens != cuts[0].tokens;
+  }
+  CHECK(differs);
+  // At most the eligible cuts: a full row's last position has nothing after it.
+  CHECK(causal_cuts(ByteView(nonce), leaf, row, 5, 257, 64).size() == 6);
+  const std::vector<int64_t> full(12, 65);
+  const auto all = causal_cuts(ByteView(nonce), leaf, full, 11, 257, 64);
+  REQUIRE(all.size() == 11);
+  CHECK(all.back().cut == 10);
+  CHECK(causal_cuts(ByteView(nonce), leaf, {256}, 0, 257, 1).empty());
+  // Two tokens are the smallest vocabulary with another token to put.
+  for (const CausalCut& c : causal_cuts(ByteView(nonce), leaf, {0, 1, 0, 1}, 3, 2, 2))
+    for (size_t j = 0; j < c.tokens.size(); j++) CHECK(c.tokens[j] == 1 - std::vector<int64_t>{0, 1, 0, 1}[size_t(c.cut + 1) + j]);
+  CHECK_THROWS_AS(causal_cuts(ByteView(nonce), leaf, row, 5, 1, 1), Error);
+  CHECK_THROWS_AS(causal_cuts(ByteView(nonce), leaf, row, 5, 200, 1), Error);  // token 256 is not below 200
+}
+
+TEST_CASE("eval: the causal coverage is part of the eval document and its id") {
+  Fixture f(6);
+  EvalScores s = scores_of(6);
+  CausalCoverage cov;
+  cov.nonce = nonce_of(9);
+  cov.records = 6;
+  cov.cuts = 2;
+  const EvalCommitment e = commit_scores(hash_of(100), 24, hash_of(101), f.e.eval_root, s, cov);
+  REQUIRE(e.causal);
+  CHECK(e.id() != f.e.id());
+  CHECK(s.eval_id == e.id());
+  CHECK_FALSE(check_scores(e, s));
+  const json j = e.to_json();
+  CHECK(j["causal"] == json{{"nonce", to_hex(ByteView(cov.nonce))}, {"records", 6}, {"cuts", 2}});
+  const EvalCommitment back = EvalCommitment::from_json(j, "mem");
+  REQUIRE(back.causal);
+  CHECK(*back.causal == cov);
+  CHECK(back.id() == e.id());
+  // Without it (an eval written before the check), the document is as it was.
+  CHECK_FALSE(f.e.to_json().contains("causal"));
+  CHECK_FALSE(EvalCommitment::from_json(f.e.to_json(), "mem").causal);
+  for (auto [key, value] : std::vector<std::pair<std::string, json>>{
+           {"cuts", 0}, {"cuts", 65}, {"records", 7}, {"nonce", ""}, {"nonce", "xyz"}, {"extra", 1}}) {
+    json bad = j;
+    bad["causal"][key] = value;
+    INFO(key << " = " << value.dump());
+    CHECK_THROWS_AS(EvalCommitment::from_json(bad, "mem"), Error);
+  }
+  cov.cuts = 0;
+  CHECK_THROWS_AS(commit_scores(hash_of(100), 24, hash_of(101), f.e.eval_root, s, cov), Error);
 }

@@ -11,6 +11,7 @@
 #include "wit/io.h"
 #include "wit/progress.h"
 #include "wit/readers.h"
+#include "wit/tree_audit.h"
 
 namespace {
 
@@ -48,6 +49,12 @@ int main(int argc, char** argv) {
   auto* show = app.add_subcommand("show", "Print a commitment for a person to read (and audit an index against it)");
   show->add_option("COMMIT", show_commit, "Commitment JSON")->required();
   show->add_option("--index", show_index, "Also audit this index: built for the commitment, sorted, reproducing its root");
+  std::string leaves_index, leaves_out;
+  auto* leaves = app.add_subcommand("leaves", "Export the index's sorted leaves to a leaves file, for an audit of the tree with the commitment alone (docs/leaves.md)");
+  leaves->add_option("--index", leaves_index, "Data index (.widx) whose leaves to export")->required()->type_name("I");
+  wit::cli::mark_output(leaves->add_option("-o,--output", leaves_out, "Leaves file to write (- = stdout, not a terminal)"))
+      ->required()
+      ->type_name("F");
   app.require_subcommand(0, 1);
 
   return wit::cli::run(app, argc, argv, [&] {
@@ -62,6 +69,14 @@ int main(int argc, char** argv) {
                 " leaves are sorted, distinct and give the root\n";
       }
       std::cout << text;
+      return wit::cli::kOk;
+    }
+    if (leaves->parsed()) {
+      const wit::Index idx(leaves_index);
+      wit::write_leaves(idx, leaves_out);
+      if (!quiet && leaves_out != "-")
+        wit::cli::note("wrote " + wit::cli::count_of(idx.n(), "leaf") + " of root " + idx.root().hex().substr(0, 16) +
+                       " to " + leaves_out);
       return wit::cli::kOk;
     }
     if (files.empty()) throw wit::Error("no input files (wit-commit [options] FILE... or wit-commit show COMMIT)");

@@ -23,9 +23,15 @@ std::string fmt(double d, int digits) {
   return buf;
 }
 
+std::string causal_words(const wit::EvalCommitment& e) {
+  if (!e.causal) return "no causal check recorded";
+  return "causal check passed on " + std::to_string(e.causal->records) + " of " + std::to_string(e.n) + " records, " +
+         std::to_string(e.causal->cuts) + (e.causal->cuts == 1 ? " cut" : " cuts") + " each";
+}
+
 std::string summary(const wit::EvalCommitment& e) {
   return "eval of step " + std::to_string(e.step) + ": loss " + fmt(e.loss, 4) + ", accuracy " + fmt(e.accuracy, 4) +
-         " over " + std::to_string(e.n) + " examples";
+         " over " + std::to_string(e.n) + " examples; " + causal_words(e);
 }
 
 int show(const std::string& path) {
@@ -42,7 +48,11 @@ int show(const std::string& path) {
               << "  checkpoint root  " << e.checkpoint_root.hex() << " (the run's log has it at step " << e.step << ")\n"
               << "  eval set root    " << e.eval_root.hex() << " (the eval commitment's root)\n"
               << "  scores root      " << e.scores_root.hex() << " (RFC 6962 tree of (record leaf, score) pairs)\n"
-              << "  metric           " << e.metric << ": mean next-byte loss in nats, top-1 accuracy\n";
+              << "  metric           " << e.metric << ": mean next-byte loss in nats, top-1 accuracy\n"
+              << "  causal           "
+              << (e.causal ? causal_words(e) + " (cut nonce " + wit::to_hex(wit::ByteView(e.causal->nonce)) + ")"
+                           : causal_words(e))
+              << "\n";
     return wit::cli::kOk;
   }
   if (f == wit::kEvalCheckFormat) {
@@ -79,7 +89,7 @@ int main(int argc, char** argv) {
   std::optional<double> confidence, fraction;
   bool quiet = false;
 
-  auto* run = app.add_subcommand("run", "Score the run's final checkpoint on the eval set; write eval.json and the scores");
+  auto* run = app.add_subcommand("run", "Score the run's final checkpoint on the eval set, causal check included; write eval.json and the scores (exit 1: the model reads the future)");
   auto* check = app.add_subcommand("check", "Re-evaluate the examples a nonce picks; exit 0 certified, 1 rejected");
   for (auto* s : {run, check}) {
     s->add_option("--run", o.run, "Run directory")->required()->type_name("RUN");
@@ -91,7 +101,12 @@ int main(int argc, char** argv) {
     s->add_option("--device", o.device, "cpu or cuda")->default_str("cpu");
     s->add_option("FILE", o.files, "The eval set's files (any order)")->required();
     s->add_flag("-q,--quiet", quiet, "No summary or progress on stderr");
+    s->add_option("--causal-cuts", o.causal_cuts, "Cut points of the causal check per record, 1..64")->default_str("1")->type_name("N");
   }
+  std::string cut_nonce_hex, cut_nonce_file;
+  auto* o_cnonce = run->add_option("--nonce", cut_nonce_hex, "Nonce the causal check's cut points are drawn from: 64 hex digits (default: the checkpoint root)")->type_name("HEX");
+  auto* o_cnfile = run->add_option("--nonce-file", cut_nonce_file, "File holding that nonce as 64 hex digits (- = stdin)")->type_name("F");
+  o_cnonce->excludes(o_cnfile);
   run->add_option("-o,--output", out, "Eval commitment to write (eval.json)")->required()->type_name("FILE");
   wit::cli::mark_output(run->add_option("--scores", scores_path, "Per-example scores to write (eval.scores.json)"))->required()->type_name("FILE");
 
@@ -116,8 +131,17 @@ int main(int argc, char** argv) {
     if (*run) {
       // Both outputs are opened before the work and renamed into place only
       // when both are written: all of them or none.
+      if (!cut_nonce_hex.empty() || !cut_nonce_file.empty()) {
+        const wit::Hash32 cn = wit::nonce_from_args(cut_nonce_hex, cut_nonce_file);  // the one rule for nonces
+        o.causal_nonce.assign(cn.data(), cn.data() + 32);
+      }
       wit::AtomicFile scores_file(scores_path), eval_file(out);
       const wit::EvalRun r = wit::run_eval(o);
+      if (r.refused) {
+        // A verdict on the model, not bad input: exit 1, and nothing is written.
+        wit::cli::note("rejected: " + r.refused->message());
+        return wit::cli::kNegative;
+      }
       scores_file.write(wit::dump_eval_scores(r.scores));
       eval_file.write(r.eval.to_json().dump(2) + "\n");
       // Scores first: the eval names them, and a reader who finds eval.json expects its scores beside it.

@@ -10,6 +10,7 @@
 #include "wit/io.h"
 #include "wit/proofs.h"
 #include "wit/readers.h"
+#include "wit/tree_audit.h"
 #include "wit/usage.h"
 
 namespace {
@@ -129,7 +130,26 @@ int main(int argc, char** argv) {
   ver->add_option("--reader", cover_reader, "Reader for --eval files (default: the certificate's)")
       ->check(CLI::IsMember(wit::ReaderSpec::kind_names()));
 
+  auto* aud = app.add_subcommand("audit-leaves", "Audit a leaves file (wit-commit leaves) against a commitment: strictly increasing, giving its root (exit 1 if not)");
+  std::string leaves_path = "-";
+  aud->add_option("--commit", commit_path, "Commitment JSON")->required();
+  aud->add_option("LEAVES", leaves_path, "Leaves file (- = stdin)");
+  aud->add_option("-j,--threads", threads, "Hashing threads (0 = all cores)");
+  aud->add_flag("--json", json_out, "Print the verdict as JSON");
+
   return wit::cli::run(app, argc, argv, [&]() -> int {
+    if (*aud) {
+      const wit::Commitment c = wit::Commitment::load(commit_path);
+      const wit::LeavesAudit a = wit::audit_leaves_file(leaves_path, c, threads);
+      const std::string summary = a.ok ? "the " + std::to_string(a.n) +
+                                             " leaves are strictly increasing and give the commitment's root " + c.root.hex()
+                                       : "";
+      if (json_out)
+        std::cout << nlohmann::json{{"ok", a.ok}, {"reason", a.reason}, {"summary", summary}, {"n", a.n}}.dump() << "\n";
+      else
+        std::cout << (a.ok ? "ok: " + summary : "failed: " + a.reason) << "\n";
+      return a.ok ? wit::cli::kOk : wit::cli::kNegative;
+    }
     if (*inc || *exc) {
       const RecordArgs& ra = *inc ? inc_args : exc_args;
       Loaded l = load(commit_path, index_path);

@@ -120,7 +120,7 @@ Hash32 eval_score_leaf(const Hash32& record_leaf, const Score& s) {
 // ---------------------------------------------------------------- eval.json
 
 json EvalCommitment::to_json() const {
-  return {{"format", kEvalFormat},
+  json j = {{"format", kEvalFormat},
           {"version", kEvalVersion},
           {"run_id", run_id.hex()},
           {"step", step},
@@ -131,13 +131,15 @@ json EvalCommitment::to_json() const {
           {"loss", loss},
           {"accuracy", accuracy},
           {"scores_root", scores_root.hex()}};
+  if (causal) j["causal"] = causal->to_json();
+  return j;
 }
 
 EvalCommitment EvalCommitment::from_json(const json& j, const std::string& where) {
   static const char* kKind = "invalid eval";
   check_header(j, kKind, kEvalFormat,
                {"format", "version", "run_id", "step", "checkpoint_root", "eval_root", "n", "metric", "loss", "accuracy",
-                "scores_root"},
+                "scores_root", "causal"},
                where);
   EvalCommitment e;
   e.run_id = jsonf::hash(j, "run_id", kKind, where);
@@ -156,6 +158,10 @@ EvalCommitment EvalCommitment::from_json(const json& j, const std::string& where
   e.accuracy = finite_number(j, "accuracy", kKind, where, "accuracy");
   if (!score_ok({e.loss, e.accuracy})) jsonf::bad(kKind, "the aggregate is not a score (loss >= 0, accuracy in [0, 1])", where);
   e.scores_root = jsonf::hash(j, "scores_root", kKind, where);
+  if (j.contains("causal")) {
+    e.causal = CausalCoverage::from_json(j["causal"], where);
+    if (e.causal->records > e.n) jsonf::bad(kKind, "field 'causal' covers more records than the eval has", where);
+  }
   return e;
 }
 
@@ -204,7 +210,8 @@ EvalScores EvalScores::load(const std::string& path) {
 }
 
 EvalCommitment commit_scores(const Hash32& run_id, int64_t step, const Hash32& checkpoint_root,
-                             const Hash32& eval_root, EvalScores& scores) {
+                             const Hash32& eval_root, EvalScores& scores,
+                             const std::optional<CausalCoverage>& causal) {
   if (scores.scores.empty() || scores.scores.size() != scores.record_leaves.size())
     throw Error("an eval needs one score per record and at least one record",
                 std::to_string(scores.scores.size()) + " scores for " + std::to_string(scores.record_leaves.size()) + " records");
@@ -224,6 +231,12 @@ EvalCommitment commit_scores(const Hash32& run_id, int64_t step, const Hash32& c
   e.loss = agg.loss;
   e.accuracy = agg.accuracy;
   e.scores_root = merkle_root(kBlake2bTree, score_leaves(scores));
+  if (causal) {
+    if (causal->records > e.n || causal->cuts < 1 || causal->cuts > kMaxCausalCuts || causal->nonce.empty() ||
+        causal->nonce.size() > kMaxEvalNonceBytes)
+      throw Error("the causal check's coverage is out of range", std::to_string(causal->records) + " records");
+    e.causal = causal;
+  }
   scores.eval_id = e.id();
   return e;
 }
@@ -246,6 +259,50 @@ std::optional<std::string> check_scores(const EvalCommitment& e, const EvalScore
 }
 
 // ---------------------------------------------------------------- spot checks
+
+// ---------------------------------------------------------------- causal evaluation
+
+json CausalCoverage::to_json() const {
+  return {{"nonce", to_hex(ByteView(nonce))}, {"records", records}, {"cuts", cuts}};
+}
+
+CausalCoverage CausalCoverage::from_json(const json& j, const std::string& where) {
+  static const char* kKind = "invalid eval";
+  if (!j.is_object()) jsonf::bad(kKind, "field 'causal' is not an object", where);
+  jsonf::only_keys(j, {"nonce", "records", "cuts"}, kKind, where);
+  CausalCoverage c;
+  const json& nj = jsonf::need(j, "nonce", kKind, where);
+  if (!nj.is_string() || !from_hex(nj.get<std::string>(), c.nonce)) jsonf::bad(kKind, "field 'causal.nonce' is not hex", where);
+  if (c.nonce.empty() || c.nonce.size() > kMaxEvalNonceBytes)
+    jsonf::bad(kKind, "field 'causal.nonce' is not 1 to " + std::to_string(kMaxEvalNonceBytes) + " bytes", where);
+  c.records = jsonf::u64(j, "records", kKind, where);
+  c.cuts = jsonf::u64(j, "cuts", kKind, where);
+  if (c.cuts < 1 || c.cuts > kMaxCausalCuts)
+    jsonf::bad(kKind, "field 'causal.cuts' is not between 1 and " + std::to_string(kMaxCausalCuts), where);
+  return c;
+}
+
+std::vector<CausalCut> causal_cuts(ByteView nonce, const Hash32& record_leaf, const std::vector<int64_t>& row,
+                                   int64_t last_scored, int64_t vocab, uint64_t cuts) {
+  if (vocab < 2) throw Error("the causal check needs a vocabulary of at least 2 tokens", std::to_string(vocab));
+  for (const int64_t t : row)
+    if (t < 0 || t >= vocab)
+      throw Error("token " + std::to_string(t) + " is not below the model's vocab " + std::to_string(vocab), "causal check");
+  const int64_t T = int64_t(row.size());
+  const int64_t eligible = std::max<int64_t>(0, std::min(last_scored, T - 2) + 1);
+  const int64_t k = std::min<int64_t>(eligible, int64_t(std::min<uint64_t>(cuts, kMaxCausalCuts)));
+  ChaChaStream stream(derive_key(tags::kEvalCausal, {nonce, ByteView(record_leaf.data(), 32)}));
+  std::vector<CausalCut> out;
+  for (const int64_t v : floyd_sample(stream, eligible, k)) {
+    CausalCut c;
+    c.cut = v - 1;
+    c.tokens.reserve(size_t(T - 1 - c.cut));
+    for (int64_t t = c.cut + 1; t < T; t++)
+      c.tokens.push_back((row[size_t(t)] + 1 + int64_t(stream.uniform(uint64_t(vocab - 1)))) % vocab);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
 
 Hash32 eval_check_seed(const Hash32& eval_id, ByteView nonce) {
   Blake2b h;

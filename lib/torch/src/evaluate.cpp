@@ -3,6 +3,7 @@
 // re-evaluation of a spot check. Format: docs/eval.md.
 #include "wit/evaluate.h"
 
+#include <cstring>
 #include <filesystem>
 
 #include "dist.h"  // load_run_checkpoint
@@ -20,13 +21,12 @@ namespace wit {
 
 namespace fs = std::filesystem;
 
-Score score_record(const TrainState& state, const std::string& record) {
-  const TrainState::Impl& s = state.impl();
-  torch::NoGradGuard no_grad;
-  const Rows rows = make_rows(BatchRecords{record}, s.cfg, s.device);
+namespace {
+
+// The score of a record's row from the forward pass's logits.
+Score score_of(const torch::Tensor& logits, const Rows& rows) {
   // The log-probabilities training uses (target_logp), and the argmax of the
   // same forward pass's logits for the accuracy: one forward pass.
-  const torch::Tensor logits = forward(s, rows.idx);
   const std::vector<float> lp = to_vector(target_logp_of(logits, rows));
   const torch::Tensor hit = logits.argmax(-1).eq(rows.targets).to(torch::kCPU);
   const std::vector<float> mask = to_vector(rows.mask);
@@ -40,6 +40,67 @@ Score score_record(const TrainState& state, const std::string& record) {
     }
   // make_rows always counts the end-of-record target, so count >= 1.
   return {-sum / count, hits / count};
+}
+
+// The first position in 0..cut whose outputs differ in any bit between two
+// forward passes' logits [1, T, V], or -1.
+int64_t first_changed(const torch::Tensor& a, const torch::Tensor& b, int64_t cut) {
+  const torch::Tensor x = a.slice(1, 0, cut + 1).to(torch::kCPU).contiguous();
+  const torch::Tensor y = b.slice(1, 0, cut + 1).to(torch::kCPU).contiguous();
+  if (x.sizes() != y.sizes() || x.scalar_type() != y.scalar_type()) return 0;
+  const size_t row = size_t(x.numel() / (cut + 1)) * x.element_size();
+  const auto* p = static_cast<const uint8_t*>(x.data_ptr());
+  const auto* q = static_cast<const uint8_t*>(y.data_ptr());
+  for (int64_t t = 0; t <= cut; t++)
+    if (std::memcmp(p + size_t(t) * row, q + size_t(t) * row, row) != 0) return t;
+  return -1;
+}
+
+}  // namespace
+
+std::string CausalFailure::message() const {
+  return "the model reads the future: example " + std::to_string(example) + " (record leaf " + record_leaf.hex() +
+         "): its output at position " + std::to_string(position) + " changed when the tokens after position " +
+         std::to_string(cut) + " were replaced";
+}
+
+Score score_record(const TrainState& state, const std::string& record) {
+  const TrainState::Impl& s = state.impl();
+  torch::NoGradGuard no_grad;
+  const Rows rows = make_rows(BatchRecords{record}, s.cfg, s.device);
+  return score_of(forward(s, rows.idx), rows);
+}
+
+CausalScore score_record_causal(const TrainState& state, const std::string& record, const Hash32& record_leaf,
+                                ByteView nonce, uint64_t cuts) {
+  if (nonce.size < 1 || nonce.size > kMaxEvalNonceBytes)
+    throw Error("the causal check's nonce must be 1 to " + std::to_string(kMaxEvalNonceBytes) + " bytes",
+                std::to_string(nonce.size) + " bytes");
+  if (cuts < 1 || cuts > kMaxCausalCuts)
+    throw Error("the causal check takes 1 to " + std::to_string(kMaxCausalCuts) + " cuts per record", std::to_string(cuts));
+  const TrainState::Impl& s = state.impl();
+  torch::NoGradGuard no_grad;
+  const Rows rows = make_rows(BatchRecords{record}, s.cfg, s.device);
+  const torch::Tensor logits = forward(s, rows.idx);
+  CausalScore out;
+  out.score = score_of(logits, rows);
+  const torch::Tensor idx_cpu = rows.idx.to(torch::kCPU).contiguous();
+  const std::vector<int64_t> row(idx_cpu.data_ptr<int64_t>(), idx_cpu.data_ptr<int64_t>() + idx_cpu.numel());
+  // The scored positions are 0..L (make_rows' mask), L = the tokens the row holds.
+  const int64_t last_scored = int64_t(rows.mask.sum().item<double>()) - 1;
+  const int64_t vocab = s.cfg.vocab;
+  for (const CausalCut& c : causal_cuts(nonce, record_leaf, row, last_scored, vocab, cuts)) {
+    torch::Tensor idx = idx_cpu.clone();
+    auto I = idx.accessor<int64_t, 2>();
+    for (size_t j = 0; j < c.tokens.size(); j++) I[0][c.cut + 1 + int64_t(j)] = c.tokens[j];
+    const torch::Tensor other = forward(s, idx.to(rows.idx.device()));
+    const int64_t changed = first_changed(logits, other, c.cut);
+    if (changed >= 0) {
+      out.failure = CausalFailure{0, record_leaf, c.cut, changed};
+      break;
+    }
+  }
+  return out;
 }
 
 std::vector<Score> score_records(const Manifest& mf, const TrainState& state, const std::vector<std::string>& records,
@@ -143,21 +204,38 @@ EvalSet open_eval_set(const EvalOptions& o) {
 }  // namespace
 
 EvalRun run_eval(const EvalOptions& opt) {
+  if (opt.causal_cuts < 1 || opt.causal_cuts > kMaxCausalCuts)
+    throw Error("--causal-cuts must be 1 to " + std::to_string(kMaxCausalCuts), std::to_string(opt.causal_cuts));
   EvalTarget t = load_eval_target(opt.run, opt.checkpoint, std::nullopt, opt.device);
   EvalSet set = open_eval_set(opt);
   const uint64_t n = set.data->size();
-  std::vector<std::string> records;
+  // The default nonce is the checkpoint root: it hashes the optimizer's
+  // moments too, which the model never sees, so no model can compute the
+  // cuts it will be checked at (docs/eval.md).
+  CausalCoverage cov;
+  cov.nonce = opt.causal_nonce.empty() ? Bytes(t.root.data(), t.root.data() + 32) : opt.causal_nonce;
+  cov.cuts = opt.causal_cuts;
+  cov.records = n;
+  set_torch_threads(opt.threads);
   EvalScores scores;
-  records.reserve(size_t(n));
-  for (uint64_t i = 0; i < n; i++) {
-    records.push_back(set.data->record(i));
-    scores.record_leaves.push_back(set.data->leaf(i));
-  }
-  Progress progress("evaluating", n, "records", opt.quiet);
-  scores.scores = score_records(t.mf, t.state, records, opt.threads, [&] { progress.add(1); });
-  progress.finish();
+  scores.record_leaves.reserve(size_t(n));
+  scores.scores.reserve(size_t(n));
   EvalRun r;
-  r.eval = commit_scores(t.run_id, t.step, t.root, set.commit.root, scores);
+  Progress progress("evaluating", n, "records", opt.quiet);
+  for (uint64_t i = 0; i < n; i++) {
+    const Hash32& leaf = set.data->leaf(i);
+    CausalScore cs = score_record_causal(t.state, set.data->record(i), leaf, ByteView(cov.nonce), cov.cuts);
+    if (cs.failure) {
+      cs.failure->example = i;
+      r.refused = cs.failure;
+      return r;
+    }
+    scores.record_leaves.push_back(leaf);
+    scores.scores.push_back(cs.score);
+    progress.add(1);
+  }
+  progress.finish();
+  r.eval = commit_scores(t.run_id, t.step, t.root, set.commit.root, scores, cov);
   r.scores = std::move(scores);
   return r;
 }
@@ -207,9 +285,24 @@ EvalCheck check_eval(const EvalCommitment& e, const EvalScores& s, const EvalChe
   }
   EvalTarget t = load_eval_target(o.run, o.checkpoint, e.step, o.device);
   set_torch_threads(o.threads);
+  // Each re-evaluated example is also checked for causality, at cuts the
+  // spot check's nonce draws (the verifier's, not the trainer's).
+  if (o.causal_cuts < 1 || o.causal_cuts > kMaxCausalCuts)
+    throw Error("--causal-cuts must be 1 to " + std::to_string(kMaxCausalCuts), std::to_string(o.causal_cuts));
+  std::optional<CausalFailure> failure;
   out.report = make_eval_check_report(e, s, ByteView(opt.nonce), k, fraction, [&](uint64_t i) {
-    return std::make_pair(set.data->leaf(i), score_record(t.state, set.data->record(i)));
+    const Hash32& leaf = set.data->leaf(i);
+    CausalScore cs = score_record_causal(t.state, set.data->record(i), leaf, ByteView(opt.nonce), o.causal_cuts);
+    if (cs.failure && !failure) {
+      failure = cs.failure;
+      failure->example = i;
+    }
+    return std::make_pair(leaf, cs.score);
   });
+  if (failure) {
+    out.report.reset();
+    out.rejected = failure->message();
+  }
   return out;
 }
 

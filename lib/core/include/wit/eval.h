@@ -40,6 +40,44 @@ struct Score {
   double loss = 0, accuracy = 0;
 };
 
+// ---------------------------------------------------------------- causal evaluation
+// A model scored on the next token must not read it. The causal check
+// (docs/eval.md, "Causal evaluation"): at cut points drawn from a nonce, every
+// token of the record's row after the cut is replaced by another token, and
+// the model's outputs (logits) at positions 0..cut must stay bit for bit the
+// same. The draws are torch-free (here); running the model is wit/evaluate.h.
+
+// Most cut points one record may be checked at.
+inline constexpr uint64_t kMaxCausalCuts = 64;
+
+// What an evaluation's causal check covered: eval.json's optional "causal".
+struct CausalCoverage {
+  Bytes nonce;           // the cut points' nonce (wit-eval run's default: the checkpoint root's 32 bytes)
+  uint64_t records = 0;  // records checked
+  uint64_t cuts = 1;     // cut points per record (fewer where a row has fewer eligible positions)
+
+  nlohmann::json to_json() const;  // {"cuts": C, "nonce": HEX, "records": R}
+  static CausalCoverage from_json(const nlohmann::json& j, const std::string& where);  // throws wit::Error
+  bool operator==(const CausalCoverage& o) const { return nonce == o.nonce && records == o.records && cuts == o.cuts; }
+};
+
+// One cut of one row: the tokens of positions cut+1 .. T-1 are replaced by
+// `tokens` (each differs from the one it replaces); outputs 0..cut are compared.
+struct CausalCut {
+  int64_t cut = 0;
+  std::vector<int64_t> tokens;  // T - 1 - cut replacement tokens
+};
+
+// The cuts of one row: `row` is the model's input row (T tokens), positions
+// 0..last_scored are scored. Eligible cuts: 0 .. min(last_scored, T - 2) (a
+// cut needs a token after it). min(cuts, eligible) distinct cuts, sorted,
+// drawn by floyd_sample from the ChaCha20 stream keyed by
+// derive_key(tags::kEvalCausal, {nonce, record_leaf}); then, cut by cut, each
+// replacement token = (original + 1 + uniform(vocab - 1)) mod vocab.
+// Preconditions: vocab >= 2, every row token in [0, vocab); throws wit::Error otherwise.
+std::vector<CausalCut> causal_cuts(ByteView nonce, const Hash32& record_leaf, const std::vector<int64_t>& row,
+                                   int64_t last_scored, int64_t vocab, uint64_t cuts);
+
 // RFC 6962 leaf of one (record, score) pair:
 // H(0x00 || tags::kEvalScoreLeaf || record_leaf || le64 bits(loss) || le64 bits(accuracy)).
 Hash32 eval_score_leaf(const Hash32& record_leaf, const Score& s);
@@ -54,6 +92,9 @@ struct EvalCommitment {
   std::string metric = kEvalMetric;
   double loss = 0, accuracy = 0;  // aggregates: means over the n examples, summed in index order as double
   Hash32 scores_root;        // RFC 6962 root (wit's H) of the n score leaves in index order
+  // What the evaluation's causal check covered; absent in evals written
+  // before the check existed (and then not part of the id).
+  std::optional<CausalCoverage> causal;
 
   nlohmann::json to_json() const;  // canonical: the bytes `id()` hashes are to_json().dump()
   static EvalCommitment from_json(const nlohmann::json& j, const std::string& where);  // throws wit::Error
@@ -75,9 +116,11 @@ struct EvalScores {
 
 // The commitment of `scores` (record leaves and scores in index order) for
 // the given checkpoint and eval set; fills scores_root, aggregates and n, and
-// sets `scores.eval_id` to the result's id.
+// sets `scores.eval_id` to the result's id. `causal`: the coverage of the
+// causal check that passed (part of the document, so of the id).
 EvalCommitment commit_scores(const Hash32& run_id, int64_t step, const Hash32& checkpoint_root,
-                             const Hash32& eval_root, EvalScores& scores);
+                             const Hash32& eval_root, EvalScores& scores,
+                             const std::optional<CausalCoverage>& causal = std::nullopt);
 
 // Whether `s` reproduces `e` exactly: same eval id, n examples, scores_root,
 // aggregates (bit-exact, index-order double sums), and the record leaves'

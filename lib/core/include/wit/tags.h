@@ -58,5 +58,8 @@ inline constexpr std::string_view kEvalScoreLeaf = "wit/eval-score-leaf/v1";
 inline constexpr std::string_view kEvalCommitment = "wit/eval-commitment/v1";
 // Eval spot-check seed: H(kEvalCheck || eval id || le64 len || nonce).
 inline constexpr std::string_view kEvalCheck = "wit/eval-check/v1";
+// Causal evaluation: the ChaCha20 key of one record's cut points and
+// replacement tokens, derive_key(kEvalCausal, {nonce, record leaf}).
+inline constexpr std::string_view kEvalCausal = "wit/eval-causal/v1";
 
 }  // namespace wit::tags

@@ -21,6 +21,29 @@ namespace wit {
 // summed in position order as double), accuracy = the fraction of those
 // positions whose argmax logit is the target.
 Score score_record(const TrainState& state, const std::string& record);
+// A causal check that failed: at cut `cut` of example `example` (its index in
+// the eval set), the output at `position` (<= cut; the prediction of the
+// record's token `position`, the end of record after its last) changed when
+// the tokens after the cut were replaced.
+struct CausalFailure {
+  uint64_t example = 0;
+  Hash32 record_leaf;
+  int64_t cut = 0, position = 0;
+  // "the model reads the future: example 3 (record leaf ab12…): its output at
+  // position 17 changed when the tokens after position 20 were replaced"
+  std::string message() const;
+};
+// score_record and, in the same pass, the causal check of the record at the
+// cuts causal_cuts(nonce, record_leaf, ...) draws (`cuts` per record, nonce
+// not empty): one more forward pass per cut, whose logits at positions
+// 0..cut must equal the score's bit for bit. `failure` is set (example 0;
+// the caller numbers it) on the first position that differs.
+struct CausalScore {
+  Score score;
+  std::optional<CausalFailure> failure;
+};
+CausalScore score_record_causal(const TrainState& state, const std::string& record, const Hash32& record_leaf,
+                                ByteView nonce, uint64_t cuts);
 // Scores of `records` in order; `threads` LibTorch threads (0 = leave as is).
 // `on_done` (may be empty) is called after each record.
 std::vector<Score> score_records(const Manifest& mf, const TrainState& state, const std::vector<std::string>& records,
@@ -52,13 +75,22 @@ struct EvalOptions {
   unsigned threads = 0;
   std::string device = "cpu";
   bool quiet = false;                // no progress bar
+  // The causal check (docs/eval.md): cut points drawn from this nonce (empty
+  // = wit-eval run's default, the checkpoint root's 32 bytes; check: the spot
+  // check's nonce), `causal_cuts` per record, 1..kMaxCausalCuts.
+  Bytes causal_nonce;
+  uint64_t causal_cuts = 1;
 };
 
 struct EvalRun {
-  EvalCommitment eval;
+  EvalCommitment eval;  // with eval.causal, the coverage of the check that passed
   EvalScores scores;
+  // Set when the model reads the future: the first failing record and
+  // position; `eval` and `scores` are then empty (nothing is committed).
+  std::optional<CausalFailure> refused;
 };
-// wit-eval run: scores every record of the eval set and commits to them.
+// wit-eval run: scores every record of the eval set, causal check included
+// (every record, causal_cuts cuts each), and commits to them.
 EvalRun run_eval(const EvalOptions& opt);
 
 // The eval scores file as wit writes it: the document of EvalScores::to_json,
@@ -76,7 +108,8 @@ struct EvalCheck {
   std::optional<EvalCheckReport> report;
   // Why the eval is rejected without spot checks ("" when there is a report):
   // its scores do not reproduce it, or its checkpoint is not the one the run's
-  // log has at its step.
+  // log has at its step; or, after them, the model failed the causal check
+  // on a re-evaluated example (cuts from the spot check's nonce).
   std::string rejected;
 };
 // wit-eval check. Throws wit::Error on bad input (files that do not match,

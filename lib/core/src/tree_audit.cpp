@@ -1,0 +1,192 @@
+// Leaves files and their streaming audit (docs/leaves.md): export the sorted
+// leaves of an index; check a file's leaves strictly increasing and hashing
+// to a commitment's root, one chunk in memory at a time.
+#include "wit/tree_audit.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "wit/error.h"
+#include "wit/hash.h"
+#include "wit/io.h"
+#include "wit/merkle.h"
+
+namespace wit {
+
+namespace {
+
+// Header offsets (docs/leaves.md).
+constexpr size_t kOffVersion = 8, kOffReserved = 12, kOffN = 16, kOffRoot = 24, kOffHeaderSum = 56;
+// The most leaves a file may declare (as an index's records): 32 B each fits any file size.
+constexpr uint64_t kMaxLeaves = uint64_t(1) << 50;
+
+}  // namespace
+
+Bytes encode_leaves_header(const LeavesHeader& h) {
+  Bytes b(kLeavesHeaderSize, 0);
+  std::memcpy(b.data(), kLeavesMagic, 8);
+  put_le32(b.data() + kOffVersion, kLeavesVersion);
+  put_le64(b.data() + kOffN, h.n);
+  std::memcpy(b.data() + kOffRoot, h.root.data(), 32);
+  put_le64(b.data() + kOffHeaderSum, xxh3_64(ByteView(b.data(), kOffHeaderSum)));
+  return b;
+}
+
+LeavesHeader parse_leaves_header(ByteView b, const std::string& where) {
+  if (b.size >= 8 && std::memcmp(b.data, kLeavesMagic, 8) != 0) throw Error("not a wit leaves file (wrong magic)", where);
+  if (b.size < kLeavesHeaderSize)
+    throw Error("leaves file is truncated (header needs " + std::to_string(kLeavesHeaderSize) + " bytes, file has " +
+                    std::to_string(b.size) + ")",
+                where);
+  const uint32_t version = get_le32(b.data + kOffVersion);
+  if (version != kLeavesVersion)
+    throw Error("unsupported leaves file version " + std::to_string(version) + " (this wit reads version " +
+                    std::to_string(kLeavesVersion) + ")",
+                where);
+  if (get_le64(b.data + kOffHeaderSum) != xxh3_64(ByteView(b.data, kOffHeaderSum)))
+    throw Error("leaves file header is corrupt (checksum mismatch)", where + " at byte 0");
+  if (get_le32(b.data + kOffReserved) != 0) throw Error("leaves file header is corrupt (reserved field not zero)", where + " at byte 12");
+  LeavesHeader h;
+  h.n = get_le64(b.data + kOffN);
+  if (h.n > kMaxLeaves) throw Error("leaves file header is corrupt (impossible leaf count)", where + " at byte 16");
+  std::memcpy(h.root.data(), b.data + kOffRoot, 32);
+  return h;
+}
+
+void write_leaves(const Index& idx, const std::string& path) {
+  AtomicFile out(path, /*binary=*/true);
+  out.write(ByteView(encode_leaves_header({idx.n(), idx.root()})));
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(idx.tree().leaves());
+  const uint64_t total = idx.n() * 32;
+  constexpr uint64_t kStep = uint64_t(1) << 22;  // 4 MiB writes from the mapped index
+  for (uint64_t off = 0; off < total; off += kStep) out.write(ByteView(p + off, size_t(std::min(kStep, total - off))));
+  out.commit();
+}
+
+namespace {
+
+// Reads exactly `len` bytes unless the input ends first; returns how many.
+size_t read_full(const ReadFn& read, uint8_t* buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    const size_t r = read(buf + got, len - got);
+    if (r == 0) break;
+    got += r;
+  }
+  return got;
+}
+
+// The RFC 6962 root of a stream of aligned perfect subtrees (all of one size
+// but the last) as they arrive: a stack of perfect subtree roots, merged while
+// the top two have equal sizes; the root folds the stack from the right.
+class RootFolder {
+ public:
+  void push(uint64_t size, const Hash32& h) {
+    stack_.push_back({size, h});
+    while (stack_.size() >= 2 && stack_[stack_.size() - 2].size == stack_.back().size) {
+      const Node r = stack_.back();
+      stack_.pop_back();
+      stack_.back() = {2 * r.size, kBlake2bTree.node(stack_.back().hash, r.hash)};
+    }
+  }
+  // `tail` (if any) is the root of the last, smaller subtree.
+  Hash32 root(const Hash32* tail) const {
+    if (stack_.empty()) return tail ? *tail : kBlake2bTree.empty();
+    Hash32 acc = tail ? *tail : stack_.back().hash;
+    for (size_t i = stack_.size() - (tail ? 0 : 1); i-- > 0;) acc = kBlake2bTree.node(stack_[i].hash, acc);
+    return acc;
+  }
+
+ private:
+  struct Node {
+    uint64_t size;
+    Hash32 hash;
+  };
+  std::vector<Node> stack_;  // sizes strictly decreasing, powers of two: O(log n)
+};
+
+}  // namespace
+
+LeavesAudit audit_leaves(const ReadFn& read, const std::string& where, uint64_t expect_n, const Hash32& expect_root,
+                         unsigned threads, uint64_t chunk) {
+  if (chunk == 0 || (chunk & (chunk - 1)) != 0) throw Error("the audit's chunk must be a power of two", std::to_string(chunk));
+  uint8_t hb[kLeavesHeaderSize];
+  const LeavesHeader h = parse_leaves_header(ByteView(hb, read_full(read, hb, sizeof hb)), where);
+  LeavesAudit a;
+  if (h.n != expect_n) {
+    a.reason = "the leaves file holds " + std::to_string(h.n) + " leaves, the commitment has " + std::to_string(expect_n);
+    return a;
+  }
+  if (h.root != expect_root) {
+    a.reason = "the leaves file is of another tree (its header names root " + h.root.hex() + ")";
+    return a;
+  }
+  const uint64_t chunk_leaves = std::min(chunk, std::max<uint64_t>(h.n, 1));
+  std::vector<Hash32> buf(static_cast<size_t>(chunk_leaves));
+  RootFolder folder;
+  Hash32 prev;
+  for (uint64_t done = 0; done < h.n;) {
+    const uint64_t want = std::min(chunk_leaves, h.n - done);
+    const size_t got = read_full(read, reinterpret_cast<uint8_t*>(buf.data()), size_t(want * 32));
+    if (got != want * 32)
+      throw Error("leaves file is truncated (its header says " + std::to_string(h.n) + " leaves, the file has " +
+                      std::to_string(done + got / 32) + ")",
+                  where);
+    for (uint64_t i = 0; i < want; i++) {
+      const Hash32& cur = buf[size_t(i)];
+      if ((done + i > 0) && !(prev < cur)) {
+        a.n = done + i + 1;
+        a.reason = "leaves " + std::to_string(done + i - 1) + " and " + std::to_string(done + i) +
+                   " are out of order or equal: not a sorted distinct tree";
+        return a;
+      }
+      prev = cur;
+    }
+    done += want;
+    if (want == chunk_leaves && chunk_leaves == chunk) {
+      // A full chunk is an aligned perfect subtree of the whole tree.
+      folder.push(want, MerkleTree(kBlake2bTree, buf.data(), want, MerkleTree::kDefaultCacheLevel, threads).root());
+    } else {
+      // The last, smaller chunk: its own RFC 6962 root is the right end of the fold.
+      const Hash32 tail = MerkleTree(kBlake2bTree, buf.data(), want, MerkleTree::kDefaultCacheLevel, threads).root();
+      a.root = folder.root(&tail);
+      a.n = done;
+    }
+  }
+  if (h.n == 0 || h.n % chunk == 0) a.root = folder.root(nullptr);
+  a.n = h.n;
+  uint8_t extra = 0;
+  if (read_full(read, &extra, 1) != 0)
+    throw Error("leaves file has bytes after its " + std::to_string(h.n) + " leaves", where);
+  if (a.root != expect_root) {
+    a.reason = "the leaves do not give the commitment's root (they give " + a.root.hex() + ")";
+    return a;
+  }
+  a.ok = true;
+  return a;
+}
+
+LeavesAudit audit_leaves_file(const std::string& path, const Commitment& c, unsigned threads) {
+  const bool std_in = path == "-";
+  const std::string where = std_in ? "stdin" : path;
+  FILE* opened = std_in ? nullptr : std::fopen(path.c_str(), "rb");
+  if (!std_in && !opened) throw Error(std::string("cannot open: ") + std::strerror(errno), path);
+  struct Closer {
+    FILE* f;
+    ~Closer() {
+      if (f) std::fclose(f);
+    }
+  } closer{opened};
+  FILE* fp = std_in ? stdin : opened;
+  const ReadFn read = [fp, &where](uint8_t* b, size_t len) -> size_t {
+    const size_t r = std::fread(b, 1, len, fp);
+    if (r == 0 && std::ferror(fp)) throw Error("cannot read", where);
+    return r;
+  };
+  return audit_leaves(read, where, c.n, c.root, threads);
+}
+
+}  // namespace wit
