@@ -17,6 +17,7 @@
 
 #include "wit/board.h"
 #include "wit/board_def.h"
+#include "wit/tree_audit.h"
 #include "wit/challenge.h"
 #include "wit/commitment.h"
 #include "wit/report.h"
@@ -210,6 +211,10 @@ struct Fixture {
     files["draws/" + challenge_member_name(challenge.seed) + ".json"] = draw.to_json().dump(2) + "\n";
     files[board_report_path(challenge)] = board_report(challenge, report(challenge)) + "\n";
     files[member::kBoardEval] = board_eval(eval.to_json()) + "\n";
+    data_n = data.commitment.n;
+    data_root = data.commitment.root;
+    data_leaves.assign(data.tree.leaves(), data.tree.leaves() + data.tree.size());
+    files[member::kBoardLeaves] = board_leaves_doc(data_n, data_root, "") + "\n";
     files["eval-checks/" + challenge_member_name(check.seed) + ".json"] = check.to_json().dump(2) + "\n";
 
     // A contaminated variant's parts.
@@ -250,6 +255,20 @@ struct Fixture {
   }
 
   static std::string challenge_path(const Challenge& c) { return "challenges/" + challenge_member_name(c.seed) + ".json"; }
+  uint64_t data_n = 0;
+  Hash32 data_root;
+  std::vector<Hash32> data_leaves;  // the training tree's sorted leaves
+  // The board's signed audit of a tree of n leaves and root `root` ("" refused: audited sorted).
+  std::string board_leaves_doc(uint64_t n, const Hash32& root, const std::string& refused, const SecretKey* by = nullptr) const {
+    BoardLeaves bl;
+    bl.leaves_digest = made_up(602).hex();
+    bl.leaves_bytes = 64 + 32 * n;
+    bl.n = n;
+    bl.root = root;
+    bl.refused = refused;
+    bl.sign_with(by ? *by : board_key);
+    return bl.to_json().dump(2);
+  }
   // The board's signed evaluation holding eval commitment `ev` (signed by `by`, default the board key).
   std::string board_eval(const json& ev, const SecretKey* by = nullptr) const {
     BoardEval be;
@@ -1064,4 +1083,72 @@ TEST_CASE("board: the board scores the released weights itself - its signed eval
   const EvalCommitment early = commit_scores(f.run_id, 4, made_up(204), f.eval.eval_root, s);
   CHECK(reason_of(variant(member::kBoardEval, f.board_eval(early.to_json()))) ==
         std::string(member::kBoardEval) + " evaluates another state than the run's final one");
+}
+
+TEST_CASE("board: the training tree must be audited sorted - an unsorted tree is rejected", "[board][evidence]") {
+  const Fixture& f = fixture();
+  // Without the board's audit of the tree a run is not certified.
+  RunEntry e = judge(variant(member::kBoardLeaves, std::nullopt));
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.reason.rfind("the training tree is not audited yet", 0) == 0);
+  CHECK_FALSE(e.leaves_audited);
+  CHECK(judge(f.bundle()).leaves_audited);
+  // Signed by another key; of another tree; a failed audit.
+  const SecretKey other = generate_key();
+  CHECK(reason_of(variant(member::kBoardLeaves, f.board_leaves_doc(f.data_n, f.data_root, "", &other))) ==
+        std::string(member::kBoardLeaves) + " is signed by another key than the board's");
+  CHECK(reason_of(variant(member::kBoardLeaves, f.board_leaves_doc(f.data_n, made_up(3), ""))) ==
+        std::string(member::kBoardLeaves) + " audits another tree than the run's data commitment");
+  CHECK(reason_of(variant(member::kBoardLeaves, f.board_leaves_doc(f.data_n, f.data_root, "leaf 2 is not above leaf 1"))) ==
+        "the board's audit of the training tree failed: leaf 2 is not above leaf 1");
+
+  // For real (attack 19 on the board): a board, the run on it, and the tree's leaves out of order.
+  const fs::path d = temp_dir("leaves");
+  ReaderSpec spec;
+  spec.kind = ReaderKind::kLines;
+  write_file_atomic((d / "eval.commit.json").string(), commit_dataset(spec, {(f.dir / "eval.txt").string()}, 1).commitment.dump());
+  BoardInit in;
+  in.dir = (d / "board").string();
+  in.name = "b";
+  in.key_path = (d / "board.key").string();
+  in.commit_path = (d / "eval.commit.json").string();
+  in.record_files = {(f.dir / "eval.txt").string()};
+  const BoardDefinition def = init_board(in);
+  const SecretKey key = load_key(in.key_path);
+  RunBundle b = f.bundle("run");
+  b.files.erase(member::kBoardLeaves);
+  b.files[kRunBundleIndex] = b.index_json("run");
+  b.path = in.dir + "/runs/run";
+  b.save_new();
+  auto leaves_file = [&](const std::vector<Hash32>& leaves, const Hash32& root, const std::string& name) {
+    std::string bytes;
+    const Bytes h = encode_leaves_header(LeavesHeader{uint64_t(leaves.size()), root});
+    bytes.assign(h.begin(), h.end());
+    for (const auto& l : leaves) bytes.append(reinterpret_cast<const char*>(l.data()), 32);
+    write_file_atomic((d / name).string(), bytes, true);
+    return (d / name).string();
+  };
+  // Another commitment's leaves: a usage error, nothing filed.
+  std::vector<Hash32> sorted = f.data_leaves;
+  CHECK_THROWS_WITH(board_leaves(b.path, leaves_file(sorted, made_up(9), "other.wleaves"), key, 1),
+                    Catch::Contains("of another commitment"));
+  CHECK_FALSE(RunBundle::load(b.path).has(member::kBoardLeaves));
+  // The wrong key.
+  CHECK_THROWS_WITH(board_leaves(b.path, leaves_file(sorted, f.data_root, "sorted.wleaves"), other, 1),
+                    Catch::Contains("not the board's"));
+  // Two leaves swapped: the header claims the commitment, the order is wrong: filed as refused.
+  std::vector<Hash32> unsorted = sorted;
+  std::swap(unsorted[3], unsorted[4]);
+  const BoardLeavesResult r = board_leaves(b.path, leaves_file(unsorted, f.data_root, "unsorted.wleaves"), key, 1);
+  CHECK_FALSE(r.doc.refused.empty());
+  CHECK(fs::exists(r.stored));
+  const RunEntry judged = evaluate_bundle_path(b.path, 0.05, &def);
+  CHECK(judged.status == BoardStatus::kRejected);
+  // (the fixture's draws are another board's: whichever check fails first, the run is not certified)
+  const BoardLeaves stored = BoardLeaves::from_json(json::parse(RunBundle::load(b.path).get(member::kBoardLeaves)), "x");
+  CHECK(!stored.problem(def.key));
+  CHECK(stored.refused == r.doc.refused);
+  CHECK_THROWS_WITH(board_leaves(b.path, leaves_file(sorted, f.data_root, "sorted2.wleaves"), key, 1),
+                    Catch::Contains("already audited"));
+  fs::remove_all(d);
 }

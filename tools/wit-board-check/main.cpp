@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
         return wit::cli::kNegative;
       }
       std::cout << e_bundle << "/" << r.member << "\n";
+      if (!r.refused.empty()) {
+        std::cerr << "wit-board: the board refused the released model: " << r.refused << "\n";
+        return wit::cli::kNegative;
+      }
       if (!quiet) {
         char buf[200];
         std::snprintf(buf, sizeof buf, "the board scored the released weights on its benchmark: loss %.4f, accuracy %.2f%% over %llu records",

@@ -131,6 +131,16 @@ int main(int argc, char** argv) {
   submit->add_option("board", u_dir, "The board folder")->required()->type_name("DIR");
   submit->add_option("bundle", u_bundle, "The run bundle (wit-board pack -o)")->required()->type_name("BUNDLE");
 
+  // leaves
+  std::string l_bundle, l_file, l_key;
+  unsigned l_threads = 0;
+  auto* leaves = app.add_subcommand("leaves", "Audit the training tree's sorted leaves (wit-commit leaves) against the run's data commitment");
+  leaves->add_option("bundle", l_bundle, "The run bundle on the board (DIR/runs/NAME)")->required()->type_name("BUNDLE");
+  leaves->add_option("leaves", l_file, "The sorted leaves file of the run's data commitment")->required()->type_name("LEAVES");
+  leaves->add_option("--key", l_key, "The board's secret key file (kept outside the board folder)")->required()->type_name("KEY");
+  leaves->add_option("-j,--threads", l_threads, "Hashing threads (0 = all cores)")->type_name("N");
+  leaves->add_flag("-q,--quiet", quiet, "No note on stderr");
+
   // pack
   std::string p_out, p_name, p_run, p_data, p_evalc, p_eval, p_scores, p_cont, p_fp, p_binding;
   std::vector<std::string> p_checks, p_challenges, p_reports, p_probe_checks;
@@ -249,6 +259,19 @@ int main(int argc, char** argv) {
       return wit::cli::kOk;
     }
 
+    if (leaves->parsed()) {
+      const wit::BoardLeavesResult r = wit::board_leaves(l_bundle, l_file, wit::load_key(l_key), l_threads);
+      std::cout << member_path(wit::RunBundle{l_bundle, false, {}}, r.member) << "\n";
+      if (!r.doc.refused.empty()) {
+        std::cerr << "wit-board: the training tree failed the board's audit: " << r.doc.refused << "\n";
+        return wit::cli::kNegative;
+      }
+      if (!quiet)
+        wit::cli::note("the board audited " + std::to_string(r.doc.n) + " sorted leaves against the data commitment; stored as " +
+                       r.stored);
+      return wit::cli::kOk;
+    }
+
     if (pack->parsed()) {
       if (exists(p_out)) throw wit::Error("output exists", p_out, "pick a new path; a bundle is never overwritten");
       wit::PackInput in;
@@ -314,9 +337,9 @@ int main(int argc, char** argv) {
       if (!board_dir.empty()) def = wit::BoardDefinition::load(board_dir);
       std::optional<wit::SecretKey> key;
       if (!c_key.empty()) {
-        if (!def) throw wit::Error("the bundle is not on a defined board (DIR/runs/NAME): only a board draws with --key", c_bundle);
         key = wit::load_key(c_key);
-        if (key->pub() != def->key) throw wit::Error("the key is not the board's (its public key is not the one in board.def.json)", c_key);
+        def.emplace();
+        (void)wit::board_for_key(c_bundle, *key, *def);
       } else {
         (void)wit::nonce_from_args(c_nonce, "");  // a bad nonce is refused before anything is read
       }

@@ -459,6 +459,7 @@ void check_board_eval(Ctx& c) {
   const BoardEval be = BoardEval::from_json(parse_member(b, where), where);
   if (!c.def) return;  // no board key to check it with
   if (auto p = be.problem(c.def->key)) reject(where + " " + *p);
+  if (!be.refused.empty()) reject("the board refused the released model: " + be.refused);
   const EvalCommitment ev = EvalCommitment::from_json(be.eval, where);
   if (ev.run_id != c.run_id) reject(where + " evaluates another run");
   if (ev.step != c.T || ev.checkpoint_root != c.final_entry.state_root)
@@ -471,6 +472,23 @@ void check_board_eval(Ctx& c) {
   e.eval_n = ev.n;
   e.eval_metric = ev.metric;
   e.weights_digest = be.weights_digest;
+}
+
+// 13b. board-leaves.json: the board's audit of the training tree's sorted
+// leaves (wit-board leaves), signed: of the run's data commitment (n, root).
+// Exclusion proofs, and so the contamination certificate, mean absence only
+// in a sorted tree: on a board a run is certified only once it is audited.
+void check_board_leaves(Ctx& c) {
+  const RunBundle& b = c.b;
+  if (!b.has(member::kBoardLeaves)) return;
+  const std::string where = member::kBoardLeaves;
+  c.at = where;
+  const BoardLeaves bl = BoardLeaves::from_json(parse_member(b, where), where);
+  if (!c.def) return;
+  if (auto p = bl.problem(c.def->key)) reject(where + " " + *p);
+  if (bl.n != c.data.n || bl.root != c.data.root) reject(where + " audits another tree than the run's data commitment");
+  if (!bl.refused.empty()) reject("the board's audit of the training tree failed: " + bl.refused);
+  c.e.leaves_audited = true;
 }
 
 // 13. contamination.json
@@ -572,6 +590,7 @@ void judge(Ctx& c) {
   check_eval_spot_checks(c);
   check_board_eval(c);
   check_contamination(c);
+  check_board_leaves(c);
   check_model(c);
 }
 
@@ -726,6 +745,9 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
                                   : "; the board draws more challenges");
   } else if (e.eval_by != "board") {
     e.reason = "the board has not scored the released weights on its benchmark yet (wit-board evaluate)";
+  } else if (!e.leaves_audited) {
+    e.reason = "the training tree is not audited yet: the contamination certificate means absence only in a sorted tree "
+               "(wit-board leaves)";
   } else {
     e.status = BoardStatus::kCertified;
     e.reason.clear();
@@ -911,7 +933,8 @@ json RunEntry::to_json() const {
   } else {
     j["eval"] = nullptr;
   }
-  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}} : json(nullptr);
+  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}, {"tree_audited", leaves_audited}}
+                             : json(nullptr);
   json pcs = json::array();
   for (const auto& p : probe_checks)
     pcs.push_back({{"name", p.name}, {"verdict", match_name(p.pass)}, {"worst", num(p.worst)},
@@ -973,7 +996,8 @@ std::string RunEntry::describe() const {
   }
   if (clean)
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
-      << " distinct eval records proved against the training data)\n";
+      << " distinct eval records proved against the training data; the training tree "
+      << (leaves_audited ? "audited sorted by the board" : "not audited") << ")\n";
   if (model == ModelVerdict::kNotChecked) {
     o << "(the checks stop at the first failure)\n";
     return o.str();

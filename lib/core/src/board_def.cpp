@@ -4,6 +4,7 @@
 
 #include <sodium.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "wit/json_fields.h"
 #include "wit/run_bundle.h"
 #include "wit/tags.h"
+#include "wit/tree_audit.h"
 
 namespace fs = std::filesystem;
 
@@ -226,6 +228,16 @@ std::string board_of_bundle(const std::string& bundle_path) {
 
 FileLock lock_board(const std::string& dir) { return FileLock::wait_existing(dir, "the board"); }
 
+std::string board_for_key(const std::string& bundle_path, const SecretKey& key, BoardDefinition& def) {
+  const std::string dir = board_of_bundle(bundle_path);
+  if (dir.empty())
+    throw Error("the bundle is not on a defined board (a board's runs are DIR/runs/NAME)", bundle_path,
+                "put it on one with 'wit-board submit DIR BUNDLE'");
+  def = BoardDefinition::load(dir);
+  if (key.pub() != def.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", bundle_path);
+  return dir;
+}
+
 BoardDefinition init_board(const BoardInit& in) {
   if (!run_bundle_name_ok(in.name)) throw Error("invalid --name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)", in.name);
   if (!(in.policy.fraction > 0 && in.policy.fraction <= 1)) throw Error("--fraction must be in (0, 1]", std::to_string(in.policy.fraction));
@@ -404,7 +416,8 @@ json BoardEval::to_json() const {
           {"board_key", board_key.hex()},
           {"weights", {{"digest", weights_digest}, {"bytes", weights_bytes}, {"path", weights_path()}}},
           {"model", model_digest.empty() ? json(nullptr) : json{{"digest", model_digest}, {"path", model_path()}}},
-          {"eval", eval},
+          {"eval", refused.empty() ? eval : json(nullptr)},
+          {"refused", refused.empty() ? json(nullptr) : json(refused)},
           {"signature", sig_hex(signature)}};
 }
 
@@ -425,7 +438,7 @@ std::string BoardEval::model_path() const { return std::string(board_path::kWeig
 BoardEval BoardEval::from_json(const json& j, const std::string& where) {
   const char* kind = "board evaluation";
   check_envelope(j, kBoardEvalFormat, kBoardDocVersion, kind, where);
-  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "model", "eval", "signature"}, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "model", "eval", "refused", "signature"}, kind, where);
   BoardEval e;
   e.board_key = key_field(j, "board_key", kind, where);
   const json& w = jsonf::need(j, "weights", kind, where);
@@ -443,9 +456,118 @@ BoardEval BoardEval::from_json(const json& j, const std::string& where) {
       throw Error("invalid board evaluation: the model's path is not weights/DIGEST.pt", where);
   }
   e.eval = jsonf::need(j, "eval", kind, where);
-  if (!e.eval.is_object()) throw Error("invalid board evaluation: field 'eval' is not an object", where);
+  const json& refused = jsonf::need(j, "refused", kind, where);
+  if (!refused.is_null()) {
+    if (!refused.is_string() || refused.get<std::string>().empty())
+      throw Error("invalid board evaluation: field 'refused' is not null or a reason", where);
+    e.refused = refused.get<std::string>();
+  }
+  if (e.refused.empty() ? !e.eval.is_object() : !e.eval.is_null())
+    throw Error("invalid board evaluation: field 'eval' must be an object, or null when refused", where);
   e.signature = sig_field(j, "signature", kind, where);
   return e;
+}
+
+// --- the audited tree
+
+json BoardLeaves::to_json() const {
+  return {{"format", kBoardLeavesFormat},
+          {"version", kBoardDocVersion},
+          {"board_key", board_key.hex()},
+          {"leaves", {{"digest", leaves_digest}, {"bytes", leaves_bytes}, {"path", leaves_path()}}},
+          {"n", n},
+          {"root", root.hex()},
+          {"refused", refused.empty() ? json(nullptr) : json(refused)},
+          {"signature", sig_hex(signature)}};
+}
+
+Bytes BoardLeaves::signed_bytes() const { return signed_message(tags::kBoardLeaves, to_json()); }
+
+void BoardLeaves::sign_with(const SecretKey& key) {
+  board_key = key.pub();
+  signature = sign(key, signed_bytes());
+}
+
+std::optional<std::string> BoardLeaves::problem(const PublicKey& key) const {
+  return signature_problem(board_key, key, signed_bytes(), signature);
+}
+
+std::string BoardLeaves::leaves_path() const { return std::string(board_path::kLeaves) + leaves_digest + ".wleaves"; }
+
+BoardLeaves BoardLeaves::from_json(const json& j, const std::string& where) {
+  const char* kind = "board leaves audit";
+  check_envelope(j, kBoardLeavesFormat, kBoardDocVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "leaves", "n", "root", "refused", "signature"}, kind, where);
+  BoardLeaves d;
+  d.board_key = key_field(j, "board_key", kind, where);
+  const json& l = jsonf::need(j, "leaves", kind, where);
+  jsonf::only_keys(l, {"digest", "bytes", "path"}, kind, where);
+  d.leaves_digest = jsonf::hash(l, "digest", kind, where).hex();
+  d.leaves_bytes = jsonf::u64(l, "bytes", kind, where);
+  if (string_field(l, "path", kind, where) != d.leaves_path())
+    throw Error("invalid board leaves audit: the leaves' path is not leaves/DIGEST.wleaves", where);
+  d.n = jsonf::u64(j, "n", kind, where);
+  d.root = jsonf::hash(j, "root", kind, where);
+  const json& r = jsonf::need(j, "refused", kind, where);
+  if (!r.is_null()) {
+    if (!r.is_string() || r.get<std::string>().empty())
+      throw Error("invalid board leaves audit: field 'refused' is not null or a reason", where);
+    d.refused = r.get<std::string>();
+  }
+  d.signature = sig_field(j, "signature", kind, where);
+  return d;
+}
+
+BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string& leaves_path, const SecretKey& key,
+                               unsigned threads) {
+  BoardDefinition def;
+  const std::string dir = board_for_key(bundle_path, key, def);
+  if (!fs::is_regular_file(leaves_path)) throw Error("no such leaves file", leaves_path);
+  const FileLock board_lock = lock_board(dir);
+  const FileLock bundle_lock = lock_run_bundle(bundle_path);
+  RunBundle b = RunBundle::load(bundle_path);
+  std::string why;
+  if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
+  if (b.has(member::kBoardLeaves))
+    throw Error("the board has already audited this run's training tree", bundle_path, "'wit-board audit' audits the stored leaves again");
+  const json cj = json::parse(b.get(member::kDataCommit), nullptr, false);
+  const Commitment data = Commitment::from_json(cj, member::kDataCommit);
+  // The file must claim to be this commitment's leaves: another's is a usage error, not a verdict.
+  std::string head(kLeavesHeaderSize, '\0');
+  {
+    std::ifstream in(leaves_path, std::ios::binary);
+    in.read(head.data(), std::streamsize(head.size()));
+    if (in.gcount() != std::streamsize(head.size())) throw Error("not a leaves file (shorter than its header)", leaves_path);
+  }
+  const LeavesHeader h = parse_leaves_header(ByteView(head), leaves_path);
+  if (h.n != data.n || h.root != data.root)
+    throw Error("the leaves file is of another commitment (n " + std::to_string(h.n) + ", root " + h.root.hex().substr(0, 16) +
+                    "), not the run's data commitment (n " + std::to_string(data.n) + ", root " + data.root.hex().substr(0, 16) +
+                    "); nothing was filed",
+                leaves_path, "export the run's: wit-commit leaves --index DATA.widx -o F");
+  const std::string tmp = (fs::path(dir) / board_path::kLeaves / (".incoming-" + std::to_string(::getpid()))).string();
+  std::error_code ec;
+  fs::create_directories(fs::path(tmp).parent_path(), ec);
+  fs::remove(tmp, ec);
+  if (!fs::copy_file(leaves_path, tmp, ec) || ec) throw Error("cannot copy the leaves into the board: " + ec.message(), leaves_path);
+  BoardLeavesResult out;
+  try {
+    const LeavesAudit a = audit_leaves_file(tmp, data, threads);
+    out.doc.n = data.n;
+    out.doc.root = data.root;
+    out.doc.refused = a.ok ? "" : a.reason;
+    out.doc.leaves_digest = file_digest(tmp, &out.doc.leaves_bytes);
+    out.doc.sign_with(key);
+    out.stored = (fs::path(dir) / out.doc.leaves_path()).string();
+    if (!fs::exists(out.stored, ec)) fs::rename(tmp, out.stored);
+    fs::remove(tmp, ec);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+  b.put_and_save(member::kBoardLeaves, out.doc.to_json().dump(2) + "\n");
+  out.member = member::kBoardLeaves;
+  return out;
 }
 
 }  // namespace wit

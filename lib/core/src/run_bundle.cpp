@@ -46,7 +46,8 @@ bool run_bundle_name_ok(const std::string& name) {
 bool run_bundle_member_allowed(const std::string& name) {
   for (const auto& r : required_members())
     if (name == r) return true;
-  if (name == member::kLog || name == member::kModelFingerprint || name == member::kModelBinding || name == member::kBoardEval)
+  if (name == member::kLog || name == member::kModelFingerprint || name == member::kModelBinding || name == member::kBoardEval ||
+      name == member::kBoardLeaves)
     return true;
   for (const char* dir : {member::kChallenges, member::kReports, member::kEvalChecks, member::kProbeChecks,
                           member::kDraws, member::kBoardReports}) {

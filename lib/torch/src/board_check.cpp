@@ -16,6 +16,7 @@
 #include "wit/release.h"
 #include "wit/safetensors.h"
 #include "wit/state.h"
+#include "wit/tree_audit.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
 #include "wit/io.h"
@@ -104,10 +105,12 @@ std::string same_verdict_problem(const ReplayReport& stored, const ReplayReport&
   return "";
 }
 
-// The board's scores of `weights` (bound exactly to the final state of the bundle's run) on its benchmark.
+// The board's scores of `weights` (bound exactly to the final state of the
+// bundle's run) on its benchmark, each record also checked for causality.
 struct Scored {
   EvalCommitment eval;
-  std::string why_not;
+  std::string why_not;  // not the run's final state: nothing is filed
+  std::string refused;  // the model reads the future: filed, and the run rejected
 };
 Scored score_weights(const std::string& dir, const BoardDefinition& def, const RunBundle& b, const std::string& weights,
                      const std::string& model, unsigned threads, const std::string& device) {
@@ -136,14 +139,25 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
   std::vector<std::string> paths;
   for (const auto& r : def.records) paths.push_back((fs::path(dir) / r.file).string());
   const Dataset ds(def.benchmark, paths, 1);
-  std::vector<std::string> records;
+  // The causal check at cut points drawn from the final state root, as wit-eval run draws
+  // them: it hashes the optimizer's moments too, which the model never sees.
+  CausalCoverage cov;
+  cov.nonce = Bytes(fin.state_root.data(), fin.state_root.data() + 32);
+  cov.cuts = 1;
+  cov.records = ds.size();
+  set_torch_threads(threads);
   EvalScores scores;
   for (uint64_t i = 0; i < ds.size(); i++) {
-    records.push_back(ds.record(i));
+    CausalScore cs = score_record_causal(state, ds.record(i), ds.leaf(i), ByteView(cov.nonce), cov.cuts);
+    if (cs.failure) {
+      cs.failure->example = i;
+      out.refused = cs.failure->message();
+      return out;
+    }
     scores.record_leaves.push_back(ds.leaf(i));
+    scores.scores.push_back(cs.score);
   }
-  scores.scores = score_records(fin.manifest, state, records, threads);
-  out.eval = commit_scores(fin.run_id, fin.steps, fin.state_root, def.benchmark.root, scores);
+  out.eval = commit_scores(fin.run_id, fin.steps, fin.state_root, def.benchmark.root, scores, cov);
   return out;
 }
 
@@ -151,12 +165,8 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
 
 BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
                                const SecretKey& key, unsigned threads, const std::string& device) {
-  const std::string dir = board_of_bundle(bundle_path);
-  if (dir.empty())
-    throw Error("the bundle is not on a defined board (a board's runs are DIR/runs/NAME)", bundle_path,
-                "put it on one with 'wit-board submit DIR BUNDLE'");
-  const BoardDefinition def = BoardDefinition::load(dir);
-  if (key.pub() != def.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", bundle_path);
+  BoardDefinition def;
+  const std::string dir = board_for_key(bundle_path, key, def);
   if (!fs::is_regular_file(weights_path)) throw Error("no such weights file", weights_path);
   const FileLock board_lock = lock_board(dir);
   const FileLock bundle_lock = lock_run_bundle(bundle_path);
@@ -176,11 +186,13 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
   out.why_not = sc.why_not;
   if (!sc.why_not.empty()) return out;
   out.eval = sc.eval;
+  out.refused = sc.refused;
   BoardEval be;
   be.weights_digest = digest;
   be.weights_bytes = bytes;
   if (in_model) be.model_digest = file_digest(in_model->path());
-  be.eval = sc.eval.to_json();
+  be.refused = sc.refused;
+  if (sc.refused.empty()) be.eval = sc.eval.to_json();
   be.sign_with(key);
   out.stored = (fs::path(dir) / be.weights_path()).string();
   in.keep(out.stored);
@@ -212,12 +224,8 @@ std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash3
 
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
                          const VerifyOptions& opt) {
-  const std::string dir = board_of_bundle(bundle_path);
-  if (dir.empty())
-    throw Error("the bundle is not on a defined board (a board's runs are DIR/runs/NAME)", bundle_path,
-                "put it on one with 'wit-board submit DIR BUNDLE'");
-  const BoardDefinition def = BoardDefinition::load(dir);
-  if (key.pub() != def.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", bundle_path);
+  BoardDefinition def;
+  const std::string dir = board_for_key(bundle_path, key, def);
   if (!fs::is_regular_file(response_path)) throw Error("no such response bundle", response_path);
 
   const FileLock board_lock = lock_board(dir);
@@ -309,6 +317,23 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
         out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
       }
     }
+    if (b.has(member::kBoardLeaves)) {
+      const std::string where = rel + "/" + member::kBoardLeaves;
+      out.checked++;
+      try {
+        const BoardLeaves bl = BoardLeaves::from_json(parse_text(b.get(member::kBoardLeaves), where), where);
+        if (auto p = bl.problem(def.key)) throw Error(*p);
+        const std::string stored = (fs::path(dir) / bl.leaves_path()).string();
+        if (!fs::is_regular_file(stored) || file_digest(stored) != bl.leaves_digest)
+          throw Error("its stored leaves " + bl.leaves_path() + " are missing or do not match their digest");
+        const Commitment data = Commitment::from_json(parse_text(b.get(member::kDataCommit), where), member::kDataCommit);
+        const LeavesAudit a = audit_leaves_file(stored, data, opt.threads);
+        if ((a.ok ? std::string() : a.reason) != bl.refused) throw Error("the board's audit of the tree does not reproduce");
+      } catch (const std::exception& x) {
+        std::string m = x.what();
+        out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
+      }
+    }
     if (!b.has(member::kBoardEval)) continue;
     const std::string where = rel + "/" + member::kBoardEval;
     out.checked++;
@@ -327,7 +352,10 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
       }
       const Scored sc = score_weights(dir, def, b, stored, model, opt.threads, opt.device);
       if (!sc.why_not.empty()) throw Error(sc.why_not);
-      if (sc.eval.to_json() != be.eval) throw Error("the board's score does not reproduce from the stored weights");
+      if (sc.refused != be.refused)
+        throw Error("the board's causal check does not reproduce: " + (sc.refused.empty() ? "the model now passes" : sc.refused));
+      if (be.refused.empty() && sc.eval.to_json() != be.eval)
+        throw Error("the board's score does not reproduce from the stored weights");
     } catch (const std::exception& x) {
       std::string m = x.what();
       out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));

@@ -106,6 +106,7 @@ struct RunEntry {
   // Contamination.
   std::optional<bool> clean;
   uint64_t eval_distinct = 0;
+  bool leaves_audited = false;  // board-leaves.json: the board audited the training tree's sorted leaves
   // The released weights file against the final state.
   ModelVerdict model = ModelVerdict::kNotChecked;
   std::optional<double> model_probe_rel;

@@ -35,6 +35,7 @@ inline constexpr const char* kBenchmarkCommit = "benchmark/eval.commit.json";
 inline constexpr const char* kBenchmarkRecords = "benchmark/records/";
 inline constexpr const char* kRuns = "runs/";
 inline constexpr const char* kResponses = "responses/";
+inline constexpr const char* kLeaves = "leaves/";
 inline constexpr const char* kWeights = "weights/";
 }  // namespace board_path
 
@@ -145,7 +146,8 @@ struct BoardEval {
   std::string weights_digest;
   uint64_t weights_bytes = 0;
   std::string model_digest;  // a TorchScript run's model file (weights/DIGEST.pt); "" for the built-in GPT
-  nlohmann::json eval;  // EvalCommitment::to_json
+  nlohmann::json eval;  // EvalCommitment::to_json; null when refused
+  std::string refused;  // why the board refused the model (it reads the future: the causal check); "" when scored
   std::array<uint8_t, 64> signature{};
 
   Bytes signed_bytes() const;
@@ -157,6 +159,46 @@ struct BoardEval {
   std::string weights_path() const;
   std::string model_path() const;
 };
+
+// The board's audit of a run's training tree (docs/board.md, "The audited
+// tree"): the sorted leaves file (wit-commit leaves) it audited against the
+// run's data commitment, kept at leaves/DIGEST.wleaves, with the verdict
+// (strictly increasing and giving the commitment's root, or why not), signed.
+inline constexpr const char* kBoardLeavesFormat = "wit.board-leaves";
+struct BoardLeaves {
+  PublicKey board_key;
+  std::string leaves_digest;
+  uint64_t leaves_bytes = 0;
+  uint64_t n = 0;
+  Hash32 root;          // the data commitment's
+  std::string refused;  // why the tree is not sorted or not the commitment's; "" when audited
+  std::array<uint8_t, 64> signature{};
+
+  Bytes signed_bytes() const;
+  void sign_with(const SecretKey& key);
+  std::optional<std::string> problem(const PublicKey& key) const;
+  nlohmann::json to_json() const;
+  static BoardLeaves from_json(const nlohmann::json& j, const std::string& where);
+  std::string leaves_path() const;  // leaves/DIGEST.wleaves
+};
+
+// `wit-board leaves`: audits a run's sorted leaves file against the data
+// commitment of the bundle at `bundle_path` (on a board), stores it by
+// digest and adds the board's signed board-leaves.json. A file of another
+// commitment (its header's n or root) or a malformed one is a usage error
+// (wit::Error, nothing written); a tree that fails the audit (leaves out of
+// order) is filed as refused, and rejects the run.
+struct BoardLeavesResult {
+  std::string member, stored;
+  BoardLeaves doc;
+};
+BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string& leaves_path, const SecretKey& key,
+                               unsigned threads);
+
+// The board a writer with the board key works on: the folder DIR of the
+// bundle at DIR/runs/NAME, its definition in `def`, and `key` checked to be
+// the board's. Throws wit::Error otherwise.
+std::string board_for_key(const std::string& bundle_path, const SecretKey& key, BoardDefinition& def);
 
 // A file's member_digest, read in pieces (a response bundle can be large).
 std::string file_digest(const std::string& path, uint64_t* bytes = nullptr);

@@ -48,6 +48,8 @@ inline constexpr const char* kDraws = "draws/";
 inline constexpr const char* kBoardReports = "board-reports/";
 // The board's own signed evaluation of the released weights on its benchmark.
 inline constexpr const char* kBoardEval = "board-eval.json";
+// The board's signed audit of the training tree's sorted leaves.
+inline constexpr const char* kBoardLeaves = "board-leaves.json";
 }  // namespace member
 
 // The members every bundle must have (bundle.json aside).

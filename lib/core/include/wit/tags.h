@@ -51,6 +51,8 @@ inline constexpr std::string_view kBoardNonce = "wit/board-nonce/v1";
 inline constexpr std::string_view kBoardReport = "wit/board-report/v1";
 // What the board key signs for its own evaluation of a run's released weights: kBoardEval || canonical JSON.
 inline constexpr std::string_view kBoardEval = "wit/board-eval/v1";
+// What the board key signs for its audit of a run's training tree (sorted leaves): kBoardLeaves || canonical JSON.
+inline constexpr std::string_view kBoardLeaves = "wit/board-leaves/v1";
 // Certified evaluation (docs/eval.md). A score leaf is an RFC 6962 leaf:
 // H(0x00 || le64 len || kEvalScoreLeaf || record leaf || le64 loss bits || le64 accuracy bits).
 inline constexpr std::string_view kEvalScoreLeaf = "wit/eval-score-leaf/v1";

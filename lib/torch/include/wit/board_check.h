@@ -43,6 +43,7 @@ struct BoardEvalResult {
   std::string member, stored;
   EvalCommitment eval;
   std::string why_not;  // "" when scored
+  std::string refused;  // the model reads the future (filed: the run is rejected); "" when it passed
 };
 // `model_path`: a TorchScript run's model file (its digest must be the manifest's); "" for the built-in GPT.
 BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
@@ -52,8 +53,9 @@ struct AuditResult {
   size_t checked = 0;                 // board reports re-verified
   std::vector<std::string> failures;  // one line each: the report and why it does not reproduce
 };
-// Re-verifies every stored response of every run on the board at `dir`, and
-// re-scores every stored released weights file the board evaluated.
+// Re-verifies every stored response of every run on the board at `dir`,
+// re-scores every stored released weights file the board evaluated and
+// re-audits every stored leaves file.
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt);
 
 }  // namespace wit
