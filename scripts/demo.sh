@@ -76,7 +76,8 @@ wit-query verify --commit "$OUT/train.commit.json" "$OUT/excluded.proof.json"
 say "8. the leaderboard: a defined board draws a challenge per run, the trainers answer, the board replays; it scores the weights"
 echo "   The board's benchmark is the eval set; its key (outside the board folder) draws the nonces, so no"
 echo "   trainer can choose them, and signs the board's own reports on the responses it replayed and its"
-echo "   own scores of the released weights on its benchmark."
+echo "   own scores of the released weights on its benchmark (with the causal check) and its audit of the"
+echo "   training tree's sorted leaves."
 mk site/index.html
 # show exits 1 for a rejected run: that verdict is what the demo shows.
 for b in honest tampered; do wit-board show "$OUT/board/runs/$b" | sed 's/^/   /' || true; echo; done
