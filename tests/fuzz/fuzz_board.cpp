@@ -1,9 +1,9 @@
 // Fuzz target for the defined board's documents (board_def.h,
 // docs/board.md): the board definition, a board draw, a board report and
-// the board's evaluation.
+// the board's evaluation and its audit of a training tree.
 // Every input is rejected with a wit::Error or accepted; an accepted document
 // survives to_json() and a re-parse unchanged. Verdict letters (outcome.h):
-// one each for the definition, draw, report and evaluation parsers.
+// one each for the definition, draw, report, evaluation and tree-audit parsers.
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -36,5 +36,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parse<wit::BoardDraw>(j);
   parse<wit::BoardReport>(j);
   parse<wit::BoardEval>(j);
+  parse<wit::BoardLeaves>(j);
   return 0;
 }
