@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -78,26 +79,37 @@ bool inside(const fs::path& p, const fs::path& dir) {
   return true;
 }
 
-// What the board key signs for a document: len(tag) || tag || the document
-// without "signature", as compact JSON with sorted keys.
-Bytes signed_message(std::string_view tag, nlohmann::json doc) {
-  doc.erase("signature");
-  const std::string body = doc.dump(-1, ' ', false, json::error_handler_t::strict);
-  Bytes m;
-  append_le64(m, tag.size());
-  m.insert(m.end(), tag.begin(), tag.end());
-  m.insert(m.end(), body.begin(), body.end());
-  return m;
+// Appends n bytes (resize and copy: GCC 12's -Wstringop-overflow misreads
+// vector::insert of a range into a small vector).
+void put_bytes(Bytes& m, const void* p, size_t n) {
+  const size_t at = m.size();
+  m.resize(at + n);
+  if (n) std::memcpy(m.data() + at, p, n);
 }
-
-std::optional<std::string> signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
-                                             const std::array<uint8_t, 64>& sig) {
-  if (claimed != board) return "is signed by another key than the board's";
-  if (!verify_signature(board, msg, sig)) return "has a bad signature (not the board key's)";
-  return std::nullopt;
+void put_u64(Bytes& m, uint64_t v) {
+  uint8_t t[8];
+  put_le64(t, v);
+  put_bytes(m, t, 8);
 }
 
 }  // namespace
+
+Bytes board_signed_message(std::string_view tag, nlohmann::json doc) {
+  doc.erase("signature");
+  const std::string body = doc.dump(-1, ' ', false, json::error_handler_t::strict);
+  Bytes m;
+  put_u64(m, tag.size());
+  put_bytes(m, tag.data(), tag.size());
+  put_bytes(m, body.data(), body.size());
+  return m;
+}
+
+std::optional<std::string> board_signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
+                                                   const std::array<uint8_t, 64>& signature) {
+  if (claimed != board) return "is signed by another key than the board's";
+  if (!verify_signature(board, msg, signature)) return "has a bad signature (not the board key's)";
+  return std::nullopt;
+}
 
 std::string file_digest(const std::string& path, uint64_t* bytes) {
   std::ifstream in(path, std::ios::binary);
@@ -306,14 +318,14 @@ BoardDefinition init_board(const BoardInit& in) {
 
 Bytes draw_message(const Hash32& run_id, const TreeHead& head, uint64_t number) {
   Bytes m;
-  append_le64(m, tags::kBoardDraw.size());
-  m.insert(m.end(), tags::kBoardDraw.begin(), tags::kBoardDraw.end());
-  m.insert(m.end(), run_id.b.begin(), run_id.b.end());
+  put_u64(m, tags::kBoardDraw.size());
+  put_bytes(m, tags::kBoardDraw.data(), tags::kBoardDraw.size());
+  put_bytes(m, run_id.data(), 32);
   const Bytes hb = head.signed_bytes();
-  append_le64(m, hb.size());
-  m.insert(m.end(), hb.begin(), hb.end());
-  m.insert(m.end(), head.sig.begin(), head.sig.end());
-  append_le64(m, number);
+  put_u64(m, hb.size());
+  put_bytes(m, hb.data(), hb.size());
+  put_bytes(m, head.sig.data(), head.sig.size());
+  put_u64(m, number);
   return m;
 }
 
@@ -375,17 +387,6 @@ json BoardReport::to_json() const {
           {"signature", sig_hex(signature)}};
 }
 
-Bytes BoardReport::signed_bytes() const { return signed_message(tags::kBoardReport, to_json()); }
-
-void BoardReport::sign_with(const SecretKey& key) {
-  board_key = key.pub();
-  signature = sign(key, signed_bytes());
-}
-
-std::optional<std::string> BoardReport::problem(const PublicKey& key) const {
-  return signature_problem(board_key, key, signed_bytes(), signature);
-}
-
 std::string BoardReport::response_path() const { return std::string(board_path::kResponses) + response_digest + ".wbundle"; }
 
 BoardReport BoardReport::from_json(const json& j, const std::string& where) {
@@ -419,17 +420,6 @@ json BoardEval::to_json() const {
           {"eval", refused.empty() ? eval : json(nullptr)},
           {"refused", refused.empty() ? json(nullptr) : json(refused)},
           {"signature", sig_hex(signature)}};
-}
-
-Bytes BoardEval::signed_bytes() const { return signed_message(tags::kBoardEval, to_json()); }
-
-void BoardEval::sign_with(const SecretKey& key) {
-  board_key = key.pub();
-  signature = sign(key, signed_bytes());
-}
-
-std::optional<std::string> BoardEval::problem(const PublicKey& key) const {
-  return signature_problem(board_key, key, signed_bytes(), signature);
 }
 
 std::string BoardEval::weights_path() const { return std::string(board_path::kWeights) + weights_digest + ".safetensors"; }
@@ -479,17 +469,6 @@ json BoardLeaves::to_json() const {
           {"root", root.hex()},
           {"refused", refused.empty() ? json(nullptr) : json(refused)},
           {"signature", sig_hex(signature)}};
-}
-
-Bytes BoardLeaves::signed_bytes() const { return signed_message(tags::kBoardLeaves, to_json()); }
-
-void BoardLeaves::sign_with(const SecretKey& key) {
-  board_key = key.pub();
-  signature = sign(key, signed_bytes());
-}
-
-std::optional<std::string> BoardLeaves::problem(const PublicKey& key) const {
-  return signature_problem(board_key, key, signed_bytes(), signature);
 }
 
 std::string BoardLeaves::leaves_path() const { return std::string(board_path::kLeaves) + leaves_digest + ".wleaves"; }

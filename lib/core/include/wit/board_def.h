@@ -18,6 +18,7 @@
 #include "wit/io.h"
 #include "wit/report.h"
 #include "wit/sign.h"
+#include "wit/tags.h"
 #include "wit/wlog.h"
 
 namespace wit {
@@ -115,21 +116,42 @@ struct BoardDraw {
   static BoardDraw from_json(const nlohmann::json& j, const std::string& where);
 };
 
+// What the board key signs for one of its documents: len(tag) || tag || the
+// document without "signature", as compact JSON with sorted keys.
+Bytes board_signed_message(std::string_view tag, nlohmann::json doc);
+// Why `signature` over `msg` is not the board's (`claimed` names another key,
+// or the signature does not verify under `board`), or nullopt.
+std::optional<std::string> board_signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
+                                                   const std::array<uint8_t, 64>& signature);
+
+// A document the board key signs (its report, evaluation, tree audit): the
+// key it names and the signature over board_signed_message(Tag, the
+// document's to_json()).
+template <class Doc, const std::string_view& Tag>
+struct SignedByBoard {
+  PublicKey board_key;
+  std::array<uint8_t, 64> signature{};
+
+  Bytes signed_bytes() const { return board_signed_message(Tag, static_cast<const Doc&>(*this).to_json()); }
+  void sign_with(const SecretKey& key) {
+    board_key = key.pub();
+    signature = sign(key, signed_bytes());
+  }
+  // Why this is not signed by `key` ("is signed by another key than the
+  // board's", "has a bad signature (not the board key's)"), or nullopt.
+  std::optional<std::string> problem(const PublicKey& key) const {
+    return board_signature_problem(board_key, key, signed_bytes(), signature);
+  }
+};
+
 // The board's own report on a response bundle it replayed: the replay
 // report, the response's digest and size, signed by the board key.
-struct BoardReport {
-  PublicKey board_key;
+struct BoardReport : SignedByBoard<BoardReport, tags::kBoardReport> {
   std::string challenge;      // the challenge's member name
   std::string response_digest;  // member_digest of the response bundle file
   uint64_t response_bytes = 0;
   nlohmann::json report;      // the replay report (ReplayReport::to_json)
-  std::array<uint8_t, 64> signature{};
 
-  // The bytes the board key signs.
-  Bytes signed_bytes() const;
-  void sign_with(const SecretKey& key);
-  // Why this is not a report signed by `key`, or nullopt.
-  std::optional<std::string> problem(const PublicKey& key) const;
   nlohmann::json to_json() const;
   static BoardReport from_json(const nlohmann::json& j, const std::string& where);
   // Where the response is stored in the board folder: responses/DIGEST.wbundle.
@@ -141,18 +163,13 @@ struct BoardReport {
 // bound to the final logged state root, on the benchmark), the weights file's
 // digest and size (kept at weights/DIGEST.safetensors), signed by the board key.
 inline constexpr const char* kBoardEvalFormat = "wit.board-eval";
-struct BoardEval {
-  PublicKey board_key;
+struct BoardEval : SignedByBoard<BoardEval, tags::kBoardEval> {
   std::string weights_digest;
   uint64_t weights_bytes = 0;
   std::string model_digest;  // a TorchScript run's model file (weights/DIGEST.pt); "" for the built-in GPT
   nlohmann::json eval;  // EvalCommitment::to_json; null when refused
   std::string refused;  // why the board refused the model (it reads the future: the causal check); "" when scored
-  std::array<uint8_t, 64> signature{};
 
-  Bytes signed_bytes() const;
-  void sign_with(const SecretKey& key);
-  std::optional<std::string> problem(const PublicKey& key) const;
   nlohmann::json to_json() const;
   static BoardEval from_json(const nlohmann::json& j, const std::string& where);
   // weights/DIGEST.safetensors and weights/DIGEST.pt in the board folder.
@@ -165,18 +182,13 @@ struct BoardEval {
 // run's data commitment, kept at leaves/DIGEST.wleaves, with the verdict
 // (strictly increasing and giving the commitment's root, or why not), signed.
 inline constexpr const char* kBoardLeavesFormat = "wit.board-leaves";
-struct BoardLeaves {
-  PublicKey board_key;
+struct BoardLeaves : SignedByBoard<BoardLeaves, tags::kBoardLeaves> {
   std::string leaves_digest;
   uint64_t leaves_bytes = 0;
   uint64_t n = 0;
   Hash32 root;          // the data commitment's
   std::string refused;  // why the tree is not sorted or not the commitment's; "" when audited
-  std::array<uint8_t, 64> signature{};
 
-  Bytes signed_bytes() const;
-  void sign_with(const SecretKey& key);
-  std::optional<std::string> problem(const PublicKey& key) const;
   nlohmann::json to_json() const;
   static BoardLeaves from_json(const nlohmann::json& j, const std::string& where);
   std::string leaves_path() const;  // leaves/DIGEST.wleaves
