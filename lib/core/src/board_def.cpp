@@ -111,6 +111,27 @@ std::optional<std::string> board_signature_problem(const PublicKey& claimed, con
   return std::nullopt;
 }
 
+StagedFile::StagedFile(const std::string& dir, const char* sub, const std::string& from, const std::string& suffix) {
+  path_ = (fs::path(dir) / sub / (".incoming-" + std::to_string(::getpid()) + suffix)).string();
+  std::error_code ec;
+  fs::create_directories(fs::path(path_).parent_path(), ec);
+  fs::remove(path_, ec);
+  if (!fs::copy_file(from, path_, ec) || ec) throw Error("cannot copy the file into the board: " + ec.message(), from);
+}
+
+StagedFile::~StagedFile() {
+  std::error_code ec;
+  if (!kept_) fs::remove(path_, ec);
+}
+
+void StagedFile::keep(const std::string& to) {
+  std::error_code ec;
+  if (fs::exists(to, ec)) return;
+  fs::rename(path_, to, ec);
+  if (ec) throw Error("cannot store the file in the board: " + ec.message(), to);
+  kept_ = true;
+}
+
 std::string file_digest(const std::string& path, uint64_t* bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open", path);
@@ -524,26 +545,16 @@ BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string
                     "), not the run's data commitment (n " + std::to_string(data.n) + ", root " + data.root.hex().substr(0, 16) +
                     "); nothing was filed",
                 leaves_path, "export the run's: wit-commit leaves --index DATA.widx -o F");
-  const std::string tmp = (fs::path(dir) / board_path::kLeaves / (".incoming-" + std::to_string(::getpid()))).string();
-  std::error_code ec;
-  fs::create_directories(fs::path(tmp).parent_path(), ec);
-  fs::remove(tmp, ec);
-  if (!fs::copy_file(leaves_path, tmp, ec) || ec) throw Error("cannot copy the leaves into the board: " + ec.message(), leaves_path);
+  StagedFile in(dir, board_path::kLeaves, leaves_path);
   BoardLeavesResult out;
-  try {
-    const LeavesAudit a = audit_leaves_file(tmp, data, threads);
-    out.doc.n = data.n;
-    out.doc.root = data.root;
-    out.doc.refused = a.ok ? "" : a.reason;
-    out.doc.leaves_digest = file_digest(tmp, &out.doc.leaves_bytes);
-    out.doc.sign_with(key);
-    out.stored = (fs::path(dir) / out.doc.leaves_path()).string();
-    if (!fs::exists(out.stored, ec)) fs::rename(tmp, out.stored);
-    fs::remove(tmp, ec);
-  } catch (...) {
-    fs::remove(tmp, ec);
-    throw;
-  }
+  const LeavesAudit a = audit_leaves_file(in.path(), data, threads);
+  out.doc.n = data.n;
+  out.doc.root = data.root;
+  out.doc.refused = a.ok ? "" : a.reason;
+  out.doc.leaves_digest = file_digest(in.path(), &out.doc.leaves_bytes);
+  out.doc.sign_with(key);
+  out.stored = (fs::path(dir) / out.doc.leaves_path()).string();
+  in.keep(out.stored);
   b.put_and_save(member::kBoardLeaves, out.doc.to_json().dump(2) + "\n");
   out.member = member::kBoardLeaves;
   return out;

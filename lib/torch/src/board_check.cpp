@@ -3,7 +3,6 @@
 // and audit (re-verify every stored response). Rules: docs/board.md.
 #include "wit/board_check.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -48,36 +47,6 @@ std::vector<Hash32> benchmark_leaves(const std::string& dir, const BoardDefiniti
   std::sort(out.begin(), out.end());
   return out;
 }
-
-// A copy of a submitted file (a response, released weights) inside the board
-// folder (`sub`) while it is checked; removed unless kept.
-class Incoming {
- public:
-  Incoming(const std::string& dir, const char* sub, const std::string& from, const std::string& suffix = "") {
-    path_ = (fs::path(dir) / sub / (".incoming-" + std::to_string(::getpid()) + suffix)).string();
-    std::error_code ec;
-    fs::create_directories(fs::path(path_).parent_path(), ec);
-    fs::remove(path_, ec);
-    if (!fs::copy_file(from, path_, ec) || ec) throw Error("cannot copy the response into the board: " + ec.message(), from);
-  }
-  ~Incoming() {
-    std::error_code ec;
-    if (!kept_) fs::remove(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  // Renames it to `to` (or drops it when `to` already holds the same digest's bytes).
-  void keep(const std::string& to) {
-    std::error_code ec;
-    if (fs::exists(to, ec)) return;  // content-addressed: the same bytes are there
-    fs::rename(path_, to, ec);
-    if (ec) throw Error("cannot store the response: " + ec.message(), to);
-    kept_ = true;
-  }
-
- private:
-  std::string path_;
-  bool kept_ = false;
-};
 
 // The board's verdict on one response: the replay, then (when it passed) the benchmark check of its batches.
 ReplayReport board_verdict(const SpooledBundle& resp, const Challenge& ch, const std::vector<Hash32>& leaves,
@@ -176,8 +145,8 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
   if (b.has(member::kBoardEval))
     throw Error("the board has already scored this run's released weights", bundle_path,
                 "'wit-board audit' re-scores the stored weights");
-  Incoming in(dir, board_path::kWeights, weights_path);
-  std::optional<Incoming> in_model;
+  StagedFile in(dir, board_path::kWeights, weights_path);
+  std::optional<StagedFile> in_model;
   if (!model_path.empty()) in_model.emplace(dir, board_path::kWeights, model_path, ".pt");
   BoardEvalResult out;
   uint64_t bytes = 0;
@@ -235,7 +204,7 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
   const TreeHead head = newest_signed_head(b);  // the manifest and its heads still agree
 
-  Incoming in(dir, board_path::kResponses, response_path);
+  StagedFile in(dir, board_path::kResponses, response_path);
   uint64_t bytes = 0;
   const std::string digest = file_digest(in.path(), &bytes);
   const SpooledBundle resp = SpooledBundle::open(in.path(), response_member_limit());

@@ -212,6 +212,24 @@ BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string
 // the board's. Throws wit::Error otherwise.
 std::string board_for_key(const std::string& bundle_path, const SecretKey& key, BoardDefinition& def);
 
+// A copy of a submitted file (a response, weights, leaves) inside the board
+// folder, DIR/SUB/.incoming-PID[SUFFIX], while it is checked: what is checked
+// is what is kept. Removed by the destructor unless kept.
+class StagedFile {
+ public:
+  StagedFile(const std::string& dir, const char* sub, const std::string& from, const std::string& suffix = "");
+  ~StagedFile();
+  StagedFile(const StagedFile&) = delete;
+  StagedFile& operator=(const StagedFile&) = delete;
+  const std::string& path() const { return path_; }
+  // Renames it to `to` (content-addressed: when `to` exists it holds the same bytes, and the copy goes).
+  void keep(const std::string& to);
+
+ private:
+  std::string path_;
+  bool kept_ = false;
+};
+
 // A file's member_digest, read in pieces (a response bundle can be large).
 std::string file_digest(const std::string& path, uint64_t* bytes = nullptr);
 
