@@ -1,8 +1,9 @@
 // The board's expensive steps: add (verify a response by replay, check its
-// batches against the benchmark, store it by digest, sign the board's report)
-// and audit (re-verify every stored response). Rules: docs/board.md.
+// batches against the benchmark, store it by digest, sign the board's
+// report), evaluate (score the released weights on the benchmark, with the
+// causal check) and audit (do all of it again from what is stored, and audit
+// the stored leaves). Rules: docs/board.md.
 #include "wit/board_check.h"
-
 
 #include <algorithm>
 #include <filesystem>
