@@ -133,12 +133,12 @@ int main(int argc, char** argv) {
 
   // leaves
   std::string l_bundle, l_file, l_key;
-  unsigned l_threads = 0;
+  unsigned l_threads = 1;
   auto* leaves = app.add_subcommand("leaves", "Audit the training tree's sorted leaves (wit-commit leaves) against the run's data commitment");
   leaves->add_option("bundle", l_bundle, "The run bundle on the board (DIR/runs/NAME)")->required()->type_name("BUNDLE");
   leaves->add_option("leaves", l_file, "The sorted leaves file of the run's data commitment")->required()->type_name("LEAVES");
   leaves->add_option("--key", l_key, "The board's secret key file (kept outside the board folder)")->required()->type_name("KEY");
-  leaves->add_option("-j,--threads", l_threads, "Hashing threads (0 = all cores)")->type_name("N");
+  leaves->add_option("-j,--threads", l_threads, "Hashing threads (default 1; 0 = all cores)")->type_name("N");
   leaves->add_flag("-q,--quiet", quiet, "No note on stderr");
 
   // pack
