@@ -4,7 +4,9 @@
 # run that secretly trains on undeclared data; both challenged, answered and
 # replayed; evaluated and spot-checked; the eval set certified clean; a usage
 # proof ("this fortune was trained on at steps ...") and an exclusion proof;
-# a leaderboard that certifies the honest run and rejects the tampered one.
+# a defined leaderboard that draws its own challenges, replays the answers,
+# certifies the honest run and rejects the tampered one on evidence that
+# `wit-board audit` re-verifies.
 # Every artifact is a file target of examples/Makefile: rerun any step with
 # `make -C examples OUT=... TARGET`. Usage: scripts/demo.sh [BUILD]
 set -euo pipefail
@@ -71,22 +73,26 @@ wit-query exclude -q --commit "$OUT/train.commit.json" --index "$OUT/train.widx"
   --text "$(fortune "$OUT/eval.txt" 7)" -o "$OUT/excluded.proof.json"
 wit-query verify --commit "$OUT/train.commit.json" "$OUT/excluded.proof.json"
 
-say "8. the leaderboard: bundles re-checked, each run certified, rejected or pending"
+say "8. the leaderboard: a defined board draws a challenge per run, the trainers answer, the board replays; it scores the weights"
+echo "   The board's benchmark is the eval set; its key (outside the board folder) draws the nonces, so no"
+echo "   trainer can choose them, and signs the board's own reports on the responses it replayed and its"
+echo "   own scores of the released weights on its benchmark (with the causal check) and its audit of the"
+echo "   training tree's sorted leaves."
 mk site/index.html
 # show exits 1 for a rejected run: that verdict is what the demo shows.
-for b in honest tampered; do wit-board show --fraction 0.1 "$OUT/bundles/$b" | sed 's/^/   /' || true; echo; done
+for b in honest tampered; do wit-board show "$OUT/board/runs/$b" | sed 's/^/   /' || true; echo; done
 
-say "9. self-regulation: anyone challenges the honest run again; the trainer answers; the board grows"
-nonce=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
-wit-board challenge "$OUT/bundles/honest" --nonce "$nonce" -k 16 -o "$OUT/honest/challenge-again.json"
-wit-replay respond --run "$OUT/honest/run" "$OUT/honest/challenge-again.json" -o "$OUT/honest/response-again.wbundle"
-wit-replay verify --bundle "$OUT/honest/response-again.wbundle" "$OUT/honest/challenge-again.json" \
-  -o "$OUT/honest/report-again.json" || true  # a rejection joins the bundle like a pass
-wit-board add "$OUT/bundles/honest" "$OUT/honest/report-again.json"
-wit-board build -q --fraction 0.1 "$OUT/bundles" -o "$OUT/site"
-wit-board show --fraction 0.1 "$OUT/bundles/honest" | grep -E '^(honest|challenges|confidence):' | sed 's/^/   /' || true
+say "9. anyone re-verifies the board's verdicts from the stored evidence; the board draws again"
+wit-board audit "$OUT/board"
+wit-board challenge "$OUT/board/runs/honest" --key "$OUT/board.key" -o "$OUT/honest/board-challenge-again.json"
+wit-board show "$OUT/board/runs/honest" | grep -E '^(honest|pending):' | sed 's/^/   /' || true
+wit-replay respond --run "$OUT/honest/run" "$OUT/honest/board-challenge-again.json" -o "$OUT/honest/board-response-again.wbundle"
+wit-board add "$OUT/board/runs/honest" "$OUT/honest/board-response-again.wbundle" --key "$OUT/board.key" || true
+wit-board build -q "$OUT/board" -o "$OUT/site"
+wit-board show "$OUT/board/runs/honest" | grep -E '^(honest|challenges|confidence):' | sed 's/^/   /' || true
 
 say "done in $(($(date +%s) - start)) s"
 echo "   the board:     file://$OUT/site/index.html  (and $OUT/site/board.json)"
 echo "   the artifacts: $OUT  (rerun a step: make -C examples OUT=$OUT $OUT/honest/report.json)"
-echo "   challenge a run again: wit-board challenge $OUT/bundles/honest --nonce HEX -k 8 -o c.json"
+echo "   the board:     $OUT/board (board.def.json, runs/, responses/); its key: $OUT/board.key"
+echo "   draw again:    wit-board challenge $OUT/board/runs/honest --key $OUT/board.key -o c.json"

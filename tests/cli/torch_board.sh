@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # wit-board on real run bundles built end to end from a tiny run (wit-commit,
 # wit-train, wit-challenge, wit-replay respond/verify, wit-eval run/check,
-# wit-query contamination, wit-sketch fingerprint): the honest bundle is
-# certified; a report of another head, a report of another run, a rejected
-# replay report (a forged run, when wit-forge is built), a contaminated eval
-# set, missing members, wrong versions and changed members are each rejected
-# with their reason and never crash the build; the board is byte-identical
-# when rebuilt; challenge/add raise the survived count and the confidence;
-# bad input is a one-line error.
+# wit-query contamination, wit-sketch fingerprint). Part 1, bundles judged on
+# their own (no board definition): nothing is certified, and every damaged
+# or inconsistent bundle is rejected with its reason, never a crash. Part 2,
+# a defined board (issue 23): wit-board init, submit (a run on another eval
+# set refused), caller challenges that add no confidence, board-drawn
+# challenges, add verifying the trainer's response itself (a bare report, a
+# response of another run or challenge: exit 2, nothing written), the honest
+# run certified, a forged run rejected on evidence, audit re-verifying every
+# stored response and catching an edited response and a forged board report;
+# issue 28's show/add rules; bad input is a one-line error.
 source "$(dirname "$0")/lib.sh"
 FORGE="${WIT_FORGE:-$WIT_BIN/../tests/attacks/wit-forge}"
 
@@ -84,13 +87,13 @@ pack bundles/honest honest A A --challenge a1.json --report a1.report.json --mod
 [ -f bundles/honest/bundle.json ] && [ -f bundles/honest/reports/"$(ls bundles/honest/challenges | head -1)" ] && ok ||
   fail "pack did not place the report beside its challenge"
 run 0 wit-board show bundles/honest
-grep -q '^honest: certified$' out && ok || fail "honest bundle not certified: $(cat out)"
+grep -q '^honest: pending (not on a defined board' out && ok || fail "a bundle off any board was certified: $(cat out)"
 grep -q 'released model: matches (relative probe distance .*) (exactly: parameters root [0-9a-f]\{64\})' out && ok || fail "released model does not match exactly: $(cat out)"
-grep -q 'challenges: 1 issued, 1 survived' out && ok || fail "survived count: $(cat out)"
+grep -q 'challenges: 1 issued (0 drawn by the board), 0 survived' out && ok || fail "a trainer's report counted: $(cat out)"
 # The same bundle as one .wbundle file gives the same verdict.
 pack honest.wbundle honest A A --challenge a1.json --report a1.report.json --model-fingerprint A.fp.json
 run 0 wit-board show honest.wbundle
-grep -q '^honest: certified$' out && ok || fail ".wbundle not certified: $(cat out)"
+grep -q '^honest: pending' out && ok || fail ".wbundle: $(cat out)"
 
 # --- pending: a challenge without its report
 pack bundles/waiting waiting A A --challenge a1.json
@@ -125,7 +128,7 @@ reindex() {
 cp -r bundles/honest reidx
 reindex reidx honest
 run 0 wit-board show reidx
-grep -q '^honest: certified$' out && ok || fail "hand-made bundle.json not accepted: $(cat out)"
+grep -q '^honest: pending' out && ok || fail "hand-made bundle.json not accepted: $(cat out)"
 
 # A report of run B filed under the honest run's challenge.
 cp -r bundles/honest bundles/foreign
@@ -140,21 +143,6 @@ cp a4.report.json bundles/swapped/reports/"$(ls bundles/swapped/reports)"
 reindex bundles/swapped swapped
 run 1 wit-board show bundles/swapped
 grep -q 'answers another challenge (challenge seed differs)' out && ok || fail "swapped report not rejected: $(cat out)"
-
-# --- a rejected replay report rejects the run (a forged run: skipped updates)
-if [ -x "$FORGE" ]; then
-  run 0 "$FORGE" train skip --fraction 0.5 --attack-seed 3 -j1 --config cfg.json --data data.commit.json \
-    --index data.widx --key key --out F train.txt
-  run 0 wit-challenge -q --run F --nonce "$(nonce 5)" -k 8 -o f1.json
-  run 0 "$FORGE" respond -j1 --run F f1.json -o f1.wbundle  # the forger answers with its own states
-  run 1 wit-replay verify -q -j1 --bundle f1.wbundle f1.json -o f1.report.json
-  evaluate F eval.commit.json eval.txt F
-  pack bundles/forged forged F F --challenge f1.json --report f1.report.json
-  run 1 wit-board show bundles/forged
-  grep -q '^forged: rejected (reports/.*: replay rejected the run: ' out && ok || fail "rejected report did not reject: $(cat out)"
-else
-  echo "note: $FORGE not built; the forged-run case is skipped" >&2
-fi
 
 # --- the eval must be of this run's final checkpoint, on the committed eval set
 pack bundles/evalB evalB A B --challenge a1.json --report a1.report.json
@@ -176,7 +164,7 @@ grep -q 'contamination certificate does not cover the eval set' out && ok || fai
 pack bundles/oldmodel oldmodel A A --challenge a1.json --report a1.report.json --model-fingerprint A4.fp.json --model-binding A4.binding.json
 run 0 wit-board show bundles/oldmodel
 grep -q 'released model: differs' out && ok || fail "an earlier checkpoint matched: $(cat out)"
-grep -q '^oldmodel: certified$' out && ok || fail "a released model that differs rejected the run: $(cat out)"
+grep -q '^oldmodel: pending' out && ok || fail "a released model that differs rejected the run: $(cat out)"
 # A fingerprint alone (the public probe) is information, never "matches".
 pack bundles/probeonly probeonly A A --challenge a1.json --report a1.report.json --model-fingerprint A.fp.json
 run 0 wit-board show bundles/probeonly
@@ -201,55 +189,188 @@ grep -q 'member manifest.json does not match its hash in bundle.json' out && ok 
 run 1 wit-board show bundles/repver
 grep -q 'unsupported report version 1 (this wit reads version 3' out && ok || fail "wrong report version: $(cat out)"
 run 0 wit-board show bundles/nolog
-grep -q '^nolog: certified$' out && ok || fail "a bundle without run.wlog: $(cat out)"
+grep -q '^nolog: pending' out && ok || fail "a bundle without run.wlog: $(cat out)"
 
 # --- the board: every bundle listed, the build never crashes, byte-identical rebuild
 run 0 wit-board build bundles -o site
-if [ -x "$FORGE" ]; then want='19 runs: 4 certified, 1 pending, 14 rejected'; else want='18 runs: 4 certified, 1 pending, 13 rejected'; fi
+want='18 runs: 0 certified, 5 pending, 13 rejected'
 grep -q "$want" err && ok || fail "build summary: $(cat err) (want $want)"
 [ -f site/index.html ] && [ -f site/board.json ] && [ -f site/runs/honest.html ] && [ -f site/runs/garbage.html ] && ok ||
   fail "site files missing: $(ls -R site)"
 for n in honest resigned foreign swapped evalB dirty missing version changed noindex garbage truncated; do
   grep -q "data-name=\"$n\"" site/index.html && ok || fail "run $n not on the board"
 done
-grep -q 'data-status="certified" data-name="honest"' site/index.html && ok || fail "honest not certified on the board"
+grep -q 'data-status="pending" data-name="honest"' site/index.html && ok || fail "honest not pending off a board"
 grep -q 'data-status="rejected" data-name="garbage"' site/index.html && ok || fail "garbage not rejected on the board"
 grep -q '<path class="curve" d="M' site/runs/honest.html && ok || fail "no loss curve"
-grep -q '<svg id="replay-' site/runs/honest.html && ok || fail "no replay plot"
 run 0 wit-board build bundles -o site2
-# torch_board_browser.sh opens this site in Chromium.
-if [ -n "${WIT_BOARD_KEEP:-}" ]; then mkdir -p "$WIT_BOARD_KEEP" && cp -r site bundles honest.wbundle "$WIT_BOARD_KEEP/"; fi
 diff -r site site2 >/dev/null && ok || fail "two builds differ"
 run 0 wit-board build bundles/honest bundles/waiting -o site3 --fraction 0.1
 grep -q '"fraction": 0.1' site3/board.json && ok || fail "fraction not in board.json"
+grep -q '"board": null' site3/board.json && ok || fail "a board without a definition named one"
 run 0 wit-board build bundles/honest -o site3
 [ ! -f site3/runs/waiting.html ] && ok || fail "stale page left behind"
 
-# --- self-regulation: challenge, respond, verify, add
-conf() { sed -n 's/^confidence: \([0-9.]*\)%.*/\1/p' out; }
-run 0 wit-board show bundles/honest
-c1=$(conf)
-run 0 wit-board challenge -q bundles/honest --nonce "$(nonce 9)" -k 4 -o c9.json
-path=$(cat out)
-[ -f "$path" ] && cmp -s "$path" c9.json && ok || fail "challenge not written into the bundle: $path"
-run 0 wit-board challenge -q bundles/honest --nonce "$(nonce 9)" -k 4
-run 0 wit-board show bundles/honest
-grep -q 'challenges: 2 issued, 1 survived, 1 pending' out && ok || fail "new challenge not pending: $(cat out)"
+# === Part 2: a defined board (issue 23) ===
+# The board: the eval set as its benchmark, certified from 50% (one board challenge of 4 of the 8 steps).
+run 2 wit-board init board-bad --name tiny --key board-bad/board.key --benchmark eval.commit.json eval.txt
+error_is wit-board 'outside the board folder'
+absent board-bad
+run 2 wit-board init board-bad --name tiny --key board.key --benchmark eval.commit.json dirty.txt
+absent board-bad board.key
+run 0 wit-board init board --name tiny --key board.key --benchmark eval.commit.json eval.txt --confidence 0.5 -k 4
+[ -f board/board.def.json ] && [ -f board/benchmark/eval.commit.json ] && [ -f board/benchmark/records/eval.txt ] &&
+  [ -f board.key ] && ok || fail "init did not write the board: $(ls -R board)"
+grep -q "\"key\": \"$(jq -r .public board.key)\"" board/board.def.json && ok || fail "the definition does not name the board key"
+grep -q '"secret"' board/board.def.json && fail "the board's secret key is in the folder" || ok
+
+# Runs go on the board by submit, checked against the definition.
+mkdir onboard
+pack onboard/honest honest A A --model-binding A.binding.json
+pack onboard/claims claims A A --challenge a1.json --report a1.report.json  # a trainer's own report: a claim
+run 0 wit-board submit board onboard/honest
+run 0 wit-board submit board onboard/claims
+run 2 wit-board submit board onboard/honest
+error_is wit-board 'already on the board'
+run 0 wit-board pack -q -o onboard/easy --name easy --run A --data-commit data.commit.json --eval-commit dirty.commit.json \
+  --eval Adirty.eval.json --eval-scores Adirty.scores.json --contamination dirty.json --eval-check Adirty.check.json
+run 2 wit-board submit board onboard/easy
+error_is wit-board 'evaluated on another eval set .* than board tiny.s benchmark'
+absent board/runs/easy
+run 0 wit-board show board/runs/honest
+grep -q '^honest: pending (no board challenge drawn yet)' out && ok || fail "not pending before a draw: $(cat out)"
+run 0 wit-board show board/runs/claims
+grep -q '^claims: pending' out && ok || fail "a trainer's certified report counted on the board: $(cat out)"
+
+# A bare report is not evidence: add takes a response bundle and refuses anything else.
+snap() { (cd "board/runs/$1" && find . -type f | LC_ALL=C sort | xargs b2sum -l 256); ls board/responses; }
+snap honest >before.txt
+run 2 wit-board add -q -j1 board/runs/honest a1.report.json --key board.key
+snap honest >after.txt
+cmp -s before.txt after.txt && ok || fail "a refused add changed the board"
+
+# A caller's challenge (a nonce the trainer may have ground): verified by the board, adds no confidence.
+run 0 wit-board challenge -q board/runs/honest --nonce "$(nonce 9)" -o c9.json
 run 0 wit-replay respond -q -j1 --run A c9.json -o c9.wbundle
-run 0 wit-replay verify -q -j1 --bundle c9.wbundle c9.json -o c9.report.json
-run 1 wit-board add bundles/honest b1.report.json
-grep -q 'refused: .* answers no challenge' err && ok || fail "foreign report not refused: $(cat err)"
-run 1 wit-board add bundles/honest a4.report.json
-run 0 wit-board add bundles/honest c9.report.json
-run 0 wit-board show bundles/honest
-grep -q 'challenges: 2 issued, 2 survived, 0 pending' out && ok || fail "survived did not grow: $(cat out)"
-c2=$(conf)
-awk -v a="$c1" -v b="$c2" 'BEGIN { exit !(b > a) }' && ok || fail "confidence did not grow: $c1 -> $c2"
-# The same in a .wbundle file.
-run 0 wit-board challenge -q honest.wbundle --nonce "$(nonce 9)" -k 4
-run 0 wit-board add -q honest.wbundle c9.report.json
-run 0 wit-board show honest.wbundle
-grep -q 'challenges: 2 issued, 2 survived' out && ok || fail ".wbundle add: $(cat out)"
+run 0 wit-board add -q -j1 board/runs/honest c9.wbundle --key board.key
+run 0 wit-board show board/runs/honest
+grep -q 'challenges: 1 issued (0 drawn by the board), 1 survived' out && grep -q '^honest: pending (no board challenge drawn yet)' out &&
+  ok || fail "a caller's challenge counted: $(cat out)"
+
+# The board draws: the nonce comes from the board key's signature; pending while unanswered, with its age.
+run 0 wit-log keygen -o other.key
+run 2 wit-board challenge board/runs/honest --key other.key
+error_is wit-board "the key is not the board's"
+run 0 wit-board challenge -q board/runs/honest --key board.key -o d0.json
+[ "$(jq '.steps | length' d0.json)" = 4 ] && ok || fail "the board's k is not the policy's"
+run 0 wit-board show board/runs/honest
+grep -q '^pending: board challenge 0 ([0-9a-f]*, k 4) drawn [0-9]* min ago, waiting' out && ok || fail "no pending draw with its age: $(cat out)"
+run 0 wit-replay respond -q -j1 --run A d0.json -o d0.wbundle
+# Responses of another run, or to no challenge on the board: exit 2, nothing written.
+snap honest >before.txt
+run 2 wit-board add -q -j1 board/runs/honest b1.wbundle --key board.key
+error_is wit-board 'the response is for another run'
+run 0 wit-challenge -q --run A --nonce "$(nonce 44)" -k 2 -o own.json
+run 0 wit-replay respond -q -j1 --run A own.json -o own.wbundle
+run 2 wit-board add -q -j1 board/runs/honest own.wbundle --key board.key
+error_is wit-board 'answers no challenge of this run on the board'
+snap honest >after.txt
+cmp -s before.txt after.txt && ok || fail "a refused add changed the board: $(diff before.txt after.txt)"
+run 0 wit-board add -q -j1 board/runs/honest d0.wbundle --key board.key
+run 2 wit-board add -q -j1 board/runs/honest d0.wbundle --key board.key
+error_is wit-board 'already filed its report on challenge'
+run 0 wit-board show board/runs/honest
+grep -q '^honest: pending (the board has not scored the released weights' out && ok || fail "certified before the board scored it: $(cat out)"
+# The board scores the released weights itself on its benchmark (bound exactly to the final state).
+run 1 wit-board evaluate -q -j1 board/runs/honest A4.release.safetensors --key board.key
+grep -q "refused: the weights are not the run's final state" err && ok || fail "earlier weights scored: $(cat err)"
+run 0 wit-board evaluate -q -j1 board/runs/honest A.release.safetensors --key board.key
+run 2 wit-board evaluate -q -j1 board/runs/honest A.release.safetensors --key board.key
+error_is wit-board 'already scored'
+run 0 wit-board show board/runs/honest
+grep -q '^honest: pending (the training tree is not audited yet' out && ok || fail "certified before the tree was audited: $(cat out)"
+# The training tree's sorted leaves, audited by the board (O(n)): another commitment's leaves are refused.
+run 0 wit-commit leaves --index data.widx -o data.wleaves
+run 0 wit-commit leaves --index eval.widx -o eval.wleaves
+run 2 wit-board leaves -q board/runs/honest eval.wleaves --key board.key
+error_is wit-board 'the leaves file is of another commitment'
+run 0 wit-board leaves -q board/runs/honest data.wleaves --key board.key
+run 0 wit-board show board/runs/honest
+grep -q '^honest: certified$' out && ok || fail "honest not certified by the board: $(cat out)"
+grep -q 'the training tree audited sorted by the board' out && ok || fail "the tree audit is not shown: $(cat out)"
+grep -q '^eval: loss .* over 24 examples (next-byte; scored by the board)' out && ok || fail "not the board's score: $(cat out)"
+ls board/weights/*.safetensors | wc -l | grep -q '^1$' && ok || fail "weights not stored by digest: $(ls board/weights)"
+grep -q '^confidence: 50.00% .* 4 distinct steps of 8 replayed by the board' out && ok || fail "confidence: $(cat out)"
+ls board/responses/*.wbundle | wc -l | grep -q '^2$' && ok || fail "responses not stored by digest: $(ls board/responses)"
+d=$(jq -r .response.digest board/runs/honest/board-reports/*.json | sort | head -1)
+[ "$(b2sum -l 256 "board/responses/$d.wbundle" | cut -d' ' -f1)" = "$d" ] && ok || fail "a stored response is not at its digest"
+
+# A forged (tampered) run: the board replays the forger's answer and rejects it, on evidence anyone re-verifies.
+if [ -x "$FORGE" ]; then
+  run 0 "$FORGE" train skip --fraction 0.5 --attack-seed 3 -j1 --config cfg.json --data data.commit.json \
+    --index data.widx --key key --out F train.txt
+  evaluate F eval.commit.json eval.txt F
+  pack onboard/forged forged F F
+  run 0 wit-board submit board onboard/forged
+  run 0 wit-board challenge -q board/runs/forged --key board.key -k 8 -o f1.json
+  run 0 "$FORGE" respond -j1 --run F f1.json -o f1.wbundle
+  run 1 wit-board add -q -j1 board/runs/forged f1.wbundle --key board.key
+  run 1 wit-board show board/runs/forged
+  grep -q '^forged: rejected (board-reports/.*: the board replayed the response and rejected the run: ' out && ok ||
+    fail "the forged run was not rejected: $(cat out)"
+else
+  echo "note: $FORGE not built; the forged-run case is skipped" >&2
+fi
+
+# The site: cheap (signatures and digests), deterministic, the board named.
+run 0 wit-board build board -o bsite
+grep -q '^wit-board: [0-9]* runs: 1 certified, 1 pending' err && ok || fail "board build: $(cat err)"
+jq -e '.board.name == "tiny" and (.runs[] | select(.name == "honest") | .badge == "certified 50%")' bsite/board.json >/dev/null &&
+  ok || fail "board.json lacks the board or the badge"
+jq -e '[.runs[] | select(.name == "honest") | .challenges.list[].drawn_by] | sort == ["board", "caller"]' bsite/board.json >/dev/null &&
+  ok || fail "who drew each challenge is not in board.json"
+grep -q '<svg id="compute"' bsite/index.html && ok || fail "no score-against-compute plot"
+run 0 wit-board build board -o bsite2
+diff -r bsite bsite2 >/dev/null && ok || fail "two builds of the board differ"
+# torch_board_browser.sh opens this site in Chromium.
+if [ -n "${WIT_BOARD_KEEP:-}" ]; then mkdir -p "$WIT_BOARD_KEEP" && cp -r bsite "$WIT_BOARD_KEEP/site"; fi
+
+# audit: every stored response re-verified; each verdict reproduces.
+run 0 wit-board audit -q -j1 board
+# A forged signature: the board's report edited to certify the forged run (or to flip the honest one).
+cp -r board board-x
+rep=$(ls board-x/runs/honest/board-reports/*.json | head -1)
+jq '.report.verdict = "rejected" | .report.reason = "step 1: weights differ"' "$rep" >"$T/r.json" && mv "$T/r.json" "$rep"
+(cd board-x/runs/honest && b=$(jq --arg m "board-reports/$(basename "$rep")" --arg d "$(b2sum -l 256 "board-reports/$(basename "$rep")" | cut -d' ' -f1)" \
+  '.members[$m] = $d' bundle.json) && printf '%s\n' "$b" >bundle.json)
+run 1 wit-board show board-x/runs/honest
+grep -q 'has a bad signature (not the board key.s)' out && ok || fail "an edited board report was believed: $(cat out)"
+run 1 wit-board audit -q -j1 board-x
+grep -q "does not reproduce: runs/honest/board-reports/.*bad signature" out && ok || fail "audit missed the edited report: $(cat out)"
+# An edited stored response.
+cp -r board board-y
+resp=$(ls board-y/responses/*.wbundle | head -1)
+printf '\x01' | dd of="$resp" bs=1 seek=100 conv=notrunc 2>/dev/null
+run 1 wit-board audit -q -j1 board-y
+grep -q "does not match its digest (edited or replaced)" out && ok || fail "audit missed the edited response: $(cat out)"
+# Edited stored weights.
+cp -r board board-w
+w=$(ls board-w/weights/*.safetensors | head -1)
+printf '\x01' | dd of="$w" bs=1 seek=200 conv=notrunc 2>/dev/null
+run 1 wit-board audit -q -j1 board-w
+grep -q "runs/honest/board-eval.json: its stored weights .* do not match their digest" out && ok || fail "audit missed the edited weights: $(cat out)"
+
+# issue 28: add into a bundle whose manifest no longer matches its heads is refused.
+cp -r board board-m
+cp B/run.json board-m/runs/honest/manifest.json
+reindex board-m/runs/honest honest
+run 2 wit-board add -q -j1 board-m/runs/honest d0.wbundle --key board.key
+error_is wit-board 'names another run|another run'
+# show: a bundle holding a link is a verdict (1), as on the board; a failed write to stdout is exit 2.
+cp -r board/runs/honest linked && ln -s /etc/passwd linked/reports.json
+run 1 wit-board show linked
+run 2 sh -c 'wit-board show board/runs/honest >/dev/full'
+error_is wit-board 'cannot write to stdout'
 
 # --- bad input: one-line errors, exit 2
 run 2 wit-board build no-such-bundle -o site4
@@ -273,8 +394,8 @@ run 2 wit-board pack -o new2 --name n --run A --data-commit data.commit.json --e
   --eval A.eval.json --eval-scores A.scores.json --contamination clean.json --challenge a1.json --report b1.report.json
 error_is wit-board 'answers none of the --challenge files'
 absent new2
-run 2 wit-board add bundles/honest no-such-report.json
-error_is wit-board 'no-such-report.json'
+run 2 wit-board add bundles/honest no-such.wbundle --key board.key
+error_is wit-board 'not on a defined board'
 run 2 wit-board show
 error_is wit-board 'bundle is required'
 finish

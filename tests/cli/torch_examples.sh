@@ -16,7 +16,7 @@ run 0 mk board
 status() { jq -r --arg n "$1" '.runs[] | select(.name == $n) | .status' "$OUT/site/board.json"; }
 [ "$(status honest)" = certified ] && ok || fail "honest run: $(status honest)"
 [ "$(status tampered)" = rejected ] && ok || fail "tampered run: $(status tampered)"
-jq -r '.runs[] | select(.name == "tampered") | .reason' "$OUT/site/board.json" | grep -q "replay rejected the run" && ok ||
+jq -r '.runs[] | select(.name == "tampered") | .reason' "$OUT/site/board.json" | grep -q "the board replayed the response and rejected the run" && ok ||
   fail "tampered reason: $(jq -r '.runs[].reason' "$OUT/site/board.json")"
 jq -e '.runs[] | select(.name == "honest") | .contamination.clean == true' "$OUT/site/board.json" >/dev/null && ok ||
   fail "honest run's eval set not certified clean"
@@ -39,7 +39,8 @@ grep -q '"nonce": "0*7"' "$OUT/honest/challenge.json" && ok || fail "the challen
 rm "$OUT/tampered/eval-check.nonce"
 run 0 mk -n board
 grep -q "tampered/eval-check.nonce" "$T/out" && grep -q "wit-eval check" "$T/out" && ok || fail "no new eval check planned"
-grep -q "wit-train\|wit-forge\|wit-replay\|wit-eval run" "$T/out" && fail "more than the eval check's chain: $(cat "$T/out")" || ok
+# (a new eval check repacks the bundle, which goes on the board again and is challenged anew: a replay, not a retrain)
+grep -q "wit-train\|wit-forge train\|wit-eval run" "$T/out" && fail "more than the eval check's chain: $(cat "$T/out")" || ok
 run 0 mk board
 [ "$(status tampered)" = rejected ] && ok || fail "tampered run after a new eval check: $(status tampered)"
 

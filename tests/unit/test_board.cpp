@@ -16,6 +16,8 @@
 #include <functional>
 
 #include "wit/board.h"
+#include "wit/board_def.h"
+#include "wit/tree_audit.h"
 #include "wit/challenge.h"
 #include "wit/commitment.h"
 #include "wit/report.h"
@@ -70,6 +72,9 @@ std::vector<float> floats(size_t n, float base) {
 struct Fixture {
   fs::path dir;
   SecretKey key = (init_crypto(), generate_key());
+  SecretKey board_key = generate_key();
+  BoardDefinition def;  // the board it is judged on: its benchmark is the eval set
+  BoardDraw draw;       // the board's draw of `challenge` (number 0)
   Manifest mf;
   Hash32 run_id;
   std::vector<TreeHead> heads;  // sizes 5 and 9
@@ -148,7 +153,14 @@ struct Fixture {
       heads.push_back(sign_head(key, run_id, size, log.root(size), 1700000000 + size));
       heads_text += heads.back().to_json().dump() + "\n";
     }
-    challenge = issue_challenge(heads.back(), "heads", made_up(7), ChallengeRequest{3, {}, {}, 0, {}});
+    draw = BoardDraw::make(board_key, run_id, heads.back(), 0, 1700000100);
+    challenge = issue_challenge(heads.back(), "heads", draw.nonce, ChallengeRequest{3, {}, {}, 0, {}});
+    def.name = "test-board";
+    def.key = board_key.pub();
+    def.benchmark = evset.commitment;
+    def.metric = kEvalMetric;
+    def.policy.fraction = 0.05;
+    def.policy.confidence = 0.3;  // one challenge of 3 of 8 steps gives 37.5%
 
     // The eval: made-up scores of the eval set's records, committed; a spot check of 4.
     scores.record_leaves.assign(evset.tree.leaves(), evset.tree.leaves() + evset.tree.size());
@@ -196,6 +208,13 @@ struct Fixture {
     files[member::kModelBinding] = binding().to_json().dump(2) + "\n";
     files[challenge_path(challenge)] = challenge.to_json().dump(2) + "\n";
     files["reports/" + challenge_member_name(challenge.seed) + ".json"] = report(challenge).dump(2) + "\n";
+    files["draws/" + challenge_member_name(challenge.seed) + ".json"] = draw.to_json().dump(2) + "\n";
+    files[board_report_path(challenge)] = board_report(challenge, report(challenge)) + "\n";
+    files[member::kBoardEval] = board_eval(eval.to_json()) + "\n";
+    data_n = data.commitment.n;
+    data_root = data.commitment.root;
+    data_leaves.assign(data.tree.leaves(), data.tree.leaves() + data.tree.size());
+    files[member::kBoardLeaves] = board_leaves_doc(data_n, data_root, "") + "\n";
     files["eval-checks/" + challenge_member_name(check.seed) + ".json"] = check.to_json().dump(2) + "\n";
 
     // A contaminated variant's parts.
@@ -236,6 +255,40 @@ struct Fixture {
   }
 
   static std::string challenge_path(const Challenge& c) { return "challenges/" + challenge_member_name(c.seed) + ".json"; }
+  uint64_t data_n = 0;
+  Hash32 data_root;
+  std::vector<Hash32> data_leaves;  // the training tree's sorted leaves
+  // The board's signed audit of a tree of n leaves and root `root` ("" refused: audited sorted).
+  std::string board_leaves_doc(uint64_t n, const Hash32& root, const std::string& refused, const SecretKey* by = nullptr) const {
+    BoardLeaves bl;
+    bl.leaves_digest = made_up(602).hex();
+    bl.leaves_bytes = 64 + 32 * n;
+    bl.n = n;
+    bl.root = root;
+    bl.refused = refused;
+    bl.sign_with(by ? *by : board_key);
+    return bl.to_json().dump(2);
+  }
+  // The board's signed evaluation holding eval commitment `ev` (signed by `by`, default the board key).
+  std::string board_eval(const json& ev, const SecretKey* by = nullptr) const {
+    BoardEval be;
+    be.weights_digest = made_up(601).hex();
+    be.weights_bytes = 4321;
+    be.eval = ev;
+    be.sign_with(by ? *by : board_key);
+    return be.to_json().dump(2);
+  }
+  static std::string board_report_path(const Challenge& c) { return "board-reports/" + challenge_member_name(c.seed) + ".json"; }
+  // The board's signed report on challenge `c` holding replay report `r` (signed by `by`, default the board key).
+  std::string board_report(const Challenge& c, const json& r, const SecretKey* by = nullptr) const {
+    BoardReport br;
+    br.challenge = challenge_member_name(c.seed);
+    br.response_digest = made_up(600).hex();
+    br.response_bytes = 1234;
+    br.report = r;
+    br.sign_with(by ? *by : board_key);
+    return br.to_json().dump(2);
+  }
 
   // A replay report as wit-replay verify writes it (the typed report's to_json).
   static json report(const Challenge& c, bool certified = true) {
@@ -283,19 +336,27 @@ RunBundle variant(const std::string& member, const std::optional<std::string>& b
   return b;
 }
 
+// Judged on the fixture's board.
+RunEntry judge(const RunBundle& b) { return evaluate_run_bundle(b, 0.05, &fixture().def); }
+RunEntry judge_path(const std::string& p) { return evaluate_bundle_path(p, 0.05, &fixture().def); }
+
 std::string reason_of(const RunBundle& b) {
-  const RunEntry e = evaluate_run_bundle(b);
+  const RunEntry e = judge(b);
   CHECK(e.status == BoardStatus::kRejected);
   return e.reason;
 }
 
-std::string report_member() { return "reports/" + challenge_member_name(fixture().challenge.seed) + ".json"; }
+std::string report_member() { return Fixture::board_report_path(fixture().challenge); }
+// The bundle with the board's report on its challenge holding replay report `r` (signed by the board).
+RunBundle variant_report(const json& r, const std::string& name = "v") {
+  return variant(report_member(), fixture().board_report(fixture().challenge, r), name);
+}
 
 }  // namespace
 
 TEST_CASE("board: an honest bundle is certified with the exact confidence", "[board]") {
   init_crypto();
-  const RunEntry e = evaluate_run_bundle(fixture().bundle());
+  const RunEntry e = judge(fixture().bundle());
   INFO(e.reason);
   REQUIRE(e.status == BoardStatus::kCertified);
   CHECK(e.name == "honest");
@@ -317,7 +378,11 @@ TEST_CASE("board: an honest bundle is certified with the exact confidence", "[bo
   CHECK(e.params == param_count(fixture().mf.model));
   CHECK(e.tokens == 8 * 4 * 16);
   CHECK(e.describe().rfind("honest: certified\n", 0) == 0);
-  CHECK(e.describe().find("challenges: 1 issued, 1 survived, 0 pending, 0 failed") != std::string::npos);
+  CHECK(e.describe().find("challenges: 1 issued (1 drawn by the board), 1 survived, 0 pending, 0 failed") != std::string::npos);
+  CHECK(e.challenges[0].drawn_by == "board");
+  CHECK(e.board == "test-board");
+  CHECK(e.flops == Approx(6.0 * double(e.params) * double(e.tokens)));
+  CHECK(badge_text(e) == "certified 37%");
 }
 
 TEST_CASE("board: segment transitions in a report are checked, not counted as uniform draws", "[board]") {
@@ -327,14 +392,14 @@ TEST_CASE("board: segment transitions in a report are checked, not counted as un
   for (int64_t s : {5, 6})
     r["checks"].push_back({{"kind", "segment"}, {"step", s}, {"segment", {{"from", 4}, {"to", 6}}}, {"pass", true},
                            {"failed", nullptr}, {"distances", {{"weights", 1e-8}}}, {"thresholds", {{"weights", 1e-6}}}});
-  const RunEntry e = evaluate_run_bundle(variant(report_member(), r.dump(2)));
+  const RunEntry e = judge(variant_report(r));
   INFO(e.reason);
   REQUIRE(e.status == BoardStatus::kCertified);
   CHECK(e.steps_checked.size() == 3);  // the step challenges only
   CHECK(e.confidence == Approx(1.0 - 35.0 / 56.0));
   // A failed segment transition in a report that claims "certified" is refused.
   r["checks"].back()["pass"] = false;
-  CHECK(evaluate_run_bundle(variant(report_member(), r.dump(2))).status == BoardStatus::kRejected);
+  CHECK(judge(variant_report(r)).status == BoardStatus::kRejected);
 }
 
 TEST_CASE("board: a report of another head is rejected", "[board]") {
@@ -342,7 +407,7 @@ TEST_CASE("board: a report of another head is rejected", "[board]") {
   // The same challenge's report, but for the older head (size 5).
   json r = Fixture::report(f.challenge);
   r["head"] = {{"size", f.heads[0].size}, {"root", f.heads[0].root.hex()}};
-  CHECK(reason_of(variant(report_member(), r.dump(2))).find("is for another head than its challenge's") != std::string::npos);
+  CHECK(reason_of(variant_report(r)).find("is for another head than its challenge's") != std::string::npos);
   // A challenge (and its honest report) under a head the bundle's heads.jsonl does not hold.
   const TreeHead resigned = sign_head(f.key, f.run_id, f.heads[1].size, f.heads[1].root, 1800000000);
   const Challenge c2 = issue_challenge(resigned, "h", made_up(9), ChallengeRequest{2, {}, {}, 0, {}});
@@ -354,36 +419,36 @@ TEST_CASE("board: a report of another head is rejected", "[board]") {
   // A report of another run.
   r = Fixture::report(f.challenge);
   r["run_id"] = made_up(42).hex();
-  CHECK(reason_of(variant(report_member(), r.dump(2))).find("is a report on another run") != std::string::npos);
+  CHECK(reason_of(variant_report(r)).find("is a report on another run") != std::string::npos);
   // A report of another challenge of the same head.
   const Challenge c3 = issue_challenge(f.heads[1], "h", made_up(10), ChallengeRequest{3, {}, {}, 0, {}});
-  CHECK(reason_of(variant(report_member(), Fixture::report(c3).dump(2))) ==
+  CHECK(reason_of(variant_report(Fixture::report(c3))) ==
         report_member() + " answers another challenge (challenge seed differs)");
   // A certified report that skipped a step.
   r = Fixture::report(f.challenge);
   r["checks"].erase(r["checks"].begin());
-  CHECK(reason_of(variant(report_member(), r.dump(2))).find("does not check exactly its challenge's steps") != std::string::npos);
+  CHECK(reason_of(variant_report(r)).find("does not check exactly its challenge's steps") != std::string::npos);
 }
 
 TEST_CASE("board: one rejected report or spot check rejects the run - missing ones leave it pending", "[board]") {
   const Fixture& f = fixture();
-  CHECK(reason_of(variant(report_member(), Fixture::report(f.challenge, false).dump(2))) ==
-        report_member() + ": replay rejected the run: step 3: weights differ");
-  const RunEntry failed = evaluate_run_bundle(variant(report_member(), Fixture::report(f.challenge, false).dump(2)));
+  CHECK(reason_of(variant_report(Fixture::report(f.challenge, false))) ==
+        report_member() + ": the board replayed the response and rejected the run: step 3: weights differ");
+  const RunEntry failed = judge(variant_report(Fixture::report(f.challenge, false)));
   CHECK(failed.failed == 1);  // the board shows the failed challenge
   CHECK(failed.survived == 0);
   CHECK(failed.model == ModelVerdict::kNotChecked);  // the checks stopped before the released model
-  const RunEntry waiting = evaluate_run_bundle(variant(report_member(), std::nullopt));
+  const RunEntry waiting = judge(variant(report_member(), std::nullopt));
   CHECK(waiting.status == BoardStatus::kPending);
   CHECK(waiting.pending == 1);
-  CHECK(waiting.reason == "waiting for the report of 1 challenge");
+  CHECK(waiting.reason.find("is below the board's 30.00%; waiting for the response to 1 board challenge") != std::string::npos);
   CHECK(waiting.model == ModelVerdict::kMatches);  // a pending run is checked to the end
   RunBundle nocheck = f.bundle("nocheck");
   for (const auto& n : nocheck.names_under("eval-checks/")) nocheck.files.erase("eval-checks/" + n + ".json");
   nocheck.files[kRunBundleIndex] = nocheck.index_json("nocheck");
-  const RunEntry e = evaluate_run_bundle(nocheck);
-  CHECK(e.status == BoardStatus::kPending);
-  CHECK(e.reason == "no eval spot check yet");
+  const RunEntry e = judge(nocheck);
+  CHECK(e.status == BoardStatus::kCertified);  // on a board the board's own score replaces the trainer's spot checks
+  CHECK(e.eval_by == "board");
   // An inflated score: the scores no longer reproduce the commitment.
   EvalScores s = f.scores;
   s.scores[3].loss = 0.001;
@@ -408,7 +473,9 @@ TEST_CASE("board: the eval must be of the final checkpoint, and the eval set cle
   b.files["eval-checks/" + challenge_member_name(f.dirty_check.seed) + ".json"] = f.dirty_check.to_json().dump(2);
   b.files[member::kContamination] = f.dirty_cert.dump(2);
   b.files[kRunBundleIndex] = b.index_json("dirty");
-  CHECK(reason_of(b) == "the eval set is contaminated: 5 of 10 distinct eval records are in the training data");
+  // (judged without a board: on the fixture's board another eval set is refused first)
+  CHECK(reason_of(b).rfind("the run is evaluated on another eval set", 0) == 0);
+  CHECK(evaluate_run_bundle(b).reason == "the eval set is contaminated: 5 of 10 distinct eval records are in the training data");
   // The dirty set's certificate does not cover the clean eval set.
   CHECK(reason_of(variant(member::kContamination, f.dirty_cert.dump(2))).rfind("contamination certificate does not cover the eval set", 0) == 0);
   // A spot check of another eval, named after its seed: check_eval_report's words.
@@ -434,7 +501,7 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   CHECK(reason_of(variant(member::kManifest, f.files.at(member::kManifest) + "\n")) == "manifest is not in canonical form: manifest.json");
   json r = Fixture::report(f.challenge);
   r["version"] = 1;  // a report of the sketch-only verifier: refused, saying which version is read
-  CHECK(reason_of(variant(report_member(), r.dump())).rfind("unsupported report version 1 (this wit reads version 3", 0) == 0);
+  CHECK(reason_of(variant_report(r)).rfind("unsupported report version 1 (this wit reads version 3", 0) == 0);
   CHECK(reason_of(variant(member::kFinal, std::nullopt)) == "missing member final.json");
   // Heads of another run, a head that is not the whole run, a log that is not the heads'.
   std::string heads = f.files.at(member::kHeads);
@@ -454,23 +521,23 @@ TEST_CASE("board: bad bundles are rejected with a reason, never a crash", "[boar
   bad[3] = char(0x7f);
   CHECK(reason_of(variant(member::kLog, bad)).rfind("witness log is corrupt (frame length ", 0) == 0);
   // Without run.wlog the run is judged by its signatures and proofs alone.
-  const RunEntry nolog = evaluate_run_bundle(variant(member::kLog, std::nullopt));
+  const RunEntry nolog = judge(variant(member::kLog, std::nullopt));
   CHECK(nolog.status == BoardStatus::kCertified);
   CHECK(nolog.loss_curve.empty());
   // A released model that is not the final one differs, without rejecting.
   Fingerprint fp = Fingerprint::from_json(json::parse(f.files.at(member::kModelFingerprint)), "fp");
   (*fp.probe)[0] += 1.0f;
-  const RunEntry differs = evaluate_run_bundle(variant(member::kModelFingerprint, fp.to_json().dump()));
+  const RunEntry differs = judge(variant(member::kModelFingerprint, fp.to_json().dump()));
   CHECK(differs.status == BoardStatus::kCertified);
   CHECK(differs.model == ModelVerdict::kMatches);  // the fingerprint is information: the exact binding decides
   CHECK(differs.model_probe_rel > 0.0);
   RunBundle nobind = variant(member::kModelFingerprint, fp.to_json().dump());
   nobind.files.erase(member::kModelBinding);
   nobind.files[kRunBundleIndex] = nobind.index_json("v");
-  CHECK(evaluate_run_bundle(nobind).model == ModelVerdict::kDiffers);  // a probe beyond tolerance is a real difference
-  CHECK(evaluate_run_bundle(variant(member::kModelBinding, std::nullopt)).model == ModelVerdict::kProbeOnly);
+  CHECK(judge(nobind).model == ModelVerdict::kDiffers);  // a probe beyond tolerance is a real difference
+  CHECK(judge(variant(member::kModelBinding, std::nullopt)).model == ModelVerdict::kProbeOnly);
   // Unreadable bundles and paths.
-  const RunEntry gone = evaluate_bundle_path("/nonexistent/garbage.wbundle");
+  const RunEntry gone = judge_path("/nonexistent/garbage.wbundle");
   CHECK(gone.status == BoardStatus::kRejected);
   CHECK(gone.name == "garbage");
   CHECK_THROWS_AS(RunBundle::decode(ByteView(std::string("not a bundle")), "x.wbundle"), Error);
@@ -488,7 +555,7 @@ TEST_CASE("board: every mutation of every member is judged without throwing", "[
       else if (kind == 3) m = "[]";
       else m = "{\"format\": 1}";
       RunEntry e;
-      REQUIRE_NOTHROW(e = evaluate_run_bundle(variant(name, m)));
+      REQUIRE_NOTHROW(e = judge(variant(name, m)));
       INFO(name << " kind " << kind << ": " << status_name(e.status) << " (" << e.reason << ")");
       judged++;
       // A report's timings and tolerant distances are information nobody can
@@ -511,9 +578,9 @@ TEST_CASE("board: every mutation of every member is judged without throwing", "[
 
 TEST_CASE("board: a board is byte-identical when built twice - duplicate names are rejected", "[board]") {
   const Fixture& f = fixture();
-  std::vector<RunEntry> runs = {evaluate_run_bundle(f.bundle("zeta")), evaluate_run_bundle(f.bundle("alpha")),
-                                evaluate_run_bundle(variant(report_member(), std::nullopt, "alpha")),
-                                evaluate_bundle_path("/nonexistent/broken.wbundle")};
+  std::vector<RunEntry> runs = {judge(f.bundle("zeta")), judge(f.bundle("alpha")),
+                                judge(variant(report_member(), std::nullopt, "alpha")),
+                                judge_path("/nonexistent/broken.wbundle")};
   runs[1].source = "a";
   runs[2].source = "b";
   runs = order_board(runs);
@@ -544,6 +611,12 @@ TEST_CASE("board: a board is byte-identical when built twice - duplicate names a
   CHECK(board["format"] == "wit.board");
   CHECK(board["runs"].size() == 4);
   CHECK(board["runs"][0]["challenges"]["list"][0]["checks"][0]["distances"]["losses"] == "inf");
+  CHECK(board["runs"][0]["badge"] == "certified 37%");
+  CHECK(board["runs"][0]["challenges"]["list"][0]["drawn_by"] == "board");
+  const std::string index = read_file((d1 / "index.html").string());
+  CHECK(index.find("<svg id=\"compute\"") != std::string::npos);  // score against compute, with the frontier
+  CHECK(index.find("<path class=\"frontier\"") != std::string::npos);
+  CHECK(index.find(">certified 37%</span>") != std::string::npos);
   fs::remove_all(d1);
   fs::remove_all(d2);
 }
@@ -559,8 +632,8 @@ TEST_CASE("board: a .wbundle and a directory give the same verdict - add and mat
   RunBundle dirb = f.bundle();
   dirb.path = (d / "honest").string();
   dirb.save_new();
-  const RunEntry a = evaluate_bundle_path((d / "honest.wbundle").string());
-  const RunEntry c = evaluate_bundle_path((d / "honest").string());
+  const RunEntry a = judge_path((d / "honest.wbundle").string());
+  const RunEntry c = judge_path((d / "honest").string());
   CHECK(a.status == BoardStatus::kCertified);
   CHECK(a.to_json().at("status") == "certified");
   CHECK(a.to_json().at("run_id") == a.run_id);
@@ -580,13 +653,13 @@ TEST_CASE("board: a .wbundle and a directory give the same verdict - add and mat
   RunBundle loaded = RunBundle::load((d / "honest").string());
   const Challenge c3 = issue_challenge(newest_signed_head(loaded), "h", made_up(12), ChallengeRequest{2, {}, {}, 0, {}});
   loaded.put_and_save(Fixture::challenge_path(c3), c3.to_json().dump(2) + "\n");
-  const RunEntry grown = evaluate_bundle_path((d / "honest").string());
+  const RunEntry grown = judge_path((d / "honest").string());
   CHECK(grown.status == BoardStatus::kCertified);
   CHECK(grown.challenges.size() == 2);
   CHECK(grown.pending == 1);
   // Links inside a bundle directory make it unreadable.
   fs::create_symlink("/etc/passwd", d / "honest" / "reports" / "x.json");
-  const RunEntry linked = evaluate_bundle_path((d / "honest").string());
+  const RunEntry linked = judge_path((d / "honest").string());
   CHECK(linked.status == BoardStatus::kRejected);
   CHECK(linked.reason.find("symbolic link") != std::string::npos);
   fs::remove_all(d);
@@ -682,7 +755,7 @@ TEST_CASE("board: concurrent challenges and adds on one bundle all land (the bun
     CHECK(after.check_index(why));
     CHECK(why == "");
     CHECK(after.names_under(member::kChallenges).size() == size_t(1 + 2 * n));
-    CHECK(evaluate_run_bundle(after).status == BoardStatus::kCertified);
+    CHECK(judge(after).status == BoardStatus::kCertified);
     // An output that cannot be written (-o /dev/full) leaves the bundle as it was.
     const int refused = in_parallel(1, [&](int) {
       const int null = ::open("/dev/null", O_WRONLY);
@@ -758,7 +831,7 @@ TEST_CASE("board: a bundle's JSON members must be JSON before it is written", "[
 TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a model behind an API are shown", "[board]") {
   init_crypto();
   const Fixture& f = fixture();
-  const RunEntry honest = evaluate_run_bundle(f.bundle());
+  const RunEntry honest = judge(f.bundle());
   CHECK(honest.model == ModelVerdict::kMatches);
   CHECK(honest.model_note == "exactly: parameters root " + made_up(300).hex());
   CHECK(honest.describe().find("released model: matches") != std::string::npos);
@@ -767,7 +840,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   other.params_root = made_up(302);
   other.match = false;
   other.reason = "the parameters root joined with the optimizer root is not the final state root";
-  RunEntry e = evaluate_run_bundle(variant(member::kModelBinding, other.to_json().dump()));
+  RunEntry e = judge(variant(member::kModelBinding, other.to_json().dump()));
   CHECK(e.status == BoardStatus::kCertified);
   CHECK(e.model == ModelVerdict::kDiffers);
   CHECK(e.model_note == other.reason);
@@ -778,7 +851,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   early.optim_root = made_up(304);
   early.state_root = join_state_root(early.params_root, early.optim_root);
   early.match = true;
-  e = evaluate_run_bundle(variant(member::kModelBinding, early.to_json().dump()));
+  e = judge(variant(member::kModelBinding, early.to_json().dump()));
   CHECK(e.model == ModelVerdict::kDiffers);
   CHECK(e.model_note == "the binding is not to the run's final state");
   // A binding that claims a match its roots do not give is a forged member: the run is rejected.
@@ -810,7 +883,7 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   b.files["probe-checks/" + challenge_member_name(good.nonce) + ".json"] = good.to_json().dump(2) + "\n";
   b.files["probe-checks/" + challenge_member_name(bad.nonce) + ".json"] = bad.to_json().dump(2) + "\n";
   b.files[kRunBundleIndex] = b.index_json("api");
-  e = evaluate_run_bundle(b);
+  e = judge(b);
   INFO(e.reason);
   CHECK(e.status == BoardStatus::kCertified);
   REQUIRE(e.probe_checks.size() == 2);
@@ -830,4 +903,264 @@ TEST_CASE("board: the released model is bound exactly; fresh-probe checks of a m
   misnamed.files["probe-checks/0000000000000000.json"] = good.to_json().dump(2) + "\n";
   misnamed.files[kRunBundleIndex] = misnamed.index_json("misnamed");
   CHECK(reason_of(misnamed).find("is not named after its nonce") != std::string::npos);
+}
+
+// --- issue 23: the board checks evidence, never claims
+
+TEST_CASE("board: unsigned reports are claims - a hand-written one neither certifies nor rejects", "[board][evidence]") {
+  const Fixture& f = fixture();
+  // The tampered-run attack: a hand-written "certified" report, no board report.
+  RunBundle b = variant(report_member(), std::nullopt, "claims");
+  const std::string unsigned_member = "reports/" + challenge_member_name(f.challenge.seed) + ".json";
+  REQUIRE(b.has(unsigned_member));
+  RunEntry e = judge(b);
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.survived == 0);
+  CHECK(e.confidence == 0);
+  // The honest-run attack: a hand-written "rejected" report rejects nothing.
+  b.files[unsigned_member] = Fixture::report(f.challenge, false).dump(2);
+  b.files[kRunBundleIndex] = b.index_json("claims");
+  e = judge(b);
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.failed == 0);
+  // ...and beside the board's certified report it changes nothing.
+  b = variant(unsigned_member, Fixture::report(f.challenge, false).dump(2));
+  CHECK(judge(b).status == BoardStatus::kCertified);
+  // Without a board definition nothing is certified, whatever the bundle holds.
+  e = evaluate_run_bundle(f.bundle());
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.reason.rfind("not on a defined board", 0) == 0);
+}
+
+TEST_CASE("board: a board report with a forged signature rejects the run", "[board][evidence]") {
+  const Fixture& f = fixture();
+  const SecretKey other = generate_key();
+  CHECK(reason_of(variant(report_member(), f.board_report(f.challenge, Fixture::report(f.challenge), &other))) ==
+        report_member() + " is signed by another key than the board's");
+  // The board's own report with its verdict edited afterwards.
+  json doc = json::parse(f.board_report(f.challenge, Fixture::report(f.challenge, false)));
+  doc["report"] = Fixture::report(f.challenge);
+  CHECK(reason_of(variant(report_member(), doc.dump(2))) == report_member() + " has a bad signature (not the board key's)");
+  // Its key field swapped for another key's, signature kept.
+  doc = json::parse(f.board_report(f.challenge, Fixture::report(f.challenge)));
+  doc["board_key"] = other.pub().hex();
+  CHECK(reason_of(variant(report_member(), doc.dump(2))) == report_member() + " is signed by another key than the board's");
+  // A signed report moved to another challenge's name.
+  doc = json::parse(f.board_report(f.challenge, Fixture::report(f.challenge)));
+  BoardReport br = BoardReport::from_json(doc, "x");
+  CHECK(!br.problem(f.board_key.pub()));
+  br.challenge = "0000000000000000";
+  CHECK(br.problem(f.board_key.pub()) == std::optional<std::string>("has a bad signature (not the board key's)"));
+}
+
+TEST_CASE("board: only board-drawn challenges count - a nonce not derived from the board key", "[board][evidence]") {
+  const Fixture& f = fixture();
+  // The derivation: deterministic (the board cannot grind), checkable with the public key.
+  const BoardDraw again = BoardDraw::make(f.board_key, f.run_id, f.heads.back(), 0, 1);
+  CHECK(again.signature == f.draw.signature);
+  CHECK(again.nonce == f.challenge.nonce);
+  CHECK(!f.draw.problem(f.board_key.pub()));
+  CHECK(BoardDraw::make(f.board_key, f.run_id, f.heads.back(), 1, 1).nonce != f.draw.nonce);  // the number counts
+  const SecretKey other = generate_key();
+  const std::string draw_member = "draws/" + challenge_member_name(f.challenge.seed) + ".json";
+  // A draw by another key (the trainer's own "board").
+  const BoardDraw forged = BoardDraw::make(other, f.run_id, f.heads.back(), 0, 1);
+  CHECK(reason_of(variant(draw_member, forged.to_json().dump(2))) == draw_member + " is drawn by another key than the board's");
+  // The board key named, but the signature someone else's.
+  json dj = forged.to_json();
+  dj["board_key"] = f.board_key.pub().hex();
+  CHECK(reason_of(variant(draw_member, dj.dump(2))) == draw_member + " has a bad signature (not the board key's)");
+  // A real draw whose nonce is not the challenge's (a ground nonce dressed as a board draw).
+  const Challenge ground = issue_challenge(f.heads.back(), "h", made_up(31), ChallengeRequest{3, {}, {}, 0, {}});
+  RunBundle b = f.bundle("ground");
+  for (const std::string dir : {"challenges/", "draws/", "board-reports/", "reports/"})
+    b.files.erase(dir + challenge_member_name(f.challenge.seed) + ".json");
+  b.files[Fixture::challenge_path(ground)] = ground.to_json().dump(2) + "\n";
+  b.files["draws/" + challenge_member_name(ground.seed) + ".json"] = f.draw.to_json().dump(2) + "\n";
+  b.files[kRunBundleIndex] = b.index_json("ground");
+  CHECK(reason_of(b) == Fixture::challenge_path(ground) + ": its nonce is not the one the board's draw derives");
+  // Without a draw it is a caller's challenge: its certified board report adds nothing to the confidence.
+  b.files.erase("draws/" + challenge_member_name(ground.seed) + ".json");
+  b.files[Fixture::board_report_path(ground)] = f.board_report(ground, Fixture::report(ground));
+  b.files[kRunBundleIndex] = b.index_json("ground");
+  RunEntry e = judge(b);
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.survived == 1);
+  CHECK(e.confidence == 0);
+  CHECK(e.challenges[0].drawn_by == "caller");
+  CHECK(e.reason == "no board challenge drawn yet");
+  // ...but its failure, backed by the board's report, rejects.
+  b.files[Fixture::board_report_path(ground)] = f.board_report(ground, Fixture::report(ground, false));
+  b.files[kRunBundleIndex] = b.index_json("ground");
+  CHECK(reason_of(b).find("the board replayed the response and rejected the run") != std::string::npos);
+  // The board's numbers have no gap.
+  const BoardDraw second = BoardDraw::make(f.board_key, f.run_id, f.heads.back(), 2, 1);
+  const Challenge c2 = issue_challenge(f.heads.back(), "h", second.nonce, ChallengeRequest{2, {}, {}, 0, {}});
+  b = f.bundle("gap");
+  b.files[Fixture::challenge_path(c2)] = c2.to_json().dump(2) + "\n";
+  b.files["draws/" + challenge_member_name(c2.seed) + ".json"] = second.to_json().dump(2) + "\n";
+  b.files[kRunBundleIndex] = b.index_json("gap");
+  CHECK(reason_of(b) == "the board's draws skip challenge number 1");
+}
+
+TEST_CASE("board: a run evaluated on another eval set than the benchmark is rejected", "[board][evidence]") {
+  const Fixture& f = fixture();
+  BoardDefinition other = f.def;
+  other.benchmark.root = made_up(77);
+  const RunEntry e = evaluate_run_bundle(f.bundle(), 0.05, &other);
+  CHECK(e.status == BoardStatus::kRejected);
+  CHECK(e.reason.rfind("the run is evaluated on another eval set", 0) == 0);
+  CHECK(e.reason.find("than board test-board's benchmark") != std::string::npos);
+}
+
+TEST_CASE("board: the board's confidence policy - pending below it, certified at it", "[board][evidence]") {
+  const Fixture& f = fixture();
+  BoardDefinition strict = f.def;
+  strict.policy.confidence = 0.99;
+  const RunEntry e = evaluate_run_bundle(f.bundle(), 0.05, &strict);
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.reason.find("is below the board's 99.00%; the board draws more challenges") != std::string::npos);
+  CHECK(badge_text(e) == "pending");
+  CHECK(strict.draw_k(8) == 8);  // 99% against 1 bad step of 8 needs every step
+  strict.policy.k = 3;
+  CHECK(strict.draw_k(8) == 3);
+}
+
+TEST_CASE("board: a damaged bundle with an intact one's name does not knock it off", "[board]") {
+  const Fixture& f = fixture();
+  RunEntry intact = judge(f.bundle("same")), damaged = judge_path("/nonexistent/same.wbundle");
+  intact.source = "z-intact";
+  damaged.source = "a-damaged";
+  const std::vector<RunEntry> runs = order_board({damaged, intact});
+  CHECK(runs[0].name == "same");
+  CHECK(runs[0].status == BoardStatus::kCertified);
+  CHECK(runs[1].name == "same-2");
+  CHECK(runs[1].status == BoardStatus::kRejected);
+}
+
+TEST_CASE("board: the definition - init keeps the benchmark and the key apart, load checks digests", "[board][definition]") {
+  const Fixture& f = fixture();
+  const fs::path d = temp_dir("def");
+  ReaderSpec spec;
+  spec.kind = ReaderKind::kLines;
+  write_file_atomic((d / "eval.commit.json").string(), commit_dataset(spec, {(f.dir / "eval.txt").string()}, 1).commitment.dump());
+  BoardInit in;
+  in.dir = (d / "board").string();
+  in.name = "b1";
+  in.key_path = (d / "board" / "key").string();
+  in.commit_path = (d / "eval.commit.json").string();
+  in.record_files = {(f.dir / "eval.txt").string()};
+  CHECK_THROWS_WITH(init_board(in), Catch::Contains("outside the board folder"));
+  in.key_path = (d / "board.key").string();
+  in.record_files = {(f.dir / "dirty.txt").string()};  // not the commitment's records
+  CHECK_THROWS_AS(init_board(in), Error);
+  CHECK_FALSE(fs::exists(d / "board" / board_path::kDefinition));
+  in.record_files = {(f.dir / "eval.txt").string()};
+  const BoardDefinition made = init_board(in);
+  CHECK(fs::exists(d / "board.key"));
+  const BoardDefinition loaded = BoardDefinition::load(in.dir);
+  CHECK(loaded.dump() == made.dump());
+  CHECK(loaded.key == load_key((d / "board.key").string()).pub());
+  CHECK(loaded.benchmark.root == f.def.benchmark.root);
+  CHECK(is_board_dir(in.dir));
+  CHECK(board_of_bundle(in.dir + "/runs/x") == in.dir);
+  CHECK(board_of_bundle((d / "x").string()).empty());
+  CHECK_THROWS_WITH(init_board(in), Catch::Contains("exists and is not empty"));
+  // An edited benchmark commitment is refused when the board is loaded.
+  write_file_atomic(in.dir + "/" + board_path::kBenchmarkCommit, read_file(in.commit_path) + " ");
+  CHECK_THROWS_WITH(BoardDefinition::load(in.dir), Catch::Contains("does not match its digest"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("board: the board scores the released weights itself - its signed evaluation", "[board][evidence]") {
+  const Fixture& f = fixture();
+  // Without the board's evaluation a run is not certified on a board.
+  RunEntry e = judge(variant(member::kBoardEval, std::nullopt));
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.reason.rfind("the board has not scored the released weights on its benchmark yet", 0) == 0);
+  CHECK(e.eval_by == "trainer");
+  e = judge(f.bundle());
+  CHECK(e.eval_by == "board");
+  CHECK(e.weights_digest == made_up(601).hex());
+  // Signed by another key, or edited after signing.
+  const SecretKey other = generate_key();
+  CHECK(reason_of(variant(member::kBoardEval, f.board_eval(f.eval.to_json(), &other))) ==
+        std::string(member::kBoardEval) + " is signed by another key than the board's");
+  json doc = json::parse(f.board_eval(f.eval.to_json()));
+  doc["eval"]["loss"] = 0.0001;
+  CHECK(reason_of(variant(member::kBoardEval, doc.dump(2))) ==
+        std::string(member::kBoardEval) + " has a bad signature (not the board key's)");
+  // The board's evaluation of another state than the final one.
+  EvalScores s = f.scores;
+  const EvalCommitment early = commit_scores(f.run_id, 4, made_up(204), f.eval.eval_root, s);
+  CHECK(reason_of(variant(member::kBoardEval, f.board_eval(early.to_json()))) ==
+        std::string(member::kBoardEval) + " evaluates another state than the run's final one");
+}
+
+TEST_CASE("board: the training tree must be audited sorted - an unsorted tree is rejected", "[board][evidence]") {
+  const Fixture& f = fixture();
+  // Without the board's audit of the tree a run is not certified.
+  RunEntry e = judge(variant(member::kBoardLeaves, std::nullopt));
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.reason.rfind("the training tree is not audited yet", 0) == 0);
+  CHECK_FALSE(e.leaves_audited);
+  CHECK(judge(f.bundle()).leaves_audited);
+  // Signed by another key; of another tree; a failed audit.
+  const SecretKey other = generate_key();
+  CHECK(reason_of(variant(member::kBoardLeaves, f.board_leaves_doc(f.data_n, f.data_root, "", &other))) ==
+        std::string(member::kBoardLeaves) + " is signed by another key than the board's");
+  CHECK(reason_of(variant(member::kBoardLeaves, f.board_leaves_doc(f.data_n, made_up(3), ""))) ==
+        std::string(member::kBoardLeaves) + " audits another tree than the run's data commitment");
+  CHECK(reason_of(variant(member::kBoardLeaves, f.board_leaves_doc(f.data_n, f.data_root, "leaf 2 is not above leaf 1"))) ==
+        "the board's audit of the training tree failed: leaf 2 is not above leaf 1");
+
+  // For real (attack 19 on the board): a board, the run on it, and the tree's leaves out of order.
+  const fs::path d = temp_dir("leaves");
+  ReaderSpec spec;
+  spec.kind = ReaderKind::kLines;
+  write_file_atomic((d / "eval.commit.json").string(), commit_dataset(spec, {(f.dir / "eval.txt").string()}, 1).commitment.dump());
+  BoardInit in;
+  in.dir = (d / "board").string();
+  in.name = "b";
+  in.key_path = (d / "board.key").string();
+  in.commit_path = (d / "eval.commit.json").string();
+  in.record_files = {(f.dir / "eval.txt").string()};
+  const BoardDefinition def = init_board(in);
+  const SecretKey key = load_key(in.key_path);
+  RunBundle b = f.bundle("run");
+  b.files.erase(member::kBoardLeaves);
+  b.files[kRunBundleIndex] = b.index_json("run");
+  b.path = in.dir + "/runs/run";
+  b.save_new();
+  auto leaves_file = [&](const std::vector<Hash32>& leaves, const Hash32& root, const std::string& name) {
+    std::string bytes;
+    const Bytes h = encode_leaves_header(LeavesHeader{uint64_t(leaves.size()), root});
+    bytes.assign(h.begin(), h.end());
+    for (const auto& l : leaves) bytes.append(reinterpret_cast<const char*>(l.data()), 32);
+    write_file_atomic((d / name).string(), bytes, true);
+    return (d / name).string();
+  };
+  // Another commitment's leaves: a usage error, nothing filed.
+  std::vector<Hash32> sorted = f.data_leaves;
+  CHECK_THROWS_WITH(board_leaves(b.path, leaves_file(sorted, made_up(9), "other.wleaves"), key, 1),
+                    Catch::Contains("of another commitment"));
+  CHECK_FALSE(RunBundle::load(b.path).has(member::kBoardLeaves));
+  // The wrong key.
+  CHECK_THROWS_WITH(board_leaves(b.path, leaves_file(sorted, f.data_root, "sorted.wleaves"), other, 1),
+                    Catch::Contains("not the board's"));
+  // Two leaves swapped: the header claims the commitment, the order is wrong: filed as refused.
+  std::vector<Hash32> unsorted = sorted;
+  std::swap(unsorted[3], unsorted[4]);
+  const BoardLeavesResult r = board_leaves(b.path, leaves_file(unsorted, f.data_root, "unsorted.wleaves"), key, 1);
+  CHECK_FALSE(r.doc.refused.empty());
+  CHECK(fs::exists(r.stored));
+  const RunEntry judged = evaluate_bundle_path(b.path, 0.05, &def);
+  CHECK(judged.status == BoardStatus::kRejected);
+  // (the fixture's draws are another board's: whichever check fails first, the run is not certified)
+  const BoardLeaves stored = BoardLeaves::from_json(json::parse(RunBundle::load(b.path).get(member::kBoardLeaves)), "x");
+  CHECK(!stored.problem(def.key));
+  CHECK(stored.refused == r.doc.refused);
+  CHECK_THROWS_WITH(board_leaves(b.path, leaves_file(sorted, f.data_root, "sorted2.wleaves"), key, 1),
+                    Catch::Contains("already audited"));
+  fs::remove_all(d);
 }

@@ -1,7 +1,13 @@
-// wit-board: pack a run's evidence into a run bundle, judge bundles and build
-// the static leaderboard, and let anyone challenge a run on the board and
-// file the verified answer. Rules: docs/board.md; bundles: docs/run-bundle.md.
+// wit-board: define a board, pack a run's evidence into a run bundle and put
+// it on the board, draw challenges with the board key (or take anyone's),
+// judge bundles and build the static leaderboard. `add` and `audit` replay
+// responses: they are run by wit-board-check (LibTorch), so this tool never
+// links it. Rules: docs/board.md; bundles: docs/run-bundle.md.
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <ctime>
 
 #include <algorithm>
 #include <filesystem>
@@ -9,6 +15,7 @@
 #include <optional>
 
 #include "wit/board.h"
+#include "wit/board_def.h"
 #include "wit/challenge.h"
 #include "wit/cli.h"
 #include "wit/error.h"
@@ -71,6 +78,24 @@ std::vector<std::string> expand_bundles(const std::vector<std::string>& args) {
   return out;
 }
 
+// `wit-board add`, `evaluate` and `audit` run the model: they are wit-board-check's,
+// beside this binary (the same folder), which takes the same arguments.
+void hand_over_replaying_steps(int argc, char** argv) {
+  if (argc < 2) return;
+  const std::string sub = argv[1];
+  if (sub != "add" && sub != "audit" && sub != "evaluate") return;
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return;
+  self[n] = 0;
+  const std::string exe = (fs::path(self).parent_path() / "wit-board-check").string();
+  if (::access(exe.c_str(), X_OK) != 0) return;  // the subcommand below says what is missing
+  std::vector<char*> args(argv, argv + argc);
+  args[0] = const_cast<char*>(exe.c_str());
+  args.push_back(nullptr);
+  ::execv(exe.c_str(), args.data());
+}
+
 std::string first_line(const wit::RunEntry& e) {
   const std::string d = e.describe();
   return d.substr(0, d.find('\n'));
@@ -79,11 +104,42 @@ std::string first_line(const wit::RunEntry& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Judge run bundles and build a self-regulating leaderboard (static HTML and JSON)"};
+  hand_over_replaying_steps(argc, argv);
+  CLI::App app{"Define a board, judge run bundles against it and build the leaderboard (static HTML and JSON)"};
   wit::cli::setup(app, "wit-board");
   app.require_subcommand(1);
   bool quiet = false;
   double fraction = wit::kDefaultBoardFraction;
+
+  // init
+  std::string i_dir, i_name, i_key, i_commit;
+  std::vector<std::string> i_files;
+  wit::BoardPolicy i_policy;
+  auto* init = app.add_subcommand("init", "Define a new board: its benchmark, policy and key (writes DIR/board.def.json)");
+  init->add_option("board", i_dir, "The board folder to create (empty or new)")->required()->type_name("DIR");
+  init->add_option("--name", i_name, "The board's name (1 to 64 of A-Z a-z 0-9 . _ -)")->required()->type_name("NAME");
+  init->add_option("--key", i_key, "The board's secret key file, outside DIR (made when it does not exist)")->required()->type_name("KEY");
+  init->add_option("--benchmark", i_commit, "The benchmark's eval set commitment (wit-commit -o)")->required()->type_name("C");
+  init->add_option("files", i_files, "The benchmark's record files (the board keeps a copy)")->required()->type_name("FILE");
+  init->add_option("--fraction", i_policy.fraction, "Tampering fraction the confidence is stated for, 0 < F <= 1")->default_str("0.05")->type_name("F");
+  init->add_option("--confidence", i_policy.confidence, "Confidence a run must reach to show as certified, 0 < P < 1")->default_str("0.99")->type_name("P");
+  init->add_option("-k", i_policy.k, "Steps per board challenge (default: the smallest k reaching --confidence at once)")->type_name("N");
+
+  // submit
+  std::string u_dir, u_bundle;
+  auto* submit = app.add_subcommand("submit", "Put a run bundle on a board (DIR/runs/NAME), checked against its definition");
+  submit->add_option("board", u_dir, "The board folder")->required()->type_name("DIR");
+  submit->add_option("bundle", u_bundle, "The run bundle (wit-board pack -o)")->required()->type_name("BUNDLE");
+
+  // leaves
+  std::string l_bundle, l_file, l_key;
+  unsigned l_threads = 1;
+  auto* leaves = app.add_subcommand("leaves", "Audit the training tree's sorted leaves (wit-commit leaves) against the run's data commitment");
+  leaves->add_option("bundle", l_bundle, "The run bundle on the board (DIR/runs/NAME)")->required()->type_name("BUNDLE");
+  leaves->add_option("leaves", l_file, "The sorted leaves file of the run's data commitment")->required()->type_name("LEAVES");
+  leaves->add_option("--key", l_key, "The board's secret key file (kept outside the board folder)")->required()->type_name("KEY");
+  leaves->add_option("-j,--threads", l_threads, "Hashing threads (default 1; 0 = all cores)")->type_name("N");
+  leaves->add_flag("-q,--quiet", quiet, "No note on stderr");
 
   // pack
   std::string p_out, p_name, p_run, p_data, p_evalc, p_eval, p_scores, p_cont, p_fp, p_binding;
@@ -110,32 +166,33 @@ int main(int argc, char** argv) {
   // build
   std::vector<std::string> b_paths;
   std::string b_site;
-  auto* build = app.add_subcommand("build", "Judge bundles and write the static site (index.html, runs/, board.json)");
-  build->add_option("bundles", b_paths, "Bundle directories, .wbundle files or folders of bundles")->required()->type_name("BUNDLE");
+  auto* build = app.add_subcommand("build", "Judge a board's runs (or bundles) and write the static site (index.html, runs/, board.json)");
+  build->add_option("bundles", b_paths, "A board folder; or bundle directories, .wbundle files or folders of bundles")->required()->type_name("DIR");
   build->add_option("-o,--output", b_site, "The site folder")->required()->type_name("SITE");
   build->add_option("--fraction", fraction, "Tampering fraction the confidence is stated for, 0 < F <= 1 (default 0.05)")->type_name("F");
   build->add_flag("-q,--quiet", quiet, "No summary on stderr");
 
   // challenge
-  std::string c_bundle, c_nonce, c_out;
+  std::string c_bundle, c_nonce, c_out, c_key;
   std::optional<int64_t> c_k;
   std::optional<double> c_conf, c_frac;
-  auto* chal = app.add_subcommand("challenge", "Issue a new challenge against a bundle's newest signed head and add it");
-  chal->add_option("bundle", c_bundle, "The run bundle")->required()->type_name("BUNDLE");
-  chal->add_option("--nonce", c_nonce, "Nonce the trainer does not control: 64 hex digits")->required()->type_name("HEX");
+  auto* chal = app.add_subcommand("challenge", "Draw a board challenge (--key) or add a caller's (--nonce) against a bundle's newest signed head");
+  chal->add_option("bundle", c_bundle, "The run bundle (on a board: DIR/runs/NAME)")->required()->type_name("BUNDLE");
+  auto* cn = chal->add_option("--nonce", c_nonce, "A caller's nonce, 64 hex digits (its passes add no confidence)")->type_name("HEX");
+  auto* ckey = chal->add_option("--key", c_key, "The board's secret key: the board draws the nonce (counts toward confidence)")->type_name("KEY");
   auto* ck = chal->add_option("-k", c_k, "Number of steps to challenge")->type_name("N");
   auto* cc = chal->add_option("--confidence", c_conf, "Smallest k catching --fraction with this probability")->type_name("P");
   chal->add_option("--fraction", c_frac, "Tampering fraction for --confidence, 0 < F <= 1")->type_name("F");
   chal->add_option("-o,--output", c_out, "Also write the challenge to this file (- = stdout)")->type_name("FILE");
   chal->add_flag("-q,--quiet", quiet, "No guarantee on stderr");
   ck->excludes(cc);
+  cn->excludes(ckey);
 
-  // add
-  std::string a_bundle, a_report;
-  auto* add = app.add_subcommand("add", "Add a replay report answering one of the bundle's challenges");
-  add->add_option("bundle", a_bundle, "The run bundle")->required()->type_name("BUNDLE");
-  add->add_option("report", a_report, "The replay report (wit-replay verify -o)")->required()->type_name("REPORT");
-  add->add_flag("-q,--quiet", quiet, "No note on stderr");
+  // add, audit: wit-board-check's (LibTorch); reached here only when it is not installed
+  auto* add = app.add_subcommand("add", "Verify a trainer's response bundle by replaying it and file the board's signed report");
+  auto* evaluate = app.add_subcommand("evaluate", "Score the released weights on the board's benchmark and file the board's signed evaluation");
+  auto* audit = app.add_subcommand("audit", "Re-verify every stored response and re-score stored weights; exit 1 naming any that does not reproduce");
+  for (auto* s : {add, evaluate, audit}) s->allow_extras();
 
   // repair
   std::string r_bundle, r_name;
@@ -145,14 +202,76 @@ int main(int argc, char** argv) {
   rep->add_flag("-q,--quiet", quiet, "No list of changes on stderr");
 
   // show
-  std::string s_bundle;
+  std::string s_bundle, s_board;
   bool s_json = false;
   auto* show = app.add_subcommand("show", "Print the verdict on one bundle (exit 1 if rejected)");
   show->add_option("bundle", s_bundle, "The run bundle")->required()->type_name("BUNDLE");
+  show->add_option("--board", s_board, "Judge it against this board (default: the board it sits on, DIR/runs/NAME)")->type_name("DIR");
   show->add_option("--fraction", fraction, "Tampering fraction the confidence is stated for (default 0.05)")->type_name("F");
   show->add_flag("--json", s_json, "The verdict as JSON (one run of board.json)");
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
+    if (add->parsed() || evaluate->parsed() || audit->parsed())
+      throw wit::Error(std::string(add->parsed() ? "add" : evaluate->parsed() ? "evaluate" : "audit") +
+                           " runs the model: it is wit-board-check's (built with LibTorch), which is not beside wit-board",
+                       "", "build wit with LibTorch (WIT_TORCH=ON)");
+
+    if (init->parsed()) {
+      wit::BoardInit in;
+      in.dir = i_dir;
+      in.name = i_name;
+      in.key_path = i_key;
+      in.commit_path = i_commit;
+      in.record_files = i_files;
+      in.policy = i_policy;
+      const wit::BoardDefinition d = wit::init_board(in);
+      std::cout << (fs::path(i_dir) / wit::board_path::kDefinition).string() << "\n";
+      if (!quiet)
+        wit::cli::note("board " + d.name + ": benchmark of " + std::to_string(d.benchmark.n) + " records, certified from " +
+                       wit::percent(d.policy.confidence) + " against tampering with " + wit::fraction_percent(d.policy.fraction) +
+                       " of the steps; board key " + d.key.hex() + " (secret half in " + i_key + ")");
+      return wit::cli::kOk;
+    }
+
+    if (submit->parsed()) {
+      if (!wit::is_board_dir(u_dir)) throw wit::Error("not a board (no board.def.json)", u_dir, "make one with 'wit-board init'");
+      const wit::BoardDefinition def = wit::BoardDefinition::load(u_dir);
+      const wit::FileLock lock = wit::lock_board(u_dir);
+      wit::RunBundle b = load_whole(u_bundle);
+      const std::string name = b.declared_name();
+      // The board's own members are the board's to write.
+      for (const auto& [m, bytes] : b.files)
+        if (m.rfind(wit::member::kDraws, 0) == 0 || m.rfind(wit::member::kBoardReports, 0) == 0)
+          throw wit::Error("the bundle holds " + m + ": only the board writes draws and board reports", u_bundle);
+      const wit::Commitment ec = wit::Commitment::from_json(
+          nlohmann::json::parse(b.get(wit::member::kEvalCommit), nullptr, false), wit::member::kEvalCommit);
+      if (auto p = def.benchmark_problem(ec.root, ec.n)) throw wit::Error("the run is " + *p, u_bundle);
+      const std::string to = (fs::path(u_dir) / wit::board_path::kRuns / name).string();
+      if (exists(to)) throw wit::Error("a run named " + name + " is already on the board", to);
+      b.path = to;
+      b.archive = false;
+      b.save_new();
+      std::cout << to << "\n";
+      if (!quiet) {
+        const wit::RunEntry e = wit::evaluate_run_bundle(b, def.policy.fraction, &def);
+        wit::cli::note("submitted " + name + " to board " + def.name + "; the board says: " + first_line(e));
+      }
+      return wit::cli::kOk;
+    }
+
+    if (leaves->parsed()) {
+      const wit::BoardLeavesResult r = wit::board_leaves(l_bundle, l_file, wit::load_key(l_key), l_threads);
+      std::cout << member_path(wit::RunBundle{l_bundle, false, {}}, r.member) << "\n";
+      if (!r.doc.refused.empty()) {
+        std::cerr << "wit-board: the training tree failed the board's audit: " << r.doc.refused << "\n";
+        return wit::cli::kNegative;
+      }
+      if (!quiet)
+        wit::cli::note("the board audited " + std::to_string(r.doc.n) + " sorted leaves against the data commitment; stored as " +
+                       r.stored);
+      return wit::cli::kOk;
+    }
+
     if (pack->parsed()) {
       if (exists(p_out)) throw wit::Error("output exists", p_out, "pick a new path; a bundle is never overwritten");
       wit::PackInput in;
@@ -184,11 +303,20 @@ int main(int argc, char** argv) {
 
     if (build->parsed()) {
       check_fraction(fraction);
-      const std::vector<std::string> paths = expand_bundles(b_paths);
       std::vector<wit::RunEntry> runs;
-      for (const auto& p : paths) runs.push_back(wit::evaluate_bundle_path(p, fraction));
-      runs = wit::order_board(std::move(runs));
-      wit::write_site(b_site, runs, fraction);
+      std::optional<wit::BoardDefinition> def;
+      if (b_paths.size() == 1 && wit::is_board_dir(b_paths[0])) {
+        def = wit::BoardDefinition::load(b_paths[0]);
+        fraction = def->policy.fraction;
+        runs = wit::evaluate_board(b_paths[0], *def);
+      } else {
+        for (const auto& p : b_paths)
+          if (wit::is_board_dir(p)) throw wit::Error("a board folder is built on its own", p, "wit-board build DIR -o SITE");
+        const std::vector<std::string> paths = expand_bundles(b_paths);
+        for (const auto& p : paths) runs.push_back(wit::evaluate_bundle_path(p, fraction));
+        runs = wit::order_board(std::move(runs));
+      }
+      wit::write_site(b_site, runs, fraction, def ? &*def : nullptr);
       if (!quiet) {
         size_t cert = 0, pend = 0, rej = 0;
         for (const auto& r : runs)
@@ -201,8 +329,21 @@ int main(int argc, char** argv) {
     }
 
     if (chal->parsed()) {
-      const wit::Hash32 nonce = wit::nonce_from_args(c_nonce, "");
-      if (!c_k && !c_conf) throw wit::Error("missing -k N or --confidence P --fraction F", "", "run 'wit-board challenge --help' for usage");
+      if (c_nonce.empty() == c_key.empty())
+        throw wit::Error("give --key KEY (the board draws the challenge) or --nonce HEX (a caller's challenge)", "",
+                         "run 'wit-board challenge --help' for usage");
+      const std::string board_dir = wit::board_of_bundle(c_bundle);
+      std::optional<wit::BoardDefinition> def;
+      if (!board_dir.empty()) def = wit::BoardDefinition::load(board_dir);
+      std::optional<wit::SecretKey> key;
+      if (!c_key.empty()) {
+        key = wit::load_key(c_key);
+        def.emplace();
+        (void)wit::board_for_key(c_bundle, *key, *def);
+      } else {
+        (void)wit::nonce_from_args(c_nonce, "");  // a bad nonce is refused before anything is read
+      }
+      if (!c_k && !c_conf && !def) throw wit::Error("missing -k N or --confidence P --fraction F", "", "run 'wit-board challenge --help' for usage");
       wit::check_outputs_apart({c_bundle, c_bundle + "/" + wit::kRunBundleIndex}, {c_out});
       // Opened before the bundle changes, so an output that cannot be written leaves the bundle as it was.
       std::optional<wit::AtomicFile> out_file;
@@ -210,39 +351,32 @@ int main(int argc, char** argv) {
       const wit::FileLock lock = wit::lock_run_bundle(c_bundle);
       wit::RunBundle b = load_whole(c_bundle);
       const wit::TreeHead head = wit::newest_signed_head(b);
-      const wit::Challenge c =
-          wit::issue_challenge(head, wit::member::kHeads, nonce, wit::ChallengeRequest{c_k, c_conf, c_frac, 0, std::nullopt});
+      std::optional<wit::BoardDraw> draw;
+      wit::Hash32 nonce;
+      if (key) {
+        draw = wit::BoardDraw::make(*key, head.run_id, head, wit::next_draw_number(b), uint64_t(std::time(nullptr)));
+        nonce = draw->nonce;
+      } else {
+        nonce = wit::nonce_from_args(c_nonce, "");
+      }
+      wit::ChallengeRequest req{c_k, c_conf, c_frac, 0, std::nullopt};
+      if (!c_k && !c_conf) req.k = def->draw_k(int64_t(head.size) - 1);  // the board's policy
+      const wit::Challenge c = wit::issue_challenge(head, wit::member::kHeads, nonce, req);
       const std::string text = c.to_json().dump(2) + "\n";
-      const std::string m = std::string(wit::member::kChallenges) + wit::challenge_member_name(c.seed) + ".json";
+      const std::string name = wit::challenge_member_name(c.seed);
+      const std::string m = std::string(wit::member::kChallenges) + name + ".json";
       if (b.has(m) && b.get(m) != text)
         throw wit::Error("the bundle holds a different challenge with this name", member_path(b, m));
       if (out_file) out_file->write(text);  // a device such as /dev/full fails here, before the bundle changes
       if (!b.has(m)) b.put_and_save(m, text);
+      const std::string dm = std::string(wit::member::kDraws) + name + ".json";
+      if (draw && !b.has(dm)) b.put_and_save(dm, draw->to_json().dump(2) + "\n");
       if (out_file) out_file->commit();
       if (c_out != "-") std::cout << member_path(b, m) << "\n";
-      if (!quiet) wit::cli::note(c.guarantee.words());
-      return wit::cli::kOk;
-    }
-
-    if (add->parsed()) {
-      const wit::FileLock lock = wit::lock_run_bundle(a_bundle);
-      wit::RunBundle b = load_whole(a_bundle);
-      const std::string text = wit::read_file(a_report);
-      std::string why;
-      const std::string name = wit::match_report(b, text, a_report, why);
-      if (name.empty()) {
-        std::cerr << "wit-board: refused: " << why << "\n";
-        return wit::cli::kNegative;
-      }
-      const std::string m = std::string(wit::member::kReports) + name + ".json";
-      if (b.has(m) && b.get(m) != text) {
-        std::cerr << "wit-board: refused: a different report is already filed for challenge " << name << ": "
-                  << member_path(b, m) << "\n";
-        return wit::cli::kNegative;
-      }
-      if (!b.has(m)) b.put_and_save(m, text);
-      std::cout << member_path(b, m) << "\n";
-      if (!quiet) wit::cli::note("the report answers challenge " + name + "; run 'wit-board show " + a_bundle + "' for the verdict");
+      if (!quiet)
+        wit::cli::note((draw ? "board challenge " + std::to_string(draw->number) + " drawn with the board key: "
+                             : std::string("a caller's challenge (its passes add no confidence on a board): ")) +
+                       c.guarantee.words());
       return wit::cli::kOk;
     }
 
@@ -257,14 +391,23 @@ int main(int argc, char** argv) {
     }
 
     // show: something that is not a bundle at all is an error (2); a bundle
-    // whose contents do not check out is a verdict (1).
+    // whose contents do not check out, or that cannot be read (a link inside
+    // it), is a verdict (1), as on the board.
     check_fraction(fraction);
     if (!exists(s_bundle)) throw wit::Error("no such bundle", s_bundle);
     if (is_dir(s_bundle) && !exists((fs::path(s_bundle) / wit::kRunBundleIndex).string()))
       throw wit::Error("not a run bundle (no bundle.json)", s_bundle);
-    const wit::RunEntry e = wit::evaluate_run_bundle(wit::RunBundle::load(s_bundle), fraction);
+    if (s_board.empty()) s_board = wit::board_of_bundle(s_bundle);
+    std::optional<wit::BoardDefinition> def;
+    if (!s_board.empty()) {
+      if (!wit::is_board_dir(s_board)) throw wit::Error("not a board (no board.def.json)", s_board);
+      def = wit::BoardDefinition::load(s_board);
+    }
+    const wit::RunEntry e = wit::evaluate_bundle_path(s_bundle, fraction, def ? &*def : nullptr);
     if (s_json) std::cout << e.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     else std::cout << e.describe();
+    std::cout.flush();
+    if (!std::cout) throw wit::Error("cannot write to stdout");
     return e.status == wit::BoardStatus::kRejected ? wit::cli::kNegative : wit::cli::kOk;
   });
 }

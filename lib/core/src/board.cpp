@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -104,9 +105,10 @@ double detection(int64_t T, int64_t bad, int64_t k) {
 
 // Everything the checks carry from one to the next.
 struct Ctx {
-  Ctx(const RunBundle& bundle, RunEntry& entry) : b(bundle), e(entry) {}
+  Ctx(const RunBundle& bundle, RunEntry& entry, const BoardDefinition* board) : b(bundle), e(entry), def(board) {}
   const RunBundle& b;
   RunEntry& e;
+  const BoardDefinition* def;  // the board judged against; null: none
   std::string at = "bundle.json";  // the member being checked, for messages from the JSON library
   Manifest mf;
   int64_t T = 0;  // the manifest's steps
@@ -145,6 +147,7 @@ void check_manifest(Ctx& c) {
     e.params = param_count(c.mf.model);
     e.tokens = uint64_t(std::max<int64_t>(0, e.steps)) * uint64_t(std::max<int64_t>(0, e.batch_size)) *
                uint64_t(std::max<int64_t>(0, e.context));
+    e.flops = 6.0 * double(e.params) * double(e.tokens);
     e.model_config = c.mf.model.scripted()
                          ? "torchscript " + c.mf.model.file.hex().substr(0, 16) + " vocab=" +
                                std::to_string(c.mf.model.vocab) + " context=" + std::to_string(c.mf.model.context)
@@ -245,6 +248,26 @@ void check_data_commitment(Ctx& c) {
   }
 }
 
+// 7b. draws/NAME.json: the board key's draw of challenge NAME. On a defined
+// board it must be the board key's, over this run, the challenge's head and
+// its number, and give the challenge's nonce; a challenge without a draw
+// is a caller's (its passes add nothing to the confidence).
+void check_draw(Ctx& c, const std::string& name, const Challenge& ch, ChallengeState& s) {
+  const std::string m = std::string(member::kDraws) + name + ".json";
+  if (!c.b.has(m)) return;
+  c.at = m;
+  const BoardDraw d = BoardDraw::from_json(parse_member(c.b, m), m);
+  if (!c.def) return;  // no board to check it against: it stays a caller's challenge
+  if (auto p = d.problem(c.def->key)) reject(m + " " + *p);
+  if (d.run_id != c.run_id) reject(m + " is a draw for another run");
+  if (d.head != ch.head) reject(m + " draws for another head than its challenge's");
+  if (d.nonce != ch.nonce)
+    reject(std::string(member::kChallenges) + name + ".json: its nonce is not the one the board's draw derives");
+  s.drawn_by = "board";
+  s.number = d.number;
+  s.drawn_at = d.drawn_at;
+}
+
 // 7. challenges
 void check_challenges(Ctx& c) {
   const RunBundle& b = c.b;
@@ -264,9 +287,24 @@ void check_challenges(Ctx& c) {
     s.head_size = ch.head.size;
     s.k = int64_t(ch.steps.size());
     s.steps = ch.steps;
+    check_draw(c, name, ch, s);
     e.challenges.push_back(s);
     c.challenges.push_back(ch);
   }
+  // Every draw answers a challenge, and the board's numbers run 0, 1, ... without a gap
+  // (a draw the board withheld would show as one).
+  std::set<uint64_t> numbers;
+  for (const std::string& name : b.names_under(member::kDraws)) {
+    bool found = false;
+    for (const auto& s : e.challenges) found = found || s.name == name;
+    if (!found) reject(std::string(member::kDraws) + name + ".json draws no challenge in the bundle");
+  }
+  for (const auto& s : e.challenges)
+    if (s.drawn_by == "board" && !numbers.insert(s.number).second)
+      reject(std::string(member::kDraws) + s.name + ".json: a second board draw numbered " + std::to_string(s.number));
+  uint64_t expect = 0;
+  for (uint64_t n : numbers)
+    if (n != expect++) reject("the board's draws skip challenge number " + std::to_string(expect - 1));
 }
 
 // 8. reports
@@ -282,15 +320,39 @@ void check_reports(Ctx& c) {
     const Challenge& ch = c.challenges[ci];
     ChallengeState& s = e.challenges[ci];
     const ReplayReport r = ReplayReport::from_json(parse_member(b, where), where);
-    // Check 7 made every challenge one of this run's.
+    // Check 7 made every challenge one of this run's. The report is a claim
+    // anyone can type: its form is checked, its verdict counts for nothing
+    // (the board's own reports, board-reports/, do).
     if (auto why = r.answer_problem(ch)) reject(where + " " + *why);
+    (void)s;
+  }
+}
+
+// 8b. board-reports/NAME.json: the board's signed report on the response it
+// verified for challenge NAME. Counted only on a defined board, signed by its key.
+void check_board_reports(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
+  for (const std::string& name : b.names_under(member::kBoardReports)) {
+    const std::string where = std::string(member::kBoardReports) + name + ".json";
+    c.at = where;
+    size_t ci = 0;
+    while (ci < e.challenges.size() && e.challenges[ci].name != name) ci++;
+    if (ci == e.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
+    const BoardReport br = BoardReport::from_json(parse_member(b, where), where);
+    if (!c.def) continue;  // no board key to check it with: it counts for nothing
+    if (auto p = br.problem(c.def->key)) reject(where + " " + *p);
+    if (br.challenge != name) reject(where + " is the board's report on another challenge (" + br.challenge + ")");
+    const Challenge& ch = c.challenges[ci];
+    ChallengeState& s = e.challenges[ci];
+    const ReplayReport r = ReplayReport::from_json(br.report, where);
+    if (auto why = r.answer_problem(ch)) reject(where + " " + *why);
+    if (r.certified() && r.step_checks() != ch.steps)
+      reject(where + ": a certified report that does not check exactly its challenge's steps");
     s.verdict = status_of(r.verdict);
     s.reason = r.reason;
     s.checks = r.checks;
-    // Segment transitions are checked too, but they are not uniform draws: the
-    // guarantee and the match with the challenge's steps count step checks only.
-    if (r.certified() && r.step_checks() != ch.steps)
-      reject(where + ": a certified report that does not check exactly its challenge's steps");
+    s.response = br.response_digest;
   }
 }
 
@@ -302,7 +364,9 @@ void training_confidence(Ctx& c) {
     if (s.verdict == BoardStatus::kCertified) e.survived++;
     else if (s.verdict == BoardStatus::kRejected) e.failed++;
     else e.pending++;
-    if (s.verdict == BoardStatus::kCertified && s.head_size == c.newest.size) union_steps.insert(s.steps.begin(), s.steps.end());
+    // Only the board's draws count toward the confidence: a caller's nonce may have been ground.
+    if (s.verdict == BoardStatus::kCertified && s.drawn_by == "board" && s.head_size == c.newest.size)
+      union_steps.insert(s.steps.begin(), s.steps.end());
   }
   e.steps_checked.assign(union_steps.begin(), union_steps.end());
   e.bad_steps = bad_steps_for(c.T, e.fraction);
@@ -314,7 +378,7 @@ void check_no_rejected_report(Ctx& c) {
   RunEntry& e = c.e;
   for (const auto& s : e.challenges)
     if (s.verdict == BoardStatus::kRejected)
-      reject(std::string(member::kReports) + s.name + ".json: replay rejected the run: " +
+      reject(std::string(member::kBoardReports) + s.name + ".json: the board replayed the response and rejected the run: " +
              (s.reason.empty() ? "no reason given" : s.reason));
 }
 
@@ -334,7 +398,10 @@ void check_eval(Ctx& c) {
     reject("eval.json evaluates another checkpoint than the one the final entry logs (state root differs)");
   if (c.eval.eval_root != eval_set.root) reject("eval.json is not on the eval set of eval.commit.json (root differs)");
   if (c.eval.n != eval_set.n) reject("eval.json is not on the eval set of eval.commit.json (n differs)");
+  if (c.def)
+    if (auto p = c.def->benchmark_problem(eval_set.root, eval_set.n)) reject("the run is " + *p);
   e.eval_metric = c.eval.metric;
+  e.eval_root = eval_set.root.hex();
   e.eval_n = c.eval.n;
 }
 
@@ -377,6 +444,51 @@ void check_eval_spot_checks(Ctx& c) {
     e.eval_bad = bad_steps_for(int64_t(c.eval.n), e.fraction);
     e.eval_confidence = detection(int64_t(c.eval.n), e.eval_bad, int64_t(e.eval_indices_checked.size()));
   }
+}
+
+// 12b. board-eval.json: the board's own evaluation of the released weights on
+// its benchmark (wit-board evaluate), signed by its key: of this run, at the
+// final step, bound to the final logged state root, on the benchmark. Its
+// score replaces the trainer's on the board.
+void check_board_eval(Ctx& c) {
+  const RunBundle& b = c.b;
+  RunEntry& e = c.e;
+  if (!b.has(member::kBoardEval)) return;
+  c.at = member::kBoardEval;
+  const std::string where = member::kBoardEval;
+  const BoardEval be = BoardEval::from_json(parse_member(b, where), where);
+  if (!c.def) return;  // no board key to check it with
+  if (auto p = be.problem(c.def->key)) reject(where + " " + *p);
+  if (!be.refused.empty()) reject("the board refused the released model: " + be.refused);
+  const EvalCommitment ev = EvalCommitment::from_json(be.eval, where);
+  if (ev.run_id != c.run_id) reject(where + " evaluates another run");
+  if (ev.step != c.T || ev.checkpoint_root != c.final_entry.state_root)
+    reject(where + " evaluates another state than the run's final one");
+  if (auto p = c.def->benchmark_problem(ev.eval_root, ev.n)) reject(where + " is " + *p);
+  e.eval_by = "board";
+  e.eval_known = true;
+  e.eval_loss = ev.loss;
+  e.eval_accuracy = ev.accuracy;
+  e.eval_n = ev.n;
+  e.eval_metric = ev.metric;
+  e.weights_digest = be.weights_digest;
+}
+
+// 13b. board-leaves.json: the board's audit of the training tree's sorted
+// leaves (wit-board leaves), signed: of the run's data commitment (n, root).
+// Exclusion proofs, and so the contamination certificate, mean absence only
+// in a sorted tree: on a board a run is certified only once it is audited.
+void check_board_leaves(Ctx& c) {
+  const RunBundle& b = c.b;
+  if (!b.has(member::kBoardLeaves)) return;
+  const std::string where = member::kBoardLeaves;
+  c.at = where;
+  const BoardLeaves bl = BoardLeaves::from_json(parse_member(b, where), where);
+  if (!c.def) return;
+  if (auto p = bl.problem(c.def->key)) reject(where + " " + *p);
+  if (bl.n != c.data.n || bl.root != c.data.root) reject(where + " audits another tree than the run's data commitment");
+  if (!bl.refused.empty()) reject("the board's audit of the training tree failed: " + bl.refused);
+  c.e.leaves_audited = true;
 }
 
 // 13. contamination.json
@@ -470,12 +582,15 @@ void judge(Ctx& c) {
   check_data_commitment(c);
   check_challenges(c);
   check_reports(c);
+  check_board_reports(c);
   training_confidence(c);
   check_no_rejected_report(c);
   check_eval(c);
   check_eval_scores(c);
   check_eval_spot_checks(c);
+  check_board_eval(c);
   check_contamination(c);
+  check_board_leaves(c);
   check_model(c);
 }
 
@@ -580,14 +695,19 @@ const char* model_verdict_name(ModelVerdict v) {
   return "not checked";  // not reached: every enumerator is named above
 }
 
-RunEntry evaluate_run_bundle(const RunBundle& b, double fraction) {
+RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDefinition* board) {
   RunEntry e;
+  if (board) {
+    fraction = board->policy.fraction;
+    e.board = board->name;
+    e.required = board->policy.confidence;
+  }
   e.fraction = fraction;
   e.source = path_name(b.path);
   std::string why;
   const auto declared = b.check_index(why);
   e.name = declared ? *declared : name_from_path(b.path);
-  Ctx c(b, e);
+  Ctx c(b, e, board);
   try {
     judge(c);
   } catch (const Reject& r) {
@@ -608,40 +728,91 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction) {
     e.reason = e.reason.substr(0, e.reason.find('\n'));
     return e;
   }
-  const bool replayed = !e.steps_checked.empty();
-  const bool spot_checked = !e.eval_checks.empty();
-  if (replayed && spot_checked) {
+  int64_t board_drawn = 0, board_waiting = 0;
+  for (const auto& s : e.challenges)
+    if (s.drawn_by == "board") {
+      board_drawn++;
+      if (s.verdict == BoardStatus::kPending) board_waiting++;
+    }
+  e.status = BoardStatus::kPending;
+  if (!board) {
+    e.reason = "not on a defined board (its reports are claims; a board verifies responses and signs its own)";
+  } else if (board_drawn == 0) {
+    e.reason = "no board challenge drawn yet";
+  } else if (e.confidence < board->policy.confidence) {
+    e.reason = "confidence " + percent(e.confidence) + " is below the board's " + percent(board->policy.confidence) +
+               (board_waiting > 0 ? "; waiting for the response to " + plural(board_waiting, "board challenge")
+                                  : "; the board draws more challenges");
+  } else if (e.eval_by != "board") {
+    e.reason = "the board has not scored the released weights on its benchmark yet (wit-board evaluate)";
+  } else if (!e.leaves_audited) {
+    e.reason = "the training tree is not audited yet: the contamination certificate means absence only in a sorted tree "
+               "(wit-board leaves)";
+  } else {
     e.status = BoardStatus::kCertified;
     e.reason.clear();
-  } else {
-    e.status = BoardStatus::kPending;
-    if (e.challenges.empty()) e.reason = "no challenge issued yet";
-    else if (!replayed && e.pending > 0) e.reason = "waiting for the report of " + plural(e.pending, "challenge");
-    else if (!replayed) e.reason = "no certified replay report under the newest signed head";
-    else e.reason = "no eval spot check yet";
   }
   return e;
 }
 
-RunEntry evaluate_bundle_path(const std::string& path, double fraction) {
+uint64_t next_draw_number(const RunBundle& b) { return b.names_under(member::kDraws).size(); }
+
+BundleFinal bundle_final_state(const RunBundle& b) {
+  RunEntry e;
+  Ctx c(b, e, nullptr);
+  try {
+    check_bundle_index(c);
+    check_manifest(c);
+    check_heads(c);
+    check_log(c);
+    check_final_entry(c);
+  } catch (const Reject& r) {
+    throw Error(r.reason, b.path);
+  }
+  return BundleFinal{c.mf, c.run_id, c.T, c.final_entry.state_root};
+}
+
+RunEntry evaluate_bundle_path(const std::string& path, double fraction, const BoardDefinition* board) {
   RunBundle b;
   try {
     b = RunBundle::load(path);
   } catch (const std::exception& x) {
     RunEntry e;
-    e.fraction = fraction;
+    e.fraction = board ? board->policy.fraction : fraction;
+    if (board) {
+      e.board = board->name;
+      e.required = board->policy.confidence;
+    }
     e.source = path_name(path);
     e.name = name_from_path(path);
     e.status = BoardStatus::kRejected;
     e.reason = std::string(x.what()).substr(0, std::string(x.what()).find('\n'));
     return e;
   }
-  return evaluate_run_bundle(b, fraction);
+  return evaluate_run_bundle(b, fraction, board);
+}
+
+std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefinition& def) {
+  const std::filesystem::path runs = std::filesystem::path(dir) / board_path::kRuns;
+  std::vector<std::string> paths;
+  std::error_code ec;
+  for (const auto& x : std::filesystem::directory_iterator(runs, ec))
+    if (x.path().filename().string()[0] != '.') paths.push_back(x.path().string());  // not a writer's temporary
+  if (ec) throw Error("cannot read the board's runs: " + ec.message(), runs.string());
+  std::sort(paths.begin(), paths.end());
+  std::vector<RunEntry> out;
+  for (const auto& p : paths) out.push_back(evaluate_bundle_path(p, def.policy.fraction, &def));
+  return order_board(std::move(out));
 }
 
 std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
+  // Of two bundles with one name, an intact one keeps the name: a damaged copy
+  // (rejected before its checks got anywhere) cannot knock it off the board.
   std::stable_sort(entries.begin(), entries.end(), [](const RunEntry& a, const RunEntry& b) {
-    return a.name != b.name ? a.name < b.name : a.source < b.source;
+    if (a.name != b.name) return a.name < b.name;
+    const bool ra = a.status == BoardStatus::kRejected, rb = b.status == BoardStatus::kRejected;
+    if (ra != rb) return rb;
+    return a.source < b.source;
   });
   std::set<std::string> taken;
   for (const auto& e : entries) taken.insert(e.name);
@@ -706,8 +877,10 @@ json RunEntry::to_json() const {
   j["status"] = status_name(status);
   j["reason"] = reason;
   j["run_id"] = run_id;
-  j["compute"] = {{"steps", steps},   {"batch_size", batch_size}, {"context", context},
-                  {"params", params}, {"tokens", tokens},         {"model", model_config}};
+  j["board"] = board;
+  j["badge"] = badge_text(*this);
+  j["compute"] = {{"steps", steps},   {"batch_size", batch_size}, {"context", context}, {"params", params},
+                  {"tokens", tokens}, {"flops", num(flops)},      {"model", model_config}};
   json list = json::array();
   for (const auto& c : challenges) {
     json checks = json::array();
@@ -723,6 +896,10 @@ json RunEntry::to_json() const {
                         {"thresholds", t}});
     }
     list.push_back({{"name", c.name},
+                    {"drawn_by", c.drawn_by},
+                    {"number", c.drawn_by == "board" ? json(c.number) : json(nullptr)},
+                    {"drawn_at", c.drawn_at},
+                    {"response", c.response},
                     {"head_size", c.head_size},
                     {"k", c.k},
                     {"steps", c.steps},
@@ -733,6 +910,7 @@ json RunEntry::to_json() const {
   j["challenges"] = {{"issued", challenges.size()}, {"survived", survived}, {"pending", pending},
                      {"failed", failed},            {"list", list}};
   j["confidence"] = {{"fraction", num(fraction)},
+                     {"required", num(required)},
                      {"steps", steps},
                      {"bad_steps", bad_steps},
                      {"steps_checked", steps_checked},
@@ -742,6 +920,9 @@ json RunEntry::to_json() const {
     for (const auto& c : eval_checks)
       checks.push_back({{"name", c.name}, {"k", c.k}, {"verdict", verdict_name(c.verdict)}, {"indices", c.indices}});
     j["eval"] = {{"metric", eval_metric},
+                 {"by", eval_by},
+                 {"weights", weights_digest},
+                 {"eval_root", eval_root},
                  {"loss", num(eval_loss)},
                  {"accuracy", num(eval_accuracy)},
                  {"n", eval_n},
@@ -752,7 +933,8 @@ json RunEntry::to_json() const {
   } else {
     j["eval"] = nullptr;
   }
-  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}} : json(nullptr);
+  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}, {"tree_audited", leaves_audited}}
+                             : json(nullptr);
   json pcs = json::array();
   for (const auto& p : probe_checks)
     pcs.push_back({{"name", p.name}, {"verdict", match_name(p.pass)}, {"worst", num(p.worst)},
@@ -780,17 +962,30 @@ std::string RunEntry::describe() const {
   if (steps > 0)
     o << "compute: " << steps << " steps x batch " << batch_size << " x context " << context << " (up to " << tokens
       << " tokens), " << params << " parameters; " << model_config << "\n";
-  o << "challenges: " << challenges.size() << " issued, " << survived << " survived, " << pending << " pending, "
-    << failed << " failed\n";
+  if (!board.empty()) o << "board: " << board << " (certified from " << percent(required) << ")\n";
+  int64_t by_board = 0;
+  for (const auto& c : challenges) by_board += c.drawn_by == "board" ? 1 : 0;
+  o << "challenges: " << challenges.size() << " issued (" << by_board << " drawn by the board), " << survived
+    << " survived, " << pending << " pending, " << failed << " failed\n";
+  const uint64_t now = uint64_t(std::time(nullptr));
+  for (const auto& c : challenges)
+    if (c.drawn_by == "board" && c.verdict == BoardStatus::kPending) {
+      const uint64_t age = c.drawn_at && now > c.drawn_at ? now - c.drawn_at : 0;
+      o << "pending: board challenge " << c.number << " (" << c.name << ", k " << c.k << ") drawn "
+        << (age >= 86400 ? std::to_string(age / 86400) + " d" : age >= 3600 ? std::to_string(age / 3600) + " h"
+                                                                           : std::to_string(age / 60) + " min")
+        << " ago, waiting for the trainer's response\n";
+    }
   if (status != BoardStatus::kRejected && steps > 0) {
     o << "confidence: " << percent(confidence) << " against tampering with " << fraction_percent(fraction)
       << " of the steps (" << bad_steps << " of " << steps << "); " << plural(steps_checked.size(), "distinct step")
-      << " replayed under the newest head\n";
+      << " of " << steps << " replayed by the board under the newest head (board-drawn challenges only)\n";
   }
   if (eval_known) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "eval: loss %.4f nats/byte, accuracy %.2f%% over %llu examples (%s)\n", eval_loss,
-                  100 * eval_accuracy, static_cast<unsigned long long>(eval_n), eval_metric.c_str());
+    std::snprintf(buf, sizeof buf, "eval: loss %.4f nats/byte, accuracy %.2f%% over %llu examples (%s; scored by the %s)\n",
+                  eval_loss, 100 * eval_accuracy, static_cast<unsigned long long>(eval_n), eval_metric.c_str(),
+                  eval_by.c_str());
     o << buf;
     o << "eval spot checks: " << plural(eval_checks.size(), "report") << ", "
       << plural(eval_indices_checked.size(), "distinct example") << " re-evaluated";
@@ -801,7 +996,8 @@ std::string RunEntry::describe() const {
   }
   if (clean)
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
-      << " distinct eval records proved against the training data)\n";
+      << " distinct eval records proved against the training data; the training tree "
+      << (leaves_audited ? "audited sorted by the board" : "not audited") << ")\n";
   if (model == ModelVerdict::kNotChecked) {
     o << "(the checks stop at the first failure)\n";
     return o.str();
@@ -825,11 +1021,44 @@ std::string RunEntry::describe() const {
   return o.str();
 }
 
-std::string board_json(const std::vector<RunEntry>& runs, double fraction) {
+std::string badge_text(const RunEntry& r) {
+  if (r.status == BoardStatus::kCertified) {
+    const double pct = std::floor(r.confidence * 100.0 + 1e-9);
+    return "certified " + number_text(pct) + "%";
+  }
+  return status_name(r.status);
+}
+
+std::vector<size_t> certified_frontier(const std::vector<RunEntry>& runs) {
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < runs.size(); i++)
+    if (runs[i].status == BoardStatus::kCertified && runs[i].eval_known && runs[i].flops > 0) idx.push_back(i);
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    return runs[a].flops != runs[b].flops ? runs[a].flops < runs[b].flops : runs[a].eval_loss < runs[b].eval_loss;
+  });
+  std::vector<size_t> out;
+  double best = INFINITY;  // lower loss is better
+  for (size_t i : idx)
+    if (runs[i].eval_loss < best) {
+      best = runs[i].eval_loss;
+      out.push_back(i);
+    }
+  return out;
+}
+
+std::string board_json(const std::vector<RunEntry>& runs, double fraction, const BoardDefinition* board) {
   json j;
   j["format"] = kBoardFormat;
   j["version"] = kBoardVersion;
   j["fraction"] = fraction;
+  if (board) {
+    json def = board->to_json();
+    def.erase("format");
+    def.erase("version");
+    j["board"] = def;
+  } else {
+    j["board"] = nullptr;
+  }
   json list = json::array();
   for (const auto& r : runs) list.push_back(r.to_json());
   j["runs"] = list;

@@ -96,9 +96,70 @@ std::string page_head(const std::string& title) {
          "<title>" + html_escape(title) + "</title>\n<style>" + kCss + "</style>\n</head>\n<body>\n";
 }
 
-std::string badge(BoardStatus status) {
-  const std::string s = html_escape(status_name(status));
-  return "<span class=\"status " + s + "\">" + s + "</span>";
+// The run's badge: "certified 99%", "pending" or "rejected".
+std::string badge(const RunEntry& e) {
+  const std::string s = html_escape(status_name(e.status));
+  return "<span class=\"status " + s + "\">" + html_escape(badge_text(e)) + "</span>";
+}
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// Score (eval loss, lower is better) against compute (FLOPs, log scale): every
+// run with a score as a point (certified filled, others hollow), the
+// certified frontier as a line.
+std::string compute_chart(const std::vector<RunEntry>& runs) {
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < runs.size(); i++)
+    if (runs[i].eval_known && runs[i].status != BoardStatus::kRejected && runs[i].flops > 0 && std::isfinite(runs[i].eval_loss))
+      idx.push_back(i);
+  if (idx.empty()) return "<p>No scored run yet.</p>\n";
+  const double W = 640, H = 280, L = 56, R = 16, T = 14, B = 40;
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  for (size_t i : idx) {
+    const double lx = std::log10(runs[i].flops);
+    x0 = std::min(x0, std::floor(lx)); x1 = std::max(x1, std::ceil(lx));
+    y0 = std::min(y0, runs[i].eval_loss); y1 = std::max(y1, runs[i].eval_loss);
+  }
+  if (x1 <= x0) x1 = x0 + 1;
+  if (y1 <= y0) { y0 -= 0.5; y1 += 0.5; }
+  auto px = [&](double f) { return L + (std::log10(f) - x0) / (x1 - x0) * (W - L - R); };
+  auto py = [&](double y) { return T + (y - y0) / (y1 - y0) * (H - T - B); };  // lower loss higher up
+  std::ostringstream o;
+  o << "<svg id=\"compute\" role=\"img\" aria-label=\"eval loss against training compute\" width=\"" << W
+    << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+  o << "<path class=\"axis\" d=\"M" << L << " " << T << "V" << H - B << "H" << W - R << "\" stroke=\"#888\" fill=\"none\"/>\n";
+  for (double d = x0; d <= x1 + 1e-9; d += 1)
+    o << "<text x=\"" << fixed(L + (d - x0) / (x1 - x0) * (W - L - R) - 12, 1) << "\" y=\"" << H - 24 << "\">1e"
+      << number_text(d) << "</text>\n";
+  o << "<text x=\"4\" y=\"" << T + 8 << "\">" << fixed(y0, 3) << "</text>\n";
+  o << "<text x=\"4\" y=\"" << H - B << "\">" << fixed(y1, 3) << "</text>\n";
+  o << "<text x=\"" << (W / 2 - 110) << "\" y=\"" << H - 6
+    << "\">training compute, FLOPs &#8776; 6 &#183; params &#183; tokens (log scale)</text>\n";
+  const std::vector<size_t> front = certified_frontier(runs);
+  if (!front.empty()) {
+    o << "<path class=\"frontier\" d=\"";
+    for (size_t k = 0; k < front.size(); k++)
+      o << (k ? "L" : "M") << fixed(px(runs[front[k]].flops), 1) << " " << fixed(py(runs[front[k]].eval_loss), 1);
+    o << "\" stroke=\"#11602a\" stroke-width=\"1.5\" fill=\"none\"/>\n";
+  }
+  for (size_t i : idx) {
+    const RunEntry& e = runs[i];
+    const bool cert = e.status == BoardStatus::kCertified;
+    o << "<circle class=\"run " << html_escape(status_name(e.status)) << "\" data-name=\"" << html_escape(e.name)
+      << "\" cx=\"" << fixed(px(e.flops), 1) << "\" cy=\"" << fixed(py(e.eval_loss), 1) << "\" r=\"5\" stroke=\""
+      << (cert ? "#11602a" : "#9a6700") << "\" fill=\"" << (cert ? "#1a7f37" : "none") << "\"><title>" << html_escape(e.name)
+      << ": loss " << fixed(e.eval_loss, 4) << ", " << sci(e.flops) << " FLOPs, " << html_escape(badge_text(e))
+      << "</title></circle>\n";
+    o << "<text x=\"" << fixed(px(e.flops) + 7, 1) << "\" y=\"" << fixed(py(e.eval_loss) - 6, 1) << "\">" << html_escape(e.name)
+      << "</text>\n";
+  }
+  o << "</svg>\n<p class=\"reason\">Filled: certified; hollow: pending. The line joins the certified frontier: the "
+       "runs no certified run beats with no more compute.</p>\n";
+  return o.str();
 }
 
 // A line chart of (x, y) points as inline SVG, with axes and min/max labels.
@@ -201,25 +262,42 @@ std::string confidence_text(const RunEntry& e) {
 
 }  // namespace
 
-std::string render_index_html(const std::vector<RunEntry>& runs, double fraction) {
+std::string render_index_html(const std::vector<RunEntry>& runs, double fraction, const BoardDefinition* board) {
   std::ostringstream o;
-  o << page_head("wit leaderboard");
-  o << "<h1>wit leaderboard</h1>\n<p class=\"lede\">Every run below was re-checked from its bundle: signatures, proofs, "
-       "that replay reports answer challenges under the run's signed heads, that the score is of the final checkpoint and "
-       "reproduces from per-example scores, and the contamination certificate. Confidence: the probability that tampering "
-       "with "
+  const std::string title = board ? "wit leaderboard: " + board->name : "wit leaderboard";
+  o << page_head(title);
+  o << "<h1>" << html_escape(title) << "</h1>\n<p class=\"lede\">Every run below was re-checked from its bundle: signatures, "
+       "proofs, that the board's own signed reports answer challenges under the run's signed heads (the board replayed "
+       "each response itself), that the score is of the final checkpoint and reproduces from per-example scores, and the "
+       "contamination certificate. Confidence: the probability that tampering with "
     << html_escape(fraction_percent(fraction))
-    << " of a run's steps would have been caught by the challenges it survived. Click a column to sort.</p>\n";
+    << " of a run's steps would have been caught by the board-drawn challenges it survived. Click a column to sort.</p>\n";
+  if (board)
+    o << "<p id=\"board\">Board <b>" << html_escape(board->name) << "</b>: benchmark <code>"
+      << html_escape(board->benchmark.root.hex()) << "</code> (" << board->benchmark.n << " records, metric "
+      << html_escape(board->metric) << "); certified from " << html_escape(percent(board->policy.confidence))
+      << "; board key <code>" << html_escape(board->key.hex()) << "</code>.</p>\n";
   o << "<p id=\"summary\">" << runs.size() << " runs</p>\n";
   o << "<table id=\"runs\">\n<thead><tr><th data-type=\"str\">run</th><th data-type=\"str\">status</th>"
        "<th data-type=\"num\">eval loss</th><th data-type=\"num\">accuracy</th><th data-type=\"num\">confidence</th>"
-       "<th data-type=\"num\">challenges survived</th><th data-type=\"num\">steps</th><th data-type=\"num\">parameters</th>"
+       "<th data-type=\"num\">challenges survived</th><th data-type=\"num\">coverage</th><th data-type=\"num\">steps</th>"
+       "<th data-type=\"num\">parameters</th><th data-type=\"num\">FLOPs</th>"
        "<th data-type=\"str\">released model</th></tr></thead>\n<tbody>\n";
-  for (const auto& e : runs) {
+  // Ranked: certified runs by score (lower loss first), then pending, then rejected, each by name.
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = i;
+  auto rank = [](const RunEntry& e) { return e.status == BoardStatus::kCertified ? 0 : e.status == BoardStatus::kPending ? 1 : 2; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (rank(runs[a]) != rank(runs[b])) return rank(runs[a]) < rank(runs[b]);
+    if (rank(runs[a]) == 0 && runs[a].eval_loss != runs[b].eval_loss) return runs[a].eval_loss < runs[b].eval_loss;
+    return false;
+  });
+  for (size_t oi : order) {
+    const RunEntry& e = runs[oi];
     const std::string n = html_escape(e.name);
     o << "<tr data-status=\"" << html_escape(status_name(e.status)) << "\" data-name=\"" << n << "\">";
     o << "<td data-v=\"" << n << "\"><a href=\"runs/" << n << ".html\">" << n << "</a></td>";
-    o << "<td data-v=\"" << html_escape(status_name(e.status)) << "\">" << badge(e.status);
+    o << "<td data-v=\"" << html_escape(status_name(e.status)) << "\">" << badge(e);
     if (!e.reason.empty()) o << "<br><span class=\"reason\">" << html_escape(e.reason) << "</span>";
     o << "</td>";
     const bool score = e.eval_known && e.status != BoardStatus::kRejected;
@@ -228,13 +306,17 @@ std::string render_index_html(const std::vector<RunEntry>& runs, double fraction
       << (score ? fixed(100 * e.eval_accuracy, 2) + "%" : "&#8212;") << "</td>";
     o << "<td class=\"num\" data-v=\"" << (e.status == BoardStatus::kCertified ? fixed(e.confidence, 8) : "-1") << "\">" << confidence_text(e) << "</td>";
     o << "<td class=\"num\" data-v=\"" << e.survived << "\">" << e.survived << " of " << e.challenges.size() << "</td>";
+    o << "<td class=\"num\" data-v=\"" << e.steps_checked.size() << "\">" << e.steps_checked.size() << " of " << e.steps << "</td>";
     o << "<td class=\"num\" data-v=\"" << e.steps << "\">" << e.steps << "</td>";
     o << "<td class=\"num\" data-v=\"" << e.params << "\">" << e.params << "</td>";
+    o << "<td class=\"num\" data-v=\"" << sci(e.flops) << "\">" << sci(e.flops) << "</td>";
     const std::string model = html_escape(model_verdict_name(e.model));
     o << "<td data-v=\"" << model << "\">" << model << "</td>";
     o << "</tr>\n";
   }
-  o << "</tbody>\n</table>\n<p><a href=\"board.json\">board.json</a>: the same, as JSON.</p>\n";
+  o << "</tbody>\n</table>\n";
+  o << "<h2>Score against compute</h2>\n" << compute_chart(runs);
+  o << "<p><a href=\"board.json\">board.json</a>: the same, as JSON.</p>\n";
   o << "<script>" << kSortJs << "</script>\n</body>\n</html>\n";
   return o.str();
 }
@@ -243,23 +325,31 @@ std::string render_run_html(const RunEntry& e) {
   std::ostringstream o;
   o << page_head("wit: " + e.name);
   o << "<p><a href=\"../index.html\">&#8592; leaderboard</a></p>\n";
-  o << "<h1>" << html_escape(e.name) << " " << badge(e.status) << "</h1>\n";
+  o << "<h1>" << html_escape(e.name) << " " << badge(e) << "</h1>\n";
   if (!e.reason.empty()) o << "<p class=\"reason\" id=\"reason\">" << html_escape(e.reason) << "</p>\n";
   o << "<dl>\n";
   o << "<dt>bundle</dt><dd>" << html_escape(e.source) << "</dd>\n";
   if (!e.run_id.empty()) o << "<dt>run id</dt><dd><code>" << html_escape(e.run_id) << "</code></dd>\n";
   if (e.steps)
     o << "<dt>compute</dt><dd>" << e.steps << " steps &#215; batch " << e.batch_size << " &#215; context " << e.context
-      << " (up to " << e.tokens << " tokens), " << e.params << " parameters; " << html_escape(e.model_config) << "</dd>\n";
+      << " (up to " << e.tokens << " tokens), " << e.params << " parameters, about " << sci(e.flops)
+      << " FLOPs (6 &#183; params &#183; tokens)</dd>\n<dt>config</dt><dd>" << html_escape(e.model_config) << "</dd>\n";
+  if (!e.board.empty()) o << "<dt>board</dt><dd>" << html_escape(e.board) << "</dd>\n";
+  if (!e.eval_root.empty()) o << "<dt>eval set</dt><dd><code>" << html_escape(e.eval_root) << "</code></dd>\n";
   o << "<dt>challenges</dt><dd>" << e.challenges.size() << " issued, " << e.survived << " survived, " << e.pending
     << " pending, " << e.failed << " failed</dd>\n";
-  if (e.status == BoardStatus::kCertified)
+  if (e.status != BoardStatus::kRejected && e.steps)
     o << "<dt>confidence</dt><dd>" << html_escape(percent(e.confidence)) << " against tampering with "
-      << html_escape(fraction_percent(e.fraction)) << " of the steps (" << e.bad_steps << " of " << e.steps << "); "
-      << e.steps_checked.size() << " distinct steps replayed</dd>\n";
+      << html_escape(fraction_percent(e.fraction)) << " of the steps (" << e.bad_steps << " of " << e.steps << "); coverage "
+      << e.steps_checked.size() << " of " << e.steps
+      << " distinct steps replayed by the board. The spot-check limit: a run that tampers with fewer than "
+      << e.bad_steps << " steps can pass unnoticed; one that tampers with more is caught at least this often.</dd>\n";
   if (e.eval_known) {
     o << "<dt>certified score</dt><dd>eval loss " << fixed(e.eval_loss, 4) << " nats/byte, accuracy "
-      << fixed(100 * e.eval_accuracy, 2) << "% over " << e.eval_n << " examples</dd>\n";
+      << fixed(100 * e.eval_accuracy, 2) << "% over " << e.eval_n << " examples, scored by the " << html_escape(e.eval_by)
+      << "</dd>\n";
+    if (!e.weights_digest.empty())
+      o << "<dt>released weights</dt><dd>scored by the board: <code>" << html_escape(e.weights_digest) << "</code></dd>\n";
     o << "<dt>eval spot checks</dt><dd>" << e.eval_checks.size() << (e.eval_checks.size() == 1 ? " report, " : " reports, ")
       << e.eval_indices_checked.size() << " distinct examples re-evaluated";
     if (!e.eval_indices_checked.empty())
@@ -269,7 +359,9 @@ std::string render_run_html(const RunEntry& e) {
   }
   if (e.clean)
     o << "<dt>contamination</dt><dd>" << (*e.clean ? "clean" : "contaminated") << ": " << e.eval_distinct
-      << " distinct eval records proved against the training data</dd>\n";
+      << " distinct eval records proved against the training data; the training tree "
+      << (e.leaves_audited ? "audited sorted by the board" : "not audited (the certificate means absence only in a sorted tree)")
+      << "</dd>\n";
   o << "<dt>released model</dt><dd id=\"model\">" << html_escape(model_verdict_name(e.model));
   if (e.model_probe_rel) o << " (relative probe distance " << number_text(*e.model_probe_rel) << ")";
   if (!e.model_note.empty()) o << " (" << html_escape(e.model_note) << ")";
@@ -295,7 +387,9 @@ std::string render_run_html(const RunEntry& e) {
   if (e.challenges.empty()) o << "<p>No challenges yet.</p>\n";
   for (const auto& c : e.challenges) {
     o << "<h3>" << html_escape(c.name) << ": " << html_escape(status_name(c.verdict)) << "</h3>\n";
-    o << "<p>" << c.k << " steps under the head of size " << c.head_size;
+    o << "<p>" << c.k << " steps under the head of size " << c.head_size << "; drawn by "
+      << (c.drawn_by == "board" ? "the board (number " + std::to_string(c.number) + ")" : std::string("a caller's nonce (counts only if it fails)"));
+    if (!c.response.empty()) o << "; response <code>" << html_escape(c.response) << "</code> verified by the board";
     if (!c.reason.empty()) o << "; reason: " << html_escape(c.reason);
     o << "</p>\n";
     if (!c.checks.empty()) {
@@ -311,7 +405,7 @@ std::string render_run_html(const RunEntry& e) {
   return o.str();
 }
 
-void write_site(const std::string& site_dir, const std::vector<RunEntry>& runs, double fraction) {
+void write_site(const std::string& site_dir, const std::vector<RunEntry>& runs, double fraction, const BoardDefinition* board) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(fs::path(site_dir) / "runs", ec);
@@ -328,8 +422,8 @@ void write_site(const std::string& site_dir, const std::vector<RunEntry>& runs, 
     if (f.is_regular_file() && n.size() > 5 && n.compare(n.size() - 5, 5, ".html") == 0 && !pages.count(n))
       fs::remove(f.path(), ec);
   }
-  write_file_atomic(site_dir + "/board.json", board_json(runs, fraction));
-  write_file_atomic(site_dir + "/index.html", render_index_html(runs, fraction));
+  write_file_atomic(site_dir + "/board.json", board_json(runs, fraction, board));
+  write_file_atomic(site_dir + "/index.html", render_index_html(runs, fraction, board));
 }
 
 }  // namespace wit

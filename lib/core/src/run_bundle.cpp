@@ -46,8 +46,11 @@ bool run_bundle_name_ok(const std::string& name) {
 bool run_bundle_member_allowed(const std::string& name) {
   for (const auto& r : required_members())
     if (name == r) return true;
-  if (name == member::kLog || name == member::kModelFingerprint || name == member::kModelBinding) return true;
-  for (const char* dir : {member::kChallenges, member::kReports, member::kEvalChecks, member::kProbeChecks}) {
+  if (name == member::kLog || name == member::kModelFingerprint || name == member::kModelBinding || name == member::kBoardEval ||
+      name == member::kBoardLeaves)
+    return true;
+  for (const char* dir : {member::kChallenges, member::kReports, member::kEvalChecks, member::kProbeChecks,
+                          member::kDraws, member::kBoardReports}) {
     const std::string d = dir;
     if (name.size() > d.size() + 5 && name.compare(0, d.size(), d) == 0 &&
         name.compare(name.size() - 5, 5, ".json") == 0)

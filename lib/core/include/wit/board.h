@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/board_def.h"
+#include "wit/manifest.h"
 #include "wit/report.h"
 #include "wit/run_bundle.h"
 #include "wit/verdict.h"
@@ -38,12 +40,20 @@ enum class ModelVerdict {
 const char* model_verdict_name(ModelVerdict v);
 
 struct ChallengeState {
-  std::string name;          // challenges/NAME.json (and reports/NAME.json)
+  std::string name;          // challenges/NAME.json (draws/, board-reports/ and reports/ NAME.json)
   uint64_t head_size = 0;    // the challenged head's size
   int64_t k = 0;
   std::vector<int64_t> steps;
-  BoardStatus verdict = BoardStatus::kPending;  // its report's verdict; pending while it has no report
+  // Who drew it: "board" (draws/NAME.json, the board key's draw) or "caller"
+  // (a nonce someone gave: its failures count, its passes add nothing).
+  std::string drawn_by = "caller";
+  uint64_t number = 0;       // the board's challenge number (drawn_by "board")
+  uint64_t drawn_at = 0;     // when the board drew it, seconds since the epoch (0: unknown)
+  // The board's signed report's verdict (board-reports/NAME.json); pending
+  // while the board has verified no response. Unsigned reports/ count for nothing.
+  BoardStatus verdict = BoardStatus::kPending;
   std::string reason;        // the report's reason when rejected
+  std::string response;      // the verified response's digest (responses/DIGEST.wbundle), "" when none
   std::vector<ReportCheck> checks;  // the report's
 };
 
@@ -67,9 +77,12 @@ struct RunEntry {
   BoardStatus status = BoardStatus::kPending;
   std::string reason;        // why rejected or pending; "" when certified
   std::string run_id;        // hex, "" when unknown
+  std::string board;         // the board's name; "" when judged without a board definition
+  double required = 0;       // the policy's confidence a certified run must reach (0 without a board)
   // Compute, from the manifest.
   int64_t steps = 0, batch_size = 0, context = 0;
   uint64_t params = 0, tokens = 0;  // tokens: steps x batch_size x context (positions trained on, at most)
+  double flops = 0;                 // 6 x params x tokens
   std::string model_config;         // "n_layer=.. n_head=.. d_model=.. context=.."
   // Challenges.
   std::vector<ChallengeState> challenges;
@@ -83,6 +96,9 @@ struct RunEntry {
   double eval_loss = 0, eval_accuracy = 0;
   uint64_t eval_n = 0;
   std::string eval_metric;
+  std::string eval_root;       // the eval set's root (hex): the board's benchmark on a defined board
+  std::string eval_by = "trainer";  // "board" when the score is the board's own (board-eval.json)
+  std::string weights_digest;  // the released weights the board scored (weights/DIGEST.safetensors)
   std::vector<EvalCheckState> eval_checks;
   std::vector<uint64_t> eval_indices_checked;  // union over certified spot checks
   int64_t eval_bad = 0;
@@ -90,6 +106,7 @@ struct RunEntry {
   // Contamination.
   std::optional<bool> clean;
   uint64_t eval_distinct = 0;
+  bool leaves_audited = false;  // board-leaves.json: the board audited the training tree's sorted leaves
   // The released weights file against the final state.
   ModelVerdict model = ModelVerdict::kNotChecked;
   std::optional<double> model_probe_rel;
@@ -105,16 +122,36 @@ struct RunEntry {
 };
 
 // Judges one loaded bundle. Never throws for anything in the bundle: every
-// problem becomes status rejected with its reason.
-RunEntry evaluate_run_bundle(const RunBundle& b, double fraction = kDefaultBoardFraction);
+// problem becomes status rejected with its reason. With a board definition
+// the bundle is judged against it (benchmark, board key, policy: the
+// policy's fraction replaces `fraction`); without one no run is certified
+// (status pending: "not on a defined board").
+RunEntry evaluate_run_bundle(const RunBundle& b, double fraction = kDefaultBoardFraction,
+                             const BoardDefinition* board = nullptr);
 // Loads and judges: a bundle that cannot even be read is a rejected entry
 // named after its path.
-RunEntry evaluate_bundle_path(const std::string& path, double fraction = kDefaultBoardFraction);
+RunEntry evaluate_bundle_path(const std::string& path, double fraction = kDefaultBoardFraction,
+                              const BoardDefinition* board = nullptr);
+// The run bundles of a board folder (DIR/runs/*), judged against its definition, in board order.
+std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefinition& def);
 
 // The entries of a board in their canonical order (name, then source), with
 // a second bundle of the same name rejected as a duplicate and given a unique
 // page name.
 std::vector<RunEntry> order_board(std::vector<RunEntry> entries);
+
+// The run's final logged state, from a bundle's checks 1 to 5 (index,
+// manifest, heads, log, final entry); throws wit::Error with the first reason.
+struct BundleFinal {
+  Manifest manifest;
+  Hash32 run_id;
+  int64_t steps = 0;
+  Hash32 state_root;
+};
+BundleFinal bundle_final_state(const RunBundle& b);
+
+// The name of the next board draw's member and its number (the count of draws already in the bundle).
+uint64_t next_draw_number(const RunBundle& b);
 
 // The member name of a challenge in a bundle: the first 16 hex digits of its
 // seed (reports/NAME.json answers challenges/NAME.json).
@@ -144,12 +181,20 @@ struct PackInput {
 RunBundle pack_run_bundle(const PackInput& in);
 
 // board.json: {"format":"wit.board","version":1,"fraction":f,"runs":[...]}.
-std::string board_json(const std::vector<RunEntry>& runs, double fraction);
+// With a board definition, "board" names it (name, key, benchmark, policy).
+std::string board_json(const std::vector<RunEntry>& runs, double fraction, const BoardDefinition* board = nullptr);
 // The static site: index.html and one page per run (inline CSS, JS and SVG; no network).
-std::string render_index_html(const std::vector<RunEntry>& runs, double fraction);
+std::string render_index_html(const std::vector<RunEntry>& runs, double fraction, const BoardDefinition* board = nullptr);
 std::string render_run_html(const RunEntry& run);
 // Writes SITE/index.html, SITE/runs/NAME.html and SITE/board.json (each atomically).
-void write_site(const std::string& site_dir, const std::vector<RunEntry>& runs, double fraction);
+void write_site(const std::string& site_dir, const std::vector<RunEntry>& runs, double fraction,
+                const BoardDefinition* board = nullptr);
+// The badge of a run: "certified 99%" (the confidence reached, rounded down), "pending" or "rejected".
+std::string badge_text(const RunEntry& run);
+// The certified frontier of score against compute: the indices of certified
+// runs (with an eval) that no other certified run beats with no more FLOPs,
+// in order of FLOPs.
+std::vector<size_t> certified_frontier(const std::vector<RunEntry>& runs);
 
 // Text helpers shared with the renderer, exposed for tests.
 std::string html_escape(const std::string& s);

@@ -42,12 +42,20 @@ inline constexpr const char* kReports = "reports/";
 inline constexpr const char* kEvalChecks = "eval-checks/";
 // Fresh-probe checks of a model behind an API (wit-sketch probe-check -o), named by nonce.
 inline constexpr const char* kProbeChecks = "probe-checks/";
+// The board key's draw of a challenge (docs/board.md), named as the challenge.
+inline constexpr const char* kDraws = "draws/";
+// The board's own signed report on the response it verified, named as the challenge.
+inline constexpr const char* kBoardReports = "board-reports/";
+// The board's own signed evaluation of the released weights on its benchmark.
+inline constexpr const char* kBoardEval = "board-eval.json";
+// The board's signed audit of the training tree's sorted leaves.
+inline constexpr const char* kBoardLeaves = "board-leaves.json";
 }  // namespace member
 
 // The members every bundle must have (bundle.json aside).
 const std::vector<std::string>& required_members();
 // True for a name a run bundle may hold: a fixed member, or DIR/NAME.json in
-// challenges/, reports/ or eval-checks/ with NAME of [A-Za-z0-9._-] (1..64
+// challenges/, reports/, eval-checks/, probe-checks/, draws/ or board-reports/ with NAME of [A-Za-z0-9._-] (1..64
 // bytes, not starting with '.').
 bool run_bundle_member_allowed(const std::string& name);
 // True for a bundle (or challenge/report) name: 1..64 bytes of [A-Za-z0-9._-], not starting with '.'.

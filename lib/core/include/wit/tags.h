@@ -42,6 +42,17 @@ inline constexpr std::string_view kTreeHead = "wit/tree-head/v1";
 inline constexpr std::string_view kSketchSeed = "wit/sketch-seed/v1";
 // Challenge seed: H(kChallenge || head bytes || nonce).
 inline constexpr std::string_view kChallenge = "wit/challenge/v1";
+// A board-drawn challenge (docs/board.md): the board key signs
+// kBoardDraw || run id || head signed bytes || le64 number; the challenge's
+// nonce is H(kBoardNonce || that signature).
+inline constexpr std::string_view kBoardDraw = "wit/board-draw/v1";
+inline constexpr std::string_view kBoardNonce = "wit/board-nonce/v1";
+// What the board key signs for a board report: kBoardReport || the report's canonical JSON without "signature".
+inline constexpr std::string_view kBoardReport = "wit/board-report/v1";
+// What the board key signs for its own evaluation of a run's released weights: kBoardEval || canonical JSON.
+inline constexpr std::string_view kBoardEval = "wit/board-eval/v1";
+// What the board key signs for its audit of a run's training tree (sorted leaves): kBoardLeaves || canonical JSON.
+inline constexpr std::string_view kBoardLeaves = "wit/board-leaves/v1";
 // Certified evaluation (docs/eval.md). A score leaf is an RFC 6962 leaf:
 // H(0x00 || le64 len || kEvalScoreLeaf || record leaf || le64 loss bits || le64 accuracy bits).
 inline constexpr std::string_view kEvalScoreLeaf = "wit/eval-score-leaf/v1";

@@ -1,0 +1,236 @@
+// A defined board (docs/board.md, "A defined board"): a folder with the
+// board's definition (name, benchmark, policy, the board's Ed25519 public
+// key), its benchmark records, one run bundle per run and the response
+// bundles it verified, stored by digest. Also the board's two signed
+// documents: the draw of a challenge (the nonce the trainer cannot choose)
+// and the board's own report on a response it replayed.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/bytes.h"
+#include "wit/challenge.h"
+#include "wit/commitment.h"
+#include "wit/io.h"
+#include "wit/report.h"
+#include "wit/sign.h"
+#include "wit/tags.h"
+#include "wit/wlog.h"
+
+namespace wit {
+
+inline constexpr const char* kBoardDefinitionFormat = "wit.board-definition";
+inline constexpr int kBoardDefinitionVersion = 1;
+inline constexpr const char* kBoardDrawFormat = "wit.board-draw";
+inline constexpr const char* kBoardReportFormat = "wit.board-report";
+inline constexpr int kBoardDocVersion = 1;
+
+// The board folder's layout.
+namespace board_path {
+inline constexpr const char* kDefinition = "board.def.json";
+inline constexpr const char* kBenchmarkCommit = "benchmark/eval.commit.json";
+inline constexpr const char* kBenchmarkRecords = "benchmark/records/";
+inline constexpr const char* kRuns = "runs/";
+inline constexpr const char* kResponses = "responses/";
+inline constexpr const char* kLeaves = "leaves/";
+inline constexpr const char* kWeights = "weights/";
+}  // namespace board_path
+
+struct BoardPolicy {
+  double fraction = 0.05;    // the tampering fraction confidence is stated for
+  double confidence = 0.99;  // a run below it shows as pending, not certified
+  int64_t k = 0;             // steps per board challenge (0: the smallest k reaching `confidence` in one challenge)
+};
+
+struct BenchmarkRecordFile {
+  std::string file;    // relative to the board folder: benchmark/records/NAME
+  std::string digest;  // member_digest of its bytes (b2sum -l 256)
+};
+
+struct BoardDefinition {
+  std::string name;
+  PublicKey key;
+  // The benchmark: the eval set the board keeps (its commitment and records),
+  // read with the commitment's reader, scored with the eval metric.
+  Commitment benchmark;
+  std::string benchmark_digest;  // member_digest of benchmark/eval.commit.json
+  std::vector<BenchmarkRecordFile> records;
+  std::string metric;
+  BoardPolicy policy;
+
+  nlohmann::json to_json() const;
+  std::string dump() const;  // keys sorted, two-space indentation, final newline
+  static BoardDefinition from_json(const nlohmann::json& j, const std::string& where);
+  // DIR/board.def.json, with every benchmark file's digest checked.
+  static BoardDefinition load(const std::string& dir);
+  // The k a board challenge draws over T steps: policy.k (at most T), or the
+  // smallest k reaching the policy's confidence in one challenge.
+  int64_t draw_k(int64_t T) const;
+  // Why a run evaluated on eval set `eval_root`/`eval_n` is not on this
+  // board's benchmark, or nullopt.
+  std::optional<std::string> benchmark_problem(const Hash32& eval_root, uint64_t eval_n) const;
+};
+
+// True when DIR holds a board definition.
+bool is_board_dir(const std::string& dir);
+// The board a bundle at `bundle_path` sits on (DIR/runs/NAME), or "".
+std::string board_of_bundle(const std::string& bundle_path);
+
+// wit-board init: writes DIR/board.def.json, copies the benchmark commitment
+// and records into DIR/benchmark (checked against the commitment first), and
+// creates the key at `key_path` when it does not exist (it must lie outside
+// DIR). Throws wit::Error; nothing is left in DIR on failure.
+struct BoardInit {
+  std::string dir, name, key_path, commit_path;
+  std::vector<std::string> record_files;
+  BoardPolicy policy;
+};
+BoardDefinition init_board(const BoardInit& in);
+
+// The lock every write to a board holds (on DIR itself).
+FileLock lock_board(const std::string& dir);
+
+// A board-drawn challenge's derivation: the board key's Ed25519 signature over
+// (kBoardDraw, run id, the signed head with its signature, the challenge number).
+Bytes draw_message(const Hash32& run_id, const TreeHead& head, uint64_t number);
+Hash32 draw_nonce(const std::array<uint8_t, 64>& signature);
+
+struct BoardDraw {
+  PublicKey board_key;
+  Hash32 run_id;
+  TreeHead head;
+  uint64_t number = 0;
+  std::array<uint8_t, 64> signature{};
+  Hash32 nonce;           // draw_nonce(signature)
+  uint64_t drawn_at = 0;  // seconds since the epoch (information: when the board drew it)
+
+  static BoardDraw make(const SecretKey& key, const Hash32& run_id, const TreeHead& head, uint64_t number,
+                        uint64_t drawn_at);
+  // Why this is not a draw of `key` (its signature, its nonce), or nullopt.
+  std::optional<std::string> problem(const PublicKey& key) const;
+  nlohmann::json to_json() const;
+  static BoardDraw from_json(const nlohmann::json& j, const std::string& where);
+};
+
+// What the board key signs for one of its documents: len(tag) || tag || the
+// document without "signature", as compact JSON with sorted keys.
+Bytes board_signed_message(std::string_view tag, nlohmann::json doc);
+// Why `signature` over `msg` is not the board's (`claimed` names another key,
+// or the signature does not verify under `board`), or nullopt.
+std::optional<std::string> board_signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
+                                                   const std::array<uint8_t, 64>& signature);
+
+// A document the board key signs (its report, evaluation, tree audit): the
+// key it names and the signature over board_signed_message(Tag, the
+// document's to_json()).
+template <class Doc, const std::string_view& Tag>
+struct SignedByBoard {
+  PublicKey board_key;
+  std::array<uint8_t, 64> signature{};
+
+  Bytes signed_bytes() const { return board_signed_message(Tag, static_cast<const Doc&>(*this).to_json()); }
+  void sign_with(const SecretKey& key) {
+    board_key = key.pub();
+    signature = sign(key, signed_bytes());
+  }
+  // Why this is not signed by `key` ("is signed by another key than the
+  // board's", "has a bad signature (not the board key's)"), or nullopt.
+  std::optional<std::string> problem(const PublicKey& key) const {
+    return board_signature_problem(board_key, key, signed_bytes(), signature);
+  }
+};
+
+// The board's own report on a response bundle it replayed: the replay
+// report, the response's digest and size, signed by the board key.
+struct BoardReport : SignedByBoard<BoardReport, tags::kBoardReport> {
+  std::string challenge;      // the challenge's member name
+  std::string response_digest;  // member_digest of the response bundle file
+  uint64_t response_bytes = 0;
+  nlohmann::json report;      // the replay report (ReplayReport::to_json)
+
+  nlohmann::json to_json() const;
+  static BoardReport from_json(const nlohmann::json& j, const std::string& where);
+  // Where the response is stored in the board folder: responses/DIGEST.wbundle.
+  std::string response_path() const;
+};
+
+// The board's own evaluation of a run's released weights on its benchmark:
+// the eval commitment it computed (wit.eval: of the run, at its final step,
+// bound to the final logged state root, on the benchmark), the weights file's
+// digest and size (kept at weights/DIGEST.safetensors), signed by the board key.
+inline constexpr const char* kBoardEvalFormat = "wit.board-eval";
+struct BoardEval : SignedByBoard<BoardEval, tags::kBoardEval> {
+  std::string weights_digest;
+  uint64_t weights_bytes = 0;
+  std::string model_digest;  // a TorchScript run's model file (weights/DIGEST.pt); "" for the built-in GPT
+  nlohmann::json eval;  // EvalCommitment::to_json; null when refused
+  std::string refused;  // why the board refused the model (it reads the future: the causal check); "" when scored
+
+  nlohmann::json to_json() const;
+  static BoardEval from_json(const nlohmann::json& j, const std::string& where);
+  // weights/DIGEST.safetensors and weights/DIGEST.pt in the board folder.
+  std::string weights_path() const;
+  std::string model_path() const;
+};
+
+// The board's audit of a run's training tree (docs/board.md, "The audited
+// tree"): the sorted leaves file (wit-commit leaves) it audited against the
+// run's data commitment, kept at leaves/DIGEST.wleaves, with the verdict
+// (strictly increasing and giving the commitment's root, or why not), signed.
+inline constexpr const char* kBoardLeavesFormat = "wit.board-leaves";
+struct BoardLeaves : SignedByBoard<BoardLeaves, tags::kBoardLeaves> {
+  std::string leaves_digest;
+  uint64_t leaves_bytes = 0;
+  uint64_t n = 0;
+  Hash32 root;          // the data commitment's
+  std::string refused;  // why the tree is not sorted or not the commitment's; "" when audited
+
+  nlohmann::json to_json() const;
+  static BoardLeaves from_json(const nlohmann::json& j, const std::string& where);
+  std::string leaves_path() const;  // leaves/DIGEST.wleaves
+};
+
+// `wit-board leaves`: audits a run's sorted leaves file against the data
+// commitment of the bundle at `bundle_path` (on a board), stores it by
+// digest and adds the board's signed board-leaves.json. A file of another
+// commitment (its header's n or root) or a malformed one is a usage error
+// (wit::Error, nothing written); a tree that fails the audit (leaves out of
+// order) is filed as refused, and rejects the run.
+struct BoardLeavesResult {
+  std::string member, stored;
+  BoardLeaves doc;
+};
+BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string& leaves_path, const SecretKey& key,
+                               unsigned threads);
+
+// The board a writer with the board key works on: the folder DIR of the
+// bundle at DIR/runs/NAME, its definition in `def`, and `key` checked to be
+// the board's. Throws wit::Error otherwise.
+std::string board_for_key(const std::string& bundle_path, const SecretKey& key, BoardDefinition& def);
+
+// A copy of a submitted file (a response, weights, leaves) inside the board
+// folder, DIR/SUB/.incoming-PID[SUFFIX], while it is checked: what is checked
+// is what is kept. Removed by the destructor unless kept.
+class StagedFile {
+ public:
+  StagedFile(const std::string& dir, const char* sub, const std::string& from, const std::string& suffix = "");
+  ~StagedFile();
+  StagedFile(const StagedFile&) = delete;
+  StagedFile& operator=(const StagedFile&) = delete;
+  const std::string& path() const { return path_; }
+  // Renames it to `to` (content-addressed: when `to` exists it holds the same bytes, and the copy goes).
+  void keep(const std::string& to);
+
+ private:
+  std::string path_;
+  bool kept_ = false;
+};
+
+// A file's member_digest, read in pieces (a response bundle can be large).
+std::string file_digest(const std::string& path, uint64_t* bytes = nullptr);
+
+}  // namespace wit

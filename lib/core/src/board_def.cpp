@@ -1,0 +1,563 @@
+// A defined board: its definition file, the board key's draws and reports.
+// Format: docs/board.md ("A defined board").
+#include "wit/board_def.h"
+
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "wit/error.h"
+#include "wit/eval.h"
+#include "wit/hash.h"
+#include "wit/json_fields.h"
+#include "wit/run_bundle.h"
+#include "wit/tags.h"
+#include "wit/tree_audit.h"
+
+namespace fs = std::filesystem;
+
+namespace wit {
+
+using nlohmann::json;
+
+namespace {
+
+std::string sig_hex(const std::array<uint8_t, 64>& s) { return to_hex(ByteView(s.data(), s.size())); }
+
+std::array<uint8_t, 64> sig_field(const json& j, const char* key, const char* kind, const std::string& where) {
+  const json& v = jsonf::need(j, key, kind, where);
+  Bytes b;
+  if (!v.is_string() || !from_hex(v.get<std::string>(), b) || b.size() != 64)
+    throw Error(std::string("invalid ") + kind + ": field '" + key + "' is not 128 hex digits", where);
+  std::array<uint8_t, 64> out{};
+  std::copy(b.begin(), b.end(), out.begin());
+  return out;
+}
+
+PublicKey key_field(const json& j, const char* key, const char* kind, const std::string& where) {
+  const json& v = jsonf::need(j, key, kind, where);
+  PublicKey k;
+  if (!v.is_string() || !PublicKey::from_hex(v.get<std::string>(), k))
+    throw Error(std::string("invalid ") + kind + ": field '" + key + "' is not a public key (64 hex digits)", where);
+  return k;
+}
+
+std::string string_field(const json& j, const char* key, const char* kind, const std::string& where) {
+  const json& v = jsonf::need(j, key, kind, where);
+  if (!v.is_string()) throw Error(std::string("invalid ") + kind + ": field '" + key + "' is not a string", where);
+  return v.get<std::string>();
+}
+
+double number_field(const json& j, const char* key, const char* kind, const std::string& where) {
+  const json& v = jsonf::need(j, key, kind, where);
+  if (!v.is_number()) throw Error(std::string("invalid ") + kind + ": field '" + key + "' is not a number", where);
+  return v.get<double>();
+}
+
+void check_envelope(const json& j, const char* format, int version, const char* kind, const std::string& where) {
+  if (!j.is_object() || !j.contains("format") || j["format"] != format)
+    throw Error(std::string("not a ") + kind + " (format is not " + format + ")", where);
+  if (!j.contains("version") || !j["version"].is_number_unsigned() || j["version"].get<uint64_t>() != uint64_t(version))
+    throw Error(std::string("unsupported ") + kind + " version " + (j.contains("version") ? j["version"].dump() : "none") +
+                    " (this wit reads version " + std::to_string(version) + ")",
+                where);
+}
+
+bool inside(const fs::path& p, const fs::path& dir) {
+  const fs::path a = fs::weakly_canonical(p), d = fs::weakly_canonical(dir);
+  auto ai = a.begin();
+  for (auto di = d.begin(); di != d.end(); ++di, ++ai) {
+    if (di->empty()) continue;
+    if (ai == a.end() || *ai != *di) return false;
+  }
+  return true;
+}
+
+// Appends n bytes (resize and copy: GCC 12's -Wstringop-overflow misreads
+// vector::insert of a range into a small vector).
+void put_bytes(Bytes& m, const void* p, size_t n) {
+  const size_t at = m.size();
+  m.resize(at + n);
+  if (n) std::memcpy(m.data() + at, p, n);
+}
+void put_u64(Bytes& m, uint64_t v) {
+  uint8_t t[8];
+  put_le64(t, v);
+  put_bytes(m, t, 8);
+}
+
+}  // namespace
+
+Bytes board_signed_message(std::string_view tag, nlohmann::json doc) {
+  doc.erase("signature");
+  const std::string body = doc.dump(-1, ' ', false, json::error_handler_t::strict);
+  Bytes m;
+  put_u64(m, tag.size());
+  put_bytes(m, tag.data(), tag.size());
+  put_bytes(m, body.data(), body.size());
+  return m;
+}
+
+std::optional<std::string> board_signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
+                                                   const std::array<uint8_t, 64>& signature) {
+  if (claimed != board) return "is signed by another key than the board's";
+  if (!verify_signature(board, msg, signature)) return "has a bad signature (not the board key's)";
+  return std::nullopt;
+}
+
+StagedFile::StagedFile(const std::string& dir, const char* sub, const std::string& from, const std::string& suffix) {
+  path_ = (fs::path(dir) / sub / (".incoming-" + std::to_string(::getpid()) + suffix)).string();
+  std::error_code ec;
+  fs::create_directories(fs::path(path_).parent_path(), ec);
+  fs::remove(path_, ec);
+  if (!fs::copy_file(from, path_, ec) || ec) throw Error("cannot copy the file into the board: " + ec.message(), from);
+}
+
+StagedFile::~StagedFile() {
+  std::error_code ec;
+  if (!kept_) fs::remove(path_, ec);
+}
+
+void StagedFile::keep(const std::string& to) {
+  std::error_code ec;
+  if (fs::exists(to, ec)) return;
+  fs::rename(path_, to, ec);
+  if (ec) throw Error("cannot store the file in the board: " + ec.message(), to);
+  kept_ = true;
+}
+
+std::string file_digest(const std::string& path, uint64_t* bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open", path);
+  crypto_generichash_state st;
+  crypto_generichash_init(&st, nullptr, 0, 32);
+  std::vector<char> buf(1 << 20);
+  uint64_t total = 0;
+  while (in) {
+    in.read(buf.data(), std::streamsize(buf.size()));
+    const std::streamsize got = in.gcount();
+    if (got > 0) crypto_generichash_update(&st, reinterpret_cast<const unsigned char*>(buf.data()), uint64_t(got));
+    total += uint64_t(std::max<std::streamsize>(got, 0));
+  }
+  if (in.bad()) throw Error("cannot read", path);
+  Hash32 h;
+  crypto_generichash_final(&st, h.data(), 32);
+  if (bytes) *bytes = total;
+  return h.hex();
+}
+
+// --- the definition
+
+json BoardDefinition::to_json() const {
+  json recs = json::array();
+  for (const auto& r : records) recs.push_back({{"file", r.file}, {"digest", r.digest}});
+  return {{"format", kBoardDefinitionFormat},
+          {"version", kBoardDefinitionVersion},
+          {"name", name},
+          {"key", key.hex()},
+          {"benchmark",
+           {{"commit", board_path::kBenchmarkCommit},
+            {"commit_digest", benchmark_digest},
+            {"root", benchmark.root.hex()},
+            {"n", benchmark.n},
+            {"reader", benchmark.reader.to_json()},
+            {"records", recs},
+            {"metric", metric}}},
+          {"policy", {{"fraction", policy.fraction}, {"confidence", policy.confidence}, {"k", policy.k}}}};
+}
+
+std::string BoardDefinition::dump() const { return to_json().dump(2) + "\n"; }
+
+BoardDefinition BoardDefinition::from_json(const json& j, const std::string& where) {
+  const char* kind = "board definition";
+  check_envelope(j, kBoardDefinitionFormat, kBoardDefinitionVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "name", "key", "benchmark", "policy"}, kind, where);
+  BoardDefinition d;
+  d.name = string_field(j, "name", kind, where);
+  if (!run_bundle_name_ok(d.name)) throw Error("invalid board definition: field 'name' is not 1 to 64 of A-Z a-z 0-9 . _ -", where);
+  d.key = key_field(j, "key", kind, where);
+  const json& b = jsonf::need(j, "benchmark", kind, where);
+  if (!b.is_object()) throw Error("invalid board definition: field 'benchmark' is not an object", where);
+  jsonf::only_keys(b, {"commit", "commit_digest", "root", "n", "reader", "records", "metric"}, kind, where);
+  if (string_field(b, "commit", kind, where) != board_path::kBenchmarkCommit)
+    throw Error(std::string("invalid board definition: the benchmark commitment must be ") + board_path::kBenchmarkCommit, where);
+  d.benchmark_digest = string_field(b, "commit_digest", kind, where);
+  d.benchmark.root = jsonf::hash(b, "root", kind, where);
+  d.benchmark.n = jsonf::u64(b, "n", kind, where);
+  d.benchmark.reader = ReaderSpec::from_json(jsonf::need(b, "reader", kind, where), where);
+  d.metric = string_field(b, "metric", kind, where);
+  const json& recs = jsonf::need(b, "records", kind, where);
+  if (!recs.is_array()) throw Error("invalid board definition: field 'records' is not an array", where);
+  for (const auto& r : recs) {
+    if (!r.is_object()) throw Error("invalid board definition: a record file is not an object", where);
+    BenchmarkRecordFile f{string_field(r, "file", kind, where), string_field(r, "digest", kind, where)};
+    const std::string prefix = board_path::kBenchmarkRecords;
+    if (f.file.compare(0, prefix.size(), prefix) != 0 || !run_bundle_name_ok(f.file.substr(prefix.size())))
+      throw Error("invalid board definition: record file " + f.file + " is not benchmark/records/NAME", where);
+    d.records.push_back(f);
+  }
+  const json& p = jsonf::need(j, "policy", kind, where);
+  if (!p.is_object()) throw Error("invalid board definition: field 'policy' is not an object", where);
+  jsonf::only_keys(p, {"fraction", "confidence", "k"}, kind, where);
+  d.policy.fraction = number_field(p, "fraction", kind, where);
+  d.policy.confidence = number_field(p, "confidence", kind, where);
+  d.policy.k = int64_t(jsonf::u64(p, "k", kind, where));
+  if (!(d.policy.fraction > 0 && d.policy.fraction <= 1))
+    throw Error("invalid board definition: policy fraction must be in (0, 1]", where);
+  if (!(d.policy.confidence > 0 && d.policy.confidence < 1))
+    throw Error("invalid board definition: policy confidence must be in (0, 1)", where);
+  return d;
+}
+
+BoardDefinition BoardDefinition::load(const std::string& dir) {
+  const std::string where = (fs::path(dir) / board_path::kDefinition).string();
+  const json j = json::parse(read_file(where), nullptr, false);
+  if (j.is_discarded()) throw Error("invalid board definition: not valid json", where);
+  BoardDefinition d = from_json(j, where);
+  const std::string cpath = (fs::path(dir) / board_path::kBenchmarkCommit).string();
+  if (file_digest(cpath) != d.benchmark_digest)
+    throw Error("the board's benchmark commitment does not match its digest in " + std::string(board_path::kDefinition), cpath);
+  const Commitment c = Commitment::load(cpath);
+  if (c.root != d.benchmark.root || c.n != d.benchmark.n)
+    throw Error("the board's benchmark commitment is not the one the definition names", cpath);
+  d.benchmark = c;
+  return d;
+}
+
+int64_t BoardDefinition::draw_k(int64_t T) const {
+  if (T < 1) return 0;
+  if (policy.k > 0) return std::min(policy.k, T);
+  return k_for_confidence(T, policy.fraction, policy.confidence);
+}
+
+std::optional<std::string> BoardDefinition::benchmark_problem(const Hash32& eval_root, uint64_t eval_n) const {
+  if (eval_root != benchmark.root || eval_n != benchmark.n)
+    return "evaluated on another eval set (root " + eval_root.hex().substr(0, 16) + ", " + std::to_string(eval_n) +
+           " records) than board " + name + "'s benchmark (root " + benchmark.root.hex().substr(0, 16) + ", " +
+           std::to_string(benchmark.n) + " records)";
+  return std::nullopt;
+}
+
+bool is_board_dir(const std::string& dir) {
+  struct stat st {};
+  return ::stat((fs::path(dir) / board_path::kDefinition).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string board_of_bundle(const std::string& bundle_path) {
+  std::string p = bundle_path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const fs::path runs = fs::path(p).parent_path();
+  if (runs.filename() != "runs") return "";
+  const fs::path dir = runs.parent_path();
+  const std::string d = dir.empty() ? "." : dir.string();
+  return is_board_dir(d) ? d : "";
+}
+
+FileLock lock_board(const std::string& dir) { return FileLock::wait_existing(dir, "the board"); }
+
+std::string board_for_key(const std::string& bundle_path, const SecretKey& key, BoardDefinition& def) {
+  const std::string dir = board_of_bundle(bundle_path);
+  if (dir.empty())
+    throw Error("the bundle is not on a defined board (a board's runs are DIR/runs/NAME)", bundle_path,
+                "put it on one with 'wit-board submit DIR BUNDLE'");
+  def = BoardDefinition::load(dir);
+  if (key.pub() != def.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", bundle_path);
+  return dir;
+}
+
+BoardDefinition init_board(const BoardInit& in) {
+  if (!run_bundle_name_ok(in.name)) throw Error("invalid --name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)", in.name);
+  if (!(in.policy.fraction > 0 && in.policy.fraction <= 1)) throw Error("--fraction must be in (0, 1]", std::to_string(in.policy.fraction));
+  if (!(in.policy.confidence > 0 && in.policy.confidence < 1))
+    throw Error("--confidence must be in (0, 1)", std::to_string(in.policy.confidence));
+  if (in.policy.k < 0) throw Error("-k must be positive", std::to_string(in.policy.k));
+  if (in.record_files.empty()) throw Error("the benchmark needs its record files (the eval set the board keeps)", in.commit_path);
+  std::error_code ec;
+  if (fs::exists(in.dir, ec) && !fs::is_empty(in.dir, ec))
+    throw Error("the board folder exists and is not empty", in.dir, "wit-board init writes a new board");
+  if (inside(in.key_path, in.dir))
+    throw Error("the board key must be kept outside the board folder", in.key_path, "the folder is published; the key signs for the board");
+  const Commitment c = Commitment::load(in.commit_path);
+  // The records must be the commitment's (the board keeps what it scores on).
+  { const Dataset check(c, in.record_files, 1); }
+  BoardDefinition d;
+  d.name = in.name;
+  d.policy = in.policy;
+  d.metric = kEvalMetric;
+  d.benchmark = c;
+  std::vector<std::pair<std::string, std::string>> files;  // relative path, bytes
+  const std::string ctext = read_file(in.commit_path);
+  files.emplace_back(board_path::kBenchmarkCommit, ctext);
+  d.benchmark_digest = member_digest(ctext);
+  for (const auto& f : in.record_files) {
+    const std::string base = fs::path(f).filename().string();
+    if (!run_bundle_name_ok(base)) throw Error("a benchmark file name must be 1 to 64 of A-Z a-z 0-9 . _ -", f);
+    const std::string rel = std::string(board_path::kBenchmarkRecords) + base;
+    for (const auto& r : d.records)
+      if (r.file == rel) throw Error("two benchmark files with the same name", f);
+    const std::string text = read_file(f);
+    d.records.push_back({rel, member_digest(text)});
+    files.emplace_back(rel, text);
+  }
+  // The key: an existing one is used, else a new one is made.
+  SecretKey key;
+  if (fs::exists(in.key_path, ec)) {
+    key = load_key(in.key_path);
+  } else {
+    key = generate_key();
+    save_key(in.key_path, key);
+  }
+  d.key = key.pub();
+  // Build the folder beside DIR and rename it into place.
+  const fs::path target = fs::path(in.dir);
+  const fs::path tmp = target.parent_path() / (target.filename().string() + ".tmp-init");
+  fs::remove_all(tmp, ec);
+  try {
+    for (const auto& [rel, text] : files) {
+      fs::create_directories((tmp / rel).parent_path());
+      write_file_atomic((tmp / rel).string(), text, true);
+    }
+    fs::create_directories(tmp / board_path::kRuns);
+    fs::create_directories(tmp / board_path::kResponses);
+    write_file_atomic((tmp / board_path::kDefinition).string(), d.dump());
+    if (fs::exists(target, ec)) fs::remove(target, ec);  // the empty folder checked above
+    fs::rename(tmp, target);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  return d;
+}
+
+// --- draws
+
+Bytes draw_message(const Hash32& run_id, const TreeHead& head, uint64_t number) {
+  Bytes m;
+  put_u64(m, tags::kBoardDraw.size());
+  put_bytes(m, tags::kBoardDraw.data(), tags::kBoardDraw.size());
+  put_bytes(m, run_id.data(), 32);
+  const Bytes hb = head.signed_bytes();
+  put_u64(m, hb.size());
+  put_bytes(m, hb.data(), hb.size());
+  put_bytes(m, head.sig.data(), head.sig.size());
+  put_u64(m, number);
+  return m;
+}
+
+Hash32 draw_nonce(const std::array<uint8_t, 64>& signature) {
+  return hash_tagged(tags::kBoardNonce, ByteView(signature.data(), signature.size()));
+}
+
+BoardDraw BoardDraw::make(const SecretKey& key, const Hash32& run_id, const TreeHead& head, uint64_t number,
+                          uint64_t drawn_at) {
+  BoardDraw d;
+  d.board_key = key.pub();
+  d.run_id = run_id;
+  d.head = head;
+  d.number = number;
+  d.signature = sign(key, draw_message(run_id, head, number));
+  d.nonce = draw_nonce(d.signature);
+  d.drawn_at = drawn_at;
+  return d;
+}
+
+std::optional<std::string> BoardDraw::problem(const PublicKey& key) const {
+  if (board_key != key) return "is drawn by another key than the board's";
+  if (head.run_id != run_id) return "names another run than its head's";
+  if (!verify_signature(key, draw_message(run_id, head, number), signature)) return "has a bad signature (not the board key's)";
+  if (nonce != draw_nonce(signature)) return "has a nonce not derived from the board's signature";
+  return std::nullopt;
+}
+
+json BoardDraw::to_json() const {
+  return {{"format", kBoardDrawFormat}, {"version", kBoardDocVersion}, {"board_key", board_key.hex()},
+          {"run_id", run_id.hex()},     {"head", head.to_json()},      {"number", number},
+          {"signature", sig_hex(signature)}, {"nonce", nonce.hex()},   {"drawn_at", drawn_at}};
+}
+
+BoardDraw BoardDraw::from_json(const json& j, const std::string& where) {
+  const char* kind = "board draw";
+  check_envelope(j, kBoardDrawFormat, kBoardDocVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "run_id", "head", "number", "signature", "nonce", "drawn_at"}, kind, where);
+  BoardDraw d;
+  d.board_key = key_field(j, "board_key", kind, where);
+  d.run_id = jsonf::hash(j, "run_id", kind, where);
+  d.head = TreeHead::from_json(jsonf::need(j, "head", kind, where), where);
+  d.number = jsonf::u64(j, "number", kind, where);
+  d.signature = sig_field(j, "signature", kind, where);
+  d.nonce = jsonf::hash(j, "nonce", kind, where);
+  d.drawn_at = jsonf::u64(j, "drawn_at", kind, where);
+  return d;
+}
+
+// --- board reports
+
+json BoardReport::to_json() const {
+  return {{"format", kBoardReportFormat},
+          {"version", kBoardDocVersion},
+          {"board_key", board_key.hex()},
+          {"challenge", challenge},
+          {"response", {{"digest", response_digest}, {"bytes", response_bytes}, {"path", response_path()}}},
+          {"report", report},
+          {"signature", sig_hex(signature)}};
+}
+
+std::string BoardReport::response_path() const { return std::string(board_path::kResponses) + response_digest + ".wbundle"; }
+
+BoardReport BoardReport::from_json(const json& j, const std::string& where) {
+  const char* kind = "board report";
+  check_envelope(j, kBoardReportFormat, kBoardDocVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "challenge", "response", "report", "signature"}, kind, where);
+  BoardReport r;
+  r.board_key = key_field(j, "board_key", kind, where);
+  r.challenge = string_field(j, "challenge", kind, where);
+  const json& resp = jsonf::need(j, "response", kind, where);
+  if (!resp.is_object()) throw Error("invalid board report: field 'response' is not an object", where);
+  jsonf::only_keys(resp, {"digest", "bytes", "path"}, kind, where);
+  r.response_digest = jsonf::hash(resp, "digest", kind, where).hex();
+  r.response_bytes = jsonf::u64(resp, "bytes", kind, where);
+  if (string_field(resp, "path", kind, where) != r.response_path())
+    throw Error("invalid board report: the response's path is not responses/DIGEST.wbundle", where);
+  r.report = jsonf::need(j, "report", kind, where);
+  if (!r.report.is_object()) throw Error("invalid board report: field 'report' is not an object", where);
+  r.signature = sig_field(j, "signature", kind, where);
+  return r;
+}
+
+// --- the board's evaluation
+
+json BoardEval::to_json() const {
+  return {{"format", kBoardEvalFormat},
+          {"version", kBoardDocVersion},
+          {"board_key", board_key.hex()},
+          {"weights", {{"digest", weights_digest}, {"bytes", weights_bytes}, {"path", weights_path()}}},
+          {"model", model_digest.empty() ? json(nullptr) : json{{"digest", model_digest}, {"path", model_path()}}},
+          {"eval", refused.empty() ? eval : json(nullptr)},
+          {"refused", refused.empty() ? json(nullptr) : json(refused)},
+          {"signature", sig_hex(signature)}};
+}
+
+std::string BoardEval::weights_path() const { return std::string(board_path::kWeights) + weights_digest + ".safetensors"; }
+std::string BoardEval::model_path() const { return std::string(board_path::kWeights) + model_digest + ".pt"; }
+
+BoardEval BoardEval::from_json(const json& j, const std::string& where) {
+  const char* kind = "board evaluation";
+  check_envelope(j, kBoardEvalFormat, kBoardDocVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "model", "eval", "refused", "signature"}, kind, where);
+  BoardEval e;
+  e.board_key = key_field(j, "board_key", kind, where);
+  const json& w = jsonf::need(j, "weights", kind, where);
+  if (!w.is_object()) throw Error("invalid board evaluation: field 'weights' is not an object", where);
+  jsonf::only_keys(w, {"digest", "bytes", "path"}, kind, where);
+  e.weights_digest = jsonf::hash(w, "digest", kind, where).hex();
+  e.weights_bytes = jsonf::u64(w, "bytes", kind, where);
+  if (string_field(w, "path", kind, where) != e.weights_path())
+    throw Error("invalid board evaluation: the weights' path is not weights/DIGEST.safetensors", where);
+  const json& m = jsonf::need(j, "model", kind, where);
+  if (!m.is_null()) {
+    jsonf::only_keys(m, {"digest", "path"}, kind, where);
+    e.model_digest = jsonf::hash(m, "digest", kind, where).hex();
+    if (string_field(m, "path", kind, where) != e.model_path())
+      throw Error("invalid board evaluation: the model's path is not weights/DIGEST.pt", where);
+  }
+  e.eval = jsonf::need(j, "eval", kind, where);
+  const json& refused = jsonf::need(j, "refused", kind, where);
+  if (!refused.is_null()) {
+    if (!refused.is_string() || refused.get<std::string>().empty())
+      throw Error("invalid board evaluation: field 'refused' is not null or a reason", where);
+    e.refused = refused.get<std::string>();
+  }
+  if (e.refused.empty() ? !e.eval.is_object() : !e.eval.is_null())
+    throw Error("invalid board evaluation: field 'eval' must be an object, or null when refused", where);
+  e.signature = sig_field(j, "signature", kind, where);
+  return e;
+}
+
+// --- the audited tree
+
+json BoardLeaves::to_json() const {
+  return {{"format", kBoardLeavesFormat},
+          {"version", kBoardDocVersion},
+          {"board_key", board_key.hex()},
+          {"leaves", {{"digest", leaves_digest}, {"bytes", leaves_bytes}, {"path", leaves_path()}}},
+          {"n", n},
+          {"root", root.hex()},
+          {"refused", refused.empty() ? json(nullptr) : json(refused)},
+          {"signature", sig_hex(signature)}};
+}
+
+std::string BoardLeaves::leaves_path() const { return std::string(board_path::kLeaves) + leaves_digest + ".wleaves"; }
+
+BoardLeaves BoardLeaves::from_json(const json& j, const std::string& where) {
+  const char* kind = "board leaves audit";
+  check_envelope(j, kBoardLeavesFormat, kBoardDocVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "leaves", "n", "root", "refused", "signature"}, kind, where);
+  BoardLeaves d;
+  d.board_key = key_field(j, "board_key", kind, where);
+  const json& l = jsonf::need(j, "leaves", kind, where);
+  jsonf::only_keys(l, {"digest", "bytes", "path"}, kind, where);
+  d.leaves_digest = jsonf::hash(l, "digest", kind, where).hex();
+  d.leaves_bytes = jsonf::u64(l, "bytes", kind, where);
+  if (string_field(l, "path", kind, where) != d.leaves_path())
+    throw Error("invalid board leaves audit: the leaves' path is not leaves/DIGEST.wleaves", where);
+  d.n = jsonf::u64(j, "n", kind, where);
+  d.root = jsonf::hash(j, "root", kind, where);
+  const json& r = jsonf::need(j, "refused", kind, where);
+  if (!r.is_null()) {
+    if (!r.is_string() || r.get<std::string>().empty())
+      throw Error("invalid board leaves audit: field 'refused' is not null or a reason", where);
+    d.refused = r.get<std::string>();
+  }
+  d.signature = sig_field(j, "signature", kind, where);
+  return d;
+}
+
+BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string& leaves_path, const SecretKey& key,
+                               unsigned threads) {
+  BoardDefinition def;
+  const std::string dir = board_for_key(bundle_path, key, def);
+  if (!fs::is_regular_file(leaves_path)) throw Error("no such leaves file", leaves_path);
+  const FileLock board_lock = lock_board(dir);
+  const FileLock bundle_lock = lock_run_bundle(bundle_path);
+  RunBundle b = RunBundle::load(bundle_path);
+  std::string why;
+  if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
+  if (b.has(member::kBoardLeaves))
+    throw Error("the board has already audited this run's training tree", bundle_path, "'wit-board audit' audits the stored leaves again");
+  const json cj = json::parse(b.get(member::kDataCommit), nullptr, false);
+  const Commitment data = Commitment::from_json(cj, member::kDataCommit);
+  // The file must claim to be this commitment's leaves: another's is a usage error, not a verdict.
+  std::string head(kLeavesHeaderSize, '\0');
+  {
+    std::ifstream in(leaves_path, std::ios::binary);
+    in.read(head.data(), std::streamsize(head.size()));
+    if (in.gcount() != std::streamsize(head.size())) throw Error("not a leaves file (shorter than its header)", leaves_path);
+  }
+  const LeavesHeader h = parse_leaves_header(ByteView(head), leaves_path);
+  if (h.n != data.n || h.root != data.root)
+    throw Error("the leaves file is of another commitment (n " + std::to_string(h.n) + ", root " + h.root.hex().substr(0, 16) +
+                    "), not the run's data commitment (n " + std::to_string(data.n) + ", root " + data.root.hex().substr(0, 16) +
+                    "); nothing was filed",
+                leaves_path, "export the run's: wit-commit leaves --index DATA.widx -o F");
+  StagedFile in(dir, board_path::kLeaves, leaves_path);
+  BoardLeavesResult out;
+  const LeavesAudit a = audit_leaves_file(in.path(), data, threads);
+  out.doc.n = data.n;
+  out.doc.root = data.root;
+  out.doc.refused = a.ok ? "" : a.reason;
+  out.doc.leaves_digest = file_digest(in.path(), &out.doc.leaves_bytes);
+  out.doc.sign_with(key);
+  out.stored = (fs::path(dir) / out.doc.leaves_path()).string();
+  in.keep(out.stored);
+  b.put_and_save(member::kBoardLeaves, out.doc.to_json().dump(2) + "\n");
+  out.member = member::kBoardLeaves;
+  return out;
+}
+
+}  // namespace wit

@@ -1,0 +1,61 @@
+// The board's expensive steps (docs/board.md, "What each command costs"):
+// `wit-board add` verifies a trainer's response bundle by replaying it
+// (verify_response, the same verification as wit-replay verify), checks every
+// replayed batch against the board's benchmark records, stores the response
+// by digest and files the board's own signed report; `wit-board audit`
+// re-verifies every stored response. Torch-free header; wit_torch code.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "wit/board_def.h"
+#include "wit/eval.h"
+#include "wit/replay.h"
+
+namespace wit {
+
+struct BoardAddResult {
+  std::string member;       // board-reports/NAME.json in the bundle
+  std::string stored;       // the response's path in the board folder
+  ReplayReport report;      // the board's verdict
+};
+// Verifies `response_path` against the challenge of the bundle it answers
+// and files the board's signed report. A response for another run, or for no
+// challenge of this run, is a usage error (wit::Error, nothing written); so
+// is a key that is not the board's, a bundle not on a board, or one whose
+// manifest no longer matches its heads. Holds the board's and the bundle's locks.
+BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
+                         const VerifyOptions& opt);
+
+// The first record of `response`'s replayed batches that is one of the
+// benchmark's (by record leaf): "step S trained on benchmark record N (leaf X)", or "".
+std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& benchmark_leaves);
+
+// `wit-board evaluate`: the board scores the released weights itself on its
+// benchmark. The weights (a parameters-only file, wit-sketch export) must be
+// bound exactly to the run's final logged state (with the final optimizer
+// root from the bundle's model.binding.json); they are stored as
+// weights/DIGEST.safetensors and the board's signed evaluation
+// (board-eval.json: the eval commitment of the scores) is added to the
+// bundle. Throws wit::Error on bad input (nothing written); `why_not` is set
+// (and nothing written) when the weights are not the run's final state.
+struct BoardEvalResult {
+  std::string member, stored;
+  EvalCommitment eval;
+  std::string why_not;  // "" when scored
+  std::string refused;  // the model reads the future (filed: the run is rejected); "" when it passed
+};
+// `model_path`: a TorchScript run's model file (its digest must be the manifest's); "" for the built-in GPT.
+BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
+                               const SecretKey& key, unsigned threads, const std::string& device);
+
+struct AuditResult {
+  size_t checked = 0;                 // board reports re-verified
+  std::vector<std::string> failures;  // one line each: the report and why it does not reproduce
+};
+// Re-verifies every stored response of every run on the board at `dir`,
+// re-scores every stored released weights file the board evaluated and
+// re-audits every stored leaves file.
+AuditResult audit_board(const std::string& dir, const VerifyOptions& opt);
+
+}  // namespace wit

@@ -1,0 +1,338 @@
+// The board's expensive steps: add (verify a response by replay, check its
+// batches against the benchmark, store it by digest, sign the board's
+// report), evaluate (score the released weights on the benchmark, with the
+// causal check) and audit (do all of it again from what is stored, and audit
+// the stored leaves). Rules: docs/board.md.
+#include "wit/board_check.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "wit/board.h"
+#include "wit/evaluate.h"
+#include "wit/release.h"
+#include "wit/safetensors.h"
+#include "wit/state.h"
+#include "wit/tree_audit.h"
+#include "wit/commitment.h"
+#include "wit/error.h"
+#include "wit/io.h"
+#include "wit/manifest.h"
+#include "wit/run_bundle.h"
+
+namespace fs = std::filesystem;
+
+namespace wit {
+
+using nlohmann::json;
+
+namespace {
+
+json parse_text(const std::string& text, const std::string& where) {
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw Error("not valid json", where);
+  return j;
+}
+
+// The benchmark's record leaves, sorted (the records the board keeps, checked against their commitment).
+std::vector<Hash32> benchmark_leaves(const std::string& dir, const BoardDefinition& def) {
+  std::vector<std::string> paths;
+  for (const auto& r : def.records) paths.push_back((fs::path(dir) / r.file).string());
+  const Dataset ds(def.benchmark, paths, 1);
+  std::vector<Hash32> out;
+  out.reserve(ds.size());
+  for (uint64_t i = 0; i < ds.size(); i++) out.push_back(ds.leaf(i));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The board's verdict on one response: the replay, then (when it passed) the benchmark check of its batches.
+ReplayReport board_verdict(const SpooledBundle& resp, const Challenge& ch, const std::vector<Hash32>& leaves,
+                           const VerifyOptions& opt) {
+  ReplayReport r = verify_response(resp, ch, opt);
+  if (r.certified()) {
+    const std::string hit = benchmark_hit(resp, leaves);
+    if (!hit.empty()) {
+      r.verdict = ReportVerdict::kRejected;
+      r.reason = hit;
+    }
+  }
+  return r;
+}
+
+std::string same_verdict_problem(const ReplayReport& stored, const ReplayReport& now) {
+  if (stored.verdict != now.verdict)
+    return std::string("the board's verdict ") + verdict_name(stored.verdict) + " does not reproduce: the replay now says " +
+           verdict_name(now.verdict) + (now.reason.empty() ? "" : " (" + now.reason + ")");
+  if (stored.reason != now.reason) return "the board's reason does not reproduce: the replay now says " + now.reason;
+  if (stored.step_checks() != now.step_checks()) return "the board's report checks other steps than the replay";
+  for (size_t i = 0; i < stored.checks.size() && i < now.checks.size(); i++)
+    if (stored.checks[i].pass != now.checks[i].pass)
+      return "the board's check of step " + std::to_string(stored.checks[i].step) + " does not reproduce";
+  return "";
+}
+
+// The board's scores of `weights` (bound exactly to the final state of the
+// bundle's run) on its benchmark, each record also checked for causality.
+struct Scored {
+  EvalCommitment eval;
+  std::string why_not;  // not the run's final state: nothing is filed
+  std::string refused;  // the model reads the future: filed, and the run rejected
+};
+Scored score_weights(const std::string& dir, const BoardDefinition& def, const RunBundle& b, const std::string& weights,
+                     const std::string& model, unsigned threads, const std::string& device) {
+  BundleFinal fin = bundle_final_state(b);
+  if (fin.manifest.model.scripted()) {
+    if (model.empty())
+      throw Error("a TorchScript run: the board needs its model file to score the weights", b.path, "give --model RUN/model.pt");
+    fin.manifest.model.module_path = model;  // its digest is checked against the manifest's when loaded
+  } else if (!model.empty()) {
+    throw Error("the run trains the built-in GPT: no model file is needed", model);
+  }
+  if (!b.has(member::kModelBinding))
+    throw Error("the bundle has no model.binding.json (wit-sketch match --json): the board needs the final optimizer root",
+                b.path, "pack it with --model-binding");
+  const ReleaseBinding claimed =
+      ReleaseBinding::from_json(parse_text(b.get(member::kModelBinding), member::kModelBinding), member::kModelBinding);
+  const Safetensors file = Safetensors::open(weights);
+  const TrainState state = TrainState::from_tensors(fin.manifest.model, file.tensors(), weights, device, true);
+  const LoggedFinal logged{uint64_t(fin.steps), fin.state_root};
+  const ReleaseBinding rb = bind_release(file.tensors(), logged, claimed.optim_root, nullptr);
+  Scored out;
+  if (!rb.match) {
+    out.why_not = "the weights are not the run's final state: " + binding_problem(rb, logged);
+    return out;
+  }
+  std::vector<std::string> paths;
+  for (const auto& r : def.records) paths.push_back((fs::path(dir) / r.file).string());
+  const Dataset ds(def.benchmark, paths, 1);
+  // The causal check at cut points drawn from the final state root, as wit-eval run draws
+  // them: it hashes the optimizer's moments too, which the model never sees.
+  CausalCoverage cov;
+  cov.nonce = Bytes(fin.state_root.data(), fin.state_root.data() + 32);
+  cov.cuts = 1;
+  cov.records = ds.size();
+  set_torch_threads(threads);
+  EvalScores scores;
+  for (uint64_t i = 0; i < ds.size(); i++) {
+    CausalScore cs = score_record_causal(state, ds.record(i), ds.leaf(i), ByteView(cov.nonce), cov.cuts);
+    if (cs.failure) {
+      cs.failure->example = i;
+      out.refused = cs.failure->message();
+      return out;
+    }
+    scores.record_leaves.push_back(ds.leaf(i));
+    scores.scores.push_back(cs.score);
+  }
+  out.eval = commit_scores(fin.run_id, fin.steps, fin.state_root, def.benchmark.root, scores, cov);
+  return out;
+}
+
+}  // namespace
+
+BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
+                               const SecretKey& key, unsigned threads, const std::string& device) {
+  BoardDefinition def;
+  const std::string dir = board_for_key(bundle_path, key, def);
+  if (!fs::is_regular_file(weights_path)) throw Error("no such weights file", weights_path);
+  const FileLock board_lock = lock_board(dir);
+  const FileLock bundle_lock = lock_run_bundle(bundle_path);
+  RunBundle b = RunBundle::load(bundle_path);
+  std::string why;
+  if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
+  if (b.has(member::kBoardEval))
+    throw Error("the board has already scored this run's released weights", bundle_path,
+                "'wit-board audit' re-scores the stored weights");
+  StagedFile in(dir, board_path::kWeights, weights_path);
+  std::optional<StagedFile> in_model;
+  if (!model_path.empty()) in_model.emplace(dir, board_path::kWeights, model_path, ".pt");
+  BoardEvalResult out;
+  uint64_t bytes = 0;
+  const std::string digest = file_digest(in.path(), &bytes);
+  const Scored sc = score_weights(dir, def, b, in.path(), in_model ? in_model->path() : "", threads, device);
+  out.why_not = sc.why_not;
+  if (!sc.why_not.empty()) return out;
+  out.eval = sc.eval;
+  out.refused = sc.refused;
+  BoardEval be;
+  be.weights_digest = digest;
+  be.weights_bytes = bytes;
+  if (in_model) be.model_digest = file_digest(in_model->path());
+  be.refused = sc.refused;
+  if (sc.refused.empty()) be.eval = sc.eval.to_json();
+  be.sign_with(key);
+  out.stored = (fs::path(dir) / be.weights_path()).string();
+  in.keep(out.stored);
+  if (in_model) in_model->keep((fs::path(dir) / be.model_path()).string());
+  b.put_and_save(member::kBoardEval, be.to_json().dump(2) + "\n");
+  out.member = member::kBoardEval;
+  return out;
+}
+
+std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& leaves) {
+  for (const std::string& name : response.names()) {
+    if (name.rfind("batch/", 0) != 0) continue;
+    const json j = parse_text(response.get_text(name), response.where + ":" + name);
+    if (!j.is_object() || !j.contains("records") || !j["records"].is_array()) continue;  // the replay checked the form
+    const int64_t step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int64_t>() : -1;
+    for (const auto& rec : j["records"]) {
+      if (!rec.is_object() || !rec.contains("record_hex") || !rec["record_hex"].is_string()) continue;
+      Bytes bytes;
+      if (!from_hex(rec["record_hex"].get<std::string>(), bytes)) continue;
+      const Hash32 leaf = record_leaf(ByteView(bytes));
+      if (std::binary_search(leaves.begin(), leaves.end(), leaf))
+        return "step " + std::to_string(step) + " trained on a record of the board's benchmark (record " +
+               (rec.contains("index") ? rec["index"].dump() : std::string("?")) + " of the data tree, leaf " +
+               leaf.hex().substr(0, 16) + ")";
+    }
+  }
+  return "";
+}
+
+BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
+                         const VerifyOptions& opt) {
+  BoardDefinition def;
+  const std::string dir = board_for_key(bundle_path, key, def);
+  if (!fs::is_regular_file(response_path)) throw Error("no such response bundle", response_path);
+
+  const FileLock board_lock = lock_board(dir);
+  const FileLock bundle_lock = lock_run_bundle(bundle_path);
+  RunBundle b = RunBundle::load(bundle_path);
+  std::string why;
+  if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
+  const TreeHead head = newest_signed_head(b);  // the manifest and its heads still agree
+
+  StagedFile in(dir, board_path::kResponses, response_path);
+  uint64_t bytes = 0;
+  const std::string digest = file_digest(in.path(), &bytes);
+  const SpooledBundle resp = SpooledBundle::open(in.path(), response_member_limit());
+  // Which run and challenge the response is for: another's is a usage error, never a rejection.
+  const std::string rwhere = response_path + ":challenge.json";
+  const Challenge rch = Challenge::from_json(parse_text(resp.get_text("challenge.json"), rwhere), rwhere);
+  const Manifest rmf = Manifest::from_json(parse_text(resp.get_text("manifest.json"), response_path + ":manifest.json"),
+                                           response_path + ":manifest.json");
+  if (rmf.run_id() != head.run_id || rch.head.run_id != head.run_id)
+    throw Error("the response is for another run (" + rmf.run_id().hex().substr(0, 16) + "), not this bundle's (" +
+                    head.run_id.hex().substr(0, 16) + "); nothing was filed",
+                response_path);
+  const std::string name = challenge_member_name(rch.seed);
+  const std::string cm = std::string(member::kChallenges) + name + ".json";
+  if (!b.has(cm))
+    throw Error("the response answers no challenge of this run on the board (its challenge " + name +
+                    " is not in the bundle); nothing was filed",
+                response_path);
+  const Challenge ch = Challenge::from_json(parse_text(b.get(cm), cm), cm);
+  if (ch.seed != rch.seed) throw Error("the response answers another challenge than " + cm, response_path);
+  const std::string rm = std::string(member::kBoardReports) + name + ".json";
+  if (b.has(rm))
+    throw Error("the board has already filed its report on challenge " + name, bundle_path,
+                "a challenge is answered once; 'wit-board audit' re-verifies the stored response");
+
+  BoardAddResult out;
+  out.report = board_verdict(resp, ch, benchmark_leaves(dir, def), opt);
+  BoardReport br;
+  br.challenge = name;
+  br.response_digest = digest;
+  br.response_bytes = bytes;
+  br.report = out.report.to_json();
+  br.sign_with(key);
+  out.stored = (fs::path(dir) / br.response_path()).string();
+  in.keep(out.stored);
+  b.put_and_save(rm, br.to_json().dump(2) + "\n");
+  out.member = rm;
+  return out;
+}
+
+AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
+  const BoardDefinition def = BoardDefinition::load(dir);
+  const std::vector<Hash32> leaves = benchmark_leaves(dir, def);
+  std::vector<std::string> runs;
+  std::error_code ec;
+  for (const auto& x : fs::directory_iterator(fs::path(dir) / board_path::kRuns, ec)) runs.push_back(x.path().string());
+  if (ec) throw Error("cannot read the board's runs: " + ec.message(), dir);
+  std::sort(runs.begin(), runs.end());
+  AuditResult out;
+  for (const auto& run : runs) {
+    const std::string rel = std::string(board_path::kRuns) + fs::path(run).filename().string();
+    RunBundle b;
+    try {
+      b = RunBundle::load(run);
+    } catch (const std::exception& x) {
+      out.failures.push_back(rel + ": cannot be read: " + x.what());
+      continue;
+    }
+    for (const std::string& name : b.names_under(member::kBoardReports)) {
+      const std::string where = rel + "/" + member::kBoardReports + name + ".json";
+      out.checked++;
+      try {
+        const BoardReport br = BoardReport::from_json(parse_text(b.get(std::string(member::kBoardReports) + name + ".json"), where), where);
+        if (auto p = br.problem(def.key)) throw Error(*p);
+        const std::string cm = std::string(member::kChallenges) + name + ".json";
+        if (!b.has(cm)) throw Error("answers no challenge in the bundle");
+        const Challenge ch = Challenge::from_json(parse_text(b.get(cm), cm), cm);
+        const std::string stored = (fs::path(dir) / br.response_path()).string();
+        if (!fs::is_regular_file(stored)) throw Error("its stored response " + br.response_path() + " is missing");
+        if (file_digest(stored) != br.response_digest)
+          throw Error("its stored response " + br.response_path() + " does not match its digest (edited or replaced)");
+        const SpooledBundle resp = SpooledBundle::open(stored, response_member_limit());
+        const ReplayReport was = ReplayReport::from_json(br.report, where);
+        const ReplayReport now = board_verdict(resp, ch, leaves, opt);
+        const std::string p = same_verdict_problem(was, now);
+        if (!p.empty()) throw Error(p);
+      } catch (const std::exception& x) {
+        std::string m = x.what();
+        out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
+      }
+    }
+    if (b.has(member::kBoardLeaves)) {
+      const std::string where = rel + "/" + member::kBoardLeaves;
+      out.checked++;
+      try {
+        const BoardLeaves bl = BoardLeaves::from_json(parse_text(b.get(member::kBoardLeaves), where), where);
+        if (auto p = bl.problem(def.key)) throw Error(*p);
+        const std::string stored = (fs::path(dir) / bl.leaves_path()).string();
+        if (!fs::is_regular_file(stored) || file_digest(stored) != bl.leaves_digest)
+          throw Error("its stored leaves " + bl.leaves_path() + " are missing or do not match their digest");
+        const Commitment data = Commitment::from_json(parse_text(b.get(member::kDataCommit), where), member::kDataCommit);
+        // One hashing thread: the audit's threaded path crashed once under wit-board (see docs/board.md).
+        const LeavesAudit a = audit_leaves_file(stored, data, 1);
+        if ((a.ok ? std::string() : a.reason) != bl.refused) throw Error("the board's audit of the tree does not reproduce");
+      } catch (const std::exception& x) {
+        std::string m = x.what();
+        out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
+      }
+    }
+    if (!b.has(member::kBoardEval)) continue;
+    const std::string where = rel + "/" + member::kBoardEval;
+    out.checked++;
+    try {
+      const BoardEval be = BoardEval::from_json(parse_text(b.get(member::kBoardEval), where), where);
+      if (auto p = be.problem(def.key)) throw Error(*p);
+      const std::string stored = (fs::path(dir) / be.weights_path()).string();
+      if (!fs::is_regular_file(stored)) throw Error("its stored weights " + be.weights_path() + " are missing");
+      if (file_digest(stored) != be.weights_digest)
+        throw Error("its stored weights " + be.weights_path() + " do not match their digest (edited or replaced)");
+      std::string model;
+      if (!be.model_digest.empty()) {
+        model = (fs::path(dir) / be.model_path()).string();
+        if (!fs::is_regular_file(model) || file_digest(model) != be.model_digest)
+          throw Error("its stored model file " + be.model_path() + " is missing or does not match its digest");
+      }
+      const Scored sc = score_weights(dir, def, b, stored, model, opt.threads, opt.device);
+      if (!sc.why_not.empty()) throw Error(sc.why_not);
+      if (sc.refused != be.refused)
+        throw Error("the board's causal check does not reproduce: " + (sc.refused.empty() ? "the model now passes" : sc.refused));
+      if (be.refused.empty() && sc.eval.to_json() != be.eval)
+        throw Error("the board's score does not reproduce from the stored weights");
+    } catch (const std::exception& x) {
+      std::string m = x.what();
+      out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
+    }
+  }
+  return out;
+}
+
+}  // namespace wit
