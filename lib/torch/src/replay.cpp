@@ -129,14 +129,9 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
   const std::vector<std::string>& files = df.files;
   // Regenerate states as training computed them, so they come out bit-identical:
   // the trainer's thread count, and a data-parallel run's ranks emulated in one process.
-  int world = 1;
-  {
-    json d = json::parse(read_file((fs::path(opt.run) / "data.json").string()), nullptr, false);
-    if (!d.is_discarded() && d.is_object()) {
-      if (opt.threads == 0) set_torch_threads(d.value("threads", 0u));
-      world = d.value("world", 1);
-    }
-  }
+  const RunSettings settings = run_data_settings(opt.run);  // threads and world checked in range
+  if (opt.threads == 0) set_torch_threads(settings.threads);
+  const int world = settings.world;
   Commitment data = Commitment::load(commit_path);
   Index index(index_path);
   index.check_matches(data, commit_path);
