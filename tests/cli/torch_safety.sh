@@ -76,7 +76,7 @@ run 2 train --config cfg.json --out S --stats data.txt && error_is wit-train "ou
 same_file data.txt data.orig
 absent S
 run 2 train --config cfg.json --out S --stats cfg.json && error_is wit-train "output is one of the inputs: cfg.json"
-run 2 train --config cfg.json --out R --stats R/run.wlog && error_is wit-train "--stats names a file inside the run directory"
+run 2 train --config cfg.json --out R --stats R/run.wlog && error_is wit-train "inside the run directory"
 same_file R/run.wlog R.keep/run.wlog
 nonce=$(printf '%064d' 5)
 run 0 wit-challenge --run R --nonce "$nonce" -k 2 -o chal.json
