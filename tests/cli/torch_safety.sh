@@ -116,7 +116,8 @@ run 0 train --config cfg.json --out L3
 run 0 wit-log verify L3
 
 # Item 6: thread counts are bounded, with a one-line error before any work.
-run 2 train -j 10000 --config cfg.json --out J && error_is wit-train "--threads 10000 is more than 1024 threads"
+run 2 wit-train -j 10000 --data data.commit.json --index data.widx --config cfg.json --out J data.txt &&
+  error_is wit-train "--threads 10000 is more than 1024 threads"
 absent J
 run 2 wit-replay respond -j 10000 --run R chal.json -o j.wbundle && error_is wit-replay "more than 1024 threads"
 
@@ -142,7 +143,13 @@ sed -i 's/"threads": [0-9]*/"threads": -1/' T13/data.json
 run 2 wit-replay respond --run T13 chal.json -o t13.wbundle && error_is wit-replay "invalid data.json: 'threads' is not an integer in 0..1024"
 absent t13.wbundle
 cp -r R.keep P13
-sed -i 's/"data_root": "\(.\)/"data_root": "f\1/; s/"data_root": "f\(.\{64\}\)./"data_root": "\1/' P13/probe.json
+python3 - P13/probe.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["data_root"]
+j["data_root"] = ("1" if r[0] != "1" else "2") + r[1:]
+json.dump(j, open(sys.argv[1], "w"), indent=1)
+PY
 run 2 wit-sketch fingerprint --run P13 P13/ckpt/step-000016.safetensors -o p13.json &&
   error_is wit-sketch "probe set is for another data commitment"
 absent p13.json
@@ -161,7 +168,13 @@ grep -q "^wit-train: terminated; TT keeps every step up to its last checkpoint; 
 set -m
 wit-train -q -j1 --data data.commit.json --index data.widx --config long.json --out EE data.txt >/dev/null 2>EE.err &
 pid=$!
-sleep 0.2
+# As soon as it catches SIGINT (its first instructions, before LibTorch's
+# initialisers; nothing can run while the loader maps the libraries).
+for _ in $(seq 1 400); do
+  mask=$(sed -n 's/^SigCgt:\t*//p' "/proc/$pid/status" 2>/dev/null)
+  [ -n "$mask" ] && (( 16#$mask & 2 )) && break
+  sleep 0.01
+done
 kill -INT "$pid"
 wait "$pid"
 rc=$?
