@@ -133,7 +133,8 @@ sweep_file() {
 sweep_file c.commit.json "0 2|wit-commit show @" "2|wit-query include --commit @ --index c.widx --text alpha -o o.json|o.json"
 sweep_file c.widx "2|wit-commit show c.commit.json --index @" "2|wit-query exclude --commit c.commit.json --index @ --text zzz -o o.json|o.json"
 sweep_file inc.json "1 2|wit-query verify --commit c.commit.json @"
-sweep_file exc.json "1 2|wit-query verify --commit c.commit.json @"
+# A changed leaf in an exclusion proof can still bracket: a valid proof that another value is absent (0, and it names the value).
+sweep_file exc.json "0 1 2|wit-query verify --commit c.commit.json @"
 sweep_file lp.json "1 2|wit-log check-proof @"
 sweep_file chal.json "1 2|wit-challenge --check @"
 sweep_file head.json "2|wit-challenge --head @ --nonce $NONCE -k 2 -o o.json|o.json"
