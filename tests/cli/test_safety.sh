@@ -52,6 +52,109 @@ head -n 1 stopped/run.heads >h && mv h stopped/run.heads
 run 1 wit-log verify stopped
 grep -q "hint: the run is not finished.*rerun the same wit-train command to resume" err && ok || fail "no resume hint: $(cat err)"
 
+# Issue 28. No output over a file read through a run directory, and none
+# inside a run directory at all: the signed heads, the log and the manifest
+# stay byte for byte, and the run still verifies.
+cp -r run keep
+run 0 wit-log verify --no-init run
+for f in run.heads run.wlog run.json; do
+  run 2 wit-log prove run 3 -o "run/$f" && error_is wit-log "output is inside the run directory .*run: run/$f"
+  same_file "run/$f" "keep/$f"
+done
+run 2 wit-log consistency run 1 3 -o run/run.wlog && error_is wit-log "output is inside the run directory"
+same_file run/run.wlog keep/run.wlog
+run 2 wit-log prove run 3 -o run/new.json && error_is wit-log "output is inside the run directory"
+absent run/new.json
+run 2 wit-log prove run 3 -o run/ckpt/new.json && error_is wit-log "output is inside the run directory"
+absent run/ckpt/new.json
+ln -s run/run.heads heads-link
+run 2 wit-log prove run 3 -o heads-link && error_is wit-log "output is inside the run directory"
+same_file run/run.heads keep/run.heads
+# A run wit-train holds (train.lock) is a run directory too, even without its log.
+mkdir -p locked && : >locked/train.lock
+run 2 wit-challenge --run run --nonce "$(printf '%064d' 7)" -k 2 -o locked/c.json && error_is wit-challenge "inside the run directory"
+absent locked/c.json
+run 0 wit-log verify --no-init run
+# Beside the run is fine, and 'wit-log sign' still writes in it.
+run 0 wit-log prove run 3 -o proof.json
+[ -s proof.json ] && ok || fail "no proof beside the run"
+
+# Issue 28: a corrupt cached index level (a level-8 node changed, both XXH3
+# checksums fixed) is caught by the audit: no "matches", no proof, exit 2.
+for i in $(seq 1 600); do echo "record number $i"; done >big.txt
+run 0 wit-commit -q -o big.commit.json big.txt
+run 0 wit-commit show big.commit.json --index big.widx
+"${WIT_FIXTURES:-$WIT_BIN/../tests/fixtures}/flip_index_node" big.widx 0 || fail "flip_index_node failed"
+run 2 wit-commit show big.commit.json --index big.widx && error_is wit-commit "cached tree node 0 is not the hash of its leaves"
+run 2 wit-query include --commit big.commit.json --index big.widx --text "record number 300" -o p.json &&
+  error_is wit-query "cached tree node 0"
+absent p.json
+
+# Issue 28: two wit-commit -o to one output at once leave one run's pair:
+# the index always belongs to the commitment (10 rounds; before the lock,
+# about one in ten mixed them).
+for i in $(seq 1 400); do echo "first $i"; done >one.txt
+for i in $(seq 1 300); do echo "second $i"; done >two.txt
+mixed=0
+for round in $(seq 1 10); do
+  wit-commit -q -o pair.commit.json one.txt & a=$!
+  wit-commit -q -o pair.commit.json two.txt & b=$!
+  wait $a; wait $b
+  wit-commit show pair.commit.json --index pair.widx >/dev/null 2>&1 || mixed=$((mixed + 1))
+done
+[ "$mixed" = 0 ] && ok || fail "$mixed of 10 rounds left a commitment with another run's index"
+absent pair.commit.json.tmp pair.widx.tmp
+
+# Issue 28: options take one value each; a positional argument after one stays positional.
+printf 'zeta\n' >ev.txt
+run 0 wit-query contamination -q --commit c.json --index c.widx -o cert.json ev.txt
+run 0 wit-query verify --commit c.json --eval ev.txt cert.json
+grep -q "^valid: " out && ok || fail "verify with --eval: $(cat out)"
+run 0 wit-query verify --commit c.json --eval ev.txt --eval ev.txt cert.json
+# -q before the subcommand, as the man page places it.
+run 0 wit-query -q include --commit c.json --index c.widx --text alpha -o inc.json
+[ -s err ] && fail "-q before the subcommand still printed: $(cat err)" || ok
+
+# Issue 28: failed writes to stdout are errors (2), never a silent success.
+if [ -w /dev/full ]; then
+  for cmd in "wit-log show run" "wit-log head run" "wit-commit show c.json" "wit-challenge --run run --nonce $(printf '%064d' 7) -k 2"; do
+    # shellcheck disable=SC2086
+    $cmd >/dev/full 2>err
+    rc=$?
+    [ "$rc" = 2 ] && grep -qE "error: cannot write: (no space left on device|write error): stdout" err && ok ||
+      fail "$cmd >/dev/full: exit $rc, $(cat err)"
+  done
+fi
+
+# Issue 28: out-of-range integers are errors, never saturated; thread counts have a maximum.
+cp run/run.heads heads.before
+run 2 wit-log sign run --key run/trainer.key --time 18446744073709551616 && error_is wit-log "--time is out of range \(at most 18446744073709551615\): 18446744073709551616"
+same_file run/run.heads heads.before
+run 2 wit-challenge --run run --nonce "$(printf '%064d' 7)" -k 18446744073709551616 && error_is wit-challenge "-k is out of range"
+run 2 wit-challenge --run run --nonce "$(printf '%064d' 7)" -k 9223372036854775808 && error_is wit-challenge "-k is out of range \(at most 9223372036854775807\)"
+run 2 wit-commit -q -j 10000 -o j.json train.txt && error_is wit-commit "--threads 10000 is more than 1024 threads"
+absent j.json
+run 0 wit-commit -q -j 1024 -o j.json train.txt
+
+# Issue 28: a finished run (its seed revealed) that fails verification is
+# not called unfinished.
+"$MKRUN" --variant bad-ckpt finished >/dev/null 2>&1 || fail "make_test_run --variant bad-ckpt failed"
+run 1 wit-log verify finished
+grep -q "not finished" err && fail "a finished run called unfinished: $(cat err)" || ok
+
+# Issue 28: SIGTERM is handled like Ctrl-C: exit 143, one line, no temporaries.
+rm -f fifo && mkfifo fifo
+wit-commit -o sig.commit.json fifo 2>sig.err &
+pid=$!
+for _ in $(seq 1 100); do compgen -G "sig.widx.tmp.*" >/dev/null && break; sleep 0.05; done
+compgen -G "sig.widx.tmp.*" >/dev/null && ok || fail "wit-commit made no temporary while waiting for its input"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 143 ] && ok || fail "SIGTERM exit $rc (want 143)"
+grep -q "^wit-commit: terminated; nothing was written$" sig.err && ok || fail "SIGTERM message: $(cat sig.err)"
+absent sig.commit.json sig.widx
+
 # Subcommands: the unknown one is named, with the valid ones.
 run 2 wit-log shw run && error_is wit-log "unknown subcommand 'shw' \(valid: keygen, show,"
 run 2 wit-board && error_is wit-board "missing subcommand \(one of: pack, build, challenge, add, repair, show\)"

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
 
   return wit::cli::run(app, argc, argv, [&] {
     if (show->parsed()) {
+      const auto pair_lock = wit::lock_commit_pair(show_commit, false);
       wit::Commitment c = wit::Commitment::load(show_commit);
       std::string text = "commitment   " + show_commit + " (" + wit::kCommitFormat + " version " +
                          std::to_string(wit::kCommitVersion) + ")\n" + c.describe();
@@ -117,8 +118,13 @@ int main(int argc, char** argv) {
         wit::commit_dataset(spec, files, threads, [&](uint64_t b) { progress.add(b); }, write_index);
     wit::AtomicFile commit(out);
     commit.write(r.commitment.dump());
-    if (idx) idx->commit();
-    commit.commit();
+    {
+      // The pair is published under its lock: another wit-commit to the same
+      // output waits, and a reader holding the lock shared sees both or neither.
+      const auto pair_lock = wit::lock_commit_pair(out, true);
+      if (idx) idx->commit();
+      commit.commit();
+    }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     uint64_t bytes = 0;

@@ -134,6 +134,7 @@ int main(int argc, char** argv) {
     }
     if (*sign) {
       const wit::FileLock lock = wit::lock_run_dir(run);  // not while wit-train writes the run
+      wit::allow_run_writes(run);                          // the one tool besides wit-train that writes a run
       wit::TreeHead h = wit::sign_run_head(run, wit::load_key(key_path), time, repair ? wit::TornTail::kCut : wit::TornTail::kRefuse);
       std::cout << h.to_json().dump(2) << "\n";
       if (!quiet) wit::cli::note("signed head of size " + std::to_string(h.size) + " appended to " + rp.heads());
@@ -207,7 +208,7 @@ int main(int argc, char** argv) {
     else
       std::cout << (v.ok ? "valid: " : "invalid: ") << v.summary() << "\n";
     // A run killed or stopped mid-training is invalid only until it is resumed.
-    if (!v.ok && !v.seed_revealed && !quiet)
+    if (!v.ok && !v.seed_revealed && !exists(rp.seed()) && !quiet)
       std::cerr << "hint: the run is not finished (its seed is not revealed yet); if training was stopped, rerun "
                    "the same wit-train command to resume: it signs the rest\n";
     return v.ok ? wit::cli::kOk : wit::cli::kNegative;

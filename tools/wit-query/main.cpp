@@ -53,6 +53,7 @@ struct Loaded {
 // audits the whole index, O(n)): an exclusion or a usage claim rests on it,
 // since a gap between two leaves means absence only in a sorted distinct tree.
 Loaded load(const std::string& commit_path, const std::string& index_path) {
+  const auto pair_lock = wit::lock_commit_pair(commit_path, false);  // not while wit-commit replaces the pair
   Loaded l{wit::Commitment::load(commit_path), std::make_unique<wit::Index>(index_path)};
   l.index->check_matches(l.commit, commit_path);
   return l;
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string commit_path, index_path, out = "-";
   bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "No summary on stderr (before or after the subcommand)");
 
   RecordArgs inc_args, exc_args;
   auto* inc = app.add_subcommand("include", "Prove a record is in the committed data (exit 1 if it is not)");

@@ -13,10 +13,12 @@
 #include "wit/device.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/manifest.h"
 #include "wit/run_config.h"
 #include "wit/run_lock.h"
 #include "wit/script.h"
 #include "wit/trainer.h"
+#include "wit/wlog.h"
 
 namespace fs = std::filesystem;
 
@@ -39,6 +41,17 @@ void pin_kernels(const std::string& run, const std::string& kernels, bool given,
     return wit::run_under_environment(wit::config_environment(wit::RunConfig::parse(wit::read_file(recorded), recorded)),
                                       argv);
   wit::run_under_environment(wit::kernel_set_environment(kernels), argv);
+}
+
+// Whether `path` names a file inside directory `dir` (or below it), paths resolved.
+bool inside(const std::string& path, const std::string& dir) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec), d = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  for (fs::path a = p.parent_path(); !a.empty(); a = a.parent_path()) {
+    if (a == d) return true;
+    if (a == a.root_path()) break;
+  }
+  return false;
 }
 
 }  // namespace
@@ -70,7 +83,7 @@ int main(int argc, char** argv) {
   app.add_option("--dist-timeout", o.dist_timeout, "Seconds before a silent rank fails the others")
       ->default_str("60")->check(CLI::Range(1.0, 86400.0));
   app.add_flag("--shard", o.shard, "With several ranks: shard the optimizer state and checkpoints (ZeRO-1)");
-  app.add_option("--stats", o.stats_path, "Write per-step timing and traffic as JSON (rank 0)");
+  wit::cli::mark_output(app.add_option("--stats", o.stats_path, "Write per-step timing and traffic as JSON (rank 0)"));
   bool no_witnesses = false;  // hidden: bench/dist.sh measures the same run without witnesses
   app.add_flag("--bench-no-witnesses", no_witnesses)->group("");
   app.add_flag("-q,--quiet", o.quiet, "No progress or summary on stderr");
@@ -89,6 +102,15 @@ int main(int argc, char** argv) {
     // Said here, not as the manifest's "'n' out of range", which blames the config.
     if (wit::Commitment::load(o.commit_path).n == 0)
       throw wit::Error("the training data holds no records", o.commit_path, "commit a dataset with at least batch_size records");
+    // What can be checked before RUN exists is checked here: the config, the ranks against the batch, --stats.
+    const wit::TrainConfig cfg = wit::TrainConfig::load(o.config_path);
+    const nlohmann::json& b = cfg.overrides.contains("batch_size") ? cfg.overrides["batch_size"] : nlohmann::json(wit::Manifest{}.batch_size);
+    if (nproc > 1 && b.is_number_integer() && b.get<int64_t>() < int64_t(nproc))
+      throw wit::Error("a batch of " + std::to_string(b.get<int64_t>()) + " records cannot be split over " +
+                           std::to_string(nproc) + " ranks",
+                       o.config_path, "use --nproc " + std::to_string(b.get<int64_t>()) + " or fewer, or a larger batch_size");
+    if (!o.stats_path.empty() && o.stats_path != "-" && inside(o.stats_path, o.out_dir))
+      throw wit::Error("--stats names a file inside the run directory", o.stats_path, "write the statistics elsewhere");
     std::optional<wit::FileLock> lock;
     bool created = false;
     const std::string lock_path = (fs::path(o.out_dir) / wit::kRunLockFile).string();
@@ -100,13 +122,23 @@ int main(int argc, char** argv) {
       lock.emplace(wit::lock_run_dir(o.out_dir));
       wit::cli::set_interrupt_note(o.out_dir + " keeps every step up to its last checkpoint; rerun the same command to resume");
     }
-    // A run directory this command created and left empty is removed again.
+    // A run directory this command created is removed again when it fails
+    // before its first step is logged (a late error: out of memory, a
+    // refused model): nothing in it was trained or published. A run with
+    // logged steps stays, to be resumed.
     auto forget = [&]() {
       if (!created) return;
       std::error_code ec;
+      uint64_t entries = 0;
+      try {
+        if (fs::exists(o.out_dir + "/run.wlog", ec))
+          entries = wit::WitnessLog::open(o.out_dir + "/run.wlog", wit::TornTail::kLeave).size();
+      } catch (const wit::Error&) {
+        return;  // unreadable: leave it for a person to look at
+      }
+      if (entries > 1) return;
       lock.reset();
-      fs::remove(lock_path, ec);
-      fs::remove(o.out_dir, ec);  // only if empty
+      fs::remove_all(o.out_dir, ec);
     };
     wit::TrainSummary s;
     try {

@@ -501,6 +501,7 @@ BundleReader BundleReader::open(const std::string& path, uint64_t max_size) {
   const std::string where = in ? std::string("stdin") : path;
   const int fd = in ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open: " + errno_text(), path);
+  if (!in) note_input(fd);
   // Closed with the reader, or when the header is refused.
   auto file = std::shared_ptr<int>(new int(fd), [in](int* p) {
     if (!in) ::close(*p);
@@ -669,6 +670,7 @@ void BundleWriter::add_file(const std::string& name, const std::string& file) {
   guarded([&](Impl& m) {
     const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error("cannot open: " + errno_text(), file);
+    note_input(fd);
     std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* p) {
       ::close(*p);
       delete p;

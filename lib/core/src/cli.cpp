@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,8 @@
 #include <iostream>
 #include <set>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "wit/error.h"
 #include "wit/hash.h"
@@ -42,15 +45,62 @@ std::set<const CLI::Option*> g_outputs;
 std::string g_interrupt_line[2];
 volatile std::sig_atomic_t g_interrupt_slot = 0;
 
-void on_sigint(int) {
+void on_signal(int sig) {
   remove_live_temporaries();  // an output half-written is no output
   const std::string& line = g_interrupt_line[g_interrupt_slot];
   if (::isatty(2)) {
     [[maybe_unused]] ssize_t w = ::write(2, "\r\033[K", 4);  // the progress bar's line
   }
-  [[maybe_unused]] ssize_t w = ::write(2, line.data(), line.size());
-  ::_exit(128 + SIGINT);
+  // "TOOL: interrupted; ..." for Ctrl-C, "TOOL: terminated; ..." for SIGTERM.
+  const size_t colon = g_tool.size() + 2;
+  const char* word = sig == SIGTERM ? "terminated" : "interrupted";
+  const size_t semi = line.find(';');
+  if (sig == SIGTERM && semi != std::string::npos && line.size() > colon) {
+    [[maybe_unused]] ssize_t a = ::write(2, line.data(), colon);
+    [[maybe_unused]] ssize_t b = ::write(2, word, std::strlen(word));
+    [[maybe_unused]] ssize_t c = ::write(2, line.data() + semi, line.size() - semi);
+  } else {
+    [[maybe_unused]] ssize_t w = ::write(2, line.data(), line.size());
+  }
+  ::_exit(128 + sig);
 }
+
+// Installs on_signal for SIGINT and SIGTERM, unless the process was started
+// with the signal ignored (a background job of a script keeps it so).
+void catch_signals(void (*handler)(int)) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) std::signal(sig, handler);
+  }
+}
+
+// Before main: a tool linked with LibTorch spends about half a second in its
+// libraries' start-up before main runs, and a signal then would end it
+// without a word. This runs first (.preinit_array, before any library's
+// initialiser) and says the one true thing: nothing was written yet.
+char g_early_line[256];
+size_t g_early_len = 0;
+void on_early_signal(int sig) {
+  [[maybe_unused]] ssize_t w = ::write(2, g_early_line, g_early_len);
+  const char* rest = sig == SIGTERM ? "terminated; nothing was written\n" : "interrupted; nothing was written\n";
+  [[maybe_unused]] ssize_t r = ::write(2, rest, std::strlen(rest));
+  ::_exit(128 + sig);
+}
+void early_signals(int argc, char** argv, char** envp) {
+  bool silent = false;  // ranks started by a launcher stay silent (see run)
+  for (char** e = envp; e && *e; e++)
+    if (std::strncmp(*e, "WIT_LOCAL_LAUNCH=", 17) == 0 || (std::strncmp(*e, "RANK=", 5) == 0 && std::strcmp(*e, "RANK=0") != 0))
+      silent = true;
+  if (silent || argc < 1 || !argv || !argv[0]) return;
+  const char* base = std::strrchr(argv[0], '/');
+  base = base ? base + 1 : argv[0];
+  const size_t n = std::min(std::strlen(base), sizeof g_early_line - 3);
+  std::memcpy(g_early_line, base, n);
+  std::memcpy(g_early_line + n, ": ", 2);
+  g_early_len = n + 2;
+  catch_signals(on_early_signal);
+}
+__attribute__((section(".preinit_array"), used)) void (*g_early_signals)(int, char**, char**) = early_signals;
 
 // Every parsed command on the path from the app down (app, subcommand, ...).
 std::vector<const CLI::App*> parsed_chain(const CLI::App& app) {
@@ -71,20 +121,73 @@ bool numeric_type(const std::string& t) {
   return names.count(t) != 0;
 }
 
+// Every option that names things (a file, a record) takes one value per
+// occurrence, as the man pages say: "--eval a.txt cert.json" must leave
+// cert.json to the positional argument, not swallow it. CLI11 lets a vector
+// option take every following word unless told otherwise.
+void one_value_each(CLI::App& app) {
+  for (CLI::Option* o : app.get_options({})) {
+    if (o->get_positional() || !o->get_allow_extra_args()) continue;
+    if (o->get_expected_max() > 1 || o->get_items_expected_max() > 1) o->expected(1);
+    o->allow_extra_args(false);
+  }
+  for (CLI::App* s : app.get_subcommands({})) one_value_each(*s);
+}
+
+std::string option_words(const CLI::Option* o) {
+  return o->get_lnames().empty() ? o->get_name() : "--" + o->get_lnames()[0];
+}
+
+// A whole number too large for its option is an error, never the largest
+// value (CLI11 saturates: 2^64 became 2^64 - 1, 2^63 became 2^63 - 1).
+// Unsigned options ("UINT") hold up to 2^64 - 1; every other integer option
+// up to 2^63 - 1 (none needs more).
+void check_range(const CLI::Option* o, const std::string& v) {
+  size_t i = v[0] == '+' ? 1 : 0;
+  if (i >= v.size() || v.find_first_not_of("0123456789", i) != std::string::npos) return;  // not a plain integer
+  const std::string digits = v.substr(std::min(v.find_first_not_of('0', i), v.size() - 1));
+  const std::string max = o->get_type_name() == "UINT" ? "18446744073709551615" : "9223372036854775807";
+  if (digits.size() > max.size() || (digits.size() == max.size() && digits > max))
+    throw Error(option_words(o) + " is out of range (at most " + max + ")", v);
+}
+
+void check_threads(const CLI::Option* o, const std::string& v) {
+  if (v.find_first_not_of("0123456789") != std::string::npos || v.size() > 9) return;  // check_range speaks
+  if (std::stoul(v) > kMaxThreads)
+    throw Error(option_words(o) + " " + v + " is more than " + std::to_string(kMaxThreads) + " threads", option_words(o),
+                "use -j 0 for all cores, or a count up to " + std::to_string(kMaxThreads));
+}
+
 void shared_checks(const CLI::App& app) {
   std::vector<std::string> inputs, outputs;
   for (const CLI::App* a : parsed_chain(app))
     for (const CLI::Option* o : a->get_options({})) {
       if (o->count() == 0) continue;
       const bool out = g_outputs.count(o) || o->check_lname("output");
+      const bool numeric = numeric_type(o->get_type_name());
       for (const std::string& v : o->results()) {
-        if (numeric_type(o->get_type_name()) && v.size() > 1 && v[0] == '-' &&
+        if (numeric && v.size() > 1 && v[0] == '-' &&
             (std::isdigit(static_cast<unsigned char>(v[1])) || v[1] == '.'))
-          throw Error((o->get_lnames().empty() ? o->get_name() : "--" + o->get_lnames()[0]) + " must not be negative", v);
+          throw Error(option_words(o) + " must not be negative", v);
+        if (numeric && !v.empty()) check_range(o, v);
+        if (numeric && !o->get_lnames().empty() && o->get_lnames()[0].rfind("threads", 0) == 0) check_threads(o, v);
         (out ? outputs : inputs).push_back(v);
       }
     }
   check_outputs_apart(inputs, outputs);
+}
+
+// Whatever the tool printed must have reached stdout: a full disk or a
+// closed pipe is an error (exit 2), not a success with a lost report.
+void check_stdout() {
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int err = errno;
+    std::string why = err ? std::strerror(err) : "write error";  // errno is gone when an earlier flush failed
+    if (!why.empty()) why[0] = char(std::tolower(static_cast<unsigned char>(why[0])));
+    throw Error("cannot write: " + why, "stdout");
+  }
 }
 
 // "A subcommand is required" and "The following arguments were not
@@ -156,10 +259,9 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
   if (!std::getenv("WIT_LOCAL_LAUNCH") && (!rank || std::strcmp(rank, "0") == 0)) {
     g_interrupt_line[0] = g_tool + ": interrupted; nothing was written\n";
     g_interrupt_line[1] = g_interrupt_line[0];
-    // A process started with SIGINT ignored (a background job of a script) keeps it so.
-    struct sigaction old {};
-    if (::sigaction(SIGINT, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) std::signal(SIGINT, on_sigint);
+    catch_signals(on_signal);
   }
+  one_value_each(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -180,13 +282,22 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
   }
   try {
     shared_checks(app);
-    return body();
+    const int rc = body();
+    check_stdout();
+    return rc;
   } catch (const std::filesystem::filesystem_error& e) {
     std::cerr << g_tool << ": error: " << filesystem_message(e) << "\n";
     return kError;
   } catch (const Error& e) {
     std::cerr << g_tool << ": error: " << one_line(e.what()) << "\n";
     if (!e.hint().empty()) std::cerr << "hint: " << e.hint() << "\n";
+    return kError;
+  } catch (const nlohmann::json::exception& e) {
+    // A JSON value of the wrong type that no reader caught: said without the library's "[json.exception...]" tag.
+    std::string what = e.what();
+    const size_t tag = what.find("] ");
+    if (what.rfind("[json.exception", 0) == 0 && tag != std::string::npos) what = what.substr(tag + 2);
+    std::cerr << g_tool << ": error: invalid json value: " << one_line(what) << "\n";
     return kError;
   } catch (const std::bad_alloc&) {
     std::cerr << g_tool << ": error: out of memory\n";

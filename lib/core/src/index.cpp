@@ -82,6 +82,18 @@ Bytes encode_index(const CommitResult& c) {
   return out;
 }
 
+std::optional<FileLock> lock_commit_pair(const std::string& commit_path, bool exclusive) {
+  if (commit_path.empty() || commit_path == "-") return std::nullopt;
+  const size_t slash = commit_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : commit_path.substr(0, slash);
+  if (exclusive) return FileLock::wait(dir, "the commitment's directory");
+  try {
+    return FileLock::wait_shared_dir(dir, "the commitment's directory");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 Index::Index(const std::string& path) : where_(path), file_(new MappedFile(path)) { parse(file_->view()); }
 
 Index::Index(ByteView bytes, const std::string& where) : where_(where) { parse(bytes); }
@@ -157,9 +169,18 @@ void Index::audit(unsigned threads) const {
     if (first_record(i) >= records_)
       throw Error("index is corrupt (first occurrence of leaf " + std::to_string(i) + " is past the last record)",
                   where_);
-  // The leaves must give the root by themselves, not only through the cached levels.
-  if (MerkleTree(kBlake2bTree, l, n_, MerkleTree::kDefaultCacheLevel, threads).root() != root_)
-    throw Error("index is corrupt (its leaves do not give its root)", where_);
+  // The leaves must give the root by themselves, not only through the cached
+  // levels; and the cached levels, which every proof is read from, must be
+  // the ones the leaves give (a node changed with its checksums fixed would
+  // otherwise give proofs that fail against the root).
+  const MerkleTree fresh(kBlake2bTree, l, n_, tree_->cache_level(), threads);
+  if (fresh.root() != root_) throw Error("index is corrupt (its leaves do not give its root)", where_);
+  const uint64_t m = MerkleTree::level_entries(n_, tree_->cache_level());
+  for (uint64_t i = 0; i < m; i++)
+    if (fresh.levels()[i] != tree_->levels()[i])
+      throw Error("index is corrupt (cached tree node " + std::to_string(i) + " is not the hash of its leaves)",
+                  where_ + " at byte " + std::to_string(kIndexHeaderSize + 40 * n_ + 32 * i),
+                  "write the index again with wit-commit");
 }
 
 }  // namespace wit

@@ -16,6 +16,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <utility>
 #include <vector>
@@ -61,6 +62,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open: " + lower_first(errno_text()), path);
+  note_input(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
@@ -150,6 +152,7 @@ AtomicFile::AtomicFile(const std::string& path, bool binary, mode_t mode) : path
       throw Error("refusing to write binary output to a terminal", "stdout", "use -o FILE or a pipe");
     return;
   }
+  check_output_place(path);
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     // Replace what the link points to, never the link itself.
@@ -218,6 +221,7 @@ void AtomicFile::commit() {
     return;
   }
   if (::fsync(fd_) != 0) throw Error("cannot sync: " + lower_first(errno_text()), path_);
+  check_output_place(path_);  // again: an input read since the constructor is never replaced either
   ::close(fd_);
   fd_ = -1;
   if (::rename(tmp_.c_str(), target_.c_str()) != 0)
@@ -255,6 +259,11 @@ FileLock::~FileLock() {
 
 FileLock FileLock::wait(const std::string& path, const std::string& what) { return acquire(path, what, true); }
 FileLock FileLock::try_hold(const std::string& path, const std::string& what) { return acquire(path, what, false); }
+FileLock FileLock::wait_shared_dir(const std::string& dir, const std::string& what) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw Error("cannot lock " + what + ": not a directory", dir);
+  return acquire(dir, what, true, true);
+}
 
 FileLock FileLock::wait_existing(const std::string& path, const std::string& what) {
   for (;;) {
@@ -276,13 +285,13 @@ FileLock FileLock::wait_existing(const std::string& path, const std::string& wha
   }
 }
 
-FileLock FileLock::acquire(const std::string& path, const std::string& what, bool block) {
+FileLock FileLock::acquire(const std::string& path, const std::string& what, bool block, bool shared) {
   struct stat st {};
   const bool dir = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   int fd = dir ? ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                : ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw Error("cannot open the lock of " + what + ": " + lower_first(errno_text()), path);
-  while (::flock(fd, LOCK_EX | (block ? 0 : LOCK_NB)) != 0) {
+  while (::flock(fd, (shared ? LOCK_SH : LOCK_EX) | (block ? 0 : LOCK_NB)) != 0) {
     if (errno == EINTR) continue;
     const int err = errno;
     std::string holder;
@@ -311,6 +320,95 @@ FileLock FileLock::acquire(const std::string& path, const std::string& what, boo
   return FileLock(fd, path);
 }
 
+namespace {
+
+using FileId = std::pair<dev_t, ino_t>;
+std::mutex g_places_mu;
+std::set<FileId> g_inputs;        // every regular file this process opened for reading
+std::set<FileId> g_allowed_runs;  // run directories this process writes (allow_run_writes)
+std::set<std::string> g_outputs;  // the outputs the user named (note_output), resolved
+
+std::string resolved(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? path : p.string();
+}
+
+bool exists_at(const std::filesystem::path& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// A run directory: wit-train's lock, or a manifest with its witness log.
+bool is_run_dir(const std::filesystem::path& d) {
+  return exists_at(d / "train.lock") || (exists_at(d / "run.json") && exists_at(d / "run.wlog"));
+}
+
+}  // namespace
+
+void note_input(int fd) {
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  std::lock_guard<std::mutex> g(g_places_mu);
+  g_inputs.insert({st.st_dev, st.st_ino});
+}
+
+void note_input(const std::string& path) {
+  struct stat st {};
+  if (path == "-" || path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  std::lock_guard<std::mutex> g(g_places_mu);
+  g_inputs.insert({st.st_dev, st.st_ino});
+}
+
+void note_output(const std::string& path) {
+  if (path == "-" || path.empty()) return;
+  const std::string r = resolved(path);
+  std::lock_guard<std::mutex> g(g_places_mu);
+  g_outputs.insert(r);
+}
+
+void allow_run_writes(const std::string& run_dir) {
+  struct stat st {};
+  if (::stat(run_dir.c_str(), &st) != 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(run_dir, ec);
+    if (::stat(run_dir.c_str(), &st) != 0) return;  // the writer's own create reports it
+  }
+  std::lock_guard<std::mutex> g(g_places_mu);
+  g_allowed_runs.insert({st.st_dev, st.st_ino});
+}
+
+void check_output_place(const std::string& path) {
+  if (path == "-" || path.empty()) return;
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;  // links followed
+  if (exists && !S_ISREG(st.st_mode)) return;          // a device or fifo replaces nothing; a directory is refused elsewhere
+  // The directories above the file, links resolved, up to the root.
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) dir = std::filesystem::absolute(path, ec).lexically_normal();
+  bool allowed = false;
+  for (dir = dir.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    struct stat ds {};
+    if (::stat(dir.c_str(), &ds) == 0) {
+      {
+        std::lock_guard<std::mutex> g(g_places_mu);
+        allowed = g_allowed_runs.count({ds.st_dev, ds.st_ino}) != 0;
+      }
+      if (allowed) break;
+      if (is_run_dir(dir))
+        throw Error("output is inside the run directory " + dir.string(), path,
+                    "only wit-train and 'wit-log sign' write in a run directory; write the output elsewhere");
+    }
+    if (dir == dir.root_path()) break;
+  }
+  if (allowed || !exists) return;
+  const std::string r = resolved(path);
+  std::lock_guard<std::mutex> g(g_places_mu);
+  if (g_outputs.count(r) && g_inputs.count({st.st_dev, st.st_ino}))
+    throw Error("output is one of the inputs", path, "write the output to a new path; a tool never overwrites what it reads");
+}
+
 void check_outputs_apart(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
   std::set<std::pair<dev_t, ino_t>> in;
   for (const auto& p : inputs) {
@@ -321,6 +419,8 @@ void check_outputs_apart(const std::vector<std::string>& inputs, const std::vect
   std::set<std::string> seen_new;
   for (const auto& p : outputs) {
     if (p == "-" || p.empty()) continue;
+    note_output(p);
+    check_output_place(p);
     struct stat st {};
     if (::stat(p.c_str(), &st) == 0) {
       // Devices and fifos (/dev/null twice) are written in place and replace nothing.
@@ -462,6 +562,7 @@ void copy_file_atomic(const std::string& from, const std::string& to) {
   std::FILE* in = std::fopen(from.c_str(), "rb");
   if (!in) throw Error(std::string("cannot read: ") + std::strerror(errno), from);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(in, std::fclose);
+  note_input(::fileno(in));
   AtomicFile out(to, true);
   std::vector<uint8_t> buf(size_t(1) << 20);
   for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), in)) > 0;) out.write(ByteView(buf.data(), n));

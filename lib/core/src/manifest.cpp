@@ -181,7 +181,11 @@ TrainConfig TrainConfig::load(const std::string& path) {
         throw Error("invalid training config: 'nonce' must be 64 hex digits", path);
       c.nonce = h;
     } else {
-      c.overrides[it.key()] = *it;
+      // The sections are objects; any other value would reach the defaults' merge as a raw type error.
+      const std::string k = it.key();
+      if ((k == "model" || k == "optimizer" || k == "schedule" || k == "fingerprint") && !it->is_object())
+        throw Error("invalid training config: '" + k + "' must be an object, not " + it->type_name(), path);
+      c.overrides[k] = *it;
     }
   }
   return c;

@@ -60,6 +60,10 @@ InclusionProof prove_inclusion(const Index& idx, const Hash32& leaf, uint64_t po
   p.index = position;
   p.size = idx.n();
   p.path = idx.tree().hashes(inclusion_ranges(position, idx.n()));
+  // A proof is checked against the root before anyone sees it: a damaged cached level gives none.
+  if (verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, idx.root()) != ProofError::kOk)
+    throw Error("index is corrupt (the proof it gives does not lead to its root)", idx.where(),
+                "audit it with 'wit-commit show --index', or write it again with wit-commit");
   return p;
 }
 
@@ -67,6 +71,9 @@ ExclusionProof prove_exclusion(const Index& idx, const Hash32& leaf) {
   ExclusionProof p;
   if (!wit::prove_exclusion(idx.tree(), leaf, p))
     throw Error("record is present; it has no exclusion proof", "index");
+  if (verify_exclusion(kBlake2bTree, p, idx.root()) != ProofError::kOk)
+    throw Error("index is corrupt (the proof it gives does not lead to its root)", idx.where(),
+                "audit it with 'wit-commit show --index', or write it again with wit-commit");
   return p;
 }
 

@@ -51,6 +51,19 @@ ReleaseBinding ReleaseBinding::from_json(const json& j, const std::string& where
   if (b.match != (join_state_root(b.params_root, b.optim_root) == b.state_root))
     jsonf::bad(kKind, "match is not whether H(params_root || optim_root) is state_root", where);
   if (b.match != b.reason.empty()) jsonf::bad(kKind, "a reason is given iff it does not match", where);
+  // The probe distance wit-sketch match --json adds (information only): null, or a step and two finite, non-negative numbers.
+  if (j.contains("probe") && !j["probe"].is_null()) {
+    const json& p = j["probe"];
+    if (!p.is_object()) jsonf::bad(kKind, "probe is not an object", where);
+    jsonf::only_keys(p, {"step", "probe_rel", "tolerance"}, kKind, where);
+    const uint64_t ps = jsonf::u64(p, "step", kKind, where);
+    if (ps > b.step) jsonf::bad(kKind, "probe.step is after the binding's step", where);
+    for (const char* k : {"probe_rel", "tolerance"}) {
+      const json& v = jsonf::need(p, k, kKind, where);
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+        jsonf::bad(kKind, std::string("probe.") + k + " is not a finite number >= 0", where);
+    }
+  }
   return b;
 }
 

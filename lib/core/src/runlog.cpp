@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 
+#include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/json_fields.h"
 #include "wit/io.h"
@@ -132,6 +133,26 @@ RunDataFiles run_data_files(const std::string& run, RunDataFiles given) {
     throw Error("invalid data.json", dj, "give --data, --index and the files");
   }
   return given;
+}
+
+RunSettings run_data_settings(const std::string& run) {
+  RunSettings s;
+  const std::string dj = (std::filesystem::path(run) / "data.json").string();
+  if (!std::filesystem::exists(dj)) return s;
+  const nlohmann::json d = nlohmann::json::parse(read_file(dj), nullptr, false);
+  if (d.is_discarded() || !d.is_object()) return s;
+  auto field = [&](const char* key, int64_t lo, int64_t hi, int64_t dflt) -> int64_t {
+    if (!d.contains(key)) return dflt;
+    const nlohmann::json& v = d[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(hi)))
+      throw Error("invalid data.json: '" + std::string(key) + "' is not an integer in " + std::to_string(lo) + ".." +
+                      std::to_string(hi),
+                  dj);
+    return v.get<int64_t>();
+  };
+  s.threads = unsigned(field("threads", 0, cli::kMaxThreads, 0));
+  s.world = int(field("world", 1, 256, 1));
+  return s;
 }
 
 std::string RunPaths::checkpoint(uint64_t step) const {

@@ -363,6 +363,7 @@ WitnessLog WitnessLog::open(const std::string& path, TornTail torn_tail, IfMissi
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open: " + errno_text(), path);
+  note_input(fd);
   log.fd_ = std::shared_ptr<const int>(new int(fd), [](const int* p) {
     ::close(*p);
     delete p;
@@ -377,7 +378,7 @@ WitnessLog WitnessLog::open(const std::string& path, TornTail torn_tail, IfMissi
   log.end_ = off;
   if (frames.torn) {
     if (torn_tail == TornTail::kRefuse) throw torn_log_error(frames, size, path);
-    truncate_file(path, off, "cannot cut the torn tail");
+    if (torn_tail == TornTail::kCut) truncate_file(path, off, "cannot cut the torn tail");
     log.torn_ = size - off;
   }
   return log;

@@ -30,6 +30,9 @@ ProbeSet ProbeSet::from_json(const json& j, const Manifest& mf, const std::optio
   if (!j.is_object() || j.value("format", std::string()) != kProbeSetFormat)
     throw Error("not a wit probe set", path);
   if (j.value("version", 0) != 1) throw Error("unsupported probe set version", path);
+  if (!j.contains("data_root") || !j["data_root"].is_string()) throw Error("invalid probe set: missing data_root", path);
+  if (j["data_root"].get<std::string>() != mf.data_root.hex())
+    throw Error("probe set is for another data commitment (its data_root is not the run's)", path);
   if (!j.contains("records") || !j["records"].is_array()) throw Error("invalid probe set: missing records", path);
   ProbeSet ps;
   for (const auto& r : j["records"]) {

@@ -144,11 +144,9 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
     if (opt.threads == 0) set_torch_threads(config->threads);
     world = config->world;
   } else {
-    json d = json::parse(read_file((fs::path(opt.run) / "data.json").string()), nullptr, false);
-    if (!d.is_discarded() && d.is_object()) {
-      if (opt.threads == 0) set_torch_threads(d.value("threads", 0u));
-      world = d.value("world", 1);
-    }
+    const RunSettings settings = run_data_settings(opt.run);  // threads and world checked in range
+    if (opt.threads == 0) set_torch_threads(settings.threads);
+    world = settings.world;
   }
   Commitment data = Commitment::load(commit_path);
   Index index(index_path);

@@ -200,6 +200,28 @@ struct HeadSigner {
   }
 };
 
+// A resume must never sign a head that does not extend the signed ones: a
+// witness log shorter than the newest signed head (deleted, truncated, or a
+// torn tail cut below it) is an error naming both sizes, never a retrain.
+Error log_lost(const RunPaths& paths, uint64_t entries, uint64_t signed_size) {
+  return Error("the witness log has " + std::to_string(entries) + (entries == 1 ? " entry" : " entries") +
+                   " but the run's newest signed head covers " + std::to_string(signed_size) +
+                   "; the log was lost or cut, and resuming would break the signed heads",
+               paths.log(),
+               "restore " + paths.log() + " from a copy (docs/training.md, \"A lost log\"); a new --out starts a new run");
+}
+
+void check_log_keeps_heads(const RunPaths& paths) {
+  if (!fs::exists(paths.heads())) return;
+  uint64_t signed_size = 0;
+  for (const auto& h : read_heads(paths.heads(), TornLine::kIgnore)) signed_size = std::max(signed_size, h.size);
+  if (signed_size == 0) return;
+  if (!fs::exists(paths.log())) throw log_lost(paths, 0, signed_size);
+  // Its complete frames, a torn tail left as it is: nothing is changed before this check.
+  const uint64_t entries = WitnessLog::open(paths.log(), TornTail::kLeave).size();
+  if (entries < signed_size) throw log_lost(paths, entries, signed_size);
+}
+
 // The run's manifest from the config, the data, the key, the seed and the
 // model, checked against a run directory that already holds one; nothing is written.
 Manifest plan_run(const TrainOptions& opt, const TrainConfig& cfg, const Commitment& data, const Dataset& dataset,
@@ -363,6 +385,7 @@ TrainSummary train(const TrainOptions& opt) {
   set_torch_threads(opt.threads);
   const std::string& run = opt.out_dir;
   const RunPaths paths(run);
+  allow_run_writes(run);  // the one writer of this run (io.h: no other tool writes in it)
 
   // Data parallel: join the group first, so a missing rank shows early.
   std::unique_ptr<Dist> dist;
@@ -401,12 +424,14 @@ TrainSummary train(const TrainOptions& opt) {
   const SecretKey key = new_key ? generate_key() : load_key(key_path);
   const Bytes seed = load_or_make_seed(cfg, run);
   Manifest mf = plan_run(opt, cfg, data, dataset, key, seed);
+  check_log_keeps_heads(paths);
   write_run_dir(opt, mf, seed, key, key_path, new_key, dist ? dist->world() : 1);
   const Hash32 run_id = mf.run_id();
 
   WitnessLog log = WitnessLog::open(paths.log(), TornTail::kCut, IfMissing::kCreate);
   HeadSigner heads{key, run_id, paths.heads()};
   heads.read_existing(opt.quiet);
+  if (log.size() < heads.signed_size) throw log_lost(paths, log.size(), heads.signed_size);
   TrainSummary sum;
   TrainState state = start_state(opt, mf, seed, log, heads, sum);
   sum.first_step = state.step() + 1;

@@ -11,6 +11,11 @@ namespace wit::cli {
 
 enum Exit : int { kOk = 0, kNegative = 1, kError = 2 };
 
+// The most threads any -j/--threads option takes (docs/design.md, "Thread
+// counts"): more than any machine wit runs on has cores, and few enough that
+// a typo (-j 10000) cannot start thousands of LibTorch threads.
+inline constexpr unsigned kMaxThreads = 1024;
+
 // Creates the app with --version and the house formatting.
 void setup(CLI::App& app, const std::string& tool);
 
@@ -21,10 +26,17 @@ void setup(CLI::App& app, const std::string& tool);
 //    --output, or marked with mark_output, is an output; every other value
 //    given is an input;
 //  - no numeric option takes a negative value (CLI11 would wrap -1 into
-//    2^64 - 1 for an unsigned one);
+//    2^64 - 1 for an unsigned one), nor a whole number beyond its type's
+//    range (CLI11 would saturate), nor a thread count above kMaxThreads;
+//  - every non-positional option takes one value per occurrence (a repeated
+//    file option never swallows the positional argument after it);
 //  - an unknown or missing subcommand is named, with the valid ones listed.
+// After `body`, stdout is flushed and checked: a failed write is exit 2.
 // Ctrl-C (SIGINT) ends the tool with exit 130 after one line on stderr:
-// "TOOL: interrupted" and what set_interrupt_note says was kept.
+// "TOOL: interrupted" and what set_interrupt_note says was kept; SIGTERM the
+// same way ("TOOL: terminated; ...", exit 143). Both remove the temporaries
+// of unfinished outputs. A signal before main (while LibTorch loads) gets
+// "TOOL: interrupted; nothing was written" too.
 int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
 
 // Marks an option whose value is a file the tool writes (besides --output).

@@ -24,6 +24,14 @@ void write_index(const std::string& path, const CommitResult& c);
 // The index bytes (what write_index writes), for tests and fuzzing.
 Bytes encode_index(const CommitResult& c);
 
+// A commitment and its index are one pair: wit-commit renames both into
+// place while it holds this lock exclusively (the directory of the
+// commitment), and a reader that loads both holds it shared, so two
+// wit-commit runs to one output never leave, and a reader never sees, the
+// commitment of one run with the index of another. Readers go on without
+// the lock where the directory cannot be locked (nullopt); a writer cannot.
+std::optional<FileLock> lock_commit_pair(const std::string& commit_path, bool exclusive);
+
 class Index {
  public:
   // Maps and validates the file: magic, version, header checksum, sizes, body
@@ -35,6 +43,7 @@ class Index {
   uint64_t n() const { return n_; }              // distinct records: the tree's leaves
   uint64_t records() const { return records_; }  // records the files held
   const Hash32& root() const { return root_; }
+  const std::string& where() const { return where_; }  // the file, for messages
   const MerkleTree& tree() const { return *tree_; }
   // Position of `leaf` in the tree, if present (binary search).
   std::optional<uint64_t> find(const Hash32& leaf) const;

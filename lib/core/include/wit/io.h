@@ -178,6 +178,10 @@ class FileLock {
   // Does not wait: throws wit::Error("WHAT is in use by pid N on HOST", path)
   // when another process holds the lock.
   static FileLock try_hold(const std::string& path, const std::string& what);
+  // Blocks until no exclusive holder is left, then holds the lock shared
+  // (readers of what an exclusive holder replaces). A directory only: it
+  // creates and writes nothing.
+  static FileLock wait_shared_dir(const std::string& dir, const std::string& what);
   FileLock(FileLock&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
   FileLock& operator=(FileLock&&) = delete;
   FileLock(const FileLock&) = delete;
@@ -186,7 +190,7 @@ class FileLock {
 
  private:
   FileLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  static FileLock acquire(const std::string& path, const std::string& what, bool block);
+  static FileLock acquire(const std::string& path, const std::string& what, bool block, bool shared = false);
   int fd_ = -1;
   std::string path_;
 };
@@ -198,6 +202,30 @@ class FileLock {
 // do not exist yet are never the same as anything. Call it before the first
 // write.
 void check_outputs_apart(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs);
+
+// The same-file rule for every file a tool reads, wherever it found it (a
+// path on the command line, a file inside a run directory or a bundle, a
+// file named by a config): the readers here (MappedFile, read_file,
+// WitnessLog, BundleReader, ...) note each file they open, and an AtomicFile
+// for an output the user named (note_output: every output that
+// check_outputs_apart, and so cli::run, sees) refuses, when it is created
+// and again before its rename, to replace a file this process has read
+// ("output is one of the inputs"). A tool's own read-modify-write of a file
+// it maintains (a bundle's index) is not an output the user named.
+void note_input(int fd);
+void note_input(const std::string& path);
+void note_output(const std::string& path);
+
+// No tool writes inside a run directory except the trainer of that run and
+// `wit-log sign`: an output whose directory, or a directory above it, is a
+// run directory (it holds train.lock, or both run.json and run.wlog) is
+// refused ("output is inside the run directory RUN") unless this process
+// called allow_run_writes for that directory. Inside an allowed run, the
+// process may also replace files it read there (the trainer rewrites its own
+// seed, probe set and checkpoints).
+void allow_run_writes(const std::string& run_dir);
+// Both rules for one output path ("-", devices and fifos pass); throws wit::Error.
+void check_output_place(const std::string& path);
 
 // Makes a create or rename in `path`'s directory durable (fsync of the directory).
 void sync_parent_dir(const std::string& path);

@@ -45,6 +45,14 @@ struct RunDataFiles {
   std::vector<std::string> files;
 };
 RunDataFiles run_data_files(const std::string& run, RunDataFiles given);
+// How the trainer ran, from RUN/data.json: its LibTorch thread count (0 =
+// all cores; at most cli::kMaxThreads) and its ranks (1..256). A missing or
+// unreadable data.json gives {0, 1}; a field out of range is a wit::Error.
+struct RunSettings {
+  unsigned threads = 0;
+  int world = 1;
+};
+RunSettings run_data_settings(const std::string& run);
 
 // One entry as a JSON object (wit-log show). Per-example losses are always
 // printed; the sketches and the probe are {"n","l2"} summaries unless `full`.

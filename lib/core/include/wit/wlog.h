@@ -93,7 +93,9 @@ LogFrames scan_log_frames(ByteView data, const std::string& where);
 Error torn_log_error(const LogFrames& f, uint64_t size, const std::string& where);
 
 // What opening a log does with a torn last frame, and with a missing file.
-enum class TornTail { kRefuse, kCut };
+// kLeave reads the complete frames before a torn tail and changes nothing
+// (a check before any write; such a log must not be appended to).
+enum class TornTail { kRefuse, kCut, kLeave };
 enum class IfMissing { kFail, kCreate };
 
 // The log in memory is its tree, not its entries: each entry's leaf, its
