@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
     vo.device = device;
     vo.quiet = quiet;
     if (*add) {
+      wit::pin_response_kernels(a_response, argv);  // exact replay runs under the run's recorded kernels
       const wit::SecretKey key = wit::load_key(a_key);
       const wit::BoardAddResult r = wit::board_add(a_bundle, a_response, key, vo);
       std::cout << a_bundle << "/" << r.member << "\n";
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
       }
       return wit::cli::kOk;
     }
+    wit::pin_board_kernels(u_dir, argv);
     const wit::AuditResult r = wit::audit_board(u_dir, vo);
     for (const auto& f : r.failures) std::cout << "does not reproduce: " << f << "\n";
     if (!quiet)

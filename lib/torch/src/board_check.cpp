@@ -22,6 +22,7 @@
 #include "wit/io.h"
 #include "wit/manifest.h"
 #include "wit/run_bundle.h"
+#include "wit/run_config.h"
 
 namespace fs = std::filesystem;
 
@@ -333,6 +334,27 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
     }
   }
   return out;
+}
+
+void pin_response_kernels(const std::string& response_path, char** argv) {
+  if (!fs::is_regular_file(response_path)) return;  // board_add says what is wrong with it
+  pin_recorded_kernels(SpooledBundle::open(response_path, response_member_limit()), argv);
+}
+
+void pin_board_kernels(const std::string& dir, char** argv) {
+  std::vector<std::string> stored;
+  std::error_code ec;
+  for (const auto& x : fs::directory_iterator(fs::path(dir) / board_path::kResponses, ec))
+    if (x.path().extension() == ".wbundle") stored.push_back(x.path().string());
+  std::sort(stored.begin(), stored.end());
+  for (const auto& p : stored) {
+    try {
+      const SpooledBundle b = SpooledBundle::open(p, response_member_limit());
+      if (b.has(kRunConfigFile)) return pin_recorded_kernels(b, argv);
+    } catch (const std::exception&) {
+      // a damaged stored response: the audit itself names it
+    }
+  }
 }
 
 }  // namespace wit

@@ -58,4 +58,15 @@ struct AuditResult {
 // re-audits every stored leaves file.
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt);
 
+// The board replays exactly (docs/replay.md), so it must compute under the
+// run's recorded kernels, which are read by LibTorch and OpenBLAS when they
+// start: these re-execute the program (`argv`) under the configuration that
+// the response at `response_path` records (add), or that the first stored
+// response of the board at `dir` records (audit; a stored response recorded
+// under another configuration then fails its audit as not reproducible
+// here). They return when the environment already matches or nothing is
+// recorded, and do not return otherwise.
+void pin_response_kernels(const std::string& response_path, char** argv);
+void pin_board_kernels(const std::string& dir, char** argv);
+
 }  // namespace wit
