@@ -128,7 +128,10 @@ bool numeric_type(const std::string& t) {
 void one_value_each(CLI::App& app) {
   for (CLI::Option* o : app.get_options({})) {
     if (o->get_positional() || !o->get_allow_extra_args()) continue;
-    if (o->get_expected_max() > 1 || o->get_items_expected_max() > 1) o->expected(1);
+    if (o->get_expected_max() > 1 || o->get_items_expected_max() > 1) {
+      o->expected(1);  // and repeated for more: every occurrence's value is kept
+      o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    }
     o->allow_extra_args(false);
   }
   for (CLI::App* s : app.get_subcommands({})) one_value_each(*s);
