@@ -10,11 +10,14 @@
 #include <ctime>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 
 #include "wit/board.h"
+#include "wit/bundle.h"
 #include "wit/board_def.h"
 #include "wit/challenge.h"
 #include "wit/cli.h"
@@ -397,6 +400,13 @@ int main(int argc, char** argv) {
     if (!exists(s_bundle)) throw wit::Error("no such bundle", s_bundle);
     if (is_dir(s_bundle) && !exists((fs::path(s_bundle) / wit::kRunBundleIndex).string()))
       throw wit::Error("not a run bundle (no bundle.json)", s_bundle);
+    if (!is_dir(s_bundle)) {
+      char head[sizeof wit::kBundleMagic] = {};
+      std::ifstream f(s_bundle, std::ios::binary);
+      f.read(head, sizeof head);
+      if (std::memcmp(head, wit::kBundleMagic, std::min<size_t>(sizeof head, size_t(f.gcount()))) != 0 || f.gcount() == 0)
+        throw wit::Error("not a wit bundle (wrong magic)", s_bundle);
+    }
     if (s_board.empty()) s_board = wit::board_of_bundle(s_bundle);
     std::optional<wit::BoardDefinition> def;
     if (!s_board.empty()) {
