@@ -138,15 +138,15 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
   // the trainer's thread count, and a data-parallel run's ranks emulated in one process.
   // The recorded configuration's (RUN/config.json; wit-replay has already
   // re-executed itself under its kernels), or for a run that predates it RUN/data.json's.
-  int world = 1;
+  // RUN/data.json is read (and its threads and world range-checked) either way.
+  const RunSettings settings = run_data_settings(opt.run);
+  int world = settings.world;
   const std::optional<RunConfig> config = load_run_config(opt.run, run_id.hex());
   if (config) {
     if (opt.threads == 0) set_torch_threads(config->threads);
     world = config->world;
-  } else {
-    const RunSettings settings = run_data_settings(opt.run);  // threads and world checked in range
-    if (opt.threads == 0) set_torch_threads(settings.threads);
-    world = settings.world;
+  } else if (opt.threads == 0) {
+    set_torch_threads(settings.threads);
   }
   Commitment data = Commitment::load(commit_path);
   Index index(index_path);
