@@ -241,7 +241,11 @@ void check_answers(const SpooledBundle& b, const Challenge& c) {
   for (const char* m : {"manifest.json", "seed", "challenge.json"})
     if (!b.has(m)) throw NotAnAnswer(std::string("the bundle has no ") + m + ", so it answers no challenge", b.where);
   const json answered = json::parse(b.get_text("challenge.json"), nullptr, false);
-  if (answered != c.to_json())
+  const json given = c.to_json();
+  if (answered.is_object() && answered.contains("run_id") && answered["run_id"] != given["run_id"])
+    throw NotAnAnswer("the bundle answers a challenge of another run", b.where,
+                      "verify the bundle with the challenge it answers");
+  if (answered != given)
     throw NotAnAnswer("the bundle answers another challenge (its challenge.json is not the one given)", b.where,
                       "verify the bundle with the challenge it answers");
 }
