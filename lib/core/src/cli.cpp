@@ -187,8 +187,7 @@ void check_stdout() {
   std::cout.flush();
   if (!std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
     const int err = errno;
-    std::string why = err ? std::strerror(err) : "write error";  // errno is gone when an earlier flush failed
-    if (!why.empty()) why[0] = char(std::tolower(static_cast<unsigned char>(why[0])));
+    const std::string why = err ? errno_text(err) : "write error";  // errno is gone when an earlier flush failed
     throw Error("cannot write: " + why, "stdout");
   }
 }

@@ -89,7 +89,7 @@ RunBundle RunBundle::load(const std::string& path) {
   RunBundle b;
   b.path = path;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw Error("cannot read bundle: " + std::string(std::strerror(errno)), path);
+  if (::stat(path.c_str(), &st) != 0) throw Error("cannot read bundle: " + errno_text(), path);
   if (!S_ISDIR(st.st_mode)) {
     MappedFile f(path);
     b = decode(f.view(), path);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/error.h"
+#include "wit/io.h"
 #include "wit/bytes.h"
 #include "wit/merkle.h"
 #include "wit/sign.h"
@@ -132,7 +133,7 @@ class WitnessLog {
 
  private:
   std::string path_;
-  std::shared_ptr<const int> fd_;  // the file, open for reading
+  std::shared_ptr<const Fd> fd_;  // the file, open for reading
   std::vector<Hash32> leaves_;
   std::vector<uint64_t> offsets_;  // file offset of each frame
   uint64_t torn_ = 0;
