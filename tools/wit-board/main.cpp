@@ -48,8 +48,7 @@ void check_fraction(double f) {
 wit::RunBundle load_whole(const std::string& path) {
   if (!exists(path)) throw wit::Error("no such bundle", path);
   wit::RunBundle b = wit::RunBundle::load(path);
-  std::string why;
-  if (!b.check_index(why)) throw wit::Error("the bundle is damaged: " + why, path);
+  b.require_whole(path);
   return b;
 }
 
@@ -387,7 +386,7 @@ int main(int argc, char** argv) {
       const wit::RepairResult r = wit::repair_run_bundle(r_bundle, r_name);
       if (!quiet)
         for (const auto& c : r.changes) wit::cli::note(c);
-      if (!r.problem.empty()) throw wit::Error("the bundle is still not whole: " + r.problem, r_bundle);
+      if (r.problem) throw wit::Error("the bundle is still not whole: " + *r.problem, r_bundle);
       if (!quiet) wit::cli::note(r.changes.empty() ? "nothing to repair: " + r_bundle + " is whole"
                                                    : "repaired " + r_bundle + "; run 'wit-board show " + r_bundle + "' for the verdict");
       return wit::cli::kOk;

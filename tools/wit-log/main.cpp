@@ -189,12 +189,7 @@ int main(int argc, char** argv) {
       const std::string where = proof_path == "-" ? "stdin" : proof_path;
       nlohmann::json doc = nlohmann::json::parse(wit::read_file(proof_path), nullptr, false);
       if (doc.is_discarded()) throw wit::Error("invalid log proof: not valid json", where);
-      wit::LogProofVerdict v = wit::verify_log_proof(doc, pins, where);
-      if (json_out)
-        std::cout << nlohmann::json{{"valid", v.ok}, {"reason", v.reason}, {"summary", v.summary}}.dump() << "\n";
-      else
-        std::cout << (v.ok ? "valid: " + v.summary : "invalid: " + v.reason) << "\n";
-      return v.ok ? wit::cli::kOk : wit::cli::kNegative;
+      return wit::cli::print_verdict(wit::verify_log_proof(doc, pins, where), json_out);
     }
     // verify
     wit::RunCheckOptions opt;

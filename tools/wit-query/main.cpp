@@ -259,10 +259,6 @@ int main(int argc, char** argv) {
       }
       v = wit::certificate_covers(doc, wit::hash_records(spec, cover_files, 0).leaves, where);
     }
-    if (json_out)
-      std::cout << nlohmann::json{{"valid", v.ok}, {"reason", v.reason}, {"summary", v.summary}}.dump() << "\n";
-    else
-      std::cout << (v.ok ? "valid: " + v.summary : "invalid: " + v.reason) << "\n";
-    return v.ok ? wit::cli::kOk : wit::cli::kNegative;
+    return wit::cli::print_verdict(v, json_out);
   });
 }

@@ -317,4 +317,12 @@ std::string count_of(uint64_t n, const std::string& one, const std::string& many
   return std::to_string(n) + " " + (n == 1 ? one : many.empty() ? one + "s" : many);
 }
 
+int print_verdict(const Verdict& v, bool json) {
+  if (json)
+    std::cout << nlohmann::json{{"valid", v.ok}, {"reason", v.reason}, {"summary", v.summary}}.dump() << "\n";
+  else
+    std::cout << (v.ok ? "valid: " + v.summary : "invalid: " + v.reason) << "\n";
+  return v.ok ? kOk : kNegative;
+}
+
 }  // namespace wit::cli

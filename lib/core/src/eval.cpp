@@ -241,7 +241,7 @@ EvalCommitment commit_scores(const Hash32& run_id, int64_t step, const Hash32& c
   return e;
 }
 
-std::optional<std::string> check_scores(const EvalCommitment& e, const EvalScores& s) {
+Problem check_scores(const EvalCommitment& e, const EvalScores& s) {
   if (s.eval_id != e.id()) return std::string("the scores are of another eval (eval id)");
   if (s.scores.size() != s.record_leaves.size()) return std::string("the scores and record leaves differ in number");
   if (s.scores.size() != e.n)
@@ -549,7 +549,7 @@ EvalCheckReport EvalCheckReport::load(const std::string& path) {
   return from_json(read_json(path, "invalid eval check"), path == "-" ? "stdin" : path);
 }
 
-std::optional<std::string> check_eval_report(const EvalCheckReport& r, const EvalCommitment& e, const EvalScores* scores) {
+Problem check_eval_report(const EvalCheckReport& r, const EvalCommitment& e, const EvalScores* scores) {
   if (r.eval_id != e.id()) return std::string("the report checks another eval (eval id)");
   if (r.run_id != e.run_id) return std::string("the report names another run than the eval");
   if (r.checkpoint_root != e.checkpoint_root) return std::string("the report names another checkpoint than the eval");

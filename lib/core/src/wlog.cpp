@@ -465,7 +465,7 @@ Bytes TreeHead::signed_bytes() const {
 
 bool TreeHead::signature_ok() const { return verify_signature(key, signed_bytes(), sig); }
 
-std::optional<std::string> entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id) {
+Problem entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id) {
   // Called for every entry of a log: the subject is built only for a problem.
   auto at = [&] { return "entry " + std::to_string(index); };
   if (index == 0) {
@@ -479,7 +479,7 @@ std::optional<std::string> entry_problem(const LogEntry& e, uint64_t index, cons
   return std::nullopt;
 }
 
-std::optional<std::string> head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
+Problem head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
                                         const std::optional<PublicKey>& key, const std::string& subject) {
   if (run_id && h.run_id != *run_id) return subject + " names another run";
   if (key && h.key != *key) return subject + " is signed by another key than the run's trainer key";

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/check.h"
 #include "wit/error.h"
 #include "wit/io.h"
 #include "wit/bytes.h"
@@ -61,7 +62,7 @@ struct LogEntry {
 // run X, not of run Y", "entry I is a second genesis entry", "entry I is the
 // entry of step S, not of step I". The one owner of this rule: every reader
 // of a log, a bundle's entries or a proof's entry asks it.
-std::optional<std::string> entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id);
+Problem entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id);
 
 // Binary encoding (little-endian): magic "WITE", u16 version, u16 kind (0
 // genesis, 1 step), then the kind's fields; floats are IEEE-754 binary32 and
@@ -174,7 +175,7 @@ struct TreeHead {
 // checked in that order. nullopt when it is; else the reason, with `subject`
 // as its subject: "<subject> names another run", "<subject> is signed by
 // another key than the run's trainer key", "<subject> has a bad signature".
-std::optional<std::string> head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
+Problem head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
                                         const std::optional<PublicKey>& key, const std::string& subject = "the head");
 
 TreeHead sign_head(const SecretKey& k, const Hash32& run_id, uint64_t size, const Hash32& root, uint64_t time);
