@@ -15,11 +15,6 @@
 
 namespace {
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
-
 void emit(const std::string& out, const nlohmann::json& doc) { wit::write_file_atomic(out, doc.dump(2) + "\n"); }
 
 // The run's heads, read without changing the file: a torn last line is skipped with a note.
@@ -106,7 +101,7 @@ int main(int argc, char** argv) {
     const wit::RunPaths rp(run.empty() ? "." : run);
     if (*keygen) {
       for (const std::string& p : {key_out, key_out + ".pub"})
-        if (!force && exists(p)) throw wit::Error("key file exists", p, "use --force to overwrite it");
+        if (!force && wit::exists(p)) throw wit::Error("key file exists", p, "use --force to overwrite it");
       wit::SecretKey k = wit::generate_key();
       wit::save_key(key_out, k);
       std::cout << k.pub().hex() << "\n";
@@ -164,7 +159,7 @@ int main(int argc, char** argv) {
       if (new_size > log.size())
         throw wit::Error("NEW_SIZE is beyond the log", rp.log() + " has " + std::to_string(log.size()) + " entries");
       std::vector<wit::TreeHead> heads;
-      if (exists(rp.heads())) heads = load_heads(rp);
+      if (wit::exists(rp.heads())) heads = load_heads(rp);
       const wit::TreeHead* oh = wit::find_head(heads, old_size);
       const wit::TreeHead* nh = wit::find_head(heads, new_size);
       for (const wit::TreeHead* h : {oh, nh})
@@ -203,7 +198,7 @@ int main(int argc, char** argv) {
     else
       std::cout << (v.ok ? "valid: " : "invalid: ") << v.summary() << "\n";
     // A run killed or stopped mid-training is invalid only until it is resumed.
-    if (!v.ok && !v.seed_revealed && !exists(rp.seed()) && !quiet)
+    if (!v.ok && !v.seed_revealed && !wit::exists(rp.seed()) && !quiet)
       std::cerr << "hint: the run is not finished (its seed is not revealed yet); if training was stopped, rerun "
                    "the same wit-train command to resume: it signs the rest\n";
     return v.ok ? wit::cli::kOk : wit::cli::kNegative;

@@ -148,6 +148,16 @@ void remove_live_temporaries() noexcept {
     if (s.state.load() == 2) ::unlink(s.path);
 }
 
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool lexists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
 bool is_terminal_stdout() { return ::isatty(1); }
 bool is_terminal_stderr() { return ::isatty(2); }
 

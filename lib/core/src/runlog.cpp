@@ -31,11 +31,6 @@ using nlohmann::json;
 
 namespace {
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 // A float as the shortest decimal that reads back to the same float (so 0.1f
 // prints as 0.1, not 0.10000000149011612); NaN and infinities become null.
 json num(float f) {

@@ -266,6 +266,11 @@ void check_output_place(const std::string& path);
 // Makes a create or rename in `path`'s directory durable (fsync of the directory).
 void sync_parent_dir(const std::string& path);
 
+// Whether a file (or directory, device, ...) is at `path`, links followed: a
+// dangling link is nothing. lexists: anything, a dangling link included.
+bool exists(const std::string& path);
+bool lexists(const std::string& path);
+
 bool is_terminal_stdout();
 bool is_terminal_stderr();
 
