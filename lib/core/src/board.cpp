@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "wit/cli.h"
 #include "wit/challenge.h"
 #include "wit/check.h"
 #include "wit/report.h"
@@ -41,10 +42,6 @@ json parse_member(const RunBundle& b, const std::string& name) {
   const json j = json::parse(b.get(name), nullptr, false);
   if (j.is_discarded()) reject(name + " is not valid json");
   return j;
-}
-
-std::string plural(uint64_t n, const std::string& what) {
-  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
 // heads.jsonl from memory, line by line (read_heads reads a file).
@@ -178,7 +175,7 @@ void check_log(Ctx& c) {
     if (scanned.torn) throw torn_log_error(scanned, log.size(), member::kLog);
     const std::vector<ByteView>& frames = scanned.payloads;
     if (frames.size() != c.newest.size)
-      reject("run.wlog has " + plural(frames.size(), "entry") + ", the newest signed head covers " +
+      reject("run.wlog has " + cli::count_of(frames.size(), "entry", "entries") + ", the newest signed head covers " +
              std::to_string(c.newest.size));
     std::vector<Hash32> leaves;
     leaves.reserve(frames.size());
@@ -713,7 +710,7 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
     e.reason = "no board challenge drawn yet";
   } else if (e.confidence < board->policy.confidence) {
     e.reason = "confidence " + percent(e.confidence) + " is below the board's " + percent(board->policy.confidence) +
-               (board_waiting > 0 ? "; waiting for the response to " + plural(board_waiting, "board challenge")
+               (board_waiting > 0 ? "; waiting for the response to " + cli::count_of(board_waiting, "board challenge")
                                   : "; the board draws more challenges");
   } else if (e.eval_by != "board") {
     e.reason = "the board has not scored the released weights on its benchmark yet (wit-board evaluate)";
@@ -942,7 +939,7 @@ std::string RunEntry::describe() const {
     }
   if (status != BoardStatus::kRejected && steps > 0) {
     o << "confidence: " << percent(confidence) << " against tampering with " << fraction_percent(fraction)
-      << " of the steps (" << bad_steps << " of " << steps << "); " << plural(steps_checked.size(), "distinct step")
+      << " of the steps (" << bad_steps << " of " << steps << "); " << cli::count_of(steps_checked.size(), "distinct step")
       << " of " << steps << " replayed by the board under the newest head (board-drawn challenges only)\n";
   }
   if (eval_known) {
@@ -951,10 +948,10 @@ std::string RunEntry::describe() const {
                   eval_loss, 100 * eval_accuracy, static_cast<unsigned long long>(eval_n), eval_metric.c_str(),
                   eval_by.c_str());
     o << buf;
-    o << "eval spot checks: " << plural(eval_checks.size(), "report") << ", "
-      << plural(eval_indices_checked.size(), "distinct example") << " re-evaluated";
+    o << "eval spot checks: " << cli::count_of(eval_checks.size(), "report") << ", "
+      << cli::count_of(eval_indices_checked.size(), "distinct example") << " re-evaluated";
     if (!eval_indices_checked.empty())
-      o << "; inflating " << fraction_percent(fraction) << " of the scores (" << plural(eval_bad, "example")
+      o << "; inflating " << fraction_percent(fraction) << " of the scores (" << cli::count_of(eval_bad, "example")
         << ") is caught with probability " << percent(eval_confidence);
     o << "\n";
   }
@@ -973,7 +970,7 @@ std::string RunEntry::describe() const {
   if (!probe_checks.empty()) {
     size_t passed = 0;
     for (const auto& p : probe_checks) passed += p.pass ? 1 : 0;
-    o << "model behind an API: " << passed << " of " << plural(probe_checks.size(), "fresh-probe check")
+    o << "model behind an API: " << passed << " of " << cli::count_of(probe_checks.size(), "fresh-probe check")
       << " matched the final state";
     for (const auto& p : probe_checks)
       if (!p.pass) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/io.h"
@@ -331,8 +332,8 @@ bool score_matches(const Score& claimed, const Score& recomputed) {
 }
 
 std::string eval_guarantee_words(const Guarantee& g) {
-  const std::string n_s = std::to_string(g.steps) + (g.steps == 1 ? " score" : " scores");
-  const std::string bad_s = std::to_string(g.bad_steps) + (g.bad_steps == 1 ? " example" : " examples");
+  const std::string n_s = cli::count_of(uint64_t(g.steps), "score");
+  const std::string bad_s = cli::count_of(uint64_t(g.bad_steps), "example");
   const std::string k_s = g.k == 1 ? "this 1 spot check" : "these " + std::to_string(g.k) + " spot checks";
   std::string s = "an eval that inflated at least " + fraction_percent(g.fraction) + " of its " + n_s + " (" + bad_s +
                   ") is caught by " + k_s;

@@ -313,9 +313,9 @@ std::string RunVerdict::summary() const {
   if (!ok) return reason;
   std::string s = "run " + run_id.hex() + ": " + std::to_string(entries) + " entries";
   if (entries > 1) s += " (steps 1.." + std::to_string(entries - 1) + ")";
-  s += ", " + std::to_string(heads) + " signed head" + (heads == 1 ? "" : "s");
+  s += ", " + cli::count_of(heads, "signed head");
   s += seed_revealed ? ", seed and initial state checked" : ", seed not revealed";
-  s += ", " + std::to_string(checkpoints) + " checkpoint" + (checkpoints == 1 ? "" : "s") + " checked";
+  s += ", " + cli::count_of(checkpoints, "checkpoint") + " checked";
   if (sharded) s += " (" + std::to_string(sharded) + " sharded)";
   return s;
 }

@@ -21,6 +21,7 @@
 #include "wit/fingerprint.h"
 #include "wit/index.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/manifest.h"
 #include "wit/model_spec.h"
 #include "wit/merkle.h"
@@ -45,13 +46,6 @@ std::string member(const char* dir, int64_t step, const char* ext) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%s/%06lld.%s", dir, static_cast<long long>(step), ext);
   return buf;
-}
-
-
-json hashes_json(const std::vector<Hash32>& v) {
-  json a = json::array();
-  for (const auto& h : v) a.push_back(h.hex());
-  return a;
 }
 
 // What a challenge needs: log entries, exact states (after step i) and
@@ -173,14 +167,14 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
     json recs = json::array();
     for (uint64_t i : order.batch(s))
       recs.push_back({{"index", i}, {"record_hex", to_hex(ByteView(dataset.record(i)))},
-                      {"path", hashes_json(prove_inclusion(index, dataset.leaf(i), i).path)}});
+                      {"path", jsonf::hex_array(prove_inclusion(index, dataset.leaf(i), i).path)}});
     b.add(member("batch", s, "json"), json{{"step", s}, {"records", recs}}.dump() + "\n");
   }
   b.add("challenge.json", c.to_json().dump(2) + "\n");
   if (config) b.add(kRunConfigFile, config->to_json().dump(2) + "\n");
   for (int64_t i : need.entries) {
     json e = {{"index", i}, {"entry_hex", to_hex(ByteView(log.entry_bytes(uint64_t(i))))},
-              {"path", hashes_json(log.inclusion_proof(uint64_t(i), c.head.size))}};
+              {"path", jsonf::hex_array(log.inclusion_proof(uint64_t(i), c.head.size))}};
     b.add(member("log", i, "json"), e.dump() + "\n");
   }
   b.add("manifest.json", mf_text);
