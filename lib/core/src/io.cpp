@@ -41,7 +41,7 @@ bool Fd::close() noexcept {
 }
 
 std::string errno_text(int err) {
-  std::string s = errno_text(err);
+  std::string s = std::strerror(err);
   if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
   return s;
 }
