@@ -19,7 +19,6 @@
 # Bounded for CI (a few minutes on two cores); FAULT_SWEEP_FULL=1 tries
 # every mutation at more offsets.
 source "$(dirname "$0")/lib.sh"
-MKRUN="${WIT_FIXTURES:-$WIT_BIN/../tests/fixtures}/make_test_run"
 FULL=${FAULT_SWEEP_FULL:-0}
 TORCH=0
 [ -x "$WIT_BIN/wit-train" ] && TORCH=1

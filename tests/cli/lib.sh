@@ -11,6 +11,17 @@ cd "$T" || exit 2
 passed=0
 failed=0
 
+# The built test fixtures (tests/fixtures), unless WIT_FIXTURES says where.
+FIXTURES="${WIT_FIXTURES:-$WIT_BIN/../tests/fixtures}"
+MKRUN="$FIXTURES/make_test_run"
+# need_fixture NAME: $FIXTURES/NAME is built, or the test fails at once (exit 1).
+need_fixture() {
+  if [ ! -x "$FIXTURES/$1" ]; then
+    echo "FAIL: fixture not built: $FIXTURES/$1 (set WIT_FIXTURES)" >&2
+    exit 1
+  fi
+}
+
 ok() { passed=$((passed + 1)); }
 fail() { echo "FAIL: $*" >&2; failed=$((failed + 1)); }
 

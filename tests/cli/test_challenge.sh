@@ -6,11 +6,7 @@
 # exit 2, no output file left behind).
 source "$(dirname "$0")/lib.sh"
 
-MKRUN="${WIT_FIXTURES:-$WIT_BIN/../tests/fixtures}/make_test_run"
-if [ ! -x "$MKRUN" ]; then
-  echo "FAIL: fixture not built: $MKRUN (set WIT_FIXTURES)" >&2
-  exit 1
-fi
+need_fixture make_test_run
 
 # tamper IN OUT REGEX: change the last hex digit on the first line matching REGEX.
 tamper() {

@@ -4,7 +4,6 @@
 # device or link, stale temporaries cleaned, negative numbers refused, unknown
 # subcommands named, a non-bundle an error (2) and not a verdict.
 . "$(dirname "$0")/lib.sh"
-MKRUN="${WIT_FIXTURES:-$WIT_BIN/../tests/fixtures}/make_test_run"
 
 printf 'alpha\nbeta\ngamma\n' >train.txt
 cp train.txt orig.txt
@@ -84,7 +83,7 @@ run 0 wit-log prove run 3 -o proof.json
 for i in $(seq 1 600); do echo "record number $i"; done >big.txt
 run 0 wit-commit -q -o big.commit.json big.txt
 run 0 wit-commit show big.commit.json --index big.widx
-"${WIT_FIXTURES:-$WIT_BIN/../tests/fixtures}/flip_index_node" big.widx 0 || fail "flip_index_node failed"
+"$FIXTURES/flip_index_node" big.widx 0 || fail "flip_index_node failed"
 run 2 wit-commit show big.commit.json --index big.widx && error_is wit-commit "cached tree node 0 is not the hash of its leaves"
 run 2 wit-query include --commit big.commit.json --index big.widx --text "record number 300" -o p.json &&
   error_is wit-query "cached tree node 0"

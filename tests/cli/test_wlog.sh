@@ -5,11 +5,7 @@
 # a torn heads line, and bad input (one-line error, exit 2).
 source "$(dirname "$0")/lib.sh"
 
-MKRUN="${WIT_FIXTURES:-$WIT_BIN/../tests/fixtures}/make_test_run"
-if [ ! -x "$MKRUN" ]; then
-  echo "FAIL: fixture not built: $MKRUN (set WIT_FIXTURES)" >&2
-  exit 1
-fi
+need_fixture make_test_run
 
 # flip_byte FILE OFFSET: xor one byte of FILE with 1, in place.
 flip_byte() {

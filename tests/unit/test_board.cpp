@@ -751,9 +751,7 @@ TEST_CASE("board: concurrent challenges and adds on one bundle all land (the bun
             return 127;
           }) == n);
     const RunBundle after = RunBundle::load(b.path);
-    std::string why;
-    CHECK(after.check_index(why));
-    CHECK(why == "");
+    CHECK(after.index_problem() == std::nullopt);
     CHECK(after.names_under(member::kChallenges).size() == size_t(1 + 2 * n));
     CHECK(judge(after).status == BoardStatus::kCertified);
     // An output that cannot be written (-o /dev/full) leaves the bundle as it was.
@@ -780,7 +778,7 @@ TEST_CASE("board: a damaged bundle is repaired from its members", "[board][repai
   b.save_new();
   RepairResult r = repair_run_bundle(b.path);
   CHECK(r.changes.empty());
-  CHECK(r.problem.empty());
+  CHECK(!r.problem);
   // What a lost update leaves: a member on disk that bundle.json does not list,
   // and a killed writer's temporary.
   const Challenge c = issue_challenge(newest_signed_head(b), "h", made_up(77), ChallengeRequest{2, {}, {}, 0, {}});
@@ -789,14 +787,13 @@ TEST_CASE("board: a damaged bundle is repaired from its members", "[board][repai
   fs::create_directories(tmp.parent_path());
   { std::ofstream(tmp) << "{"; }
   fs::last_write_time(tmp, fs::file_time_type::clock::now() - std::chrono::minutes(5));
-  std::string why;
-  CHECK_FALSE(RunBundle::load(b.path).check_index(why));
+  CHECK(RunBundle::load(b.path).index_problem());
   r = repair_run_bundle(b.path);
-  CHECK(r.problem.empty());
+  CHECK(!r.problem);
   CHECK(r.changes.size() == 2);
   CHECK_FALSE(fs::exists(tmp));
   const RunBundle after = RunBundle::load(b.path);
-  CHECK(after.check_index(why));
+  CHECK(!after.index_problem());
   CHECK(after.names_under(member::kChallenges).size() == 2);
   // A member no bundle may hold is not blessed by a repair.
   { std::ofstream(fs::path(b.path) / "other.json") << "{}"; }
@@ -806,8 +803,8 @@ TEST_CASE("board: a damaged bundle is repaired from its members", "[board][repai
   fs::remove(fs::path(b.path) / kRunBundleIndex);
   CHECK_THROWS_WITH(repair_run_bundle(b.path), Catch::Contains("gives no valid name"));
   r = repair_run_bundle(b.path, "mine");
-  CHECK(r.problem.empty());
-  CHECK(RunBundle::load(b.path).check_index(why));
+  CHECK(!r.problem);
+  CHECK(!RunBundle::load(b.path).index_problem());
   fs::remove_all(d);
 }
 

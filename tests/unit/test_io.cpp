@@ -196,3 +196,32 @@ TEST_CASE("io: a temporary directory goes with its contents; a scratch file has 
   else ::unsetenv("TMPDIR");
   fs::remove_all(dir);
 }
+
+TEST_CASE("io: Fd closes what it owns once, on destruction, reset or close; release gives it up", "[io][fd]") {
+  auto is_open = [](int fd) { return ::fcntl(fd, F_GETFD) != -1; };
+  int n;
+  {
+    Fd a(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    REQUIRE(a.ok());
+    n = a.get();
+    Fd b(std::move(a));
+    CHECK_FALSE(a.ok());
+    CHECK(b.get() == n);
+    CHECK(is_open(n));
+  }
+  CHECK_FALSE(is_open(n));
+  Fd c(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  n = c.get();
+  errno = ENOSPC;
+  c.reset();
+  CHECK(errno == ENOSPC);  // an error message built after reset still names the first failure
+  CHECK_FALSE(is_open(n));
+  Fd d(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  n = d.release();
+  CHECK_FALSE(d.ok());
+  CHECK(is_open(n));
+  Fd e(n);
+  CHECK(e.close());
+  CHECK_FALSE(is_open(n));
+  CHECK(errno_text(ENOENT) == "no such file or directory");
+}

@@ -49,9 +49,9 @@ TEST_CASE("release: a params-only file binds exactly through P and the final O",
   const ReleaseBinding ok = bind_release({view("a", a), view("b", b)}, fin, sr.optim, nullptr);
   const ReleaseBinding back = ReleaseBinding::from_json(ok.to_json(), "t");
   CHECK(back.params_root == ok.params_root);
-  CHECK(binding_problem(back, fin).empty());
-  CHECK(binding_problem(back, LoggedFinal{8, sr.root}) == "the binding is not to the run's final state");
-  CHECK(binding_problem(ReleaseBinding::from_json(r.to_json(), "t"), fin) == r.reason);
+  CHECK(binding_problem(back, fin) == std::nullopt);
+  CHECK(binding_problem(back, LoggedFinal{8, sr.root}) == Problem("the binding is not to the run's final state"));
+  CHECK(binding_problem(ReleaseBinding::from_json(r.to_json(), "t"), fin) == Problem(r.reason));
   nlohmann::json forged = r.to_json();
   forged["match"] = true, forged["reason"] = "";
   CHECK_THROWS_WITH(ReleaseBinding::from_json(forged, "t"), Catch::Contains("match is not whether"));

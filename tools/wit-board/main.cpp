@@ -3,83 +3,19 @@
 // judge bundles and build the static leaderboard. `add` and `audit` replay
 // responses: they are run by wit-board-check (LibTorch), so this tool never
 // links it. Rules: docs/board.md; bundles: docs/run-bundle.md.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
-#include <ctime>
-
-#include <algorithm>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <optional>
 
-#include "wit/board.h"
-#include "wit/bundle.h"
-#include "wit/board_def.h"
-#include "wit/challenge.h"
+#include "wit/board_cmd.h"
 #include "wit/cli.h"
 #include "wit/error.h"
-#include "wit/io.h"
-#include "wit/run_bundle.h"
-#include "wit/wlog.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0;
-}
-
-bool is_dir(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-void check_fraction(double f) {
-  if (!(f > 0 && f <= 1)) throw wit::Error("--fraction must be in (0, 1]", std::to_string(f));
-}
-
-// A bundle given to challenge or add must be whole: its index checks out.
-wit::RunBundle load_whole(const std::string& path) {
-  if (!exists(path)) throw wit::Error("no such bundle", path);
-  wit::RunBundle b = wit::RunBundle::load(path);
-  std::string why;
-  if (!b.check_index(why)) throw wit::Error("the bundle is damaged: " + why, path);
-  return b;
-}
-
-std::string member_path(const wit::RunBundle& b, const std::string& name) {
-  return b.archive ? b.path + ":" + name : (fs::path(b.path) / name).string();
-}
-
-// The bundles named by the arguments: a directory with bundle.json is a
-// bundle, any other directory a folder of bundles (its subdirectories and
-// *.wbundle files), a file a .wbundle.
-std::vector<std::string> expand_bundles(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  for (const auto& a : args) {
-    if (!exists(a)) throw wit::Error("no such bundle or folder", a);
-    if (!is_dir(a) || exists((fs::path(a) / wit::kRunBundleIndex).string())) {
-      out.push_back(a);
-      continue;
-    }
-    std::vector<std::string> inner;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(a, ec)) {
-      const std::string p = e.path().string();
-      if (e.is_directory() || (e.is_regular_file() && wit::is_wbundle_path(p))) inner.push_back(p);
-    }
-    if (ec) throw wit::Error("cannot read folder: " + ec.message(), a);
-    std::sort(inner.begin(), inner.end());
-    out.insert(out.end(), inner.begin(), inner.end());
-  }
-  return out;
-}
 
 // `wit-board add`, `evaluate` and `audit` run the model: they are wit-board-check's,
 // beside this binary (the same folder), which takes the same arguments.
@@ -97,11 +33,6 @@ void hand_over_replaying_steps(int argc, char** argv) {
   args[0] = const_cast<char*>(exe.c_str());
   args.push_back(nullptr);
   ::execv(exe.c_str(), args.data());
-}
-
-std::string first_line(const wit::RunEntry& e) {
-  const std::string d = e.describe();
-  return d.substr(0, d.find('\n'));
 }
 
 }  // namespace
@@ -227,56 +158,11 @@ int main(int argc, char** argv) {
       in.commit_path = i_commit;
       in.record_files = i_files;
       in.policy = i_policy;
-      const wit::BoardDefinition d = wit::init_board(in);
-      std::cout << (fs::path(i_dir) / wit::board_path::kDefinition).string() << "\n";
-      if (!quiet)
-        wit::cli::note("board " + d.name + ": benchmark of " + std::to_string(d.benchmark.n) + " records, certified from " +
-                       wit::percent(d.policy.confidence) + " against tampering with " + wit::fraction_percent(d.policy.fraction) +
-                       " of the steps; board key " + d.key.hex() + " (secret half in " + i_key + ")");
-      return wit::cli::kOk;
+      return wit::board_init_cmd(in, quiet);
     }
-
-    if (submit->parsed()) {
-      if (!wit::is_board_dir(u_dir)) throw wit::Error("not a board (no board.def.json)", u_dir, "make one with 'wit-board init'");
-      const wit::BoardDefinition def = wit::BoardDefinition::load(u_dir);
-      const wit::FileLock lock = wit::lock_board(u_dir);
-      wit::RunBundle b = load_whole(u_bundle);
-      const std::string name = b.declared_name();
-      // The board's own members are the board's to write.
-      for (const auto& [m, bytes] : b.files)
-        if (m.rfind(wit::member::kDraws, 0) == 0 || m.rfind(wit::member::kBoardReports, 0) == 0)
-          throw wit::Error("the bundle holds " + m + ": only the board writes draws and board reports", u_bundle);
-      const wit::Commitment ec = wit::Commitment::from_json(
-          nlohmann::json::parse(b.get(wit::member::kEvalCommit), nullptr, false), wit::member::kEvalCommit);
-      if (auto p = def.benchmark_problem(ec.root, ec.n)) throw wit::Error("the run is " + *p, u_bundle);
-      const std::string to = (fs::path(u_dir) / wit::board_path::kRuns / name).string();
-      if (exists(to)) throw wit::Error("a run named " + name + " is already on the board", to);
-      b.path = to;
-      b.archive = false;
-      b.save_new();
-      std::cout << to << "\n";
-      if (!quiet) {
-        const wit::RunEntry e = wit::evaluate_run_bundle(b, def.policy.fraction, &def);
-        wit::cli::note("submitted " + name + " to board " + def.name + "; the board says: " + first_line(e));
-      }
-      return wit::cli::kOk;
-    }
-
-    if (leaves->parsed()) {
-      const wit::BoardLeavesResult r = wit::board_leaves(l_bundle, l_file, wit::load_key(l_key), l_threads);
-      std::cout << member_path(wit::RunBundle{l_bundle, false, {}}, r.member) << "\n";
-      if (!r.doc.refused.empty()) {
-        std::cerr << "wit-board: the training tree failed the board's audit: " << r.doc.refused << "\n";
-        return wit::cli::kNegative;
-      }
-      if (!quiet)
-        wit::cli::note("the board audited " + std::to_string(r.doc.n) + " sorted leaves against the data commitment; stored as " +
-                       r.stored);
-      return wit::cli::kOk;
-    }
-
+    if (submit->parsed()) return wit::board_submit_cmd(u_dir, u_bundle, quiet);
+    if (leaves->parsed()) return wit::board_leaves_cmd(l_bundle, l_file, l_key, l_threads, quiet);
     if (pack->parsed()) {
-      if (exists(p_out)) throw wit::Error("output exists", p_out, "pick a new path; a bundle is never overwritten");
       wit::PackInput in;
       in.name = p_name;
       in.run_dir = p_run;
@@ -292,132 +178,11 @@ int main(int argc, char** argv) {
       in.reports = p_reports;
       in.eval_checks = p_checks;
       in.include_log = !p_nolog;
-      wit::RunBundle b = wit::pack_run_bundle(in);
-      b.path = p_out;
-      b.archive = wit::is_wbundle_path(p_out);
-      b.save_new();
-      if (!quiet) {
-        const wit::RunEntry e = wit::evaluate_run_bundle(b);
-        wit::cli::note("packed " + std::to_string(b.files.size()) + " members into " + p_out + "; the board says: " +
-                       first_line(e));
-      }
-      return wit::cli::kOk;
+      return wit::board_pack_cmd(in, p_out, quiet);
     }
-
-    if (build->parsed()) {
-      check_fraction(fraction);
-      std::vector<wit::RunEntry> runs;
-      std::optional<wit::BoardDefinition> def;
-      if (b_paths.size() == 1 && wit::is_board_dir(b_paths[0])) {
-        def = wit::BoardDefinition::load(b_paths[0]);
-        fraction = def->policy.fraction;
-        runs = wit::evaluate_board(b_paths[0], *def);
-      } else {
-        for (const auto& p : b_paths)
-          if (wit::is_board_dir(p)) throw wit::Error("a board folder is built on its own", p, "wit-board build DIR -o SITE");
-        const std::vector<std::string> paths = expand_bundles(b_paths);
-        for (const auto& p : paths) runs.push_back(wit::evaluate_bundle_path(p, fraction));
-        runs = wit::order_board(std::move(runs));
-      }
-      wit::write_site(b_site, runs, fraction, def ? &*def : nullptr);
-      if (!quiet) {
-        size_t cert = 0, pend = 0, rej = 0;
-        for (const auto& r : runs)
-          (r.status == wit::BoardStatus::kCertified ? cert : r.status == wit::BoardStatus::kPending ? pend : rej)++;
-        wit::cli::note(std::to_string(runs.size()) + (runs.size() == 1 ? " run: " : " runs: ") + std::to_string(cert) + " certified, " +
-                       std::to_string(pend) + " pending, " + std::to_string(rej) + " rejected; open " + b_site +
-                       "/index.html");
-      }
-      return wit::cli::kOk;
-    }
-
-    if (chal->parsed()) {
-      if (c_nonce.empty() == c_key.empty())
-        throw wit::Error("give --key KEY (the board draws the challenge) or --nonce HEX (a caller's challenge)", "",
-                         "run 'wit-board challenge --help' for usage");
-      const std::string board_dir = wit::board_of_bundle(c_bundle);
-      std::optional<wit::BoardDefinition> def;
-      if (!board_dir.empty()) def = wit::BoardDefinition::load(board_dir);
-      std::optional<wit::SecretKey> key;
-      if (!c_key.empty()) {
-        key = wit::load_key(c_key);
-        def.emplace();
-        (void)wit::board_for_key(c_bundle, *key, *def);
-      } else {
-        (void)wit::nonce_from_args(c_nonce, "");  // a bad nonce is refused before anything is read
-      }
-      if (!c_k && !c_conf && !def) throw wit::Error("missing -k N or --confidence P --fraction F", "", "run 'wit-board challenge --help' for usage");
-      wit::check_outputs_apart({c_bundle, c_bundle + "/" + wit::kRunBundleIndex}, {c_out});
-      // Opened before the bundle changes, so an output that cannot be written leaves the bundle as it was.
-      std::optional<wit::AtomicFile> out_file;
-      if (!c_out.empty()) out_file.emplace(c_out);
-      const wit::FileLock lock = wit::lock_run_bundle(c_bundle);
-      wit::RunBundle b = load_whole(c_bundle);
-      const wit::TreeHead head = wit::newest_signed_head(b);
-      std::optional<wit::BoardDraw> draw;
-      wit::Hash32 nonce;
-      if (key) {
-        draw = wit::BoardDraw::make(*key, head.run_id, head, wit::next_draw_number(b), uint64_t(std::time(nullptr)));
-        nonce = draw->nonce;
-      } else {
-        nonce = wit::nonce_from_args(c_nonce, "");
-      }
-      wit::ChallengeRequest req{c_k, c_conf, c_frac, 0, std::nullopt};
-      if (!c_k && !c_conf) req.k = def->draw_k(int64_t(head.size) - 1);  // the board's policy
-      const wit::Challenge c = wit::issue_challenge(head, wit::member::kHeads, nonce, req);
-      const std::string text = c.to_json().dump(2) + "\n";
-      const std::string name = wit::challenge_member_name(c.seed);
-      const std::string m = std::string(wit::member::kChallenges) + name + ".json";
-      if (b.has(m) && b.get(m) != text)
-        throw wit::Error("the bundle holds a different challenge with this name", member_path(b, m));
-      if (out_file) out_file->write(text);  // a device such as /dev/full fails here, before the bundle changes
-      if (!b.has(m)) b.put_and_save(m, text);
-      const std::string dm = std::string(wit::member::kDraws) + name + ".json";
-      if (draw && !b.has(dm)) b.put_and_save(dm, draw->to_json().dump(2) + "\n");
-      if (out_file) out_file->commit();
-      if (c_out != "-") std::cout << member_path(b, m) << "\n";
-      if (!quiet)
-        wit::cli::note((draw ? "board challenge " + std::to_string(draw->number) + " drawn with the board key: "
-                             : std::string("a caller's challenge (its passes add no confidence on a board): ")) +
-                       c.guarantee.words());
-      return wit::cli::kOk;
-    }
-
-    if (rep->parsed()) {
-      const wit::RepairResult r = wit::repair_run_bundle(r_bundle, r_name);
-      if (!quiet)
-        for (const auto& c : r.changes) wit::cli::note(c);
-      if (!r.problem.empty()) throw wit::Error("the bundle is still not whole: " + r.problem, r_bundle);
-      if (!quiet) wit::cli::note(r.changes.empty() ? "nothing to repair: " + r_bundle + " is whole"
-                                                   : "repaired " + r_bundle + "; run 'wit-board show " + r_bundle + "' for the verdict");
-      return wit::cli::kOk;
-    }
-
-    // show: something that is not a bundle at all is an error (2); a bundle
-    // whose contents do not check out, or that cannot be read (a link inside
-    // it), is a verdict (1), as on the board.
-    check_fraction(fraction);
-    if (!exists(s_bundle)) throw wit::Error("no such bundle", s_bundle);
-    if (is_dir(s_bundle) && !exists((fs::path(s_bundle) / wit::kRunBundleIndex).string()))
-      throw wit::Error("not a run bundle (no bundle.json)", s_bundle);
-    if (!is_dir(s_bundle)) {
-      char head[sizeof wit::kBundleMagic] = {};
-      std::ifstream f(s_bundle, std::ios::binary);
-      f.read(head, sizeof head);
-      if (std::memcmp(head, wit::kBundleMagic, std::min<size_t>(sizeof head, size_t(f.gcount()))) != 0 || f.gcount() == 0)
-        throw wit::Error("not a wit bundle (wrong magic)", s_bundle);
-    }
-    if (s_board.empty()) s_board = wit::board_of_bundle(s_bundle);
-    std::optional<wit::BoardDefinition> def;
-    if (!s_board.empty()) {
-      if (!wit::is_board_dir(s_board)) throw wit::Error("not a board (no board.def.json)", s_board);
-      def = wit::BoardDefinition::load(s_board);
-    }
-    const wit::RunEntry e = wit::evaluate_bundle_path(s_bundle, fraction, def ? &*def : nullptr);
-    if (s_json) std::cout << e.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    else std::cout << e.describe();
-    std::cout.flush();
-    if (!std::cout) throw wit::Error("cannot write to stdout");
-    return e.status == wit::BoardStatus::kRejected ? wit::cli::kNegative : wit::cli::kOk;
+    if (build->parsed()) return wit::board_build_cmd(b_paths, b_site, fraction, quiet);
+    if (chal->parsed()) return wit::board_challenge_cmd({c_bundle, c_nonce, c_key, c_out, c_k, c_conf, c_frac}, quiet);
+    if (rep->parsed()) return wit::board_repair_cmd(r_bundle, r_name, quiet);
+    return wit::board_show_cmd(s_bundle, s_board, fraction, s_json);
   });
 }

@@ -1,49 +1,11 @@
 // wit-log: the witness log of a run: key generation, entries, signed heads,
 // inclusion and consistency proofs (and checking them), and verifying a run.
-#include <sys/stat.h>
-
-#include <iostream>
+#include <cstdint>
+#include <optional>
+#include <string>
 
 #include "wit/cli.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/manifest.h"
-#include "wit/run_lock.h"
-#include "wit/runlog.h"
-#include "wit/sign.h"
-#include "wit/wlog.h"
-
-namespace {
-
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
-
-void emit(const std::string& out, const nlohmann::json& doc) { wit::write_file_atomic(out, doc.dump(2) + "\n"); }
-
-// The run's heads, read without changing the file: a torn last line is skipped with a note.
-std::vector<wit::TreeHead> load_heads(const wit::RunPaths& rp) {
-  uint64_t torn = 0;
-  auto heads = wit::read_heads(rp.heads(), wit::TornLine::kIgnore, &torn);
-  if (torn) wit::cli::note("warning: " + rp.heads() + ": torn last line ignored");
-  return heads;
-}
-
-// A head is usable when the trainer signed it for this run and the log agrees with it.
-std::optional<std::string> head_unusable(const wit::TreeHead& h, const wit::Manifest& m, const wit::WitnessLog* log) {
-  if (auto p = wit::head_problem(h, m.run_id(), m.trainer_key, "the head of size " + std::to_string(h.size))) return p;
-  if (log && (h.size > log->size() || log->root(h.size) != h.root))
-    return "the log does not match its signed head of size " + std::to_string(h.size);
-  return std::nullopt;
-}
-
-int invalid(const std::string& why) {
-  std::cout << "invalid: " << why << "\n";
-  return wit::cli::kNegative;
-}
-
-}  // namespace
+#include "wit/log_cmd.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Witness log of a training run: keys, entries, signed heads, proofs, verification"};
@@ -103,114 +65,13 @@ int main(int argc, char** argv) {
   ver->add_flag("--json", json_out, "Print the verdict as JSON");
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
-    const wit::RunPaths rp(run.empty() ? "." : run);
-    if (*keygen) {
-      for (const std::string& p : {key_out, key_out + ".pub"})
-        if (!force && exists(p)) throw wit::Error("key file exists", p, "use --force to overwrite it");
-      wit::SecretKey k = wit::generate_key();
-      wit::save_key(key_out, k);
-      std::cout << k.pub().hex() << "\n";
-      if (!quiet) wit::cli::note("wrote " + key_out + " (secret, mode 0600) and " + key_out + ".pub");
-      return wit::cli::kOk;
-    }
-    if (*show) {
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
-      if (from > to) throw wit::Error("--from is after --to", std::to_string(from) + " > " + std::to_string(to));
-      if (log.size() && from >= log.size())
-        throw wit::Error("no entry " + std::to_string(from), rp.log() + " has " + std::to_string(log.size()));
-      for (uint64_t i = from; i < log.size() && i <= to; i++)
-        std::cout << wit::entry_json(log.entry(i), i, log.leaves()[i], full).dump() << "\n";
-      return wit::cli::kOk;
-    }
-    if (*head) {
-      const wit::Manifest m = wit::Manifest::load(rp.manifest());
-      auto heads = load_heads(rp);
-      const wit::TreeHead* h = wit::find_head(heads, size);
-      if (!h) throw wit::Error(size ? "no signed head of size " + std::to_string(*size) : "no signed heads", rp.heads());
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
-      if (auto p = head_unusable(*h, m, &log)) return invalid(*p);
-      std::cout << h->to_json().dump(2) << "\n";
-      return wit::cli::kOk;
-    }
-    if (*sign) {
-      const wit::FileLock lock = wit::lock_run_dir(run);  // not while wit-train writes the run
-      wit::allow_run_writes(run);                          // the one tool besides wit-train that writes a run
-      wit::TreeHead h = wit::sign_run_head(run, wit::load_key(key_path), time, repair ? wit::TornTail::kCut : wit::TornTail::kRefuse);
-      std::cout << h.to_json().dump(2) << "\n";
-      if (!quiet) wit::cli::note("signed head of size " + std::to_string(h.size) + " appended to " + rp.heads());
-      return wit::cli::kOk;
-    }
-    if (*prove) {
-      const wit::Manifest m = wit::Manifest::load(rp.manifest());
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
-      auto heads = load_heads(rp);
-      const wit::TreeHead* h = wit::find_head(heads, size);
-      if (!h) throw wit::Error(size ? "no signed head of size " + std::to_string(*size) : "no signed heads", rp.heads());
-      if (step >= h->size)
-        throw wit::Error("entry " + std::to_string(step) + " is not covered by the head",
-                         "head of size " + std::to_string(h->size), "sign a newer head or pass --size");
-      if (auto p = head_unusable(*h, m, &log)) return invalid(*p);
-      nlohmann::json doc = wit::log_inclusion_document(log, *h, step);
-      emit(out, doc);
-      if (!quiet) wit::cli::note("entry " + std::to_string(step) + " under the head of size " + std::to_string(h->size));
-      return wit::cli::kOk;
-    }
-    if (*cons) {
-      const wit::Manifest m = wit::Manifest::load(rp.manifest());
-      wit::WitnessLog log = wit::WitnessLog::open(rp.log(), wit::TornTail::kRefuse);
-      if (old_size == 0) throw wit::Error("OLD_SIZE must be at least 1", "0");
-      if (old_size > new_size)
-        throw wit::Error("OLD_SIZE is larger than NEW_SIZE", std::to_string(old_size) + " > " + std::to_string(new_size));
-      if (new_size > log.size())
-        throw wit::Error("NEW_SIZE is beyond the log", rp.log() + " has " + std::to_string(log.size()) + " entries");
-      std::vector<wit::TreeHead> heads;
-      if (exists(rp.heads())) heads = load_heads(rp);
-      const wit::TreeHead* oh = wit::find_head(heads, old_size);
-      const wit::TreeHead* nh = wit::find_head(heads, new_size);
-      for (const wit::TreeHead* h : {oh, nh})
-        if (h)
-          if (auto p = head_unusable(*h, m, &log)) return invalid(*p);
-      emit(out, wit::log_consistency_document(log, m.run_id(), old_size, new_size, oh, nh));
-      if (!quiet)
-        wit::cli::note("from size " + std::to_string(old_size) + " (" + (oh ? "signed head" : "unsigned log root") +
-                       ") to size " + std::to_string(new_size) + " (" + (nh ? "signed head" : "unsigned log root") + ")");
-      return wit::cli::kOk;
-    }
-    if (*check) {
-      wit::LogProofPins pins;
-      if (!key_path.empty()) pins.key = wit::load_public_key(key_path);
-      if (!pin_run.empty()) {
-        const wit::Manifest m = wit::Manifest::load(wit::RunPaths(pin_run).manifest());
-        if (pins.key && *pins.key != m.trainer_key)
-          throw wit::Error("--key is not the trainer key of --run", key_path);
-        pins.key = m.trainer_key;
-        pins.run_id = m.run_id();
-      }
-      const std::string where = proof_path == "-" ? "stdin" : proof_path;
-      nlohmann::json doc = nlohmann::json::parse(wit::read_file(proof_path), nullptr, false);
-      if (doc.is_discarded()) throw wit::Error("invalid log proof: not valid json", where);
-      wit::LogProofVerdict v = wit::verify_log_proof(doc, pins, where);
-      if (json_out)
-        std::cout << nlohmann::json{{"valid", v.ok}, {"reason", v.reason}, {"summary", v.summary}}.dump() << "\n";
-      else
-        std::cout << (v.ok ? "valid: " + v.summary : "invalid: " + v.reason) << "\n";
-      return v.ok ? wit::cli::kOk : wit::cli::kNegative;
-    }
-    // verify
-    wit::RunCheckOptions opt;
-    opt.checkpoints = !no_ckpt;
-    opt.init = !no_init;
-    wit::RunVerdict v = wit::verify_run(run, opt);
-    if (!quiet)
-      for (const auto& w : v.warnings) wit::cli::note("warning: " + w);
-    if (json_out)
-      std::cout << v.to_json().dump() << "\n";
-    else
-      std::cout << (v.ok ? "valid: " : "invalid: ") << v.summary() << "\n";
-    // A run killed or stopped mid-training is invalid only until it is resumed.
-    if (!v.ok && !v.seed_revealed && !exists(rp.seed()) && !quiet)
-      std::cerr << "hint: the run is not finished (its seed is not revealed yet); if training was stopped, rerun "
-                   "the same wit-train command to resume: it signs the rest\n";
-    return v.ok ? wit::cli::kOk : wit::cli::kNegative;
+    if (*keygen) return wit::log_keygen_cmd(key_out, force, quiet);
+    if (*show) return wit::log_show_cmd(run, from, to, full);
+    if (*head) return wit::log_head_cmd(run, size);
+    if (*sign) return wit::log_sign_cmd(run, key_path, time, repair, quiet);
+    if (*prove) return wit::log_prove_cmd(run, step, size, out, quiet);
+    if (*cons) return wit::log_consistency_cmd(run, old_size, new_size, out, quiet);
+    if (*check) return wit::log_check_proof_cmd(proof_path, key_path, pin_run, json_out);
+    return wit::log_verify_cmd(run, !no_ckpt, !no_init, json_out, quiet);
   });
 }

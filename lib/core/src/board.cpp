@@ -13,7 +13,9 @@
 #include <set>
 #include <sstream>
 
+#include "wit/cli.h"
 #include "wit/challenge.h"
+#include "wit/check.h"
 #include "wit/report.h"
 #include "wit/commitment.h"
 #include "wit/contamination.h"
@@ -36,20 +38,10 @@ using nlohmann::json;
 
 namespace {
 
-// A check failed: the reason the run is rejected.
-struct Reject {
-  std::string reason;
-};
-[[noreturn]] void reject(const std::string& reason) { throw Reject{reason}; }
-
 json parse_member(const RunBundle& b, const std::string& name) {
   const json j = json::parse(b.get(name), nullptr, false);
   if (j.is_discarded()) reject(name + " is not valid json");
   return j;
-}
-
-std::string plural(uint64_t n, const std::string& what) {
-  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
 // heads.jsonl from memory, line by line (read_heads reads a file).
@@ -105,9 +97,9 @@ double detection(int64_t T, int64_t bad, int64_t k) {
 
 // Everything the checks carry from one to the next.
 struct Ctx {
-  Ctx(const RunBundle& bundle, RunEntry& entry, const BoardDefinition* board) : b(bundle), e(entry), def(board) {}
-  const RunBundle& b;
-  RunEntry& e;
+  Ctx(const RunBundle& b, RunEntry& e, const BoardDefinition* board) : bundle(b), entry(e), def(board) {}
+  const RunBundle& bundle;
+  RunEntry& entry;  // what the checks find, for board.json
   const BoardDefinition* def;  // the board judged against; null: none
   std::string at = "bundle.json";  // the member being checked, for messages from the JSON library
   Manifest mf;
@@ -117,38 +109,34 @@ struct Ctx {
   TreeHead newest;
   StepEntry final_entry;
   Commitment data;
-  std::vector<Challenge> challenges;  // parallel to e.challenges
+  std::vector<Challenge> challenges;  // parallel to entry.challenges
   EvalCommitment eval;
   EvalScores scores;
 };
 
 // 1. bundle.json
 void check_bundle_index(Ctx& c) {
-  const RunBundle& b = c.b;
-  std::string why;
-  if (!b.check_index(why)) reject(why);
+  reject_if(c.bundle.index_problem());
 }
 
 // 2. manifest.json
 void check_manifest(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
   c.at = member::kManifest;
   {
-    const std::string& text = b.get(member::kManifest);
-    const json j = parse_member(b, member::kManifest);
+    const std::string& text = c.bundle.get(member::kManifest);
+    const json j = parse_member(c.bundle, member::kManifest);
     c.mf = Manifest::from_json(j, member::kManifest);
     if (c.mf.dump() != text) reject("manifest is not in canonical form: manifest.json");
     c.run_id = c.mf.run_id();
-    e.run_id = c.run_id.hex();
-    e.steps = c.mf.steps;
-    e.batch_size = c.mf.batch_size;
-    e.context = c.mf.model.context;
-    e.params = param_count(c.mf.model);
-    e.tokens = uint64_t(std::max<int64_t>(0, e.steps)) * uint64_t(std::max<int64_t>(0, e.batch_size)) *
-               uint64_t(std::max<int64_t>(0, e.context));
-    e.flops = 6.0 * double(e.params) * double(e.tokens);
-    e.model_config = c.mf.model.scripted()
+    c.entry.run_id = c.run_id.hex();
+    c.entry.steps = c.mf.steps;
+    c.entry.batch_size = c.mf.batch_size;
+    c.entry.context = c.mf.model.context;
+    c.entry.params = param_count(c.mf.model);
+    c.entry.tokens = uint64_t(std::max<int64_t>(0, c.entry.steps)) * uint64_t(std::max<int64_t>(0, c.entry.batch_size)) *
+               uint64_t(std::max<int64_t>(0, c.entry.context));
+    c.entry.flops = 6.0 * double(c.entry.params) * double(c.entry.tokens);
+    c.entry.model_config = c.mf.model.scripted()
                          ? "torchscript " + c.mf.model.file.hex().substr(0, 16) + " vocab=" +
                                std::to_string(c.mf.model.vocab) + " context=" + std::to_string(c.mf.model.context)
                          : "n_layer=" + std::to_string(c.mf.model.n_layer) + " n_head=" + std::to_string(c.mf.model.n_head) +
@@ -160,9 +148,8 @@ void check_manifest(Ctx& c) {
 
 // 3. heads.jsonl
 void check_heads(Ctx& c) {
-  const RunBundle& b = c.b;
   c.at = member::kHeads;
-  c.heads = parse_heads(b.get(member::kHeads));
+  c.heads = parse_heads(c.bundle.get(member::kHeads));
   if (c.heads.empty()) reject("heads.jsonl holds no signed head");
   for (size_t i = 0; i < c.heads.size(); i++) {
     const TreeHead& h = c.heads[i];
@@ -181,16 +168,14 @@ void check_heads(Ctx& c) {
 
 // 4. run.wlog, when present
 void check_log(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
   c.at = member::kLog;
-  if (b.has(member::kLog)) {
-    const std::string& log = b.get(member::kLog);
+  if (c.bundle.has(member::kLog)) {
+    const std::string& log = c.bundle.get(member::kLog);
     const LogFrames scanned = scan_log_frames(ByteView(log), member::kLog);
     if (scanned.torn) throw torn_log_error(scanned, log.size(), member::kLog);
     const std::vector<ByteView>& frames = scanned.payloads;
     if (frames.size() != c.newest.size)
-      reject("run.wlog has " + plural(frames.size(), "entry") + ", the newest signed head covers " +
+      reject("run.wlog has " + cli::count_of(frames.size(), "entry", "entries") + ", the newest signed head covers " +
              std::to_string(c.newest.size));
     std::vector<Hash32> leaves;
     leaves.reserve(frames.size());
@@ -198,7 +183,7 @@ void check_log(Ctx& c) {
       const std::string where = "run.wlog entry " + std::to_string(i);
       const LogEntry le = decode_entry(frames[i], where);
       if (auto p = entry_problem(le, i, c.run_id)) reject("run.wlog " + *p);
-      if (i > 0) e.loss_curve.emplace_back(int64_t(i), double(le.s.mean_loss));
+      if (i > 0) c.entry.loss_curve.emplace_back(int64_t(i), double(le.s.mean_loss));
       leaves.push_back(entry_leaf(frames[i]));
     }
     const MerkleTree tree(kBlake2bTree, leaves.data(), leaves.size(), MerkleTree::kDefaultCacheLevel, 1);
@@ -210,14 +195,13 @@ void check_log(Ctx& c) {
 
 // 5. final.json
 void check_final_entry(Ctx& c) {
-  const RunBundle& b = c.b;
   c.at = member::kFinal;
   {
-    const json doc = parse_member(b, member::kFinal);
+    const json doc = parse_member(c.bundle, member::kFinal);
     LogProofPins pins;
     pins.key = c.mf.trainer_key;
     pins.run_id = c.run_id;
-    const LogProofVerdict v = verify_log_proof(doc, pins, member::kFinal);
+    const Verdict v = verify_log_proof(doc, pins, member::kFinal);
     if (!v.ok) reject("final.json: " + v.reason);
     if (!doc.contains("type") || doc["type"] != "inclusion") reject("final.json is not an inclusion proof");
     if (uint_field(doc, "index", member::kFinal) != uint64_t(c.T))
@@ -236,10 +220,9 @@ void check_final_entry(Ctx& c) {
 
 // 6. data.commit.json
 void check_data_commitment(Ctx& c) {
-  const RunBundle& b = c.b;
   c.at = member::kDataCommit;
   {
-    c.data = Commitment::from_json(parse_member(b, member::kDataCommit), member::kDataCommit);
+    c.data = Commitment::from_json(parse_member(c.bundle, member::kDataCommit), member::kDataCommit);
     // The manifest's root is the one tree the run trained on; every proof and
     // certificate below is checked against this commitment, so against it.
     const char* differs = c.data.root != c.mf.data_root ? "root" : c.data.n != c.mf.data_n ? "n" : nullptr;
@@ -254,9 +237,9 @@ void check_data_commitment(Ctx& c) {
 // is a caller's (its passes add nothing to the confidence).
 void check_draw(Ctx& c, const std::string& name, const Challenge& ch, ChallengeState& s) {
   const std::string m = std::string(member::kDraws) + name + ".json";
-  if (!c.b.has(m)) return;
+  if (!c.bundle.has(m)) return;
   c.at = m;
-  const BoardDraw d = BoardDraw::from_json(parse_member(c.b, m), m);
+  const BoardDraw d = BoardDraw::from_json(parse_member(c.bundle, m), m);
   if (!c.def) return;  // no board to check it against: it stays a caller's challenge
   if (auto p = d.problem(c.def->key)) reject(m + " " + *p);
   if (d.run_id != c.run_id) reject(m + " is a draw for another run");
@@ -270,12 +253,10 @@ void check_draw(Ctx& c, const std::string& name, const Challenge& ch, ChallengeS
 
 // 7. challenges
 void check_challenges(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
-  for (const std::string& name : b.names_under(member::kChallenges)) {
+  for (const std::string& name : c.bundle.names_under(member::kChallenges)) {
     const std::string where = std::string(member::kChallenges) + name + ".json";
     c.at = where;
-    const Challenge ch = Challenge::from_json(parse_member(b, where), where);
+    const Challenge ch = Challenge::from_json(parse_member(c.bundle, where), where);
     if (ch.head.run_id != c.run_id) reject(where + " is a challenge of another run");
     bool found = false;
     for (const auto& x : c.heads) found = found || x == ch.head;
@@ -288,18 +269,18 @@ void check_challenges(Ctx& c) {
     s.k = int64_t(ch.steps.size());
     s.steps = ch.steps;
     check_draw(c, name, ch, s);
-    e.challenges.push_back(s);
+    c.entry.challenges.push_back(s);
     c.challenges.push_back(ch);
   }
   // Every draw answers a challenge, and the board's numbers run 0, 1, ... without a gap
   // (a draw the board withheld would show as one).
   std::set<uint64_t> numbers;
-  for (const std::string& name : b.names_under(member::kDraws)) {
+  for (const std::string& name : c.bundle.names_under(member::kDraws)) {
     bool found = false;
-    for (const auto& s : e.challenges) found = found || s.name == name;
+    for (const auto& s : c.entry.challenges) found = found || s.name == name;
     if (!found) reject(std::string(member::kDraws) + name + ".json draws no challenge in the bundle");
   }
-  for (const auto& s : e.challenges)
+  for (const auto& s : c.entry.challenges)
     if (s.drawn_by == "board" && !numbers.insert(s.number).second)
       reject(std::string(member::kDraws) + s.name + ".json: a second board draw numbered " + std::to_string(s.number));
   uint64_t expect = 0;
@@ -309,17 +290,15 @@ void check_challenges(Ctx& c) {
 
 // 8. reports
 void check_reports(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
-  for (const std::string& name : b.names_under(member::kReports)) {
+  for (const std::string& name : c.bundle.names_under(member::kReports)) {
     const std::string where = std::string(member::kReports) + name + ".json";
     c.at = where;
     size_t ci = 0;
-    while (ci < e.challenges.size() && e.challenges[ci].name != name) ci++;
-    if (ci == e.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
+    while (ci < c.entry.challenges.size() && c.entry.challenges[ci].name != name) ci++;
+    if (ci == c.entry.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
     const Challenge& ch = c.challenges[ci];
-    ChallengeState& s = e.challenges[ci];
-    const ReplayReport r = ReplayReport::from_json(parse_member(b, where), where);
+    ChallengeState& s = c.entry.challenges[ci];
+    const ReplayReport r = ReplayReport::from_json(parse_member(c.bundle, where), where);
     // Check 7 made every challenge one of this run's. The report is a claim
     // anyone can type: its form is checked, its verdict counts for nothing
     // (the board's own reports, board-reports/, do).
@@ -331,20 +310,18 @@ void check_reports(Ctx& c) {
 // 8b. board-reports/NAME.json: the board's signed report on the response it
 // verified for challenge NAME. Counted only on a defined board, signed by its key.
 void check_board_reports(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
-  for (const std::string& name : b.names_under(member::kBoardReports)) {
+  for (const std::string& name : c.bundle.names_under(member::kBoardReports)) {
     const std::string where = std::string(member::kBoardReports) + name + ".json";
     c.at = where;
     size_t ci = 0;
-    while (ci < e.challenges.size() && e.challenges[ci].name != name) ci++;
-    if (ci == e.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
-    const BoardReport br = BoardReport::from_json(parse_member(b, where), where);
+    while (ci < c.entry.challenges.size() && c.entry.challenges[ci].name != name) ci++;
+    if (ci == c.entry.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
+    const BoardReport br = BoardReport::from_json(parse_member(c.bundle, where), where);
     if (!c.def) continue;  // no board key to check it with: it counts for nothing
     if (auto p = br.problem(c.def->key)) reject(where + " " + *p);
     if (br.challenge != name) reject(where + " is the board's report on another challenge (" + br.challenge + ")");
     const Challenge& ch = c.challenges[ci];
-    ChallengeState& s = e.challenges[ci];
+    ChallengeState& s = c.entry.challenges[ci];
     const ReplayReport r = ReplayReport::from_json(br.report, where);
     if (auto why = r.answer_problem(ch)) reject(where + " " + *why);
     if (r.certified() && r.step_checks() != ch.steps)
@@ -358,25 +335,23 @@ void check_board_reports(Ctx& c) {
 
 // After 8: the counts and the training confidence (the union of the steps replayed under the newest head).
 void training_confidence(Ctx& c) {
-  RunEntry& e = c.e;
   std::set<int64_t> union_steps;
-  for (const auto& s : e.challenges) {
-    if (s.verdict == BoardStatus::kCertified) e.survived++;
-    else if (s.verdict == BoardStatus::kRejected) e.failed++;
-    else e.pending++;
+  for (const auto& s : c.entry.challenges) {
+    if (s.verdict == BoardStatus::kCertified) c.entry.survived++;
+    else if (s.verdict == BoardStatus::kRejected) c.entry.failed++;
+    else c.entry.pending++;
     // Only the board's draws count toward the confidence: a caller's nonce may have been ground.
     if (s.verdict == BoardStatus::kCertified && s.drawn_by == "board" && s.head_size == c.newest.size)
       union_steps.insert(s.steps.begin(), s.steps.end());
   }
-  e.steps_checked.assign(union_steps.begin(), union_steps.end());
-  e.bad_steps = bad_steps_for(c.T, e.fraction);
-  e.confidence = detection(c.T, e.bad_steps, int64_t(e.steps_checked.size()));
+  c.entry.steps_checked.assign(union_steps.begin(), union_steps.end());
+  c.entry.bad_steps = bad_steps_for(c.T, c.entry.fraction);
+  c.entry.confidence = detection(c.T, c.entry.bad_steps, int64_t(c.entry.steps_checked.size()));
 }
 
 // 9. no rejected report
 void check_no_rejected_report(Ctx& c) {
-  RunEntry& e = c.e;
-  for (const auto& s : e.challenges)
+  for (const auto& s : c.entry.challenges)
     if (s.verdict == BoardStatus::kRejected)
       reject(std::string(member::kBoardReports) + s.name + ".json: the board replayed the response and rejected the run: " +
              (s.reason.empty() ? "no reason given" : s.reason));
@@ -384,12 +359,10 @@ void check_no_rejected_report(Ctx& c) {
 
 // 10. eval.json
 void check_eval(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
   c.at = member::kEvalCommit;
-  Commitment eval_set = Commitment::from_json(parse_member(b, member::kEvalCommit), member::kEvalCommit);
+  Commitment eval_set = Commitment::from_json(parse_member(c.bundle, member::kEvalCommit), member::kEvalCommit);
   c.at = member::kEval;
-  c.eval = EvalCommitment::from_json(parse_member(b, member::kEval), member::kEval);
+  c.eval = EvalCommitment::from_json(parse_member(c.bundle, member::kEval), member::kEval);
   if (c.eval.run_id != c.run_id) reject("eval.json evaluates another run");
   if (c.eval.step != c.T)
     reject("eval.json evaluates the checkpoint of step " + std::to_string(c.eval.step) + ", not the final step " +
@@ -400,32 +373,28 @@ void check_eval(Ctx& c) {
   if (c.eval.n != eval_set.n) reject("eval.json is not on the eval set of eval.commit.json (n differs)");
   if (c.def)
     if (auto p = c.def->benchmark_problem(eval_set.root, eval_set.n)) reject("the run is " + *p);
-  e.eval_metric = c.eval.metric;
-  e.eval_root = eval_set.root.hex();
-  e.eval_n = c.eval.n;
+  c.entry.eval_metric = c.eval.metric;
+  c.entry.eval_root = eval_set.root.hex();
+  c.entry.eval_n = c.eval.n;
 }
 
 // 11. eval.scores.json
 void check_eval_scores(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
   c.at = member::kEvalScores;
-  c.scores = EvalScores::from_json(parse_member(b, member::kEvalScores), member::kEvalScores);
+  c.scores = EvalScores::from_json(parse_member(c.bundle, member::kEvalScores), member::kEvalScores);
   if (auto bad = check_scores(c.eval, c.scores)) reject("eval.scores.json: " + *bad);
-  e.eval_known = true;
-  e.eval_loss = c.eval.loss;
-  e.eval_accuracy = c.eval.accuracy;
+  c.entry.eval_known = true;
+  c.entry.eval_loss = c.eval.loss;
+  c.entry.eval_accuracy = c.eval.accuracy;
 }
 
 // 12. eval spot checks
 void check_eval_spot_checks(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
   std::set<uint64_t> union_idx;
-  for (const std::string& name : b.names_under(member::kEvalChecks)) {
+  for (const std::string& name : c.bundle.names_under(member::kEvalChecks)) {
     const std::string where = std::string(member::kEvalChecks) + name + ".json";
     c.at = where;
-    const EvalCheckReport r = EvalCheckReport::from_json(parse_member(b, where), where);
+    const EvalCheckReport r = EvalCheckReport::from_json(parse_member(c.bundle, where), where);
     if (challenge_member_name(r.seed) != name)
       reject(where + " is not named after its seed (eval-checks/" + challenge_member_name(r.seed) + ".json)");
     // Of this eval, and its verdict the one its items give (check_eval_report owns both).
@@ -437,12 +406,12 @@ void check_eval_spot_checks(Ctx& c) {
     s.verdict = r.verdict;
     s.indices = r.indices;
     union_idx.insert(r.indices.begin(), r.indices.end());
-    e.eval_checks.push_back(std::move(s));
+    c.entry.eval_checks.push_back(std::move(s));
   }
-  e.eval_indices_checked.assign(union_idx.begin(), union_idx.end());
+  c.entry.eval_indices_checked.assign(union_idx.begin(), union_idx.end());
   if (c.eval.n >= 1 && c.eval.n <= uint64_t(INT64_MAX)) {
-    e.eval_bad = bad_steps_for(int64_t(c.eval.n), e.fraction);
-    e.eval_confidence = detection(int64_t(c.eval.n), e.eval_bad, int64_t(e.eval_indices_checked.size()));
+    c.entry.eval_bad = bad_steps_for(int64_t(c.eval.n), c.entry.fraction);
+    c.entry.eval_confidence = detection(int64_t(c.eval.n), c.entry.eval_bad, int64_t(c.entry.eval_indices_checked.size()));
   }
 }
 
@@ -451,12 +420,10 @@ void check_eval_spot_checks(Ctx& c) {
 // final step, bound to the final logged state root, on the benchmark. Its
 // score replaces the trainer's on the board.
 void check_board_eval(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
-  if (!b.has(member::kBoardEval)) return;
+  if (!c.bundle.has(member::kBoardEval)) return;
   c.at = member::kBoardEval;
   const std::string where = member::kBoardEval;
-  const BoardEval be = BoardEval::from_json(parse_member(b, where), where);
+  const BoardEval be = BoardEval::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;  // no board key to check it with
   if (auto p = be.problem(c.def->key)) reject(where + " " + *p);
   if (!be.refused.empty()) reject("the board refused the released model: " + be.refused);
@@ -465,13 +432,13 @@ void check_board_eval(Ctx& c) {
   if (ev.step != c.T || ev.checkpoint_root != c.final_entry.state_root)
     reject(where + " evaluates another state than the run's final one");
   if (auto p = c.def->benchmark_problem(ev.eval_root, ev.n)) reject(where + " is " + *p);
-  e.eval_by = "board";
-  e.eval_known = true;
-  e.eval_loss = ev.loss;
-  e.eval_accuracy = ev.accuracy;
-  e.eval_n = ev.n;
-  e.eval_metric = ev.metric;
-  e.weights_digest = be.weights_digest;
+  c.entry.eval_by = "board";
+  c.entry.eval_known = true;
+  c.entry.eval_loss = ev.loss;
+  c.entry.eval_accuracy = ev.accuracy;
+  c.entry.eval_n = ev.n;
+  c.entry.eval_metric = ev.metric;
+  c.entry.weights_digest = be.weights_digest;
 }
 
 // 13b. board-leaves.json: the board's audit of the training tree's sorted
@@ -479,25 +446,22 @@ void check_board_eval(Ctx& c) {
 // Exclusion proofs, and so the contamination certificate, mean absence only
 // in a sorted tree: on a board a run is certified only once it is audited.
 void check_board_leaves(Ctx& c) {
-  const RunBundle& b = c.b;
-  if (!b.has(member::kBoardLeaves)) return;
+  if (!c.bundle.has(member::kBoardLeaves)) return;
   const std::string where = member::kBoardLeaves;
   c.at = where;
-  const BoardLeaves bl = BoardLeaves::from_json(parse_member(b, where), where);
+  const BoardLeaves bl = BoardLeaves::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;
   if (auto p = bl.problem(c.def->key)) reject(where + " " + *p);
   if (bl.n != c.data.n || bl.root != c.data.root) reject(where + " audits another tree than the run's data commitment");
   if (!bl.refused.empty()) reject("the board's audit of the training tree failed: " + bl.refused);
-  c.e.leaves_audited = true;
+  c.entry.leaves_audited = true;
 }
 
 // 13. contamination.json
 void check_contamination(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
   c.at = member::kContamination;
   {
-    const json cert = parse_member(b, member::kContamination);
+    const json cert = parse_member(c.bundle, member::kContamination);
     if (!cert.is_object() || !cert.contains("format") || cert["format"] != kContaminationFormat)
       reject("contamination.json is not a contamination certificate");
     const Verdict v = verify_document(cert, c.data, member::kContamination);
@@ -506,10 +470,10 @@ void check_contamination(Ctx& c) {
     if (!cov.ok) reject("contamination certificate does not cover the eval set: " + cov.reason);
     if (!cert.contains("clean") || !cert["clean"].is_boolean()) reject("contamination.json: field 'clean' is not a boolean");
     const uint64_t present = cert["present"].size(), absent = cert["absent"].size();
-    e.eval_distinct = present + absent;
-    e.clean = cert["clean"].get<bool>();
-    if (!*e.clean)
-      reject("the eval set is contaminated: " + std::to_string(present) + " of " + std::to_string(e.eval_distinct) +
+    c.entry.eval_distinct = present + absent;
+    c.entry.clean = cert["clean"].get<bool>();
+    if (!*c.entry.clean)
+      reject("the eval set is contaminated: " + std::to_string(present) + " of " + std::to_string(c.entry.eval_distinct) +
              " distinct eval records are in the training data");
   }
 }
@@ -517,44 +481,42 @@ void check_contamination(Ctx& c) {
 // 14. the released model: model.binding.json (exact), model.fingerprint.json
 // (the public probe, for information), probe-checks/ (a model behind an API)
 void check_model(Ctx& c) {
-  const RunBundle& b = c.b;
-  RunEntry& e = c.e;
-  e.model = ModelVerdict::kNotGiven;
+  c.entry.model = ModelVerdict::kNotGiven;
   std::optional<bool> probe_within;  // the fingerprint's public probe, within tolerance
-  if (b.has(member::kModelFingerprint)) {
+  if (c.bundle.has(member::kModelFingerprint)) {
     c.at = member::kModelFingerprint;
-    const Fingerprint fp = Fingerprint::from_json(parse_member(b, member::kModelFingerprint), member::kModelFingerprint);
+    const Fingerprint fp = Fingerprint::from_json(parse_member(c.bundle, member::kModelFingerprint), member::kModelFingerprint);
     probe_within = false;
     if (fp.run_id != c.run_id) {
-      e.model_note = "a fingerprint of another run";
+      c.entry.model_note = "a fingerprint of another run";
     } else if (!fp.probe || !c.final_entry.probe) {
-      e.model_note = !fp.probe ? "the fingerprint has no probe" : "the final entry logs no probe";
+      c.entry.model_note = !fp.probe ? "the fingerprint has no probe" : "the final entry logs no probe";
     } else if (fp.probe->size() != c.final_entry.probe->size()) {
-      e.model_note = "probe sizes differ";
+      c.entry.model_note = "probe sizes differ";
     } else {
       const double d = l2_distance(*fp.probe, *c.final_entry.probe);
       const double rel = d / std::max({l2_norm(*fp.probe), l2_norm(*c.final_entry.probe), 1e-30});
-      e.model_probe_rel = rel;
+      c.entry.model_probe_rel = rel;
       probe_within = rel <= kProbeMatchTolerance;
     }
-    e.model = *probe_within ? ModelVerdict::kProbeOnly : ModelVerdict::kDiffers;
-    if (*probe_within) e.model_note = "no exact binding: the public probe alone proves nothing";
+    c.entry.model = *probe_within ? ModelVerdict::kProbeOnly : ModelVerdict::kDiffers;
+    if (*probe_within) c.entry.model_note = "no exact binding: the public probe alone proves nothing";
   }
   // The verdict: the weights file's parameters root joined with the final
   // optimizer root is the final logged state root, or no match.
-  if (b.has(member::kModelBinding)) {
+  if (c.bundle.has(member::kModelBinding)) {
     c.at = member::kModelBinding;
-    const ReleaseBinding rb = ReleaseBinding::from_json(parse_member(b, member::kModelBinding), member::kModelBinding);
-    const std::string why = binding_problem(rb, LoggedFinal{uint64_t(c.T), c.final_entry.state_root});
-    e.model = why.empty() ? ModelVerdict::kMatches : ModelVerdict::kDiffers;
-    e.model_note = why.empty() ? "exactly: parameters root " + rb.params_root.hex() : why;
+    const ReleaseBinding rb = ReleaseBinding::from_json(parse_member(c.bundle, member::kModelBinding), member::kModelBinding);
+    const Problem why = binding_problem(rb, LoggedFinal{uint64_t(c.T), c.final_entry.state_root});
+    c.entry.model = why ? ModelVerdict::kDiffers : ModelVerdict::kMatches;
+    c.entry.model_note = why ? *why : "exactly: parameters root " + rb.params_root.hex();
   }
   // Fresh probes of a model behind an API: shown, never a rejection of the
   // run, but each must be a check of this run's final state.
-  for (const std::string& name : b.names_under(member::kProbeChecks)) {
+  for (const std::string& name : c.bundle.names_under(member::kProbeChecks)) {
     const std::string where = std::string(member::kProbeChecks) + name + ".json";
     c.at = where;
-    const ProbeCheckReport r = ProbeCheckReport::from_json(parse_member(b, where), where);
+    const ProbeCheckReport r = ProbeCheckReport::from_json(parse_member(c.bundle, where), where);
     if (r.run_id != c.run_id) reject(where + " is a probe check of another run");
     if (r.step != uint64_t(c.T) || r.state_root != c.final_entry.state_root)
       reject(where + " checks another state than the run's final one");
@@ -568,30 +530,39 @@ void check_model(Ctx& c) {
     s.records = r.records;
     s.random = r.random;
     s.guarantee = r.guarantee();
-    e.probe_checks.push_back(std::move(s));
+    c.entry.probe_checks.push_back(std::move(s));
   }
 }
 
+// Checks 1 to 5 of docs/board.md: the run itself, up to its final entry.
+std::optional<Rejection> judge_run(Ctx& c) {
+  return run_checks<Ctx>(c, {
+      check_bundle_index,     // 1
+      check_manifest,         // 2
+      check_heads,            // 3
+      check_log,              // 4
+      check_final_entry,      // 5
+  });
+}
+
 // The checks of docs/board.md, in order; the first failure rejects the run.
-void judge(Ctx& c) {
-  check_bundle_index(c);
-  check_manifest(c);
-  check_heads(c);
-  check_log(c);
-  check_final_entry(c);
-  check_data_commitment(c);
-  check_challenges(c);
-  check_reports(c);
-  check_board_reports(c);
-  training_confidence(c);
-  check_no_rejected_report(c);
-  check_eval(c);
-  check_eval_scores(c);
-  check_eval_spot_checks(c);
-  check_board_eval(c);
-  check_contamination(c);
-  check_board_leaves(c);
-  check_model(c);
+std::optional<Rejection> judge(Ctx& c) {
+  if (auto r = judge_run(c)) return r;
+  return run_checks<Ctx>(c, {
+      check_data_commitment,     // 6
+      check_challenges,          // 7, 7b
+      check_reports,             // 8
+      check_board_reports,       // 8b
+      training_confidence,       //    (the confidence of what 7 and 8 found)
+      check_no_rejected_report,  // 9
+      check_eval,                // 10
+      check_eval_scores,         // 11
+      check_eval_spot_checks,    // 12
+      check_board_eval,          // 12b
+      check_contamination,       // 13
+      check_board_leaves,        // 13b
+      check_model,               // 14
+  });
 }
 
 }  // namespace
@@ -704,15 +675,13 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
   }
   e.fraction = fraction;
   e.source = path_name(b.path);
-  std::string why;
-  const auto declared = b.check_index(why);
-  e.name = declared ? *declared : name_from_path(b.path);
+  e.name = b.index_problem() ? name_from_path(b.path) : b.declared_name();
   Ctx c(b, e, board);
   try {
-    judge(c);
-  } catch (const Reject& r) {
-    e.status = BoardStatus::kRejected;
-    e.reason = r.reason;
+    if (const auto r = judge(c)) {
+      e.status = BoardStatus::kRejected;
+      e.reason = r->reason;
+    }
   } catch (const std::bad_alloc&) {
     e.status = BoardStatus::kRejected;
     e.reason = "out of memory while reading the bundle";
@@ -741,7 +710,7 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
     e.reason = "no board challenge drawn yet";
   } else if (e.confidence < board->policy.confidence) {
     e.reason = "confidence " + percent(e.confidence) + " is below the board's " + percent(board->policy.confidence) +
-               (board_waiting > 0 ? "; waiting for the response to " + plural(board_waiting, "board challenge")
+               (board_waiting > 0 ? "; waiting for the response to " + cli::count_of(board_waiting, "board challenge")
                                   : "; the board draws more challenges");
   } else if (e.eval_by != "board") {
     e.reason = "the board has not scored the released weights on its benchmark yet (wit-board evaluate)";
@@ -760,15 +729,7 @@ uint64_t next_draw_number(const RunBundle& b) { return b.names_under(member::kDr
 BundleFinal bundle_final_state(const RunBundle& b) {
   RunEntry e;
   Ctx c(b, e, nullptr);
-  try {
-    check_bundle_index(c);
-    check_manifest(c);
-    check_heads(c);
-    check_log(c);
-    check_final_entry(c);
-  } catch (const Reject& r) {
-    throw Error(r.reason, b.path);
-  }
+  if (const auto r = judge_run(c)) throw Error(r->reason, b.path);
   return BundleFinal{c.mf, c.run_id, c.T, c.final_entry.state_root};
 }
 
@@ -859,7 +820,7 @@ TreeHead newest_signed_head(const RunBundle& b) {
   std::vector<TreeHead> heads;
   try {
     heads = parse_heads(b.get(member::kHeads));
-  } catch (const Reject& r) {
+  } catch (const Rejection& r) {
     throw Error(r.reason);
   }
   if (heads.empty()) throw Error("no signed heads", member::kHeads);
@@ -978,7 +939,7 @@ std::string RunEntry::describe() const {
     }
   if (status != BoardStatus::kRejected && steps > 0) {
     o << "confidence: " << percent(confidence) << " against tampering with " << fraction_percent(fraction)
-      << " of the steps (" << bad_steps << " of " << steps << "); " << plural(steps_checked.size(), "distinct step")
+      << " of the steps (" << bad_steps << " of " << steps << "); " << cli::count_of(steps_checked.size(), "distinct step")
       << " of " << steps << " replayed by the board under the newest head (board-drawn challenges only)\n";
   }
   if (eval_known) {
@@ -987,10 +948,10 @@ std::string RunEntry::describe() const {
                   eval_loss, 100 * eval_accuracy, static_cast<unsigned long long>(eval_n), eval_metric.c_str(),
                   eval_by.c_str());
     o << buf;
-    o << "eval spot checks: " << plural(eval_checks.size(), "report") << ", "
-      << plural(eval_indices_checked.size(), "distinct example") << " re-evaluated";
+    o << "eval spot checks: " << cli::count_of(eval_checks.size(), "report") << ", "
+      << cli::count_of(eval_indices_checked.size(), "distinct example") << " re-evaluated";
     if (!eval_indices_checked.empty())
-      o << "; inflating " << fraction_percent(fraction) << " of the scores (" << plural(eval_bad, "example")
+      o << "; inflating " << fraction_percent(fraction) << " of the scores (" << cli::count_of(eval_bad, "example")
         << ") is caught with probability " << percent(eval_confidence);
     o << "\n";
   }
@@ -1009,7 +970,7 @@ std::string RunEntry::describe() const {
   if (!probe_checks.empty()) {
     size_t passed = 0;
     for (const auto& p : probe_checks) passed += p.pass ? 1 : 0;
-    o << "model behind an API: " << passed << " of " << plural(probe_checks.size(), "fresh-probe check")
+    o << "model behind an API: " << passed << " of " << cli::count_of(probe_checks.size(), "fresh-probe check")
       << " matched the final state";
     for (const auto& p : probe_checks)
       if (!p.pass) {

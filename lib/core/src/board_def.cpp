@@ -104,7 +104,7 @@ Bytes board_signed_message(std::string_view tag, nlohmann::json doc) {
   return m;
 }
 
-std::optional<std::string> board_signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
+Problem board_signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
                                                    const std::array<uint8_t, 64>& signature) {
   if (claimed != board) return "is signed by another key than the board's";
   if (!verify_signature(board, msg, signature)) return "has a bad signature (not the board key's)";
@@ -236,7 +236,7 @@ int64_t BoardDefinition::draw_k(int64_t T) const {
   return k_for_confidence(T, policy.fraction, policy.confidence);
 }
 
-std::optional<std::string> BoardDefinition::benchmark_problem(const Hash32& eval_root, uint64_t eval_n) const {
+Problem BoardDefinition::benchmark_problem(const Hash32& eval_root, uint64_t eval_n) const {
   if (eval_root != benchmark.root || eval_n != benchmark.n)
     return "evaluated on another eval set (root " + eval_root.hex().substr(0, 16) + ", " + std::to_string(eval_n) +
            " records) than board " + name + "'s benchmark (root " + benchmark.root.hex().substr(0, 16) + ", " +
@@ -367,7 +367,7 @@ BoardDraw BoardDraw::make(const SecretKey& key, const Hash32& run_id, const Tree
   return d;
 }
 
-std::optional<std::string> BoardDraw::problem(const PublicKey& key) const {
+Problem BoardDraw::problem(const PublicKey& key) const {
   if (board_key != key) return "is drawn by another key than the board's";
   if (head.run_id != run_id) return "names another run than its head's";
   if (!verify_signature(key, draw_message(run_id, head, number), signature)) return "has a bad signature (not the board key's)";
@@ -526,8 +526,7 @@ BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string
   const FileLock board_lock = lock_board(dir);
   const FileLock bundle_lock = lock_run_bundle(bundle_path);
   RunBundle b = RunBundle::load(bundle_path);
-  std::string why;
-  if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
+  b.require_whole(bundle_path);
   if (b.has(member::kBoardLeaves))
     throw Error("the board has already audited this run's training tree", bundle_path, "'wit-board audit' audits the stored leaves again");
   const json cj = json::parse(b.get(member::kDataCommit), nullptr, false);

@@ -115,12 +115,6 @@ std::unique_ptr<XXH3_state_t, XxhFree> new_xxh3() {
 }
 
 
-std::string errno_text() {
-  std::string s = std::strerror(errno);
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
-  return s;
-}
-
 std::array<uint8_t, kHeaderSize> header_bytes(uint64_t payload_size) {
   std::array<uint8_t, kHeaderSize> h{};
   std::memcpy(h.data(), kBundleMagic, 8);
@@ -499,20 +493,17 @@ BundleReader::BundleReader(Pull pull, const std::string& where, uint64_t max_siz
 BundleReader BundleReader::open(const std::string& path, uint64_t max_size) {
   const bool in = path == "-";
   const std::string where = in ? std::string("stdin") : path;
-  const int fd = in ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Closed with the reader, or when the header is refused; stdin is never closed.
+  auto file = std::make_shared<const Fd>(in ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const int fd = in ? 0 : file->get();
   if (fd < 0) throw Error("cannot open: " + errno_text(), path);
   if (!in) note_input(fd);
-  // Closed with the reader, or when the header is refused.
-  auto file = std::shared_ptr<int>(new int(fd), [in](int* p) {
-    if (!in) ::close(*p);
-    delete p;
-  });
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw Error("is a directory", path);
   return BundleReader(
-      [file, where](uint8_t* dst, size_t cap) -> size_t {
+      [file, fd, where](uint8_t* dst, size_t cap) -> size_t {
         for (;;) {
-          const ssize_t r = ::read(*file, dst, cap);
+          const ssize_t r = ::read(fd, dst, cap);
           if (r >= 0) return size_t(r);
           if (errno != EINTR) throw Error("cannot read: " + errno_text(), where);
         }
@@ -668,13 +659,10 @@ void BundleWriter::add(const std::string& name, const std::vector<ByteView>& pie
 
 void BundleWriter::add_file(const std::string& name, const std::string& file) {
   guarded([&](Impl& m) {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    const Fd owner(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    const int fd = owner.get();
     if (fd < 0) throw Error("cannot open: " + errno_text(), file);
     note_input(fd);
-    std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* p) {
-      ::close(*p);
-      delete p;
-    });
     struct stat st {};
     if (::fstat(fd, &st) != 0) throw Error("cannot stat: " + errno_text(), file);
     if (!S_ISREG(st.st_mode)) throw Error("not a regular file, so its size is unknown", file);

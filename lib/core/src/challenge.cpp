@@ -10,6 +10,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/io.h"
@@ -134,8 +135,8 @@ Guarantee make_guarantee(int64_t T, int64_t k, double fraction) {
 }
 
 std::string Guarantee::words() const {
-  const std::string steps_s = std::to_string(steps) + (steps == 1 ? " step" : " steps");
-  const std::string bad_s = std::to_string(bad_steps) + (bad_steps == 1 ? " step" : " steps");
+  const std::string steps_s = cli::count_of(uint64_t(steps), "step");
+  const std::string bad_s = cli::count_of(uint64_t(bad_steps), "step");
   const std::string chal_s = k == 1 ? "this 1 challenge" : "these " + std::to_string(k) + " challenges";
   std::string s = "a run that tampered with at least " + fraction_percent(fraction) + " of its " + steps_s + " (" +
                   bad_s + ") is caught by " + chal_s;

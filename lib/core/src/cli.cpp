@@ -187,8 +187,7 @@ void check_stdout() {
   std::cout.flush();
   if (!std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
     const int err = errno;
-    std::string why = err ? std::strerror(err) : "write error";  // errno is gone when an earlier flush failed
-    if (!why.empty()) why[0] = char(std::tolower(static_cast<unsigned char>(why[0])));
+    const std::string why = err ? errno_text(err) : "write error";  // errno is gone when an earlier flush failed
     throw Error("cannot write: " + why, "stdout");
   }
 }
@@ -316,6 +315,14 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
 
 std::string count_of(uint64_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many.empty() ? one + "s" : many);
+}
+
+int print_verdict(const Verdict& v, bool json) {
+  if (json)
+    std::cout << nlohmann::json{{"valid", v.ok}, {"reason", v.reason}, {"summary", v.summary}}.dump() << "\n";
+  else
+    std::cout << (v.ok ? "valid: " + v.summary : "invalid: " + v.reason) << "\n";
+  return v.ok ? kOk : kNegative;
 }
 
 }  // namespace wit::cli

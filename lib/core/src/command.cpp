@@ -7,50 +7,48 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 
 #include "wit/error.h"
+#include "wit/io.h"
 
 namespace wit {
 
 CommandResult run_command(const std::string& cmd, const std::string& input, double timeout_s, uint64_t max_out) {
-  int in[2], out[2];
-  if (::pipe(in) != 0) throw Error(std::string("cannot create a pipe: ") + std::strerror(errno), cmd);
-  if (::pipe(out) != 0) {
-    ::close(in[0]);
-    ::close(in[1]);
-    throw Error(std::string("cannot create a pipe: ") + std::strerror(errno), cmd);
-  }
+  // Each pipe's read end [0] and write end [1].
+  auto make_pipe = [&cmd]() {
+    int p[2];
+    if (::pipe(p) != 0) throw Error("cannot create a pipe: " + errno_text(), cmd);
+    return std::array<Fd, 2>{Fd(p[0]), Fd(p[1])};
+  };
+  std::array<Fd, 2> in = make_pipe(), out = make_pipe();
   const pid_t pid = ::fork();
-  if (pid < 0) throw Error(std::string("cannot start the command: ") + std::strerror(errno), cmd);
+  if (pid < 0) throw Error("cannot start the command: " + errno_text(), cmd);
   if (pid == 0) {
     ::setpgid(0, 0);  // its own group, so a timeout ends everything it started
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::close(in[0]);
-    ::close(in[1]);
-    ::close(out[0]);
-    ::close(out[1]);
+    ::dup2(in[0].get(), 0);
+    ::dup2(out[1].get(), 1);
+    for (std::array<Fd, 2>* p : {&in, &out})
+      for (Fd& f : *p) f.reset();
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::setpgid(pid, pid);
-  ::close(in[0]);
-  ::close(out[1]);
+  in[0].reset();
+  out[1].reset();
   ::signal(SIGPIPE, SIG_IGN);  // a command that stops reading must not end us
-  ::fcntl(in[1], F_SETFL, O_NONBLOCK);
+  ::fcntl(in[1].get(), F_SETFL, O_NONBLOCK);
   CommandResult r;
   size_t written = 0;
-  int wfd = in[1], rfd = out[0];
-  if (input.empty()) {
-    ::close(wfd);
-    wfd = -1;
-  }
+  Fd& wfd = in[1];
+  Fd& rfd = out[0];
+  if (input.empty()) wfd.reset();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   char buf[65536];
-  while (rfd >= 0) {
+  while (rfd.ok()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       r.timed_out = true;
@@ -58,16 +56,15 @@ CommandResult run_command(const std::string& cmd, const std::string& input, doub
     }
     pollfd fds[2];
     int n = 0;
-    fds[n++] = {rfd, POLLIN, 0};
-    if (wfd >= 0) fds[n++] = {wfd, POLLOUT, 0};
+    fds[n++] = {rfd.get(), POLLIN, 0};
+    if (wfd.ok()) fds[n++] = {wfd.get(), POLLOUT, 0};
     const int rc = ::poll(fds, nfds_t(n), int(std::min<int64_t>(left.count(), 1000)));
     if (rc < 0 && errno != EINTR) break;
     if (rc <= 0) continue;
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      const ssize_t k = ::read(rfd, buf, sizeof buf);
+      const ssize_t k = ::read(rfd.get(), buf, sizeof buf);
       if (k <= 0) {
-        ::close(rfd);
-        rfd = -1;
+        rfd.reset();
       } else if (r.out.size() + size_t(k) > max_out) {
         r.out_truncated = true;
         break;
@@ -76,17 +73,14 @@ CommandResult run_command(const std::string& cmd, const std::string& input, doub
       }
     }
     if (n == 2 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      const ssize_t k = ::write(wfd, input.data() + written, input.size() - written);
+      const ssize_t k = ::write(wfd.get(), input.data() + written, input.size() - written);
       if (k > 0) written += size_t(k);
       if (k < 0 && errno != EAGAIN) written = input.size();  // it stopped reading
-      if (written == input.size()) {
-        ::close(wfd);
-        wfd = -1;
-      }
+      if (written == input.size()) wfd.reset();
     }
   }
-  if (wfd >= 0) ::close(wfd);
-  if (rfd >= 0) ::close(rfd);
+  wfd.reset();
+  rfd.reset();
   if (r.timed_out || r.out_truncated) ::kill(-pid, SIGKILL);
   int status = 0;
   for (;;) {

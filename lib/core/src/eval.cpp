@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/io.h"
@@ -241,7 +242,7 @@ EvalCommitment commit_scores(const Hash32& run_id, int64_t step, const Hash32& c
   return e;
 }
 
-std::optional<std::string> check_scores(const EvalCommitment& e, const EvalScores& s) {
+Problem check_scores(const EvalCommitment& e, const EvalScores& s) {
   if (s.eval_id != e.id()) return std::string("the scores are of another eval (eval id)");
   if (s.scores.size() != s.record_leaves.size()) return std::string("the scores and record leaves differ in number");
   if (s.scores.size() != e.n)
@@ -331,8 +332,8 @@ bool score_matches(const Score& claimed, const Score& recomputed) {
 }
 
 std::string eval_guarantee_words(const Guarantee& g) {
-  const std::string n_s = std::to_string(g.steps) + (g.steps == 1 ? " score" : " scores");
-  const std::string bad_s = std::to_string(g.bad_steps) + (g.bad_steps == 1 ? " example" : " examples");
+  const std::string n_s = cli::count_of(uint64_t(g.steps), "score");
+  const std::string bad_s = cli::count_of(uint64_t(g.bad_steps), "example");
   const std::string k_s = g.k == 1 ? "this 1 spot check" : "these " + std::to_string(g.k) + " spot checks";
   std::string s = "an eval that inflated at least " + fraction_percent(g.fraction) + " of its " + n_s + " (" + bad_s +
                   ") is caught by " + k_s;
@@ -549,7 +550,7 @@ EvalCheckReport EvalCheckReport::load(const std::string& path) {
   return from_json(read_json(path, "invalid eval check"), path == "-" ? "stdin" : path);
 }
 
-std::optional<std::string> check_eval_report(const EvalCheckReport& r, const EvalCommitment& e, const EvalScores* scores) {
+Problem check_eval_report(const EvalCheckReport& r, const EvalCommitment& e, const EvalScores* scores) {
   if (r.eval_id != e.id()) return std::string("the report checks another eval (eval id)");
   if (r.run_id != e.run_id) return std::string("the report names another run than the eval");
   if (r.checkpoint_root != e.checkpoint_root) return std::string("the report names another checkpoint than the eval");

@@ -26,15 +26,29 @@
 
 namespace wit {
 
-namespace {
+void Fd::reset(int fd) noexcept {
+  if (fd_ >= 0 && fd_ != fd) {
+    const int saved = errno;
+    ::close(fd_);
+    errno = saved;
+  }
+  fd_ = fd;
+}
 
-std::string errno_text() { return std::strerror(errno); }
+bool Fd::close() noexcept {
+  const int f = release();
+  return f < 0 || ::close(f) == 0;
+}
 
-// Lowercase first letter, as CLI.md wants for error messages.
-std::string lower_first(std::string s) {
+std::string errno_text(int err) {
+  std::string s = std::strerror(err);
   if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
   return s;
 }
+
+std::string errno_text() { return errno_text(errno); }
+
+namespace {
 
 Bytes read_fd(int fd, const std::string& path) {
   Bytes out;
@@ -43,7 +57,7 @@ Bytes read_fd(int fd, const std::string& path) {
     ssize_t r = ::read(fd, buf, sizeof buf);
     if (r < 0) {
       if (errno == EINTR) continue;
-      throw Error("cannot read: " + lower_first(errno_text()), path);
+      throw Error("cannot read: " + errno_text(), path);
     }
     if (r == 0) break;
     out.insert(out.end(), buf, buf + r);
@@ -60,18 +74,12 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     size_ = buf_.size();
     return;
   }
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open: " + lower_first(errno_text()), path);
-  note_input(fd);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.ok()) throw Error("cannot open: " + errno_text(), path);
+  note_input(fd.get());
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    throw Error("cannot stat: " + lower_first(errno_text()), path);
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw Error("is a directory", path);
-  }
+  if (::fstat(fd.get(), &st) != 0) throw Error("cannot stat: " + errno_text(), path);
+  if (S_ISDIR(st.st_mode)) throw Error("is a directory", path);
   // Small files are read, not mapped: a process may hold only ~65,000 maps,
   // and the files reader opens one MappedFile per record.
   if (S_ISREG(st.st_mode) && st.st_size >= (1 << 16)) {
@@ -80,21 +88,19 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
       // Populated up front (one pass in the kernel instead of a fault per page
       // while the hashing threads run), unless the file is too large to hold.
       const int populate = size_ <= (size_t(4) << 30) ? MAP_POPULATE : 0;
-      map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | populate, fd, 0);
+      map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | populate, fd.get(), 0);
       if (map_ == MAP_FAILED) {
         map_ = nullptr;
-        ::close(fd);
-        throw Error("cannot map: " + lower_first(errno_text()), path);
+        throw Error("cannot map: " + errno_text(), path);
       }
       ::madvise(map_, size_, MADV_SEQUENTIAL);
       data_ = static_cast<const uint8_t*>(map_);
     }
   } else {
-    buf_ = read_fd(fd, path);
+    buf_ = read_fd(fd.get(), path);
     data_ = buf_.data();
     size_ = buf_.size();
   }
-  ::close(fd);
 }
 
 MappedFile::~MappedFile() {
@@ -142,6 +148,16 @@ void remove_live_temporaries() noexcept {
     if (s.state.load() == 2) ::unlink(s.path);
 }
 
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool lexists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
 bool is_terminal_stdout() { return ::isatty(1); }
 bool is_terminal_stderr() { return ::isatty(2); }
 
@@ -165,34 +181,34 @@ AtomicFile::AtomicFile(const std::string& path, bool binary, mode_t mode) : path
     if (S_ISDIR(st.st_mode)) throw Error("output is a directory", path);
     if (!S_ISREG(st.st_mode)) {
       // A device or fifo (/dev/null, /dev/full, a pipe) is written in place: there is nothing to replace.
-      fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd_ < 0) throw Error("cannot open: " + lower_first(errno_text()), path);
+      fd_.reset(::open(target_.c_str(), O_WRONLY | O_CLOEXEC));
+      if (!fd_.ok()) throw Error("cannot open: " + errno_text(), path);
       direct_ = true;
       return;
     }
   }
   remove_stale_temporaries(target_);
   tmp_ = target_ + ".tmp.XXXXXX";
-  fd_ = ::mkstemp(tmp_.data());
-  if (fd_ < 0) {
+  fd_.reset(::mkstemp(tmp_.data()));
+  if (!fd_.ok()) {
     tmp_.clear();
-    throw Error("cannot create: " + lower_first(errno_text()), path);
+    throw Error("cannot create: " + errno_text(), path);
   }
   // Held until the file is renamed or removed: a locked temporary is a live writer's.
-  ::flock(fd_, LOCK_EX);
-  ::fchmod(fd_, mode);
+  ::flock(fd_.get(), LOCK_EX);
+  ::fchmod(fd_.get(), mode);
   live_ = live_add(tmp_);
 }
 
 AtomicFile::~AtomicFile() {
   live_remove(live_);
-  if (fd_ >= 0) ::close(fd_);
+  fd_.reset();
   if (!stdout_ && !direct_ && !done_ && !tmp_.empty()) ::unlink(tmp_.c_str());
 }
 
 void AtomicFile::write(ByteView v) {
-  if (!write_all(stdout_ ? 1 : fd_, v.data, v.size, "atomic-write"))
-    throw Error("cannot write: " + lower_first(errno_text()), stdout_ ? std::string("stdout") : path_);
+  if (!write_all(stdout_ ? 1 : fd_.get(), v.data, v.size, "atomic-write"))
+    throw Error("cannot write: " + errno_text(), stdout_ ? std::string("stdout") : path_);
   written_ += v.size;
 }
 
@@ -201,9 +217,9 @@ void AtomicFile::write_at(uint64_t offset, ByteView v) {
   if (offset > written_ || v.size > written_ - offset)
     throw Error("cannot overwrite bytes not written yet (" + std::to_string(v.size) + " at " + std::to_string(offset) + ")", path_);
   for (size_t done = 0; done < v.size;) {
-    const ssize_t w = ::pwrite(fd_, v.data + done, v.size - done, off_t(offset + done));
+    const ssize_t w = ::pwrite(fd_.get(), v.data + done, v.size - done, off_t(offset + done));
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw Error("cannot write: " + lower_first(errno_text()), path_);
+    if (w <= 0) throw Error("cannot write: " + errno_text(), path_);
     done += size_t(w);
   }
 }
@@ -215,17 +231,15 @@ void AtomicFile::commit() {
     return;
   }
   if (direct_) {
-    ::close(fd_);
-    fd_ = -1;
+    fd_.reset();
     done_ = true;
     return;
   }
-  if (::fsync(fd_) != 0) throw Error("cannot sync: " + lower_first(errno_text()), path_);
+  if (::fsync(fd_.get()) != 0) throw Error("cannot sync: " + errno_text(), path_);
   check_output_place(path_);  // again: an input read since the constructor is never replaced either
-  ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
   if (::rename(tmp_.c_str(), target_.c_str()) != 0)
-    throw Error("cannot rename into place: " + lower_first(errno_text()), path_);
+    throw Error("cannot rename into place: " + errno_text(), path_);
   live_remove(live_);
   done_ = true;
   // Make the rename durable too.
@@ -245,16 +259,10 @@ void remove_stale_temporaries(const std::string& path) {
     struct stat st {};
     // Young temporaries are left alone: their writer may not hold its lock yet.
     if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || now - st.st_mtime < 60) continue;
-    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) continue;
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(p.c_str());
-    ::close(fd);
+    const Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (fd.ok() && ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) ::unlink(p.c_str());
   }
   ::closedir(d);
-}
-
-FileLock::~FileLock() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 FileLock FileLock::wait(const std::string& path, const std::string& what) { return acquire(path, what, true); }
@@ -267,57 +275,51 @@ FileLock FileLock::wait_shared_dir(const std::string& dir, const std::string& wh
 
 FileLock FileLock::wait_existing(const std::string& path, const std::string& what) {
   for (;;) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error("cannot open " + what + ": " + lower_first(errno_text()), path);
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.ok()) throw Error("cannot open " + what + ": " + errno_text(), path);
     int r;
-    while ((r = ::flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    while ((r = ::flock(fd.get(), LOCK_EX)) != 0 && errno == EINTR) {
     }
-    if (r != 0) {
-      const std::string why = lower_first(errno_text());
-      ::close(fd);
-      throw Error("cannot lock " + what + ": " + why, path);
-    }
+    if (r != 0) throw Error("cannot lock " + what + ": " + errno_text(), path);
     struct stat held {}, now {};
-    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+    if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
         held.st_ino == now.st_ino)
-      return FileLock(fd, path);
-    ::close(fd);  // replaced while we waited: lock what is there now
+      return FileLock(std::move(fd), path);
+    // replaced while we waited: lock what is there now (fd closes here)
   }
 }
 
 FileLock FileLock::acquire(const std::string& path, const std::string& what, bool block, bool shared) {
   struct stat st {};
   const bool dir = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-  int fd = dir ? ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-               : ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("cannot open the lock of " + what + ": " + lower_first(errno_text()), path);
-  while (::flock(fd, (shared ? LOCK_SH : LOCK_EX) | (block ? 0 : LOCK_NB)) != 0) {
+  Fd fd(dir ? ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            : ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!fd.ok()) throw Error("cannot open the lock of " + what + ": " + errno_text(), path);
+  while (::flock(fd.get(), (shared ? LOCK_SH : LOCK_EX) | (block ? 0 : LOCK_NB)) != 0) {
     if (errno == EINTR) continue;
     const int err = errno;
     std::string holder;
     if (err == EWOULDBLOCK && !dir) {
       char buf[256];
-      const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      const ssize_t n = ::pread(fd.get(), buf, sizeof buf - 1, 0);
       if (n > 0) holder.assign(buf, size_t(n));
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
     }
-    ::close(fd);
     if (err == EWOULDBLOCK)
       throw Error(what + " is in use by " + (holder.empty() ? std::string("another process") : holder), path,
                   "wait for it to finish, or stop it");
-    errno = err;
-    throw Error("cannot lock " + what + ": " + lower_first(errno_text()), path);
+    throw Error("cannot lock " + what + ": " + errno_text(err), path);
   }
   if (!dir) {
     char host[256] = "unknown host";
     ::gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = 0;
     const std::string who = "pid " + std::to_string(::getpid()) + " on " + host + "\n";
-    if (::ftruncate(fd, 0) == 0) {
-      [[maybe_unused]] ssize_t w = ::pwrite(fd, who.data(), who.size(), 0);
+    if (::ftruncate(fd.get(), 0) == 0) {
+      [[maybe_unused]] ssize_t w = ::pwrite(fd.get(), who.data(), who.size(), 0);
     }
   }
-  return FileLock(fd, path);
+  return FileLock(std::move(fd), path);
 }
 
 namespace {
@@ -439,11 +441,8 @@ void check_outputs_apart(const std::vector<std::string>& inputs, const std::vect
 void sync_parent_dir(const std::string& path) {
   std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
   if (dir.empty()) dir = "/";
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  const Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dfd.ok()) ::fsync(dfd.get());
 }
 
 namespace {
@@ -456,7 +455,7 @@ std::string temp_root() {
 TempDir::TempDir(const std::string& prefix) {
   std::string p = temp_root() + "/" + prefix + ".XXXXXX";
   if (!::mkdtemp(p.data()))
-    throw Error("cannot create a temporary directory: " + lower_first(errno_text()), temp_root(),
+    throw Error("cannot create a temporary directory: " + errno_text(), temp_root(),
                 "set TMPDIR to a writable directory");
   path_ = p;
 }
@@ -483,25 +482,23 @@ Bytes huge_page_bytes(size_t n) {
 ScratchFile::ScratchFile() {
   dir_ = temp_root();
 #ifdef O_TMPFILE
-  fd_ = ::open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  fd_.reset(::open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
 #endif
-  if (fd_ < 0) {  // a file system without O_TMPFILE: create, then unlink at once
+  if (!fd_.ok()) {  // a file system without O_TMPFILE: create, then unlink at once
     std::string tmp = dir_ + "/wit-scratch.XXXXXX";
-    fd_ = ::mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd_ < 0) throw Error("cannot create a scratch file: " + lower_first(errno_text()), dir_, "set TMPDIR to a writable directory");
+    fd_.reset(::mkostemp(tmp.data(), O_CLOEXEC));
+    if (!fd_.ok()) throw Error("cannot create a scratch file: " + errno_text(), dir_, "set TMPDIR to a writable directory");
     ::unlink(tmp.c_str());
   }
 }
 
-ScratchFile::~ScratchFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
+ScratchFile::~ScratchFile() = default;
 
 void ScratchFile::append(ByteView v) {
   for (size_t done = 0; done < v.size;) {
-    const ssize_t w = ::pwrite(fd_, v.data + done, v.size - done, off_t(size_ + done));
+    const ssize_t w = ::pwrite(fd_.get(), v.data + done, v.size - done, off_t(size_ + done));
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw Error("cannot write a scratch file: " + lower_first(errno_text()), dir_, "free space there, or set TMPDIR to a larger disk");
+    if (w <= 0) throw Error("cannot write a scratch file: " + errno_text(), dir_, "free space there, or set TMPDIR to a larger disk");
     done += size_t(w);
   }
   size_ += v.size;
@@ -516,9 +513,9 @@ void ScratchFile::check_range(const char* what, uint64_t offset, size_t n) const
 void ScratchFile::read(uint64_t offset, uint8_t* dst, size_t n) const {
   check_range("read", offset, n);
   for (size_t done = 0; done < n;) {
-    const ssize_t r = ::pread(fd_, dst + done, n - done, off_t(offset + done));
+    const ssize_t r = ::pread(fd_.get(), dst + done, n - done, off_t(offset + done));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) throw Error("cannot read a scratch file: " + lower_first(errno_text()), dir_);
+    if (r <= 0) throw Error("cannot read a scratch file: " + errno_text(), dir_);
     done += size_t(r);
   }
 }
@@ -529,7 +526,7 @@ MappedRange::MappedRange(int fd, uint64_t offset, size_t n, const std::string& w
   map_len_ = size_t(offset - start) + n;
   const int populate = map_len_ <= (size_t(4) << 30) ? MAP_POPULATE : 0;
   void* m = ::mmap(nullptr, map_len_, PROT_READ, MAP_PRIVATE | populate, fd, off_t(start));
-  if (m == MAP_FAILED) throw Error("cannot map a scratch file: " + lower_first(errno_text()), where);
+  if (m == MAP_FAILED) throw Error("cannot map a scratch file: " + errno_text(), where);
   map_ = m;
   data_ = static_cast<const uint8_t*>(m) + (offset - start);
 }
@@ -540,7 +537,7 @@ MappedRange::~MappedRange() {
 
 std::unique_ptr<MappedRange> ScratchFile::map(uint64_t offset, size_t n) const {
   check_range("map", offset, n);
-  return std::make_unique<MappedRange>(fd_, offset, n, dir_);
+  return std::make_unique<MappedRange>(fd_.get(), offset, n, dir_);
 }
 
 void write_file_atomic(const std::string& path, const std::string& content, bool binary) {
@@ -551,22 +548,21 @@ void write_file_atomic(const std::string& path, const std::string& content, bool
 
 TempFile::TempFile(const std::string& prefix) {
   path = (std::filesystem::temp_directory_path() / (prefix + ".XXXXXX")).string();
-  const int fd = ::mkstemp(path.data());
-  if (fd < 0) throw Error(std::string("cannot create a temporary file: ") + std::strerror(errno), path);
-  ::close(fd);
+  const Fd fd(::mkstemp(path.data()));
+  if (!fd.ok()) throw Error("cannot create a temporary file: " + errno_text(), path);
 }
 
 TempFile::~TempFile() { ::unlink(path.c_str()); }
 
 void copy_file_atomic(const std::string& from, const std::string& to) {
   std::FILE* in = std::fopen(from.c_str(), "rb");
-  if (!in) throw Error(std::string("cannot read: ") + std::strerror(errno), from);
+  if (!in) throw Error("cannot read: " + errno_text(), from);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(in, std::fclose);
   note_input(::fileno(in));
   AtomicFile out(to, true);
   std::vector<uint8_t> buf(size_t(1) << 20);
   for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), in)) > 0;) out.write(ByteView(buf.data(), n));
-  if (std::ferror(in)) throw Error(std::string("cannot read: ") + std::strerror(errno), from);
+  if (std::ferror(in)) throw Error("cannot read: " + errno_text(), from);
   out.commit();
 }
 

@@ -141,21 +141,21 @@ ExclusionProof parse_exclusion_body(const json& j, const std::string& where) {
 namespace {
 
 Verdict verify_inclusion_in(const InclusionProof& p, const Commitment& c) {
-  if (p.size != c.n) return {false, "proof is for a tree of " + std::to_string(p.size) +
-                                        " records, the commitment has " + std::to_string(c.n), ""};
+  if (p.size != c.n) return Verdict::fail("proof is for a tree of " + std::to_string(p.size) +
+                                        " records, the commitment has " + std::to_string(c.n));
   ProofError e = verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, c.root);
-  if (e != ProofError::kOk) return {false, to_string(e), ""};
-  return {true, "", "record " + p.leaf.hex() + " is at position " + std::to_string(p.index) + " of the " +
-                        std::to_string(c.n) + " distinct committed records"};
+  if (e != ProofError::kOk) return Verdict::fail(to_string(e));
+  return Verdict::pass("record " + p.leaf.hex() + " is at position " + std::to_string(p.index) + " of the " +
+                        std::to_string(c.n) + " distinct committed records");
 }
 
 Verdict verify_exclusion_in(const ExclusionProof& p, const Commitment& c) {
-  if (p.size != c.n) return {false, "proof is for a tree of " + std::to_string(p.size) +
-                                        " records, the commitment has " + std::to_string(c.n), ""};
+  if (p.size != c.n) return Verdict::fail("proof is for a tree of " + std::to_string(p.size) +
+                                        " records, the commitment has " + std::to_string(c.n));
   ProofError e = verify_exclusion(kBlake2bTree, p, c.root);
-  if (e != ProofError::kOk) return {false, to_string(e), ""};
-  return {true, "", "record " + p.value.hex() + " is not among the " + std::to_string(c.n) +
-                        " distinct committed records"};
+  if (e != ProofError::kOk) return Verdict::fail(to_string(e));
+  return Verdict::pass("record " + p.value.hex() + " is not among the " + std::to_string(c.n) +
+                        " distinct committed records");
 }
 
 Verdict verify_certificate(const json& doc, const Commitment& c, const std::string& where) {
@@ -170,21 +170,21 @@ Verdict verify_certificate(const json& doc, const Commitment& c, const std::stri
   for (const auto& a : absent) {
     only_keys(a, {"leaf", "size", "left", "right", "eval_index"}, where);
     Verdict v = verify_exclusion_in(parse_exclusion_body(a, where), c);
-    if (!v.ok) return {false, "absent[" + std::to_string(i) + "]: " + v.reason, ""};
+    if (!v.ok) return Verdict::fail("absent[" + std::to_string(i) + "]: " + v.reason);
     i++;
   }
   i = 0;
   for (const auto& p : present) {
     only_keys(p, {"leaf", "index", "size", "path", "eval_index"}, where);
     Verdict v = verify_inclusion_in(parse_inclusion_body(p, where), c);
-    if (!v.ok) return {false, "present[" + std::to_string(i) + "]: " + v.reason, ""};
+    if (!v.ok) return Verdict::fail("present[" + std::to_string(i) + "]: " + v.reason);
     i++;
   }
   if (clean.get<bool>() != present.empty())
-    return {false, "'clean' disagrees with the list of present records", ""};
+    return Verdict::fail("'clean' disagrees with the list of present records");
   std::string s = std::to_string(absent.size()) + " eval records proved absent, " +
                   std::to_string(present.size()) + " proved present";
-  return {true, "", s};
+  return Verdict::pass(s);
 }
 
 }  // namespace
@@ -196,8 +196,8 @@ Verdict certificate_covers(const json& cert, const std::vector<Hash32>& eval_lea
   std::sort(proved.begin(), proved.end());
   for (size_t i = 0; i < eval_leaves.size(); i++)
     if (!std::binary_search(proved.begin(), proved.end(), eval_leaves[i]))
-      return {false, "eval record " + std::to_string(i) + " (" + eval_leaves[i].hex() + ") has no proof in the certificate", ""};
-  return {true, "", "the certificate covers all " + std::to_string(eval_leaves.size()) + " eval records"};
+      return Verdict::fail("eval record " + std::to_string(i) + " (" + eval_leaves[i].hex() + ") has no proof in the certificate");
+  return Verdict::pass("the certificate covers all " + std::to_string(eval_leaves.size()) + " eval records");
 }
 
 Verdict verify_document(const json& doc, const Commitment& c, const std::string& where) {
@@ -211,19 +211,19 @@ Verdict verify_document(const json& doc, const Commitment& c, const std::string&
                     std::to_string(kProofVersion) + ")",
                 where, version == 1 ? "version 1 proofs were against a two-tree commitment; prove again" : "");
   if (doc.contains("hash") && doc["hash"] != kBlake2bTree.name) bad("unsupported hash", where);
-  if (auto m = commitment_mismatch(doc, c, where)) return {false, *m, ""};
+  if (auto m = commitment_mismatch(doc, c, where)) return Verdict::fail(*m);
   if (format == "wit.contamination") return verify_certificate(doc, c, where);
   const json& type = need(doc, "type", where);
   if (type == "inclusion") {
     only_keys(doc, {"format", "version", "type", "hash", "commitment", "leaf", "index", "size", "path", "record"}, where);
     InclusionProof p = parse_inclusion_body(doc, where);
-    if (auto m = record_mismatch(doc, p.leaf, where)) return {false, *m, ""};
+    if (auto m = record_mismatch(doc, p.leaf, where)) return Verdict::fail(*m);
     return verify_inclusion_in(p, c);
   }
   if (type == "exclusion") {
     only_keys(doc, {"format", "version", "type", "hash", "commitment", "leaf", "size", "left", "right", "record"}, where);
     ExclusionProof p = parse_exclusion_body(doc, where);
-    if (auto m = record_mismatch(doc, p.value, where)) return {false, *m, ""};
+    if (auto m = record_mismatch(doc, p.value, where)) return Verdict::fail(*m);
     return verify_exclusion_in(p, c);
   }
   if (type == "usage") return verify_usage(doc, c, where);

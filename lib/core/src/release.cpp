@@ -67,10 +67,10 @@ ReleaseBinding ReleaseBinding::from_json(const json& j, const std::string& where
   return b;
 }
 
-std::string binding_problem(const ReleaseBinding& b, const LoggedFinal& fin) {
+Problem binding_problem(const ReleaseBinding& b, const LoggedFinal& fin) {
   if (b.step != fin.step || b.state_root != fin.root) return "the binding is not to the run's final state";
   if (!b.match) return b.reason;
-  return "";
+  return std::nullopt;
 }
 
 ReleaseBinding bind_release(const std::vector<TensorView>& file, const LoggedFinal& fin, const Hash32& optim_root,

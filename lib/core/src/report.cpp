@@ -223,7 +223,7 @@ std::vector<int64_t> ReplayReport::step_checks() const {
   return s;
 }
 
-std::optional<std::string> ReplayReport::answer_problem(const Challenge& c) const {
+Problem ReplayReport::answer_problem(const Challenge& c) const {
   if (run_id != c.head.run_id) return std::string("is a report on another run");
   if (head_size != c.head.size || head_root != c.head.root) return std::string("is for another head than its challenge's");
   if (challenge_seed != c.seed) return std::string("answers another challenge (challenge seed differs)");

@@ -89,7 +89,7 @@ RunBundle RunBundle::load(const std::string& path) {
   RunBundle b;
   b.path = path;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw Error("cannot read bundle: " + std::string(std::strerror(errno)), path);
+  if (::stat(path.c_str(), &st) != 0) throw Error("cannot read bundle: " + errno_text(), path);
   if (!S_ISDIR(st.st_mode)) {
     MappedFile f(path);
     b = decode(f.view(), path);
@@ -150,39 +150,39 @@ std::string RunBundle::declared_name() const {
   return j["name"].get<std::string>();
 }
 
-std::optional<std::string> RunBundle::check_index(std::string& reason) const {
-  auto fail = [&](const std::string& why) -> std::optional<std::string> {
-    reason = why;
-    return std::nullopt;
-  };
+Problem RunBundle::index_problem() const {
   auto it = files.find(kRunBundleIndex);
-  if (it == files.end()) return fail("missing member bundle.json");
+  if (it == files.end()) return Problem("missing member bundle.json");
   const json j = json::parse(it->second, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return fail("bundle.json is not a json object");
-  if (!j.contains("format") || j["format"] != kRunBundleFormat) return fail("bundle.json is not a run bundle index (format is not \"wit.run-bundle\")");
-  if (!j.contains("version") || !j["version"].is_number_integer()) return fail("bundle.json has no version");
+  if (j.is_discarded() || !j.is_object()) return Problem("bundle.json is not a json object");
+  if (!j.contains("format") || j["format"] != kRunBundleFormat) return Problem("bundle.json is not a run bundle index (format is not \"wit.run-bundle\")");
+  if (!j.contains("version") || !j["version"].is_number_integer()) return Problem("bundle.json has no version");
   if (j["version"].get<int64_t>() != kRunBundleVersion)
-    return fail("unsupported run bundle version " + j["version"].dump() + " (this wit reads version 1)");
+    return Problem("unsupported run bundle version " + j["version"].dump() + " (this wit reads version 1)");
   for (const auto& [k, v] : j.items())
-    if (k != "format" && k != "version" && k != "name" && k != "members") return fail("bundle.json has an unknown field '" + k + "'");
+    if (k != "format" && k != "version" && k != "name" && k != "members") return Problem("bundle.json has an unknown field '" + k + "'");
   if (!j.contains("name") || !j["name"].is_string() || !run_bundle_name_ok(j["name"].get<std::string>()))
-    return fail("bundle.json has no valid name (1 to 64 of A-Z a-z 0-9 . _ -)");
-  if (!j.contains("members") || !j["members"].is_object()) return fail("bundle.json has no members object");
+    return Problem("bundle.json has no valid name (1 to 64 of A-Z a-z 0-9 . _ -)");
+  if (!j.contains("members") || !j["members"].is_object()) return Problem("bundle.json has no members object");
   const json& m = j["members"];
   for (const auto& [name, digest] : m.items()) {
-    if (!run_bundle_member_allowed(name)) return fail("bundle.json lists an unknown member " + name);
-    if (!digest.is_string()) return fail("bundle.json: the digest of " + name + " is not a string");
+    if (!run_bundle_member_allowed(name)) return Problem("bundle.json lists an unknown member " + name);
+    if (!digest.is_string()) return Problem("bundle.json: the digest of " + name + " is not a string");
     auto f = files.find(name);
-    if (f == files.end()) return fail("missing member " + name);
-    if (member_digest(f->second) != digest.get<std::string>()) return fail("member " + name + " does not match its hash in bundle.json");
+    if (f == files.end()) return Problem("missing member " + name);
+    if (member_digest(f->second) != digest.get<std::string>()) return Problem("member " + name + " does not match its hash in bundle.json");
   }
   for (const auto& [name, data] : files) {
     if (name == kRunBundleIndex) continue;
-    if (!m.contains(name)) return fail("member " + name + " is not listed in bundle.json");
+    if (!m.contains(name)) return Problem("member " + name + " is not listed in bundle.json");
   }
   for (const auto& r : required_members())
-    if (!files.count(r)) return fail("missing member " + r);
-  return j["name"].get<std::string>();
+    if (!files.count(r)) return Problem("missing member " + r);
+  return std::nullopt;
+}
+
+void RunBundle::require_whole(const std::string& where) const {
+  if (Problem p = index_problem()) throw Error("the bundle is damaged: " + *p, where);
 }
 
 namespace {
@@ -314,8 +314,7 @@ RepairResult repair_run_bundle(const std::string& path, const std::string& name)
     if (b.archive) to_container(b.files).save(path);
     else write_dir_member(path, kRunBundleIndex, fresh);
   }
-  std::string why;
-  if (!b.check_index(why)) out.problem = why;
+  out.problem = b.index_problem();
   return out;
 }
 

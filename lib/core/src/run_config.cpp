@@ -191,7 +191,7 @@ void run_under_environment(const EnvVars& env, char** argv) {
   }
   ::setenv("WIT_PINNED_ENV", want.c_str(), 1);
   ::execv("/proc/self/exe", argv);
-  throw Error(std::string("cannot re-execute with the pinned kernel environment: ") + std::strerror(errno), argv[0]);
+  throw Error("cannot re-execute with the pinned kernel environment: " + errno_text(), argv[0]);
 }
 
 }  // namespace wit

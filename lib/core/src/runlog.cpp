@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 
+#include "wit/check.h"
 #include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/json_fields.h"
@@ -29,11 +30,6 @@ namespace wit {
 using nlohmann::json;
 
 namespace {
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 // A float as the shortest decimal that reads back to the same float (so 0.1f
 // prints as 0.1, not 0.10000000149011612); NaN and infinities become null.
@@ -224,7 +220,7 @@ json log_consistency_document(const WitnessLog& log, const Hash32& run_id, uint6
           {"path", jsonf::hex_array(log.consistency_proof(old_size, new_size))}};
 }
 
-LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, const std::string& where) {
+Verdict verify_log_proof(const json& doc, const LogProofPins& pins, const std::string& where) {
   if (!doc.is_object()) bad("not a json object", where);
   if (!doc.contains("format") || !doc["format"].is_string() || doc["format"].get<std::string>() != kLogProofFormat)
     throw Error("not a wit log proof (format is not \"wit.log-proof\")", where);
@@ -236,12 +232,6 @@ LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, cons
   if (!type.is_string()) bad("field 'type' is not a string", where);
   const Hash32 run_id = get_hash(doc, "run_id", where);
   const std::vector<Hash32> path = get_path(doc, where);
-  LogProofVerdict v;
-  auto fail = [&](const std::string& why) {
-    v.ok = false;
-    v.reason = why;
-    return v;
-  };
   const std::string pinned = pins.key ? "" : " (key not pinned: pass --key to check whose it is)";
 
   if (type == "inclusion") {
@@ -251,42 +241,38 @@ LogProofVerdict verify_log_proof(const json& doc, const LogProofPins& pins, cons
     const json& ej = need(doc, "entry", where);
     Bytes entry;
     if (!ej.is_string() || !from_hex(ej.get<std::string>(), entry)) bad("field 'entry' is not hex", where);
-    if (pins.run_id && run_id != *pins.run_id) return fail("proof is for run " + run_id.hex() + ", not this run");
-    if (auto p = head_problem(head, run_id, pins.key, "the head")) return fail(*p);
-    if (entry_leaf(entry) != leaf) return fail("entry bytes do not hash to the leaf");
+    if (pins.run_id && run_id != *pins.run_id) return Verdict::fail("proof is for run " + run_id.hex() + ", not this run");
+    if (auto p = head_problem(head, run_id, pins.key, "the head")) return Verdict::fail(*p);
+    if (entry_leaf(entry) != leaf) return Verdict::fail("entry bytes do not hash to the leaf");
     LogEntry e;
     try {
       e = decode_entry(entry, "entry");
     } catch (const Error& err) {
-      return fail(std::string("entry does not decode: ") + err.what());
+      return Verdict::fail(std::string("entry does not decode: ") + err.what());
     }
-    if (auto p = entry_problem(e, index, run_id)) return fail(*p);
+    if (auto p = entry_problem(e, index, run_id)) return Verdict::fail(*p);
     ProofError pe = verify_inclusion(kBlake2bTree, index, head.size, leaf, path, head.root);
-    if (pe != ProofError::kOk) return fail(to_string(pe));
-    v.ok = true;
-    v.summary = "entry " + std::to_string(index) + (index == 0 ? " (genesis)" : " (step " + std::to_string(index) + ")") +
+    if (pe != ProofError::kOk) return Verdict::fail(to_string(pe));
+    return Verdict::pass("entry " + std::to_string(index) + (index == 0 ? " (genesis)" : " (step " + std::to_string(index) + ")") +
                 " is in the log of run " + short_hex(run_id.hex()) + " under its head of size " +
-                std::to_string(head.size) + ", signed by " + short_hex(head.key.hex()) + pinned;
-    return v;
+                std::to_string(head.size) + ", signed by " + short_hex(head.key.hex()) + pinned);
   }
   if (type == "consistency") {
     const End o = get_end(doc, "old", where), n = get_end(doc, "new", where);
-    if (pins.run_id && run_id != *pins.run_id) return fail("proof is for run " + run_id.hex() + ", not this run");
+    if (pins.run_id && run_id != *pins.run_id) return Verdict::fail("proof is for run " + run_id.hex() + ", not this run");
     if (o.head)
-      if (auto p = head_problem(*o.head, run_id, pins.key, "the old head")) return fail(*p);
+      if (auto p = head_problem(*o.head, run_id, pins.key, "the old head")) return Verdict::fail(*p);
     if (n.head)
-      if (auto p = head_problem(*n.head, run_id, pins.key, "the new head")) return fail(*p);
-    if (o.size == 0) return fail("old size is 0");
-    if (o.size > n.size) return fail("old size " + std::to_string(o.size) + " is larger than new size " +
+      if (auto p = head_problem(*n.head, run_id, pins.key, "the new head")) return Verdict::fail(*p);
+    if (o.size == 0) return Verdict::fail("old size is 0");
+    if (o.size > n.size) return Verdict::fail("old size " + std::to_string(o.size) + " is larger than new size " +
                                      std::to_string(n.size));
     ProofError pe = verify_consistency(kBlake2bTree, o.size, n.size, o.root, n.root, path);
-    if (pe != ProofError::kOk) return fail(to_string(pe));
+    if (pe != ProofError::kOk) return Verdict::fail(to_string(pe));
     auto kind = [](const End& e) { return e.head ? std::string("signed head") : std::string("unsigned log root"); };
-    v.ok = true;
-    v.summary = "the log of run " + short_hex(run_id.hex()) + " at size " + std::to_string(o.size) +
+    return Verdict::pass("the log of run " + short_hex(run_id.hex()) + " at size " + std::to_string(o.size) +
                 " is a prefix of the log at size " + std::to_string(n.size) + " (old: " + kind(o) + ", new: " +
-                kind(n) + ")" + (o.head || n.head ? pinned : "");
-    return v;
+                kind(n) + ")" + (o.head || n.head ? pinned : ""));
   }
   throw Error("unknown log proof type '" + type.get<std::string>() + "'", where);
 }
@@ -327,17 +313,14 @@ std::string RunVerdict::summary() const {
   if (!ok) return reason;
   std::string s = "run " + run_id.hex() + ": " + std::to_string(entries) + " entries";
   if (entries > 1) s += " (steps 1.." + std::to_string(entries - 1) + ")";
-  s += ", " + std::to_string(heads) + " signed head" + (heads == 1 ? "" : "s");
+  s += ", " + cli::count_of(heads, "signed head");
   s += seed_revealed ? ", seed and initial state checked" : ", seed not revealed";
-  s += ", " + std::to_string(checkpoints) + " checkpoint" + (checkpoints == 1 ? "" : "s") + " checked";
+  s += ", " + cli::count_of(checkpoints, "checkpoint") + " checked";
   if (sharded) s += " (" + std::to_string(sharded) + " sharded)";
   return s;
 }
 
 namespace {
-
-// A reason the run fails, or nothing.
-using Problem = std::optional<std::string>;
 
 // What verify_run's checks share: the run, the log, and what the entries bound.
 struct RunCtx {
@@ -351,7 +334,7 @@ struct RunCtx {
 };
 
 // Entries: a genesis naming this run, then steps 1, 2, 3, ... shaped as the manifest says.
-Problem check_entries(RunCtx& c) {
+void check_entries(RunCtx& c) {
   const Manifest& m = c.m;
   RunVerdict& v = c.v;
   const WitnessLog& log = c.log;
@@ -362,26 +345,26 @@ Problem check_entries(RunCtx& c) {
     try {
       e = decode_entry(log.entry_bytes(i), "entry " + std::to_string(i));
     } catch (const Error& err) {
-      return Problem(err.what());
+      reject(err.what());
     }
-    if (auto p = entry_problem(e, i, v.run_id)) return Problem(*p);
+    if (auto p = entry_problem(e, i, v.run_id)) reject(*p);
     if (i == 0) {
       const uint64_t np = param_count(m.model);
       if (e.g.n_params != np)
-        return Problem("entry 0: genesis says " + std::to_string(e.g.n_params) + " parameters, the model has " +
+        reject("entry 0: genesis says " + std::to_string(e.g.n_params) + " parameters, the model has " +
                     std::to_string(np));
       c.genesis = e.g;
     } else {
       if (e.s.step > uint64_t(m.steps))
-        return Problem(at + "beyond the manifest's " + std::to_string(m.steps) + " steps");
+        reject(at + "beyond the manifest's " + std::to_string(m.steps) + " steps");
       const uint64_t k = uint64_t(m.fp.sketch_k);
       if (e.s.sketch.size() != k || e.s.sketch_m.size() != k || e.s.sketch_v.size() != k)
-        return Problem(at + "a sketch does not have the manifest's " + std::to_string(k) + " buckets");
+        reject(at + "a sketch does not have the manifest's " + std::to_string(k) + " buckets");
       if (e.s.losses.size() != uint64_t(m.batch_size))
-        return Problem(at + std::to_string(e.s.losses.size()) + " per-example losses, the batch size is " +
+        reject(at + std::to_string(e.s.losses.size()) + " per-example losses, the batch size is " +
                     std::to_string(m.batch_size));
       if (e.s.probe && e.s.probe->size() != uint64_t(m.fp.probe_dim))
-        return Problem(at + "probe fingerprint has " + std::to_string(e.s.probe->size()) + " values, the manifest says " +
+        reject(at + "probe fingerprint has " + std::to_string(e.s.probe->size()) + " values, the manifest says " +
                     std::to_string(m.fp.probe_dim));
       c.state_roots[i] = e.s.state_root;
     }
@@ -389,57 +372,55 @@ Problem check_entries(RunCtx& c) {
   if (log.size() - 1 < uint64_t(m.steps))
     v.warnings.push_back("the log has " + std::to_string(log.size() - 1) + " of the manifest's " +
                          std::to_string(m.steps) + " steps (training unfinished?)");
-  return std::nullopt;
 }
 
 // Heads: signed by the trainer, for this run, growing, each matching the log, consecutive ones consistent.
-Problem check_heads(RunCtx& c) {
+void check_heads(RunCtx& c) {
   const RunPaths& rp = c.rp;
   const Manifest& m = c.m;
   RunVerdict& v = c.v;
   const WitnessLog& log = c.log;
-  if (!exists(rp.heads())) return Problem("no signed tree heads: " + rp.heads() + " is missing");
+  if (!exists(rp.heads())) reject("no signed tree heads: " + rp.heads() + " is missing");
   std::vector<TreeHead> heads;
   uint64_t torn = 0;
   try {
     heads = read_heads(rp.heads(), TornLine::kIgnore, &torn);
   } catch (const Error& e) {
-    return Problem(e.what());
+    reject(e.what());
   }
   if (torn)
     v.warnings.push_back(rp.heads() + ":" + std::to_string(heads.size() + 1) + ": torn last line ignored (" +
                          std::to_string(torn) + " bytes)");
   v.heads = heads.size();
-  if (heads.empty()) return Problem("no signed tree heads in " + rp.heads());
+  if (heads.empty()) reject("no signed tree heads in " + rp.heads());
   for (size_t i = 0; i < heads.size(); i++) {
     const TreeHead& h = heads[i];
     const std::string at = rp.heads() + ":" + std::to_string(i + 1) + ": ";
-    if (auto p = head_problem(h, v.run_id, m.trainer_key, at + "the head")) return Problem(*p);
+    if (auto p = head_problem(h, v.run_id, m.trainer_key, at + "the head")) reject(*p);
     if (h.size > log.size())
-      return Problem(at + "head covers " + std::to_string(h.size) + " entries, the log has " + std::to_string(log.size()));
-    if (log.root(h.size) != h.root) return Problem(at + "root does not match the log at size " + std::to_string(h.size));
+      reject(at + "head covers " + std::to_string(h.size) + " entries, the log has " + std::to_string(log.size()));
+    if (log.root(h.size) != h.root) reject(at + "root does not match the log at size " + std::to_string(h.size));
     if (i > 0) {
       const TreeHead& p = heads[i - 1];
       if (h.size < p.size)
-        return Problem(at + "size " + std::to_string(h.size) + " is smaller than the previous head's " +
+        reject(at + "size " + std::to_string(h.size) + " is smaller than the previous head's " +
                     std::to_string(p.size));
       if (h.time < p.time) v.warnings.push_back(at + "time goes backwards");
       if (p.size > 0) {
         ProofError pe = verify_consistency(kBlake2bTree, p.size, h.size, p.root, h.root,
                                            log.consistency_proof(p.size, h.size));
-        if (pe != ProofError::kOk) return Problem(at + "not consistent with the previous head: " + to_string(pe));
+        if (pe != ProofError::kOk) reject(at + "not consistent with the previous head: " + to_string(pe));
       }
     }
   }
   if (heads.back().size != log.size())
-    return Problem(rp.heads() + ":" + std::to_string(heads.size()) + ": the last head covers " +
+    reject(rp.heads() + ":" + std::to_string(heads.size()) + ": the last head covers " +
                 std::to_string(heads.back().size) + " of " + std::to_string(log.size()) +
                 " entries (the rest are unsigned)");
-  return std::nullopt;
 }
 
 // The seed, once revealed: it must open the manifest's commitment and generate the genesis state.
-Problem check_seed(RunCtx& c) {
+void check_seed(RunCtx& c) {
   const RunPaths& rp = c.rp;
   const Manifest& m = c.m;
   const RunCheckOptions& opt = c.opt;
@@ -450,35 +431,33 @@ Problem check_seed(RunCtx& c) {
     try {
       seed = parse_seed_hex(read_file(rp.seed()), rp.seed());
     } catch (const Error& e) {
-      return Problem(e.what());
+      reject(e.what());
     }
-    if (auto p = seed_problem(m, seed)) return Problem(rp.seed() + ": " + *p);
+    if (auto p = seed_problem(m, seed)) reject(rp.seed() + ": " + *p);
     if (opt.init && initial_state_root(m.model, seed) != genesis.init_root)
-      return Problem("entry 0: init_root is not the initial state generated from the revealed seed");
+      reject("entry 0: init_root is not the initial state generated from the revealed seed");
     v.seed_revealed = true;
     if (!opt.init) v.warnings.push_back("initial state not regenerated (--no-init)");
   } else {
     v.warnings.push_back("seed not revealed yet (" + rp.seed() + " is missing): the initial state is not checked");
   }
-  return std::nullopt;
 }
 
 // A TorchScript run's model file must be the one the manifest binds.
-Problem check_model_file(RunCtx& c) {
-  if (!c.m.model.scripted()) return std::nullopt;
+void check_model_file(RunCtx& c) {
+  if (!c.m.model.scripted()) return;
   const std::string path = c.rp.model();
-  if (!exists(path)) return Problem(path + ": the run's TorchScript model file is missing");
+  if (!exists(path)) reject(path + ": the run's TorchScript model file is missing");
   try {
     if (model_file_digest(path) != c.m.model.file)
-      return Problem(path + ": the model file is not the one the manifest binds (digest " + c.m.model.file.hex() + ")");
+      reject(path + ": the model file is not the one the manifest binds (digest " + c.m.model.file.hex() + ")");
   } catch (const Error& e) {
-    return Problem(e.what());
+    reject(e.what());
   }
-  return std::nullopt;
 }
 
 // Checkpoints present in RUN/ckpt must be the states the log binds.
-Problem check_checkpoints(RunCtx& c) {
+void check_checkpoints(RunCtx& c) {
   const RunPaths& rp = c.rp;
   const RunCheckOptions& opt = c.opt;
   RunVerdict& v = c.v;
@@ -514,33 +493,32 @@ Problem check_checkpoints(RunCtx& c) {
         continue;
       }
       auto [it, fresh] = ckpts.emplace(step, de.path().string());
-      if (!fresh) return Problem(rp.checkpoint(step) + ": both a whole and a sharded checkpoint of step " + std::to_string(step));
+      if (!fresh) reject(rp.checkpoint(step) + ": both a whole and a sharded checkpoint of step " + std::to_string(step));
     }
     if (ec) throw Error("cannot list: " + ec.message(), rp.ckpt_dir());
     for (const auto& [step, path] : ckpts) {
-      if (step >= log.size()) return Problem(path + ": step " + std::to_string(step) + " is beyond the log");
+      if (step >= log.size()) reject(path + ": step " + std::to_string(step) + " is beyond the log");
       const Hash32* want = step == 0 ? &genesis.init_root : &state_roots.at(step);
       Hash32 got;
       try {
         if (path.size() > 11 && path.compare(path.size() - 11, 11, ".index.json") == 0) {
           const ShardedCheckpoint sc = ShardedCheckpoint::open(path);
-          if (sc.step != int64_t(step)) return Problem(path + ": the index is of step " + std::to_string(sc.step));
+          if (sc.step != int64_t(step)) reject(path + ": the index is of step " + std::to_string(sc.step));
           got = sc.root_of_tensors();
-          if (got != sc.root) return Problem(path + ": the shards do not add up to the index's root");
+          if (got != sc.root) reject(path + ": the shards do not add up to the index's root");
           v.sharded++;
         } else {
           got = state_root(Safetensors::open(path).tensors());
         }
       } catch (const Error& e) {
-        return Problem(e.what());
+        reject(e.what());
       }
       if (got != *want)
-        return Problem(path + ": the checkpoint's state root does not match entry " + std::to_string(step) +
+        reject(path + ": the checkpoint's state root does not match entry " + std::to_string(step) +
                     (step == 0 ? " (init_root)" : ""));
       v.checkpoints++;
     }
   }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -568,8 +546,8 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   if (c.log.size() == 0) return fail("the log is empty (no genesis entry): " + rp.log());
 
   // The checks of docs/witness-log.md, in order; the first failure is the verdict.
-  for (Problem (*check)(RunCtx&) : {check_entries, check_heads, check_seed, check_model_file, check_checkpoints})
-    if (Problem p = check(c)) return fail(*p);
+  if (const auto r = run_checks<RunCtx>(c, {check_entries, check_heads, check_seed, check_model_file, check_checkpoints}))
+    return fail(r->reason);
   v.ok = true;
   return v;
 }

@@ -177,7 +177,7 @@ LeavesAudit audit_leaves_file(const std::string& path, const Commitment& c, unsi
   const bool std_in = path == "-";
   const std::string where = std_in ? "stdin" : path;
   FILE* opened = std_in ? nullptr : std::fopen(path.c_str(), "rb");
-  if (!std_in && !opened) throw Error(std::string("cannot open: ") + std::strerror(errno), path);
+  if (!std_in && !opened) throw Error("cannot open: " + errno_text(), path);
   struct Closer {
     FILE* f;
     ~Closer() {

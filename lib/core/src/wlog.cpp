@@ -34,12 +34,6 @@ constexpr size_t kFrameHeader = 8;   // u32 payload length, u32 checksum
 // field and five vectors of kMaxEntryFloats floats.
 constexpr uint64_t kMaxPayload = kStepFixed + 5 * (4 + 4 * uint64_t(kMaxEntryFloats));
 
-std::string errno_text() {
-  std::string s = std::strerror(errno);
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
-  return s;
-}
-
 std::string at(const std::string& where, uint64_t off) { return where + " at byte " + std::to_string(off); }
 
 uint32_t frame_check(ByteView payload) { return uint32_t(xxh3_64(payload)); }
@@ -225,17 +219,14 @@ Hash32 WitnessLog::range_hash(Range r) const {
 }
 
 namespace {
-// Cuts `path` to `size` bytes, durably.
-void truncate_file(const std::string& path, uint64_t size, const char* what) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(std::string(what) + ": " + errno_text(), path);
-  if (::ftruncate(fd, off_t(size)) != 0 || ::fsync(fd) != 0) {
-    std::string msg = std::string(what) + ": " + errno_text();
-    ::close(fd);
-    throw Error(msg, path);
-  }
-  ::close(fd);
+// Cuts `path` to `size` bytes, durably. `cannot_open` and `cannot_cut` word
+// the two errors ("cannot cut the torn tail: no space left on device").
+void truncate_file(const std::string& path, uint64_t size, const std::string& cannot_open, const std::string& cannot_cut) {
+  const Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd.ok()) throw Error(cannot_open + ": " + errno_text(), path);
+  if (::ftruncate(fd.get(), off_t(size)) != 0 || ::fsync(fd.get()) != 0) throw Error(cannot_cut + ": " + errno_text(), path);
 }
+void truncate_file(const std::string& path, uint64_t size, const std::string& what) { truncate_file(path, size, what, what); }
 }  // namespace
 
 namespace {
@@ -355,19 +346,15 @@ WitnessLog WitnessLog::open(const std::string& path, TornTail torn_tail, IfMissi
   log.path_ = path;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && missing == IfMissing::kCreate) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error("cannot create: " + errno_text(), path);
-    ::fsync(fd);
-    ::close(fd);
+    const Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (!fd.ok()) throw Error("cannot create: " + errno_text(), path);
+    ::fsync(fd.get());
     sync_parent_dir(path);
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  log.fd_ = std::make_shared<const Fd>(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const int fd = log.fd_->get();
   if (fd < 0) throw Error("cannot open: " + errno_text(), path);
   note_input(fd);
-  log.fd_ = std::shared_ptr<const int>(new int(fd), [](const int* p) {
-    ::close(*p);
-    delete p;
-  });
   if (::fstat(fd, &st) != 0) throw Error("cannot stat: " + errno_text(), path);
   if (S_ISDIR(st.st_mode)) throw Error("is a directory", path);
   const uint64_t size = uint64_t(st.st_size);
@@ -388,7 +375,7 @@ Bytes WitnessLog::entry_bytes(uint64_t i) const {
   if (i >= size()) throw Error("no entry " + std::to_string(i) + " (the log has " + std::to_string(size()) + ")", path_);
   const uint64_t off = offsets_[i], end = i + 1 < size() ? offsets_[i + 1] : end_;
   Bytes frame(size_t(end - off));
-  pread_all(*fd_, frame.data(), frame.size(), off, path_);
+  pread_all(fd_->get(), frame.data(), frame.size(), off, path_);
   const ByteView payload(frame.data() + kFrameHeader, frame.size() - kFrameHeader);
   if (get_le32(frame.data()) != payload.size || get_le32(frame.data() + 4) != frame_check(payload))
     throw Error("witness log changed on disk since it was opened", at(path_, off));
@@ -430,34 +417,24 @@ void WitnessLog::append(const Bytes& encoded) {
   put_le32(frame.data(), uint32_t(encoded.size()));
   put_le32(frame.data() + 4, frame_check(encoded));
   frame.insert(frame.end(), encoded.begin(), encoded.end());
-  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open for append: " + errno_text(), path_);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || uint64_t(st.st_size) != end_) {
-    ::close(fd);
-    throw Error("witness log changed on disk since it was opened", path_);
+  {
+    const Fd fd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+    if (!fd.ok()) throw Error("cannot open for append: " + errno_text(), path_);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || uint64_t(st.st_size) != end_)
+      throw Error("witness log changed on disk since it was opened", path_);
+    // A crash leaves a prefix of the frame, which open() cuts ("log-append" is
+    // the crash-test point halfway through it).
+    if (!write_all(fd.get(), frame.data(), frame.size(), "log-append")) throw Error("cannot append: " + errno_text(), path_);
   }
-  // A crash leaves a prefix of the frame, which open() cuts ("log-append" is
-  // the crash-test point halfway through it).
-  if (!write_all(fd, frame.data(), frame.size(), "log-append")) {
-    std::string msg = "cannot append: " + errno_text();
-    ::close(fd);
-    throw Error(msg, path_);
-  }
-  ::close(fd);
   push(entry_leaf(encoded), end_);
   end_ += frame.size();
 }
 
 void WitnessLog::sync() {
-  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open for sync: " + errno_text(), path_);
-  if (::fsync(fd) != 0) {
-    std::string msg = "cannot sync: " + errno_text();
-    ::close(fd);
-    throw Error(msg, path_);
-  }
-  ::close(fd);
+  const Fd fd(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+  if (!fd.ok()) throw Error("cannot open for sync: " + errno_text(), path_);
+  if (::fsync(fd.get()) != 0) throw Error("cannot sync: " + errno_text(), path_);
 }
 
 void WitnessLog::truncate(uint64_t n) {
@@ -488,7 +465,7 @@ Bytes TreeHead::signed_bytes() const {
 
 bool TreeHead::signature_ok() const { return verify_signature(key, signed_bytes(), sig); }
 
-std::optional<std::string> entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id) {
+Problem entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id) {
   // Called for every entry of a log: the subject is built only for a problem.
   auto at = [&] { return "entry " + std::to_string(index); };
   if (index == 0) {
@@ -502,7 +479,7 @@ std::optional<std::string> entry_problem(const LogEntry& e, uint64_t index, cons
   return std::nullopt;
 }
 
-std::optional<std::string> head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
+Problem head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
                                         const std::optional<PublicKey>& key, const std::string& subject) {
   if (run_id && h.run_id != *run_id) return subject + " names another run";
   if (key && h.key != *key) return subject + " is signed by another key than the run's trainer key";
@@ -562,26 +539,20 @@ TreeHead sign_head(const SecretKey& k, const Hash32& run_id, uint64_t size, cons
 
 void append_head(const std::string& path, const TreeHead& h) {
   const std::string line = h.to_json().dump() + "\n";
-  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("cannot open for append: " + errno_text(), path);
-  auto fail = [&](const std::string& what, const std::string& hint = "") {
-    ::close(fd);
-    throw Error(what, path, hint);
-  };
+  const Fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+  if (!fd.ok()) throw Error("cannot open for append: " + errno_text(), path);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) fail("cannot stat: " + errno_text());
+  if (::fstat(fd.get(), &st) != 0) throw Error("cannot stat: " + errno_text(), path);
   const bool created = st.st_size == 0;
   if (st.st_size > 0) {
     char last = 0;
-    if (::pread(fd, &last, 1, st.st_size - 1) != 1) fail("cannot read: " + errno_text());
-    if (last != '\n') fail("heads file ends in a torn line", "a writer crashed mid-append; 'wit-log sign --repair' cuts the line");
+    if (::pread(fd.get(), &last, 1, st.st_size - 1) != 1) throw Error("cannot read: " + errno_text(), path);
+    if (last != '\n')
+      throw Error("heads file ends in a torn line", path, "a writer crashed mid-append; 'wit-log sign --repair' cuts the line");
   }
-  if (!write_all(fd, line.data(), line.size(), "head-write")) fail("cannot append: " + errno_text());
-  if (::fsync(fd) != 0) fail("cannot sync: " + errno_text());
-  ::close(fd);
-  if (created) {
-    sync_parent_dir(path);
-  }
+  if (!write_all(fd.get(), line.data(), line.size(), "head-write")) throw Error("cannot append: " + errno_text(), path);
+  if (::fsync(fd.get()) != 0) throw Error("cannot sync: " + errno_text(), path);
+  if (created) sync_parent_dir(path);
 }
 
 std::vector<TreeHead> read_heads(const std::string& path, TornLine torn_line, uint64_t* torn_bytes) {
@@ -617,14 +588,7 @@ uint64_t cut_torn_heads(const std::string& path) {
   if (text.empty() || text.back() == '\n') return 0;
   const size_t nl = text.rfind('\n');
   const uint64_t keep = nl == std::string::npos ? 0 : nl + 1;
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open for repair: " + errno_text(), path);
-  if (::ftruncate(fd, off_t(keep)) != 0 || ::fsync(fd) != 0) {
-    std::string msg = "cannot cut the torn line: " + errno_text();
-    ::close(fd);
-    throw Error(msg, path);
-  }
-  ::close(fd);
+  truncate_file(path, keep, "cannot open for repair", "cannot cut the torn line");
   return text.size() - keep;
 }
 

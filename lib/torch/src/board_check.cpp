@@ -104,7 +104,7 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
   const ReleaseBinding rb = bind_release(file.tensors(), logged, claimed.optim_root, nullptr);
   Scored out;
   if (!rb.match) {
-    out.why_not = "the weights are not the run's final state: " + binding_problem(rb, logged);
+    out.why_not = "the weights are not the run's final state: " + binding_problem(rb, logged).value_or("");
     return out;
   }
   std::vector<std::string> paths;
@@ -142,8 +142,7 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
   const FileLock board_lock = lock_board(dir);
   const FileLock bundle_lock = lock_run_bundle(bundle_path);
   RunBundle b = RunBundle::load(bundle_path);
-  std::string why;
-  if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
+  b.require_whole(bundle_path);
   if (b.has(member::kBoardEval))
     throw Error("the board has already scored this run's released weights", bundle_path,
                 "'wit-board audit' re-scores the stored weights");
@@ -202,8 +201,7 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   const FileLock board_lock = lock_board(dir);
   const FileLock bundle_lock = lock_run_bundle(bundle_path);
   RunBundle b = RunBundle::load(bundle_path);
-  std::string why;
-  if (!b.check_index(why)) throw Error("the bundle is damaged: " + why, bundle_path);
+  b.require_whole(bundle_path);
   const TreeHead head = newest_signed_head(b);  // the manifest and its heads still agree
 
   StagedFile in(dir, board_path::kResponses, response_path);

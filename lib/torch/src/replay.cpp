@@ -13,6 +13,7 @@
 
 #include "dist.h"  // load_run_checkpoint
 
+#include "wit/check.h"
 #include "wit/cli.h"
 #include "wit/commitment.h"
 #include "wit/config_in_effect.h"
@@ -20,6 +21,7 @@
 #include "wit/fingerprint.h"
 #include "wit/index.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/manifest.h"
 #include "wit/model_spec.h"
 #include "wit/merkle.h"
@@ -44,13 +46,6 @@ std::string member(const char* dir, int64_t step, const char* ext) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%s/%06lld.%s", dir, static_cast<long long>(step), ext);
   return buf;
-}
-
-
-json hashes_json(const std::vector<Hash32>& v) {
-  json a = json::array();
-  for (const auto& h : v) a.push_back(h.hex());
-  return a;
 }
 
 // What a challenge needs: log entries, exact states (after step i) and
@@ -172,14 +167,14 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
     json recs = json::array();
     for (uint64_t i : order.batch(s))
       recs.push_back({{"index", i}, {"record_hex", to_hex(ByteView(dataset.record(i)))},
-                      {"path", hashes_json(prove_inclusion(index, dataset.leaf(i), i).path)}});
+                      {"path", jsonf::hex_array(prove_inclusion(index, dataset.leaf(i), i).path)}});
     b.add(member("batch", s, "json"), json{{"step", s}, {"records", recs}}.dump() + "\n");
   }
   b.add("challenge.json", c.to_json().dump(2) + "\n");
   if (config) b.add(kRunConfigFile, config->to_json().dump(2) + "\n");
   for (int64_t i : need.entries) {
     json e = {{"index", i}, {"entry_hex", to_hex(ByteView(log.entry_bytes(uint64_t(i))))},
-              {"path", hashes_json(log.inclusion_proof(uint64_t(i), c.head.size))}};
+              {"path", jsonf::hex_array(log.inclusion_proof(uint64_t(i), c.head.size))}};
     b.add(member("log", i, "json"), e.dump() + "\n");
   }
   b.add("manifest.json", mf_text);
@@ -268,14 +263,9 @@ struct Verifier {
   std::optional<RunConfig> config;  // the bundle's config.json
   int world = 1;                    // data-parallel ranks the replay emulates
 
-  // A failed check: the field and the reason, reported, never thrown past verify.
-  struct Reject {
-    std::string field, reason;
-  };
-
   const LogEntry& entry(int64_t i) {
     auto it = entries.find(i);
-    if (it == entries.end()) throw Reject{"log", "bundle lacks log entry " + std::to_string(i)};
+    if (it == entries.end()) reject_at("log", "bundle lacks log entry " + std::to_string(i));
     return it->second;
   }
 
@@ -287,72 +277,72 @@ struct Verifier {
       throw;
     } catch (const Error& e) {
       // Anything the trainer's bundle lacks or gets wrong rejects the run.
-      throw Reject{"bundle", e.what()};
+      reject_at("bundle", e.what());
     }
   }
 
   void load_common_members() {
     const std::string mf_text = b.get_text("manifest.json");
     json mj = json::parse(mf_text, nullptr, false);
-    if (mj.is_discarded()) throw Reject{"manifest", "manifest is not valid json"};
+    if (mj.is_discarded()) reject_at("manifest", "manifest is not valid json");
     mf = Manifest::from_json(mj, "manifest.json");
-    if (mf.dump() != mf_text) throw Reject{"manifest", "manifest is not in canonical form"};
+    if (mf.dump() != mf_text) reject_at("manifest", "manifest is not in canonical form");
     run_id = mf.run_id();
     if (run_id != c.head.run_id)
       throw NotAnAnswer("the bundle answers another run than the challenged head", b.where,
                         "verify the bundle with the challenge it answers");
-    if (auto p = head_problem(c.head, run_id, mf.trainer_key)) throw Reject{"head", *p};
+    if (auto p = head_problem(c.head, run_id, mf.trainer_key)) reject_at("head", *p);
     config = bundle_config(b);
     if (config) world = config->world;
     seed = parse_seed_hex(b.get_text("seed"), "seed");
-    if (auto why = seed_problem(mf, ByteView(seed))) throw Reject{"seed", *why};
+    if (auto why = seed_problem(mf, ByteView(seed))) reject_at("seed", *why);
     if (mf.model.scripted()) {
-      if (!b.has(kModelFileName)) throw Reject{"model", std::string("the bundle lacks the run's model (") + kModelFileName + ")"};
+      if (!b.has(kModelFileName)) reject_at("model", std::string("the bundle lacks the run's model (") + kModelFileName + ")");
       model_file = std::make_unique<TempFile>("wit-model");
       const Bytes module = b.get(kModelFileName);
       write_file_atomic(model_file->path, std::string(module.begin(), module.end()), true);
       if (model_file_digest(model_file->path) != mf.model.file)
-        throw Reject{"model", std::string("the bundle's ") + kModelFileName + " is not the model the manifest binds"};
+        reject_at("model", std::string("the bundle's ") + kModelFileName + " is not the model the manifest binds");
       mf.model.module_path = model_file->path;
     }
     for (const std::string& name : b.names()) {
       if (name.rfind("log/", 0) != 0) continue;
       const Bytes bytes = b.get(name);
       json e = json::parse(std::string(bytes.begin(), bytes.end()), nullptr, false);
-      if (e.is_discarded() || !e.is_object()) throw Reject{"log", name + " is not valid json"};
+      if (e.is_discarded() || !e.is_object()) reject_at("log", name + " is not valid json");
       InclusionProof p;
       Bytes enc;
       if (!e.contains("entry_hex") || !e["entry_hex"].is_string() || !from_hex(e["entry_hex"].get<std::string>(), enc))
-        throw Reject{"log", name + " has no entry bytes"};
+        reject_at("log", name + " has no entry bytes");
       json body = {{"leaf", entry_leaf(ByteView(enc)).hex()}, {"index", e.value("index", json(-1))},
                    {"size", c.head.size}, {"path", e.value("path", json::array())}};
       try {
         p = parse_inclusion_body(body, name);
       } catch (const Error& err) {
-        throw Reject{"log", err.what()};
+        reject_at("log", err.what());
       }
       ProofError pe = verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, c.head.root);
       if (pe != ProofError::kOk)
-        throw Reject{"log", "log entry " + std::to_string(p.index) + " is not in the signed log: " + to_string(pe)};
+        reject_at("log", "log entry " + std::to_string(p.index) + " is not in the signed log: " + to_string(pe));
       LogEntry le;
       try {
         le = decode_entry(ByteView(enc), name);
       } catch (const Error& err) {
-        throw Reject{"log", err.what()};
+        reject_at("log", err.what());
       }
-      if (auto why = entry_problem(le, p.index, run_id)) throw Reject{p.index == 0 ? "genesis" : "log", *why};
+      if (auto why = entry_problem(le, p.index, run_id)) reject_at(p.index == 0 ? "genesis" : "log", *why);
       entries[int64_t(p.index)] = std::move(le);
     }
     const LogEntry& g = entry(0);  // a genesis of this run: entry_problem above
     if (g.g.init_root != initial_state_root(mf.model, ByteView(seed)))
-      throw Reject{"genesis", "the initial state is not the one generated from the committed seed"};
+      reject_at("genesis", "the initial state is not the one generated from the committed seed");
     order = std::make_unique<DataOrder>(run_id, ByteView(seed), mf.data_n, uint64_t(mf.batch_size));
     if (b.has("probe.json")) {
       json pj = json::parse(b.get_text("probe.json"), nullptr, false);
       try {
         probe = ProbeSet::from_json(pj, mf, seed, "probe.json");
       } catch (const Error& err) {
-        throw Reject{"probe", err.what()};
+        reject_at("probe", err.what());
       }
     }
   }
@@ -361,12 +351,12 @@ struct Verifier {
   // the data order gives, and together matching the logged batch root.
   BatchRecords batch(int64_t s) {
     const std::string name = member("batch", s, "json");
-    if (!b.has(name)) throw Reject{"batch", "bundle lacks the batch of step " + std::to_string(s)};
+    if (!b.has(name)) reject_at("batch", "bundle lacks the batch of step " + std::to_string(s));
     json j = json::parse(b.get_text(name), nullptr, false);
     if (j.is_discarded() || !j.contains("records") || !j["records"].is_array())
-      throw Reject{"batch", name + " is malformed"};
+      reject_at("batch", name + " is malformed");
     const std::vector<uint64_t> want = order->batch(s);
-    if (j["records"].size() != want.size()) throw Reject{"batch", "step " + std::to_string(s) + " has the wrong number of records"};
+    if (j["records"].size() != want.size()) reject_at("batch", "step " + std::to_string(s) + " has the wrong number of records");
     BatchRecords out;
     std::vector<Hash32> leaves;
     for (size_t r = 0; r < want.size(); r++) {
@@ -374,22 +364,22 @@ struct Verifier {
       Bytes rec;
       if (!e.is_object() || !e.contains("record_hex") || !e["record_hex"].is_string() ||
           !from_hex(e["record_hex"].get<std::string>(), rec))
-        throw Reject{"batch", name + " has a malformed record"};
+        reject_at("batch", name + " has a malformed record");
       InclusionProof p;
       try {
         p = parse_inclusion_body({{"leaf", record_leaf(ByteView(rec)).hex()}, {"index", want[r]}, {"size", mf.data_n},
                                   {"path", e.value("path", json::array())}}, name);
       } catch (const Error& err) {
-        throw Reject{"batch", err.what()};
+        reject_at("batch", err.what());
       }
       if (verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, mf.data_root) != ProofError::kOk)
-        throw Reject{"batch", "record " + std::to_string(want[r]) + " of step " + std::to_string(s) +
-                                  " is not the committed record at that position"};
+        reject_at("batch", "record " + std::to_string(want[r]) + " of step " + std::to_string(s) +
+                                  " is not the committed record at that position");
       leaves.push_back(p.leaf);
       out.emplace_back(rec.begin(), rec.end());
     }
     if (merkle_root(kBlake2bTree, leaves, 1) != entry(s).s.batch_root)
-      throw Reject{"batch", "the batch of step " + std::to_string(s) + " is not the one logged"};
+      reject_at("batch", "the batch of step " + std::to_string(s) + " is not the one logged");
     return out;
   }
 
@@ -398,21 +388,21 @@ struct Verifier {
   const TrainState& state(int64_t i) {
     if (auto it = states.find(i); it != states.end()) return it->second;
     const std::string name = member("state", i, "safetensors");
-    if (!b.has(name)) throw Reject{"state", "bundle lacks the state after step " + std::to_string(i)};
+    if (!b.has(name)) reject_at("state", "bundle lacks the state after step " + std::to_string(i));
     TrainState st;
     try {
       const SpooledBundle::View bytes = b.view(name);  // no copy: the tensors are its only one
       Safetensors f = Safetensors::parse(bytes.bytes(), name);
       st = TrainState::from_tensors(mf.model, f.tensors(), name, opt.device);
     } catch (const Error& err) {
-      throw Reject{"state", err.what()};
+      reject_at("state", err.what());
     }
-    if (st.step() != i) throw Reject{"state", name + " holds step " + std::to_string(st.step())};
+    if (st.step() != i) reject_at("state", name + " holds step " + std::to_string(st.step()));
     const LogEntry& e = entry(i);
     const Hash32& want = i == 0 ? e.g.init_root : e.s.state_root;
     if (st.root() != want)
-      throw Reject{"state_root", i == 0 ? std::string("the initial state differs from the genesis root")
-                                        : "the state after step " + std::to_string(i) + " differs from its logged state root"};
+      reject_at("state_root", i == 0 ? std::string("the initial state differs from the genesis root")
+                                        : "the state after step " + std::to_string(i) + " differs from its logged state root");
     return states.emplace(i, std::move(st)).first->second;
   }
   void forget_before(int64_t i) { states.erase(states.begin(), states.lower_bound(i)); }
@@ -421,8 +411,8 @@ struct Verifier {
     const LogEntry& logged = entry(s);
     const float lr_want = float(mf.lr_at(s));
     if (std::fabs(double(logged.s.lr) - lr_want) > 1e-6 * std::fabs(double(lr_want)))
-      throw Reject{"lr", "step " + std::to_string(s) + " logs learning rate " + std::to_string(logged.s.lr) +
-                             ", the schedule says " + std::to_string(lr_want)};
+      reject_at("lr", "step " + std::to_string(s) + " logs learning rate " + std::to_string(logged.s.lr) +
+                             ", the schedule says " + std::to_string(lr_want));
   }
 };
 
@@ -472,7 +462,7 @@ void check_sketches(Verifier& v, int64_t s, const TrainState& after, ReportCheck
                                       vector_distance(sk.v, logged.s.sketch_v)});
   chk.thresholds["sketch"] = kSketchTolerance;
   if (!(chk.distances["sketch"] <= kSketchTolerance))
-    throw Verifier::Reject{"sketch", "the logged sketches of step " + std::to_string(s) + " are not those of its state"};
+    reject_at("sketch", "the logged sketches of step " + std::to_string(s) + " are not those of its state");
 }
 
 // For information, what a fingerprint-only check would see: the replay's
@@ -545,7 +535,7 @@ void compare_exactly(Verifier& v, int64_t s, const Replayed& r, ReportCheck& chk
           if (t.name == d->tensor) chk.worst_tensors[t.field] = WorstTensor{t.name, t.floors, 0};
       }
     }
-    throw Verifier::Reject{failed, why};
+    reject_at(failed, why);
   }
   chk.distances["state_root"] = 0;
   chk.thresholds["state_root"] = 0;
@@ -554,8 +544,8 @@ void compare_exactly(Verifier& v, int64_t s, const Replayed& r, ReportCheck& chk
     chk.distances[field] = eq ? 0.0 : INFINITY;
     chk.thresholds[field] = 0;
     if (!eq)
-      throw Verifier::Reject{field, std::string("the logged ") + field + " of step " + std::to_string(s) +
-                                        " are not the replay's, bit for bit"};
+      reject_at(field, std::string("the logged ") + field + " of step " + std::to_string(s) +
+                                        " are not the replay's, bit for bit");
   };
   same("losses", r.out.losses == logged.s.losses);
   same("grad_norm", float(r.out.grad_norm) == float(logged.s.grad_norm));
@@ -574,7 +564,7 @@ void check_transition_exact(Verifier& v, ReportCheck& chk) {
   const BatchRecords batch = v.batch(s);                    // 8
   v.state(s - 1);                                           // 9
   Replayed r = replay_from(v, s, batch, v.world);           // 11
-  if (r.after.step() != s) throw Verifier::Reject{"state", "the replay of step " + std::to_string(s) + " ends at another step"};
+  if (r.after.step() != s) reject_at("state", "the replay of step " + std::to_string(s) + " ends at another step");
   chk.distances["sketch_replay"] = sketch_replay_distance(v, s, r);
   compare_exactly(v, s, r, chk);                            // 10, 12
   v.states.emplace(s, std::move(r.after));
@@ -600,7 +590,7 @@ void compare_tolerantly(Verifier& v, int64_t s, const BatchRecords& batch, unsig
   const TransitionNoise noise =
       measure_transition_noise(v.mf, v.state(s - 1), batch, 1, other_threads, probe, &a.after, &a.out, &a.probe);
   cal.steps.push_back(s);
-  if (a.after.step() != s) throw Verifier::Reject{"state", "the replay of step " + std::to_string(s) + " ends at another step"};
+  if (a.after.step() != s) reject_at("state", "the replay of step " + std::to_string(s) + " ends at another step");
   const TrainState& after = v.state(s);
   check_sketches(v, s, after, chk);
   chk.distances["sketch_replay"] = sketch_replay_distance(v, s, a);
@@ -642,8 +632,8 @@ void compare_tolerantly(Verifier& v, int64_t s, const BatchRecords& batch, unsig
     if (failed.empty() && !within(scalar[f] / kRoundingEps, tf)) failed = f;
   }
   if (!failed.empty())
-    throw Verifier::Reject{failed, failed + " differs beyond its own replay noise at step " + std::to_string(s) +
-                                       (where.empty() ? "" : " (tensor " + where + ")")};
+    reject_at(failed, failed + " differs beyond its own replay noise at step " + std::to_string(s) +
+                                       (where.empty() ? "" : " (tensor " + where + ")"));
 }
 
 // Transition s in tolerant mode, checks 7 to 12 against the bundle's exact
@@ -666,9 +656,9 @@ std::string record_transition(Verifier& v, ReplayReport& rep, ReportCheck chk, u
     if (v.opt.mode == ReplayMode::kExact) check_transition_exact(v, chk);
     else check_transition_tolerant(v, other_threads, rep.calibration, chk);
     chk.pass = true;
-  } catch (const Verifier::Reject& r) {
+  } catch (const Rejection& r) {
     chk.pass = false;
-    chk.failed = r.field;
+    chk.failed = r.check;
     chk.reason = r.reason;
   }
   chk.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
@@ -770,7 +760,7 @@ ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const V
   std::string verdict_reason;
   try {
     v.load_common();  // 1 to 6
-  } catch (const Verifier::Reject& r) {
+  } catch (const Rejection& r) {
     verdict_reason = r.reason;
   }
   if (v.config) rep.configuration = v.config->to_json();

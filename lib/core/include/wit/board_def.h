@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/check.h"
 #include "wit/bytes.h"
 #include "wit/challenge.h"
 #include "wit/commitment.h"
@@ -72,7 +73,7 @@ struct BoardDefinition {
   int64_t draw_k(int64_t T) const;
   // Why a run evaluated on eval set `eval_root`/`eval_n` is not on this
   // board's benchmark, or nullopt.
-  std::optional<std::string> benchmark_problem(const Hash32& eval_root, uint64_t eval_n) const;
+  Problem benchmark_problem(const Hash32& eval_root, uint64_t eval_n) const;
 };
 
 // True when DIR holds a board definition.
@@ -111,7 +112,7 @@ struct BoardDraw {
   static BoardDraw make(const SecretKey& key, const Hash32& run_id, const TreeHead& head, uint64_t number,
                         uint64_t drawn_at);
   // Why this is not a draw of `key` (its signature, its nonce), or nullopt.
-  std::optional<std::string> problem(const PublicKey& key) const;
+  Problem problem(const PublicKey& key) const;
   nlohmann::json to_json() const;
   static BoardDraw from_json(const nlohmann::json& j, const std::string& where);
 };
@@ -121,7 +122,7 @@ struct BoardDraw {
 Bytes board_signed_message(std::string_view tag, nlohmann::json doc);
 // Why `signature` over `msg` is not the board's (`claimed` names another key,
 // or the signature does not verify under `board`), or nullopt.
-std::optional<std::string> board_signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
+Problem board_signature_problem(const PublicKey& claimed, const PublicKey& board, const Bytes& msg,
                                                    const std::array<uint8_t, 64>& signature);
 
 // A document the board key signs (its report, evaluation, tree audit): the
@@ -139,7 +140,7 @@ struct SignedByBoard {
   }
   // Why this is not signed by `key` ("is signed by another key than the
   // board's", "has a bad signature (not the board key's)"), or nullopt.
-  std::optional<std::string> problem(const PublicKey& key) const {
+  Problem problem(const PublicKey& key) const {
     return board_signature_problem(board_key, key, signed_bytes(), signature);
   }
 };

@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "wit/check.h"
+
 namespace wit::cli {
 
 enum Exit : int { kOk = 0, kNegative = 1, kError = 2 };
@@ -52,5 +54,10 @@ void note(const std::string& msg);
 // "1 record", "2 records": a count with its noun (plural by an s, or `many`).
 std::string count_of(uint64_t n, const std::string& one, const std::string& many = "");
 const std::string& tool_name();
+
+// Prints a verdict on stdout the one way every verifying tool does:
+// {"valid","reason","summary"} with --json, else "valid: SUMMARY" or
+// "invalid: REASON". Returns the exit status: kOk, or kNegative.
+int print_verdict(const Verdict& v, bool json);
 
 }  // namespace wit::cli

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/check.h"
 #include "wit/bytes.h"
 #include "wit/challenge.h"
 #include "wit/verdict.h"
@@ -125,7 +126,7 @@ EvalCommitment commit_scores(const Hash32& run_id, int64_t step, const Hash32& c
 // Whether `s` reproduces `e` exactly: same eval id, n examples, scores_root,
 // aggregates (bit-exact, index-order double sums), and the record leaves'
 // RFC 6962 root is eval_root. std::nullopt when it does; else the first reason.
-std::optional<std::string> check_scores(const EvalCommitment& e, const EvalScores& s);
+Problem check_scores(const EvalCommitment& e, const EvalScores& s);
 
 // Spot checks: seed = H(tags::kEvalCheck || eval id || le64 len(nonce) || nonce);
 // indices: k distinct 0-based example indices, sorted, by floyd_sample over
@@ -188,7 +189,7 @@ std::string eval_item_reason(const EvalCheckItem& it);
 // and indices from its nonce, every opening verifies under scores_root, the
 // claimed scores are those of `scores` (when given), verdict consistent with
 // the items. std::nullopt when consistent; else the first reason.
-std::optional<std::string> check_eval_report(const EvalCheckReport& r, const EvalCommitment& e,
+Problem check_eval_report(const EvalCheckReport& r, const EvalCommitment& e,
                                              const EvalScores* scores);
 
 }  // namespace wit

@@ -14,6 +14,42 @@
 
 namespace wit {
 
+// The one owner of a file descriptor: closes it when destroyed (or reset, or
+// moved over). No code outside this class calls ::close. Move-only.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) reset(o.release());
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+  // Gives the descriptor up without closing it.
+  int release() noexcept {
+    const int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  // Closes the descriptor held (errno kept as it was), then holds `fd`.
+  void reset(int fd = -1) noexcept;
+  // Closes now and reports it: false (errno set) when close(2) failed.
+  bool close() noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
+// The message of errno (or `err`) as CLI.md wants it in an error line:
+// strerror with a lowercase first letter ("no such file or directory").
+std::string errno_text(int err);
+std::string errno_text();
+
 // A read-only view of a whole file: memory-mapped for regular files, read into
 // memory for pipes and "-" (stdin). Throws wit::Error naming the path on failure.
 class MappedFile {
@@ -66,7 +102,8 @@ class AtomicFile {
 
  private:
   std::string path_, target_, tmp_;
-  int fd_ = -1, live_ = -1;  // live_: this temporary's slot for remove_live_temporaries
+  Fd fd_;
+  int live_ = -1;  // live_: this temporary's slot for remove_live_temporaries
   uint64_t written_ = 0;
   bool stdout_ = false, direct_ = false, done_ = false;
 };
@@ -131,7 +168,7 @@ class ScratchFile {
  private:
   void check_range(const char* what, uint64_t offset, size_t n) const;
   std::string dir_;
-  int fd_ = -1;
+  Fd fd_;
   uint64_t size_ = 0;
 };
 
@@ -182,16 +219,15 @@ class FileLock {
   // (readers of what an exclusive holder replaces). A directory only: it
   // creates and writes nothing.
   static FileLock wait_shared_dir(const std::string& dir, const std::string& what);
-  FileLock(FileLock&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
+  FileLock(FileLock&& o) noexcept = default;
   FileLock& operator=(FileLock&&) = delete;
   FileLock(const FileLock&) = delete;
-  ~FileLock();
   const std::string& path() const { return path_; }
 
  private:
-  FileLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  FileLock(Fd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
   static FileLock acquire(const std::string& path, const std::string& what, bool block, bool shared = false);
-  int fd_ = -1;
+  Fd fd_;
   std::string path_;
 };
 
@@ -229,6 +265,11 @@ void check_output_place(const std::string& path);
 
 // Makes a create or rename in `path`'s directory durable (fsync of the directory).
 void sync_parent_dir(const std::string& path);
+
+// Whether a file (or directory, device, ...) is at `path`, links followed: a
+// dangling link is nothing. lexists: anything, a dangling link included.
+bool exists(const std::string& path);
+bool lexists(const std::string& path);
 
 bool is_terminal_stdout();
 bool is_terminal_stderr();

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/check.h"
 #include "wit/commitment.h"
 #include "wit/index.h"
 #include "wit/merkle.h"
@@ -44,12 +45,6 @@ nlohmann::json exclusion_document(const Commitment& c, const ExclusionProof& p,
 // Parsers: throw wit::Error("invalid proof: ...", where) on malformed input.
 InclusionProof parse_inclusion_body(const nlohmann::json& j, const std::string& where);
 ExclusionProof parse_exclusion_body(const nlohmann::json& j, const std::string& where);
-
-struct Verdict {
-  bool ok = false;
-  std::string reason;   // why not, one line
-  std::string summary;  // what was proved, one line
-};
 
 // Verifies a proof document or a contamination certificate with the commitment
 // alone. Format errors throw wit::Error; a well-formed but false proof returns

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/bytes.h"
+#include "wit/check.h"
 #include "wit/safetensors.h"
 #include "wit/state_root.h"
 #include "wit/wlog.h"
@@ -53,9 +54,9 @@ struct ReleaseBinding {
 const char* match_name(bool match);
 
 // What a binding proves about a run, for one who has the final entry but not
-// the file (the board): "" when it binds parameters root P to the final
+// the file (the board): nothing when it binds parameters root P to the final
 // state (its step and root are the final entry's and it matches), else why not.
-std::string binding_problem(const ReleaseBinding& b, const LoggedFinal& fin);
+Problem binding_problem(const ReleaseBinding& b, const LoggedFinal& fin);
 
 // The parameter tensors of `file` (its other tensors are ignored: a full
 // checkpoint is bound by its parameters too) against the final logged state:

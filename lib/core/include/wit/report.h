@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/check.h"
 #include "wit/bytes.h"
 #include "wit/challenge.h"
 #include "wit/verdict.h"
@@ -106,7 +107,7 @@ struct ReplayReport {
   // and challenge seed): nothing, or why not, for the board's check 8 and
   // wit-board add ("is a report on another run", "is for another head than
   // its challenge's", "answers another challenge (challenge seed differs)").
-  std::optional<std::string> answer_problem(const Challenge& c) const;
+  Problem answer_problem(const Challenge& c) const;
   nlohmann::json to_json() const;
   // Checks every field's type and the envelope; throws wit::Error ("not a
   // replay report", "unsupported report version ...", "invalid replay report:

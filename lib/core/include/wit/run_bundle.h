@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "wit/bytes.h"
+#include "wit/check.h"
 #include "wit/io.h"
 
 namespace wit {
@@ -83,7 +84,7 @@ struct RunBundle {
   // Reads a bundle directory (every regular file under it; links and other
   // kinds are refused) or a .wbundle file (any path that is a file). Throws
   // wit::Error on I/O errors and a damaged container; says nothing yet about
-  // whether the members are the right ones (check_index does).
+  // whether the members are the right ones (index_problem does).
   static RunBundle load(const std::string& path);
   // A .wbundle file's bytes (the Bundle container, docs/bundle.md).
   static RunBundle decode(ByteView data, const std::string& where);
@@ -93,9 +94,11 @@ struct RunBundle {
   std::string index_json(const std::string& name) const;
   // Checks bundle.json: valid JSON, format, version, name, only allowed
   // member names, every listed member present with its digest and every
-  // present member listed, the required members present. Returns the name on
-  // success; otherwise std::nullopt and the first reason in `reason`.
-  std::optional<std::string> check_index(std::string& reason) const;
+  // present member listed, the required members present. Nothing when the
+  // index is right (declared_name() is then a valid name), else the first reason.
+  Problem index_problem() const;
+  // Throws wit::Error("the bundle is damaged: REASON", where) when index_problem finds one.
+  void require_whole(const std::string& where) const;
   // The name bundle.json gives, or "" when it cannot be read.
   std::string declared_name() const;
 
@@ -129,7 +132,7 @@ FileLock lock_run_bundle(const std::string& path);
 // empty when the index was already right.
 struct RepairResult {
   std::vector<std::string> changes;
-  std::string problem;  // what check_index still finds afterwards ("" = whole)
+  Problem problem;  // what index_problem still finds afterwards (nothing: whole)
 };
 RepairResult repair_run_bundle(const std::string& path, const std::string& name = "");
 

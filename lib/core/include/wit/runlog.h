@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/bytes.h"
+#include "wit/check.h"
 #include "wit/manifest.h"
 #include "wit/sign.h"
 #include "wit/wlog.h"
@@ -79,15 +80,10 @@ struct LogProofPins {
   std::optional<PublicKey> key;
   std::optional<Hash32> run_id;
 };
-struct LogProofVerdict {
-  bool ok = false;
-  std::string reason;   // why not, when !ok
-  std::string summary;  // what was shown, when ok
-};
 // Verifies a log proof document with nothing else. Throws wit::Error (naming
 // `where`) when the document is malformed; returns !ok when it is well formed
 // but does not prove what it claims.
-LogProofVerdict verify_log_proof(const nlohmann::json& doc, const LogProofPins& pins, const std::string& where);
+Verdict verify_log_proof(const nlohmann::json& doc, const LogProofPins& pins, const std::string& where);
 
 // ---- heads -----------------------------------------------------------------
 

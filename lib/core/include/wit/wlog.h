@@ -11,7 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/check.h"
 #include "wit/error.h"
+#include "wit/io.h"
 #include "wit/bytes.h"
 #include "wit/merkle.h"
 #include "wit/sign.h"
@@ -60,7 +62,7 @@ struct LogEntry {
 // run X, not of run Y", "entry I is a second genesis entry", "entry I is the
 // entry of step S, not of step I". The one owner of this rule: every reader
 // of a log, a bundle's entries or a proof's entry asks it.
-std::optional<std::string> entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id);
+Problem entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id);
 
 // Binary encoding (little-endian): magic "WITE", u16 version, u16 kind (0
 // genesis, 1 step), then the kind's fields; floats are IEEE-754 binary32 and
@@ -132,7 +134,7 @@ class WitnessLog {
 
  private:
   std::string path_;
-  std::shared_ptr<const int> fd_;  // the file, open for reading
+  std::shared_ptr<const Fd> fd_;  // the file, open for reading
   std::vector<Hash32> leaves_;
   std::vector<uint64_t> offsets_;  // file offset of each frame
   uint64_t torn_ = 0;
@@ -173,7 +175,7 @@ struct TreeHead {
 // checked in that order. nullopt when it is; else the reason, with `subject`
 // as its subject: "<subject> names another run", "<subject> is signed by
 // another key than the run's trainer key", "<subject> has a bad signature".
-std::optional<std::string> head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
+Problem head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
                                         const std::optional<PublicKey>& key, const std::string& subject = "the head");
 
 TreeHead sign_head(const SecretKey& k, const Hash32& run_id, uint64_t size, const Hash32& root, uint64_t time);

@@ -1,0 +1,261 @@
+// The subcommands of wit-board (board_cmd.h): what main used to decide.
+#include "wit/board_cmd.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "wit/bundle.h"
+#include "wit/challenge.h"
+#include "wit/cli.h"
+#include "wit/error.h"
+#include "wit/io.h"
+#include "wit/run_bundle.h"
+#include "wit/wlog.h"
+
+namespace wit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void check_fraction(double f) {
+  if (!(f > 0 && f <= 1)) throw Error("--fraction must be in (0, 1]", std::to_string(f));
+}
+
+// A bundle given to challenge or add must be whole: its index checks out.
+RunBundle load_whole(const std::string& path) {
+  if (!lexists(path)) throw Error("no such bundle", path);
+  RunBundle b = RunBundle::load(path);
+  b.require_whole(path);
+  return b;
+}
+
+std::string member_path(const RunBundle& b, const std::string& name) {
+  return b.archive ? b.path + ":" + name : (fs::path(b.path) / name).string();
+}
+
+// The bundles named by the arguments: a directory with bundle.json is a
+// bundle, any other directory a folder of bundles (its subdirectories and
+// *.wbundle files), a file a .wbundle.
+std::vector<std::string> expand_bundles(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const auto& a : args) {
+    if (!lexists(a)) throw Error("no such bundle or folder", a);
+    if (!is_dir(a) || lexists((fs::path(a) / kRunBundleIndex).string())) {
+      out.push_back(a);
+      continue;
+    }
+    std::vector<std::string> inner;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(a, ec)) {
+      const std::string p = e.path().string();
+      if (e.is_directory() || (e.is_regular_file() && is_wbundle_path(p))) inner.push_back(p);
+    }
+    if (ec) throw Error("cannot read folder: " + ec.message(), a);
+    std::sort(inner.begin(), inner.end());
+    out.insert(out.end(), inner.begin(), inner.end());
+  }
+  return out;
+}
+
+std::string first_line(const RunEntry& e) {
+  const std::string d = e.describe();
+  return d.substr(0, d.find('\n'));
+}
+
+}  // namespace
+
+int board_init_cmd(const BoardInit& in, bool quiet) {
+  const BoardDefinition d = init_board(in);
+  std::cout << (fs::path(in.dir) / board_path::kDefinition).string() << "\n";
+  if (!quiet)
+    cli::note("board " + d.name + ": benchmark of " + std::to_string(d.benchmark.n) + " records, certified from " +
+                   percent(d.policy.confidence) + " against tampering with " + fraction_percent(d.policy.fraction) +
+                   " of the steps; board key " + d.key.hex() + " (secret half in " + in.key_path + ")");
+  return cli::kOk;
+}
+
+int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool quiet) {
+  if (!is_board_dir(u_dir)) throw Error("not a board (no board.def.json)", u_dir, "make one with 'wit-board init'");
+  const BoardDefinition def = BoardDefinition::load(u_dir);
+  const FileLock lock = lock_board(u_dir);
+  RunBundle b = load_whole(u_bundle);
+  const std::string name = b.declared_name();
+  // The board's own members are the board's to write.
+  for (const auto& [m, bytes] : b.files)
+    if (m.rfind(member::kDraws, 0) == 0 || m.rfind(member::kBoardReports, 0) == 0)
+      throw Error("the bundle holds " + m + ": only the board writes draws and board reports", u_bundle);
+  const Commitment ec = Commitment::from_json(
+      nlohmann::json::parse(b.get(member::kEvalCommit), nullptr, false), member::kEvalCommit);
+  if (auto p = def.benchmark_problem(ec.root, ec.n)) throw Error("the run is " + *p, u_bundle);
+  const std::string to = (fs::path(u_dir) / board_path::kRuns / name).string();
+  if (lexists(to)) throw Error("a run named " + name + " is already on the board", to);
+  b.path = to;
+  b.archive = false;
+  b.save_new();
+  std::cout << to << "\n";
+  if (!quiet) {
+    const RunEntry e = evaluate_run_bundle(b, def.policy.fraction, &def);
+    cli::note("submitted " + name + " to board " + def.name + "; the board says: " + first_line(e));
+  }
+  return cli::kOk;
+}
+
+int board_leaves_cmd(const std::string& l_bundle, const std::string& l_file, const std::string& l_key, unsigned l_threads,
+                     bool quiet) {
+  const BoardLeavesResult r = board_leaves(l_bundle, l_file, load_key(l_key), l_threads);
+  std::cout << member_path(RunBundle{l_bundle, false, {}}, r.member) << "\n";
+  if (!r.doc.refused.empty()) {
+    cli::note("the training tree failed the board's audit: " + r.doc.refused);
+    return cli::kNegative;
+  }
+  if (!quiet)
+    cli::note("the board audited " + std::to_string(r.doc.n) + " sorted leaves against the data commitment; stored as " +
+                   r.stored);
+  return cli::kOk;
+}
+
+int board_pack_cmd(const PackInput& in, const std::string& p_out, bool quiet) {
+  if (lexists(p_out)) throw Error("output exists", p_out, "pick a new path; a bundle is never overwritten");
+  RunBundle b = pack_run_bundle(in);
+  b.path = p_out;
+  b.archive = is_wbundle_path(p_out);
+  b.save_new();
+  if (!quiet) {
+    const RunEntry e = evaluate_run_bundle(b);
+    cli::note("packed " + std::to_string(b.files.size()) + " members into " + p_out + "; the board says: " +
+                   first_line(e));
+  }
+  return cli::kOk;
+}
+
+int board_build_cmd(const std::vector<std::string>& b_paths, const std::string& b_site, double fraction, bool quiet) {
+  check_fraction(fraction);
+  std::vector<RunEntry> runs;
+  std::optional<BoardDefinition> def;
+  if (b_paths.size() == 1 && is_board_dir(b_paths[0])) {
+    def = BoardDefinition::load(b_paths[0]);
+    fraction = def->policy.fraction;
+    runs = evaluate_board(b_paths[0], *def);
+  } else {
+    for (const auto& p : b_paths)
+      if (is_board_dir(p)) throw Error("a board folder is built on its own", p, "wit-board build DIR -o SITE");
+    const std::vector<std::string> paths = expand_bundles(b_paths);
+    for (const auto& p : paths) runs.push_back(evaluate_bundle_path(p, fraction));
+    runs = order_board(std::move(runs));
+  }
+  write_site(b_site, runs, fraction, def ? &*def : nullptr);
+  if (!quiet) {
+    size_t cert = 0, pend = 0, rej = 0;
+    for (const auto& r : runs)
+      (r.status == BoardStatus::kCertified ? cert : r.status == BoardStatus::kPending ? pend : rej)++;
+    cli::note(std::to_string(runs.size()) + (runs.size() == 1 ? " run: " : " runs: ") + std::to_string(cert) + " certified, " +
+                   std::to_string(pend) + " pending, " + std::to_string(rej) + " rejected; open " + b_site +
+                   "/index.html");
+  }
+  return cli::kOk;
+}
+
+int board_challenge_cmd(const BoardChallengeArgs& a, bool quiet) {
+  if (a.nonce.empty() == a.key_path.empty())
+    throw Error("give --key KEY (the board draws the challenge) or --nonce HEX (a caller's challenge)", "",
+                     "run 'wit-board challenge --help' for usage");
+  const std::string board_dir = board_of_bundle(a.bundle);
+  std::optional<BoardDefinition> def;
+  if (!board_dir.empty()) def = BoardDefinition::load(board_dir);
+  std::optional<SecretKey> key;
+  if (!a.key_path.empty()) {
+    key = load_key(a.key_path);
+    def.emplace();
+    (void)board_for_key(a.bundle, *key, *def);
+  } else {
+    (void)nonce_from_args(a.nonce, "");  // a bad nonce is refused before anything is read
+  }
+  if (!a.k && !a.confidence && !def) throw Error("missing -k N or --confidence P --fraction F", "", "run 'wit-board challenge --help' for usage");
+  check_outputs_apart({a.bundle, a.bundle + "/" + kRunBundleIndex}, {a.out});
+  // Opened before the bundle changes, so an output that cannot be written leaves the bundle as it was.
+  std::optional<AtomicFile> out_file;
+  if (!a.out.empty()) out_file.emplace(a.out);
+  const FileLock lock = lock_run_bundle(a.bundle);
+  RunBundle b = load_whole(a.bundle);
+  const TreeHead head = newest_signed_head(b);
+  std::optional<BoardDraw> draw;
+  Hash32 nonce;
+  if (key) {
+    draw = BoardDraw::make(*key, head.run_id, head, next_draw_number(b), uint64_t(std::time(nullptr)));
+    nonce = draw->nonce;
+  } else {
+    nonce = nonce_from_args(a.nonce, "");
+  }
+  ChallengeRequest req{a.k, a.confidence, a.fraction, 0, std::nullopt};
+  if (!a.k && !a.confidence) req.k = def->draw_k(int64_t(head.size) - 1);  // the board's policy
+  const Challenge c = issue_challenge(head, member::kHeads, nonce, req);
+  const std::string text = c.to_json().dump(2) + "\n";
+  const std::string name = challenge_member_name(c.seed);
+  const std::string m = std::string(member::kChallenges) + name + ".json";
+  if (b.has(m) && b.get(m) != text)
+    throw Error("the bundle holds a different challenge with this name", member_path(b, m));
+  if (out_file) out_file->write(text);  // a device such as /dev/full fails here, before the bundle changes
+  if (!b.has(m)) b.put_and_save(m, text);
+  const std::string dm = std::string(member::kDraws) + name + ".json";
+  if (draw && !b.has(dm)) b.put_and_save(dm, draw->to_json().dump(2) + "\n");
+  if (out_file) out_file->commit();
+  if (a.out != "-") std::cout << member_path(b, m) << "\n";
+  if (!quiet)
+    cli::note((draw ? "board challenge " + std::to_string(draw->number) + " drawn with the board key: "
+                         : std::string("a caller's challenge (its passes add no confidence on a board): ")) +
+                   c.guarantee.words());
+  return cli::kOk;
+}
+
+int board_repair_cmd(const std::string& r_bundle, const std::string& r_name, bool quiet) {
+  const RepairResult r = repair_run_bundle(r_bundle, r_name);
+  if (!quiet)
+    for (const auto& c : r.changes) cli::note(c);
+  if (r.problem) throw Error("the bundle is still not whole: " + *r.problem, r_bundle);
+  if (!quiet) cli::note(r.changes.empty() ? "nothing to repair: " + r_bundle + " is whole"
+                                          : "repaired " + r_bundle + "; run 'wit-board show " + r_bundle + "' for the verdict");
+  return cli::kOk;
+}
+
+int board_show_cmd(const std::string& s_bundle, std::string s_board, double fraction, bool s_json) {
+  // show: something that is not a bundle at all is an error (2); a bundle
+  // whose contents do not check out, or that cannot be read (a link inside
+  // it), is a verdict (1), as on the board.
+  check_fraction(fraction);
+  if (!lexists(s_bundle)) throw Error("no such bundle", s_bundle);
+  if (is_dir(s_bundle) && !lexists((fs::path(s_bundle) / kRunBundleIndex).string()))
+    throw Error("not a run bundle (no bundle.json)", s_bundle);
+  if (!is_dir(s_bundle)) {
+    char head[sizeof kBundleMagic] = {};
+    std::ifstream f(s_bundle, std::ios::binary);
+    f.read(head, sizeof head);
+    if (std::memcmp(head, kBundleMagic, std::min<size_t>(sizeof head, size_t(f.gcount()))) != 0 || f.gcount() == 0)
+      throw Error("not a wit bundle (wrong magic)", s_bundle);
+  }
+  if (s_board.empty()) s_board = board_of_bundle(s_bundle);
+  std::optional<BoardDefinition> def;
+  if (!s_board.empty()) {
+    if (!is_board_dir(s_board)) throw Error("not a board (no board.def.json)", s_board);
+    def = BoardDefinition::load(s_board);
+  }
+  const RunEntry e = evaluate_bundle_path(s_bundle, fraction, def ? &*def : nullptr);
+  if (s_json) std::cout << e.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  else std::cout << e.describe();
+  std::cout.flush();
+  if (!std::cout) throw Error("cannot write to stdout");
+  return e.status == BoardStatus::kRejected ? cli::kNegative : cli::kOk;
+}
+
+}  // namespace wit

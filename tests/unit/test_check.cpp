@@ -1,0 +1,78 @@
+// The one check engine (check.h): checks run in order, the first rejection
+// is the answer and ends the run, a wit::Error is not a rejection.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "wit/check.h"
+#include "wit/error.h"
+
+using namespace wit;
+
+namespace {
+
+struct Trail {
+  std::vector<std::string> ran;
+  int fail_at = -1;  // the check that rejects, or none
+  bool error_at_two = false;
+};
+
+template <int N>
+void step(Trail& t) {
+  t.ran.push_back(std::to_string(N));
+  if (N == 2 && t.error_at_two) throw Error("cannot read", "x.json");
+  if (t.fail_at == N) {
+    if (N == 3) reject_at("third", "check 3 says no");
+    reject("check " + std::to_string(N) + " says no");
+  }
+  reject_if(std::nullopt, "never: ");  // nothing to say: no rejection
+}
+
+std::optional<Rejection> run_all(Trail& t) { return run_checks<Trail>(t, {step<1>, step<2>, step<3>, step<4>}); }
+
+}  // namespace
+
+TEST_CASE("check: every check runs in order when none rejects", "[check]") {
+  Trail t;
+  CHECK_FALSE(run_all(t));
+  CHECK(t.ran == std::vector<std::string>{"1", "2", "3", "4"});
+}
+
+TEST_CASE("check: the first rejection is the answer and later checks do not run", "[check]") {
+  Trail t;
+  t.fail_at = 2;
+  const auto r = run_all(t);
+  REQUIRE(r);
+  CHECK(r->reason == "check 2 says no");
+  CHECK(r->check.empty());
+  CHECK(t.ran == std::vector<std::string>{"1", "2"});
+  Trail named;
+  named.fail_at = 3;
+  const auto n = run_all(named);
+  REQUIRE(n);
+  CHECK(n->check == "third");
+  CHECK(n->reason == "check 3 says no");
+}
+
+TEST_CASE("check: a wit::Error is not a rejection: it passes through the engine", "[check]") {
+  Trail t;
+  t.error_at_two = true;
+  t.fail_at = 3;
+  CHECK_THROWS_AS(run_all(t), Error);
+  CHECK(t.ran == std::vector<std::string>{"1", "2"});
+}
+
+TEST_CASE("check: reject_if rejects with its prefix only when there is a problem", "[check]") {
+  CHECK_NOTHROW(reject_if(std::nullopt));
+  try {
+    reject_if(Problem("the head is not signed"), "heads.jsonl:2: ");
+    FAIL("no rejection");
+  } catch (const Rejection& r) {
+    CHECK(r.reason == "heads.jsonl:2: the head is not signed");
+  }
+  CHECK(Verdict::pass("shown").ok);
+  CHECK(Verdict::pass("shown").summary == "shown");
+  CHECK_FALSE(Verdict::fail("why").ok);
+  CHECK(Verdict::fail("why").reason == "why");
+}
