@@ -3,8 +3,8 @@
 # and 4, docs/training.md), on the built-in GPT:
 # - "dropout": a run with dropout trains (its masks change the trajectory),
 #   records the rate in its manifest (so the run id binds it) and every step
-#   is certified by exact replay; evaluation and probes run in eval mode
-#   (deterministic); without it the manifest has no such field.
+#   is certified by exact replay; without it the manifest has no such field
+#   (that probes run in eval mode is tests/torch/test_train.cpp's).
 # - "micro_batch": the batch in micro-batches whose gradients are summed
 #   before one update; certified; the states respond regenerates between
 #   checkpoints match the logged roots bit for bit (uneven micro-batches too);
@@ -55,12 +55,6 @@ cmp -s "$(last P)" "$(last D)" && fail "dropout changed nothing" || ok
 run 0 train --config drop.json --out D2
 same_file "$(last D)" "$(last D2)"   # the same run again: the same masks, the same bits
 certify D
-# Evaluation is in eval mode: the same scores twice, and those of the weights alone.
-run 0 wit-commit -q -o ev.commit.json data.txt
-for i in 1 2; do
-  run 0 wit-eval run -q -j1 --run D --commit ev.commit.json --index ev.widx -o "ev$i.json" --scores "ev$i.scores.json" data.txt
-done
-same_file ev1.scores.json ev2.scores.json
 
 # --- gradient accumulation: micro-batches of 3 (even) and 4 (4 + 2), certified
 config ', "micro_batch": 3' >mb3.json
