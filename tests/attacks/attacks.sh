@@ -60,7 +60,7 @@ attack_run() {
 # 1, 3, 4 while training used 2), for k-step challenges; attack_stats checks every
 # verdict (rejected iff the challenge drew a tampered step) and the rate
 # against the exact prediction.
-REAL=${WIT_ATTACK_REAL_NONCES:-100}
+REAL=${WIT_ATTACK_REAL_NONCES:-40}
 real_rates() {
   local r=$1 n=$2 k=$3 i t rc
   : >"$r.verdicts"
