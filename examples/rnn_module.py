@@ -21,7 +21,10 @@ they are:
 Parameter names are PyTorch's (emb.weight, rnn.weight_ih_l0, rnn.bias_hh_l0,
 enc.layers.0.self_attn.in_proj_weight, ...), all covered by wit's default
 init rules; `wit-train --describe --model FILE.pt --config CFG` prints the
-rule each one gets. Dropout is 0: wit runs modules in eval mode.
+rule each one gets. Dropout is 0 unless --dropout P (transformer: the
+encoder layers' dropout): wit runs a module in training mode only for a run
+whose config sets "train_mode": true (docs/training.md#dropout), and then
+seeds its dropout from the run's seed, the step and the micro-batch.
 
 The file's bytes are reproducible (the same arguments and -o name give the
 same file), as for gpt2_module.py.
@@ -74,12 +77,12 @@ class LSTMLM(nn.Module):
 
 
 class EncoderLM(nn.Module):
-    def __init__(self, vocab: int, d_model: int, n_layer: int, n_head: int, context: int):
+    def __init__(self, vocab: int, d_model: int, n_layer: int, n_head: int, context: int, dropout: float = 0.0):
         super().__init__()
         self.context = context
         self.emb = nn.Embedding(vocab, d_model)
         self.pos = nn.Embedding(context, d_model)
-        layer = nn.TransformerEncoderLayer(d_model, n_head, 4 * d_model, dropout=0.0, batch_first=True)
+        layer = nn.TransformerEncoderLayer(d_model, n_head, 4 * d_model, dropout=dropout, batch_first=True)
         self.enc = nn.TransformerEncoder(layer, n_layer, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab)
@@ -101,6 +104,8 @@ def main(argv=None) -> int:
     ap.add_argument("--d-model", type=int, default=64)
     ap.add_argument("--context", type=int, default=64, help="transformer only: positions, the most tokens per row")
     ap.add_argument("--vocab", type=int, default=257, help="257 for wit's byte tokens (256 = pad)")
+    ap.add_argument("--dropout", type=float, default=0.0,
+                    help="transformer only: the encoder layers' dropout (active in a train_mode run)")
     ap.add_argument("--seed", type=int, default=0, help="torch.manual_seed for the Python-side init (wit ignores it)")
     ap.add_argument("-o", "--out", required=True, help="the TorchScript file to write")
     a = ap.parse_args(argv)
@@ -108,6 +113,9 @@ def main(argv=None) -> int:
         if getattr(a, k) < 1:
             print(f"rnn_module: error: --{k.replace('_', '-')} must be at least 1", file=sys.stderr)
             return 2
+    if not 0.0 <= a.dropout < 1.0 or (a.dropout and a.arch != "transformer"):
+        print("rnn_module: error: --dropout is a rate in [0, 1), for --arch transformer", file=sys.stderr)
+        return 2
     if a.arch == "transformer" and a.d_model % a.n_head:
         print("rnn_module: error: --n-head must divide --d-model", file=sys.stderr)
         return 2
@@ -119,7 +127,7 @@ def main(argv=None) -> int:
     elif a.arch == "lstm":
         model = LSTMLM(a.vocab, a.d_model, a.n_layer)
     else:
-        model = EncoderLM(a.vocab, a.d_model, a.n_layer, a.n_head, a.context)
+        model = EncoderLM(a.vocab, a.d_model, a.n_layer, a.n_head, a.context, a.dropout)
     scripted = torch.jit.script(model.eval())
     # Saved under its final base name in a temporary folder, then renamed (the
     # archive's inner folder is named after the file; no partial file is left).

@@ -40,6 +40,15 @@ using nlohmann::json;
 
 namespace {
 
+// The run's seed (secret while training, revealed at the end).
+Bytes run_seed(const std::string& run) {
+  Bytes seed;
+  const std::string secret = run + "/seed.secret";
+  const std::string text = read_file(std::filesystem::exists(secret) ? secret : run + "/seed");
+  from_hex(text.substr(0, 64), seed);
+  return seed;
+}
+
 std::set<int64_t> choose_tampered(int64_t T, double f, uint64_t attack_seed) {
   uint8_t b[8];
   put_le64(b, attack_seed);
@@ -147,10 +156,11 @@ int main(int argc, char** argv) {
   auto* train = app.add_subcommand("train", "Train a run with an attack on a fraction of its steps");
   train->add_option("ATTACK", attack,
                     "honest, add-data, skip, lr, reorder, interpolate, foreign-init, rank-add-data, nullspace, "
-                    "state-jump, spend (attack 14), poison (attack 15), ulp")
+                    "state-jump, spend (attack 14), poison (attack 15), ulp, dropout-seed (attack 20)")
       ->required()
       ->check(CLI::IsMember({"honest", "add-data", "skip", "lr", "reorder", "interpolate", "foreign-init",
-                             "rank-add-data", "nullspace", "state-jump", "spend", "poison", "ulp"}));
+                             "rank-add-data", "nullspace", "state-jump", "spend", "poison", "ulp",
+                             "dropout-seed"}));
   double scale = 1;
   train->add_option("--scale", scale,
                     "nullspace: share of the undeclared data's difference kept; state-jump: the nudge as a share "
@@ -394,14 +404,20 @@ int main(int argc, char** argv) {
         out.lr = declared_lr(mf, t);
         return out;
       };
+    } else if (attack == "dropout-seed") {
+      // Attack 20 (docs/training.md#dropout): the tampered steps draw their
+      // dropout masks from another seed (a forger picking masks that suit
+      // it); the other steps are honest, with the run's own seed.
+      o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
+        Bytes seed = run_seed(o.out_dir);
+        if (bad.count(t)) seed[0] ^= 1;
+        return train_step(mf, st, batch, ByteView(seed));
+      };
     } else if (attack == "reorder") {
       o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {
         if (!bad.count(t)) return train_step(mf, st, batch);
         if (!order) {
-          Bytes seed;
-          const std::string secret = o.out_dir + "/seed.secret";
-          std::string text = read_file(std::filesystem::exists(secret) ? secret : o.out_dir + "/seed");
-          from_hex(text.substr(0, 64), seed);
+          const Bytes seed = run_seed(o.out_dir);
           order = std::make_shared<DataOrder>(mf.run_id(), ByteView(seed), dataset->size(), uint64_t(mf.batch_size));
         }
         BatchRecords other;

@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <cmath>
+
 #include <filesystem>
 
 #include "wit/error.h"
@@ -154,4 +156,47 @@ TEST_CASE("large tensors come 2 MiB-aligned (huge pages), small ones 64-byte ali
     INFO(bytes << " bytes");
     CHECK(wit::fresh_tensor_address(bytes) % 64 == 0);
   }
+}
+
+TEST_CASE("gradient accumulation is the data-parallel arithmetic, and dropout replays from the seed", "[torch]") {
+  set_torch_threads(1);
+  Manifest plain = tiny_manifest();
+  Manifest accum = plain;
+  accum.micro_batch = 2;  // two micro-batches of the 4 rows
+  Bytes seed(32, 5);
+  const TrainState init = TrainState::initial(plain.model, ByteView(seed));
+  // Micro-batches [0, 2) and [2, 4), each a gradient of its rows' loss / B,
+  // summed g1 + g2: the operations of two emulated ranks, bit for bit.
+  TrainState a = init.clone(), b = init.clone(), c = init.clone();
+  for (int i = 0; i < 2; i++) {
+    const StepOutput oa = train_step(accum, a, batch_a());
+    const StepOutput ob = train_step_emulating(plain, b, batch_a(), 2);
+    const StepOutput oc = train_step(plain, c, batch_a());
+    CHECK(oa.losses == ob.losses);
+    CHECK(oa.grad_norm == ob.grad_norm);
+    CHECK(oa.mean_loss == ob.mean_loss);
+    // The unsplit step: the same loss scaling, equal up to rounding.
+    CHECK(std::abs(oa.grad_norm - oc.grad_norm) <= 1e-4f * oc.grad_norm);
+    CHECK(std::abs(oa.mean_loss - oc.mean_loss) <= 1e-5f * oc.mean_loss);
+  }
+  CHECK(a.root() == b.root());
+
+  Manifest drop = plain;
+  drop.dropout = 0.3;
+  TrainState d = init.clone();
+  CHECK_THROWS_WITH(train_step(drop, d, batch_a()), Catch::Contains("draws dropout from its seed"));
+  TrainState d1 = init.clone(), d2 = init.clone(), other = init.clone(), e = init.clone();
+  Bytes seed2 = seed;
+  seed2[0] ^= 1;
+  train_step(drop, d1, batch_a(), ByteView(seed));
+  train_step(drop, d2, batch_a(), ByteView(seed));
+  train_step(drop, other, batch_a(), ByteView(seed2));
+  train_step(plain, e, batch_a(), ByteView(seed));
+  CHECK(d1.root() == d2.root());     // the same seed: the same masks
+  CHECK(d1.root() != other.root());  // another seed: other masks
+  CHECK(d1.root() != e.root());      // dropout is on
+  // Probes run in eval mode: the same weights give the same fingerprint
+  // whatever the manifest's dropout.
+  const BatchRecords probe = {"probe one", "probe two"};
+  CHECK(probe_fingerprint(drop, d1, probe) == probe_fingerprint(plain, d1, probe));
 }

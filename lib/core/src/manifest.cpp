@@ -43,6 +43,11 @@ json Manifest::to_json() const {
       {"trainer_key", trainer_key.hex()},
       {"software", software.is_null() ? json::object() : software},
   };
+  // Off by default and then absent: the manifests (and run ids) of runs
+  // without them are those of earlier versions, byte for byte.
+  if (micro_batch > 0) j["micro_batch"] = micro_batch;
+  if (dropout > 0) j["dropout"] = dropout;
+  if (train_mode) j["train_mode"] = true;
   return j;
 }
 
@@ -135,6 +140,23 @@ Manifest Manifest::from_json(const json& j, const std::string& where) {
       !PublicKey::from_hex(j["trainer_key"].get<std::string>(), m.trainer_key))
     r.bad("'trainer_key' must be 64 hex digits");
   m.software = j.value("software", json::object());
+  if (j.contains("micro_batch")) {
+    m.micro_batch = r.integer(j, "micro_batch", 1, 1 << 20);
+    if (m.micro_batch >= m.batch_size) r.bad("'micro_batch' must be below batch_size (omit it for no accumulation)");
+  }
+  if (j.contains("dropout")) {
+    if (!j["dropout"].is_number() || !(j["dropout"].get<double>() > 0 && j["dropout"].get<double>() < 1))
+      r.bad("'dropout' must be a number above 0 and below 1 (omit it for no dropout)");
+    m.dropout = j["dropout"].get<double>();
+    if (m.model.scripted())
+      r.bad("'dropout' is the built-in GPT's rate; a TorchScript model's dropout is its own: set \"train_mode\": true");
+  }
+  if (j.contains("train_mode")) {
+    if (j["train_mode"] != true) r.bad("'train_mode' must be true (omit it for eval mode)");
+    m.train_mode = true;
+    if (!m.model.scripted())
+      r.bad("'train_mode' runs a TorchScript model in training mode; the built-in GPT takes a \"dropout\" rate");
+  }
   return m;
 }
 
@@ -164,7 +186,8 @@ TrainConfig TrainConfig::load(const std::string& path) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error("invalid training config: not a json object", path);
   static const char* allowed[] = {"model", "optimizer", "schedule", "batch_size", "steps", "checkpoint_every",
-                                  "head_every", "fingerprint", "seed", "nonce"};
+                                  "head_every", "fingerprint", "seed", "nonce", "micro_batch", "dropout",
+                                  "train_mode"};
   TrainConfig c;
   c.overrides = json::object();
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -219,6 +242,15 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
     throw Error("invalid training config: a TorchScript model is given with --model FILE, not in the config", where);
   }
   json j = m.to_json();
+  // The optional fields (absent by default) are known keys; 0, 0.0 and false
+  // are their off values, as if omitted.
+  json overrides = cfg.overrides;
+  for (const char* k : {"micro_batch", "dropout", "train_mode"}) {
+    if (!overrides.contains(k)) continue;
+    const json& v = overrides[k];
+    if ((v.is_number() && v.get<double>() == 0) || v == false) overrides.erase(k);
+    else j[k] = nullptr;  // known to the check below; merge_patch sets it
+  }
   // A misspelt key inside an object would otherwise vanish into the defaults.
   std::function<void(const json&, const json&, const std::string&)> known = [&](const json& def, const json& over,
                                                                               const std::string& at) {
@@ -227,10 +259,9 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
       if (it->is_object() && def[it.key()].is_object()) known(def[it.key()], *it, at + it.key() + ".");
     }
   };
-  known(j, cfg.overrides, "");
+  known(j, overrides, "");
   // A TorchScript model's init and decay rules from the config come first,
   // the defaults after them (docs/model.md): a config names only what differs.
-  json overrides = cfg.overrides;
   for (const char* k : {"init", "decay"})
     if (scripted && given_model.contains(k) && given_model[k].is_array())
       for (const auto& rule : j["model"][k]) overrides["model"][k].push_back(rule);

@@ -164,7 +164,7 @@ void Dist::broadcast(std::string& bytes) {
   bytes.assign(reinterpret_cast<const char*>(buf.data_ptr<uint8_t>()), size_t(size));
 }
 
-StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords& batch) {
+StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed) {
   Impl& d = *impl_;
   const int64_t B = int64_t(batch.size()), W = d.world;
   if (B < W)
@@ -240,7 +240,7 @@ StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords&
       }
     };
   }
-  StepOutput out = train_step_split(mf, state, batch, &split);
+  StepOutput out = train_step_split(mf, state, batch, &split, seed);
   d.traffic.steps++;
   return out;
 }

@@ -36,8 +36,9 @@ class Dist {
   // Rank 0's bytes on every rank.
   void broadcast(std::string& bytes);
   // THE training step, data parallel: this rank's rows, gradients summed
-  // over the ranks, per-example losses gathered in batch order.
-  StepOutput step(const Manifest& mf, TrainState& state, const BatchRecords& batch);
+  // over the ranks, per-example losses gathered in batch order; `seed` keys
+  // the dropout of a run that has it (train_step_split).
+  StepOutput step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed);
 
   // Sharded optimizer state (ZeRO-1): the parameters, in name order, are cut
   // into W contiguous ranges balanced by element count; rank r keeps AdamW's

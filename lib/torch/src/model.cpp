@@ -43,11 +43,16 @@ Rows make_rows(const BatchRecords& recs, const ModelConfig& c, torch::Device dev
   return {idx.to(dev), tgt.to(dev), mask.to(dev)};
 }
 
-torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx) {
-  if (s.script) return script_forward(*s.script, s.params, idx);
+torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx, const Dropout* drop) {
+  if (s.script) {
+    if (drop && drop->train_mode) return script_forward(*load_script_model(s.cfg, s.device, true), s.params, idx);
+    return script_forward(*s.script, s.params, idx);
+  }
+  const double rate = drop ? drop->p : 0;
+  auto dropout = [rate](const torch::Tensor& x) { return rate > 0 ? torch::dropout(x, rate, true) : x; };
   const ModelConfig& c = s.cfg;
   const int64_t B = idx.size(0), T = idx.size(1), D = c.d_model, H = c.n_head, hd = D / H;
-  auto x = torch::embedding(s.p("wte"), idx) + s.p("wpe").slice(0, 0, T);
+  auto x = dropout(torch::embedding(s.p("wte"), idx) + s.p("wpe").slice(0, 0, T));
   auto causal = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(idx.device())).triu(1);
   const double scale = 1.0 / std::sqrt(double(hd));
   for (int64_t l = 0; l < c.n_layer; l++) {
@@ -58,18 +63,21 @@ torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx) {
     auto k = qkv[1].view({B, T, H, hd}).transpose(1, 2);
     auto v = qkv[2].view({B, T, H, hd}).transpose(1, 2);
     auto att = torch::matmul(q, k.transpose(-2, -1)).mul(scale).masked_fill(causal, -INFINITY).softmax(-1);
+    att = dropout(att);
     auto y = torch::matmul(att, v).transpose(1, 2).contiguous().view({B, T, D});
-    x = x + torch::linear(y, s.p(p + "attn.proj.weight"), s.p(p + "attn.proj.bias"));
+    x = x + dropout(torch::linear(y, s.p(p + "attn.proj.weight"), s.p(p + "attn.proj.bias")));
     h = torch::layer_norm(x, {D}, s.p(p + "ln2.weight"), s.p(p + "ln2.bias"), 1e-5);
     h = torch::gelu(torch::linear(h, s.p(p + "mlp.fc.weight"), s.p(p + "mlp.fc.bias")));
-    x = x + torch::linear(h, s.p(p + "mlp.proj.weight"), s.p(p + "mlp.proj.bias"));
+    x = x + dropout(torch::linear(h, s.p(p + "mlp.proj.weight"), s.p(p + "mlp.proj.bias")));
   }
   x = torch::layer_norm(x, {D}, s.p("lnf.weight"), s.p("lnf.bias"), 1e-5);
   return torch::matmul(x, s.p("wte").t());  // tied output head
 }
 
 // Log-probability of each target token, [B, T].
-torch::Tensor target_logp(const TrainState::Impl& s, const Rows& r) { return target_logp_of(forward(s, r.idx), r); }
+torch::Tensor target_logp(const TrainState::Impl& s, const Rows& r, const Dropout* drop) {
+  return target_logp_of(forward(s, r.idx, drop), r);
+}
 
 torch::Tensor target_logp_of(const torch::Tensor& logits, const Rows& r) {
   auto logp = torch::log_softmax(logits, -1);

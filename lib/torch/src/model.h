@@ -22,12 +22,22 @@ struct Rows {
 // or the model's declared pad.
 Rows make_rows(const BatchRecords& recs, const ModelConfig& c, torch::Device dev);
 
+// A training-mode forward: the built-in GPT's dropout rate `p` (on the
+// embeddings, the attention probabilities and both residual branches, as
+// GPT-2), or a TorchScript module run in training mode (`train_mode`). Both
+// draw from LibTorch's default generator, which the step seeds (step.cpp).
+struct Dropout {
+  double p = 0;
+  bool train_mode = false;
+};
+
 // Logits [B, T, vocab] of the state's weights: the built-in GPT, or the
-// run's TorchScript module with the state's parameters in its slots.
-torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx);
+// run's TorchScript module with the state's parameters in its slots; in eval
+// mode unless `drop` is given.
+torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx, const Dropout* drop = nullptr);
 
 // Log-probability of each target token, [B, T].
-torch::Tensor target_logp(const TrainState::Impl& s, const Rows& r);
+torch::Tensor target_logp(const TrainState::Impl& s, const Rows& r, const Dropout* drop = nullptr);
 // The same from logits already computed (evaluation also needs their argmax).
 torch::Tensor target_logp_of(const torch::Tensor& logits, const Rows& r);
 

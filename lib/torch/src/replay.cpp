@@ -209,7 +209,7 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
     while (cur->step() < target) {
       const int64_t s = cur->step() + 1;
       if (opt.step_fn) opt.step_fn(mf, *cur, batch_records(s), s);
-      else train_step_emulating(mf, *cur, batch_records(s), world);
+      else train_step_emulating(mf, *cur, batch_records(s), world, ByteView(seed));
     }
     if (cur->root() != logged_root(target))
       throw Error("the regenerated state after step " + std::to_string(target) + " does not match its logged state root",
@@ -426,7 +426,7 @@ struct Replayed {
 };
 Replayed replay_from(Verifier& v, int64_t s, const BatchRecords& batch, int shares) {
   Replayed r{v.state(s - 1).clone(), {}, {}};
-  r.out = train_step_emulating(v.mf, r.after, batch, shares);
+  r.out = train_step_emulating(v.mf, r.after, batch, shares, ByteView(v.seed));
   if (v.entry(s).s.probe && v.probe) r.probe = probe_fingerprint(v.mf, r.after, v.probe->records);
   return r;
 }
@@ -588,7 +588,8 @@ void compare_tolerantly(Verifier& v, int64_t s, const BatchRecords& batch, unsig
   const std::optional<BatchRecords> probe =
       v.entry(s).s.probe && v.probe ? std::optional<BatchRecords>(v.probe->records) : std::nullopt;
   const TransitionNoise noise =
-      measure_transition_noise(v.mf, v.state(s - 1), batch, 1, other_threads, probe, &a.after, &a.out, &a.probe);
+      measure_transition_noise(v.mf, v.state(s - 1), batch, 1, other_threads, probe, &a.after, &a.out, &a.probe,
+                               ByteView(v.seed));
   cal.steps.push_back(s);
   if (a.after.step() != s) reject_at("state", "the replay of step " + std::to_string(s) + " ends at another step");
   const TrainState& after = v.state(s);
@@ -720,10 +721,10 @@ void pin_recorded_kernels(const SpooledBundle& b, char** argv) {
 TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& before, const BatchRecords& batch,
                                          unsigned threads_a, unsigned threads_b, const std::optional<BatchRecords>& probe,
                                          TrainState* replay_a, StepOutput* out_a,
-                                         std::optional<std::vector<float>>* probe_a) {
+                                         std::optional<std::vector<float>>* probe_a, ByteView seed) {
   set_torch_threads(threads_a);
   TrainState a = before.clone();
-  const StepOutput oa = train_step(mf, a, batch);
+  const StepOutput oa = train_step(mf, a, batch, seed);
   std::optional<std::vector<float>> pa;
   if (probe) pa = probe_fingerprint(mf, a, *probe);
   TransitionNoise n;
@@ -734,14 +735,16 @@ TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& b
   auto measure = [&](unsigned threads, int shares) {
     set_torch_threads(threads);
     TrainState o = before.clone();
-    const StepOutput oo = train_step_emulating(mf, o, batch, shares);
+    const StepOutput oo = train_step_emulating(mf, o, batch, shares, seed);
     for (const TensorDistance& t : compare_states(before.tensors(), a.tensors(), o.tensors())) note(t.name, t.floors);
     note("losses", losses_distance(oo.losses, oa.losses) / kRoundingEps);
     note("grad_norm", scalar_distance(oo.grad_norm, oa.grad_norm) / kRoundingEps);
     if (probe) note("probe", vector_distance(probe_fingerprint(mf, o, *probe), *pa) / kRoundingEps);
   };
   measure(threads_b, 1);
-  if (batch.size() >= 2) measure(threads_a, 2);
+  // Two shares draw other dropout masks (keyed by each share's first row):
+  // that would be a difference of masks, not of rounding.
+  if (batch.size() >= 2 && !mf.random_step()) measure(threads_a, 2);
   set_torch_threads(threads_a);
   if (replay_a) *replay_a = std::move(a);
   if (out_a) *out_a = oa;

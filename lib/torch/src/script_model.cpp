@@ -60,7 +60,8 @@ std::string first_line(const std::exception& e) {
   return s.substr(0, s.find('\n'));
 }
 
-torch::jit::Module load_file(const std::string& path) {
+// In eval mode (no dropout), or with `train` in training mode.
+torch::jit::Module load_file(const std::string& path, bool train = false) {
   if (!std::filesystem::is_regular_file(path))
     throw Error("no TorchScript model file", path, "a TorchScript run keeps its model as RUN/model.pt");
   // One interpreter path for every call: the profiling executor would
@@ -73,7 +74,7 @@ torch::jit::Module load_file(const std::string& path) {
   (void)plain;
   try {
     torch::jit::Module m = torch::jit::load(path);
-    m.eval();  // no dropout or other training-mode randomness
+    m.train(train);  // eval: no dropout or other training-mode randomness
     return m;
   } catch (const c10::Error& e) {
     throw Error("not a TorchScript model file (" + first_line(e) + ")", path);
@@ -300,11 +301,11 @@ ModelConfig describe_module(const std::string& path) {
   return c;
 }
 
-std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Device device) {
+std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Device device, bool train) {
   if (c.module_path.empty())
     throw Error("the run's TorchScript model file is not at hand", "model",
                 "a TorchScript run keeps it as RUN/model.pt, and response bundles as member model.pt");
-  const std::string key = c.module_path + "|" + c.file.hex() + "|" + device.str();
+  const std::string key = c.module_path + "|" + c.file.hex() + "|" + device.str() + (train ? "|train" : "|eval");
   std::lock_guard<std::mutex> lock(g_cache_mutex);
   if (auto it = g_cache.find(key); it != g_cache.end()) return it->second;
   const std::string& path = c.module_path;
@@ -317,7 +318,8 @@ std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Devi
                 path);
   auto sm = std::make_shared<ScriptModel>();
   sm->path = path;
-  sm->module = load_file(path);
+  sm->train = train;
+  sm->module = load_file(path, train);
   check_forward_schema(sm->module, path);
   Described d = describe(sm->module, path);
   check_decls("parameter", c.params, d.params, path);
@@ -350,7 +352,7 @@ torch::Tensor script_forward(ScriptModel& m, const std::vector<torch::Tensor>& p
   // would train differently from its replay, which starts from a fresh load.
   if (attribute_digest(m.module, m.param_names) != m.attrs) {
     std::string which = "?";
-    torch::jit::Module fresh = load_file(m.path);
+    torch::jit::Module fresh = load_file(m.path, m.train);
     fresh.to(out.device());
     const auto before = attribute_values(fresh, m.param_names), now = attribute_values(m.module, m.param_names);
     for (size_t i = 0; i < std::min(before.size(), now.size()); i++)

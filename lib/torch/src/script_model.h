@@ -15,6 +15,7 @@ namespace wit {
 
 struct ScriptModel {
   std::string path;
+  bool train = false;  // training mode (module.train()), else eval
   torch::jit::Module module;
   // Per parameter, in name order: the submodule that owns the slot and the attribute name.
   std::vector<std::pair<torch::jit::Module, std::string>> slots;
@@ -33,8 +34,10 @@ struct ScriptModel {
 };
 
 // The run's module for `device`, loaded once per process and checked against
-// `c` (digest, parameters, buffers); see check_model in wit/script.h.
-std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Device device);
+// `c` (digest, parameters, buffers); see check_model in wit/script.h. In eval
+// mode, or with `train` in training mode (a run's "train_mode": its dropout
+// draws from the generator the step seeds); each mode is its own copy.
+std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Device device, bool train = false);
 
 // Puts `params` (name order) in the module's parameter slots and the lists
 // that hold its parameters.

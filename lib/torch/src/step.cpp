@@ -1,22 +1,61 @@
 // THE training step (shared by training and replay) and the probe
 // fingerprint, over the GPT in model.h.
 #include <cmath>
+#include <mutex>
+#include <optional>
 
 #include "model.h"
 #include "step.h"
 #include "wit/error.h"
+#include "wit/rng.h"
 #include "wit/sketch.h"
 
 namespace wit {
 
-StepOutput train_step(const Manifest& mf, TrainState& state, const BatchRecords& batch) {
-  return train_step_split(mf, state, batch, nullptr);
+namespace {
+
+// The dropout generator's seed of one training forward (docs/hashing.md; kept
+// here, beside its only use, rather than in tags.h).
+constexpr std::string_view kDropoutTag = "wit/dropout/v1";
+
+// A forward of a run with dropout holds LibTorch's default generator, seeded
+// for it, from the seeding to its end: no other forward of this process draws
+// in between (replays may run on several threads).
+std::mutex g_generator;
+
+class DropoutScope {
+ public:
+  DropoutScope(const Manifest& mf, ByteView seed, int64_t step, int64_t first_row) {
+    if (!mf.random_step()) return;
+    drop_ = Dropout{mf.dropout, mf.train_mode};
+    lock_.emplace(g_generator);
+    torch::manual_seed(dropout_seed(seed, step, first_row));
+  }
+  const Dropout* forward() const { return drop_ ? &*drop_ : nullptr; }
+
+ private:
+  std::optional<Dropout> drop_;
+  std::optional<std::lock_guard<std::mutex>> lock_;
+};
+
+}  // namespace
+
+StepOutput train_step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed) {
+  return train_step_split(mf, state, batch, nullptr, seed);
 }
 
 std::pair<int64_t, int64_t> share_rows(int64_t B, int64_t W, int64_t r) {
   const int64_t q = B / W, extra = B % W;
   const int64_t lo = r * q + std::min(r, extra);
   return {lo, lo + q + (r < extra ? 1 : 0)};
+}
+
+uint64_t dropout_seed(ByteView seed, int64_t step, int64_t first_row) {
+  uint8_t t[8], r[8];
+  put_le64(t, uint64_t(step));
+  put_le64(r, uint64_t(first_row));
+  const Hash32 k = derive_key(kDropoutTag, {seed, ByteView(t, 8), ByteView(r, 8)});
+  return get_le64(k.data());
 }
 
 namespace {
@@ -26,12 +65,21 @@ struct Share {
   std::vector<float> losses;
   std::vector<torch::Tensor> grads;
 };
-Share share_step(TrainState::Impl& s, const BatchRecords& batch, int64_t lo, int64_t hi);
+Share share_step(const Manifest& mf, TrainState::Impl& s, const BatchRecords& batch, int64_t lo, int64_t hi,
+                 ByteView seed);
+
+// The step's forward keys dropout by the run's seed, the step and the first
+// row of the forward's rows; a step without randomness needs no seed.
+void check_seed(const Manifest& mf, ByteView seed) {
+  if (mf.random_step() && seed.size != 32)
+    throw Error("the run's step draws dropout from its seed, which this step was not given", "train step");
+}
 
 }  // namespace
 
-StepOutput train_step_emulating(const Manifest& mf, TrainState& state, const BatchRecords& batch, int world) {
-  if (world <= 1) return train_step_split(mf, state, batch, nullptr);
+StepOutput train_step_emulating(const Manifest& mf, TrainState& state, const BatchRecords& batch, int world,
+                                ByteView seed) {
+  if (world <= 1) return train_step_split(mf, state, batch, nullptr, seed);
   const int64_t B = int64_t(batch.size());
   if (B < world)
     throw Error("a batch of " + std::to_string(B) + " records cannot be split over " + std::to_string(world) + " ranks",
@@ -44,7 +92,7 @@ StepOutput train_step_emulating(const Manifest& mf, TrainState& state, const Bat
   split.reduce_grads = [&](std::vector<torch::Tensor>& grads) {
     for (int64_t r = 1; r < world; r++) {
       const auto [lo, hi] = share_rows(B, world, r);
-      Share sh = share_step(state.impl(), batch, lo, hi);
+      Share sh = share_step(mf, state.impl(), batch, lo, hi, seed);
       for (size_t i = 0; i < grads.size(); i++) grads[i] = grads[i] + sh.grads[i];
       losses[size_t(r)] = std::move(sh.losses);
     }
@@ -54,12 +102,14 @@ StepOutput train_step_emulating(const Manifest& mf, TrainState& state, const Bat
     for (int64_t r = 1; r < world; r++) all.insert(all.end(), losses[size_t(r)].begin(), losses[size_t(r)].end());
     return all;
   };
-  return train_step_split(mf, state, batch, &split);
+  return train_step_split(mf, state, batch, &split, seed);
 }
 
-StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRecords& batch, const StepSplit* split) {
+StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRecords& batch, const StepSplit* split,
+                            ByteView seed) {
   TrainState::Impl& s = state.impl();
   if (batch.empty()) throw Error("empty batch", "train step");
+  check_seed(mf, seed);
   const int64_t t = s.step + 1;
   const int64_t B = int64_t(batch.size());
   // This rank's rows (all of them in a single process).
@@ -67,28 +117,30 @@ StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRe
     throw Error("empty share of the batch", "train step");
   std::vector<torch::Tensor> grads;
   StepOutput out;
-  if (split) {
-    Share sh = share_step(s, batch, split->lo, split->hi);
+  if (split || mf.micro_batch > 0) {
+    // The rows in shares (ranks, micro-batches): each a gradient of its
+    // rows' loss / B, summed; the batch loss is the mean of the B losses.
+    const auto [lo, hi] = split ? std::pair<int64_t, int64_t>{split->lo, split->hi} : std::pair<int64_t, int64_t>{0, B};
+    Share sh = share_step(mf, s, batch, lo, hi, seed);
     grads = std::move(sh.grads);
     out.losses = std::move(sh.losses);
+    if (split) {
+      split->reduce_grads(grads);
+      out.losses = split->gather_losses(out.losses);
+    }
+    if (int64_t(out.losses.size()) != B) throw Error("gathered losses do not cover the batch", "train step");
+    out.mean_loss = torch::tensor(out.losses, torch::kFloat32).mean().item<float>();
   } else {
+    // The whole batch in one forward (the step of runs without accumulation, bit for bit).
     Rows rows = make_rows(batch, s.cfg, s.device);
-    // Forward: per-example losses of the weights before the step.
-    auto nll = -target_logp(s, rows);
+    DropoutScope drop(mf, seed, t, 0);
+    auto nll = -target_logp(s, rows, drop.forward());
     auto per_example = (nll * rows.mask).sum(1) / rows.mask.sum(1);
     auto loss = per_example.mean();
     grads = torch::autograd::grad({loss}, s.params);
     out.losses = to_vector(per_example);
     out.mean_loss = loss.item<float>();
   }
-  if (split) {
-    split->reduce_grads(grads);
-    out.losses = split->gather_losses(out.losses);
-    if (int64_t(out.losses.size()) != B) throw Error("gathered losses do not cover the batch", "train step");
-    // The batch loss as the single process computes it: the mean of the B losses.
-    out.mean_loss = torch::tensor(out.losses, torch::kFloat32).mean().item<float>();
-  }
-
   torch::NoGradGuard no_grad;
   double sq = 0;
   for (const auto& g : grads) sq += g.to(torch::kDouble).square().sum().item<double>();
@@ -122,16 +174,32 @@ StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRe
 namespace {
 
 // A rank's part of the batch loss is sum(loss_b) / B over its rows, so the
-// ranks' gradients sum to the gradient of the mean over the whole batch.
-Share share_step(TrainState::Impl& s, const BatchRecords& batch, int64_t lo, int64_t hi) {
-  const BatchRecords share(batch.begin() + lo, batch.begin() + hi);
-  Rows rows = make_rows(share, s.cfg, s.device);
-  auto nll = -target_logp(s, rows);
-  auto per_example = (nll * rows.mask).sum(1) / rows.mask.sum(1);
-  auto loss = per_example.sum() / double(batch.size());
+// ranks' gradients sum to the gradient of the mean over the whole batch. With
+// micro_batch, the rows [lo, hi) go forward and backward in consecutive
+// micro-batches of micro_batch rows (the last may be smaller), each one's
+// gradient of its own sum(loss_b) / B, added in row order: g = g1 + g2 + ...
+Share share_step(const Manifest& mf, TrainState::Impl& s, const BatchRecords& batch, int64_t lo, int64_t hi,
+                 ByteView seed) {
+  const int64_t t = s.step + 1, B = int64_t(batch.size());
+  const int64_t m = mf.micro_batch > 0 ? mf.micro_batch : hi - lo;
   Share out;
-  out.grads = torch::autograd::grad({loss}, s.params);
-  out.losses = to_vector(per_example);
+  for (int64_t a = lo; a < hi; a += m) {
+    const int64_t b = std::min(hi, a + m);
+    const BatchRecords share(batch.begin() + a, batch.begin() + b);
+    Rows rows = make_rows(share, s.cfg, s.device);
+    DropoutScope drop(mf, seed, t, a);
+    auto nll = -target_logp(s, rows, drop.forward());
+    auto per_example = (nll * rows.mask).sum(1) / rows.mask.sum(1);
+    auto loss = per_example.sum() / double(B);
+    std::vector<torch::Tensor> g = torch::autograd::grad({loss}, s.params);
+    if (out.grads.empty()) {
+      out.grads = std::move(g);
+    } else {
+      for (size_t i = 0; i < g.size(); i++) out.grads[i] = out.grads[i] + g[i];
+    }
+    const std::vector<float> l = to_vector(per_example);
+    out.losses.insert(out.losses.end(), l.begin(), l.end());
+  }
   return out;
 }
 

@@ -30,7 +30,16 @@ struct StepSplit {
 // rank computes the rows [lo, hi) only, and the gradient and the losses are
 // completed across ranks before clipping and AdamW. split == nullptr is the
 // single-process step, bit for bit.
-StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRecords& batch, const StepSplit* split);
+// `seed` is the run's seed: a run with dropout (Manifest::random_step) keys
+// its generator by it, the step and each forward's first row (dropout_seed);
+// other runs ignore it (it may be empty).
+StepOutput train_step_split(const Manifest& mf, TrainState& state, const BatchRecords& batch, const StepSplit* split,
+                            ByteView seed);
+
+// The dropout generator's seed for the forward of rows [first_row, ...) of
+// step `step`: the first 8 bytes (little endian) of
+// derive_key("wit/dropout/v1", {seed, le64(step), le64(first_row)}).
+uint64_t dropout_seed(ByteView seed, int64_t step, int64_t first_row);
 
 // Rank r's rows [lo, hi) of a batch of B records over W ranks: contiguous, in
 // rank order, the first B mod W ranks one row more.

@@ -80,7 +80,7 @@ void check_model_fits(const Manifest& mf, const Dataset& dataset, const TrainOpt
 
 // One step: wit's own (single process or data parallel) or a replaced one.
 StepOutput do_step(const TrainOptions& opt, Dist* dist, const Manifest& mf, TrainState& state,
-                   const BatchRecords& declared, int64_t t) {
+                   const BatchRecords& declared, int64_t t, const Bytes& seed) {
   if (opt.step_fn) return opt.step_fn(mf, state, declared, t);
   const int rank = dist ? dist->rank() : 0;
   const auto [lo, hi] = dist ? dist->rows(int64_t(declared.size())) : std::pair<int64_t, int64_t>{0, int64_t(declared.size())};
@@ -90,7 +90,7 @@ StepOutput do_step(const TrainOptions& opt, Dist* dist, const Manifest& mf, Trai
     opt.rows_fn(t, rank, lo, hi, tampered);
   }
   const BatchRecords& batch = opt.rows_fn ? tampered : declared;
-  return dist ? dist->step(mf, state, batch) : train_step(mf, state, batch);
+  return dist ? dist->step(mf, state, batch, ByteView(seed)) : train_step(mf, state, batch, ByteView(seed));
 }
 
 void finish_summary(const TrainOptions& opt, const Dist* dist, TrainSummary& sum) {
@@ -153,7 +153,7 @@ TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady
     BatchRecords batch;
     for (uint64_t i : order.batch(t)) batch.push_back(dataset.record(i));
     auto ts = std::chrono::steady_clock::now();
-    StepOutput out = do_step(opt, &dist, mf, state, batch, t);
+    StepOutput out = do_step(opt, &dist, mf, state, batch, t, seed);
     auto tw = std::chrono::steady_clock::now();
     sum.step_seconds += std::chrono::duration<double>(tw - ts).count();
     // This rank's part of the witnesses: its range's sketches (and, sharded, its checkpoint shard).
@@ -462,7 +462,7 @@ TrainSummary train(const TrainOptions& opt) {
       leaves.push_back(dataset.leaf(i));
     }
     auto ts = std::chrono::steady_clock::now();
-    StepOutput out = do_step(opt, dist.get(), mf, state, batch, t);
+    StepOutput out = do_step(opt, dist.get(), mf, state, batch, t, seed);
     auto tw = std::chrono::steady_clock::now();
     sum.step_seconds += std::chrono::duration<double>(tw - ts).count();
     if (opt.witnesses) {  // without: bench only, the same run without witnesses

@@ -47,6 +47,20 @@ struct Manifest {
   ScheduleConfig schedule;
   FingerprintConfig fp;
   int64_t batch_size = 16, steps = 100;
+  // Gradient accumulation: each step's batch (each rank's share of it) is
+  // run forward and backward in micro-batches of at most this many rows,
+  // their gradients summed before the one clip + AdamW update. 0 = off (the
+  // manifest then has no "micro_batch" field). docs/training.md.
+  int64_t micro_batch = 0;
+  // Dropout drawn from a generator keyed by the run's seed, the step and the
+  // micro-batch (docs/training.md#dropout): for the built-in GPT its rate
+  // (0 = off, no "dropout" field); for a TorchScript model `train_mode` runs
+  // its forward in training mode (its own nn.Dropout rates). Evaluation,
+  // probes and fingerprints always run in eval mode.
+  double dropout = 0;
+  bool train_mode = false;
+  // Whether the step draws random numbers (and so needs the run's seed).
+  bool random_step() const { return dropout > 0 || train_mode; }
   int64_t checkpoint_every = 50;  // C
   int64_t head_every = 10;        // N: sign a tree head every N entries (and at the end)
   // The data, copied from the commitment: the root of its one tree, the
@@ -77,7 +91,8 @@ std::optional<std::string> seed_problem(const Manifest& mf, ByteView seed);
 
 // The user's training config (--config run.json): any of "model", "optimizer",
 // "schedule", "batch_size", "steps", "checkpoint_every", "head_every",
-// "fingerprint" (as in the manifest; missing fields take defaults), plus an
+// "fingerprint", "micro_batch", "dropout", "train_mode" (as in the manifest;
+// missing fields take defaults), plus an
 // optional "seed" (64 hex digits; secret, never copied into the manifest) and
 // "nonce" (a public registration nonce). Unknown keys are errors.
 struct TrainConfig {

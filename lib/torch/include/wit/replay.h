@@ -107,13 +107,14 @@ ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const V
 // from `before` with threads_a (A), then with threads_b and with the batch's
 // gradient summed from two shares, each compared with A; per tensor (and per
 // scalar field: losses, grad_norm, probe) the largest difference in rounding
-// floors. Returns replay A's state and outputs with it.
+// floors. Returns replay A's state and outputs with it. `seed` is the run's
+// (a run with dropout needs it); such a run's noise has no two-share replay.
 struct TransitionNoise {
   std::map<std::string, double> floors;  // tensor name or scalar field -> noise in rounding floors
 };
 TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& before, const BatchRecords& batch,
                                          unsigned threads_a, unsigned threads_b, const std::optional<BatchRecords>& probe,
                                          TrainState* replay_a = nullptr, StepOutput* out_a = nullptr,
-                                         std::optional<std::vector<float>>* probe_a = nullptr);
+                                         std::optional<std::vector<float>>* probe_a = nullptr, ByteView seed = {});
 
 }  // namespace wit

@@ -62,7 +62,12 @@ struct StepOutput {
 // THE training step, shared by wit-train and wit-replay: forward on the batch,
 // per-example losses, backward, grad norm and clipping, AdamW with the
 // manifest's schedule at `state.step() + 1`. Advances the state by one step.
-StepOutput train_step(const Manifest& mf, TrainState& state, const BatchRecords& batch);
+// With the manifest's micro_batch, the batch goes forward and backward in
+// micro-batches whose gradients are summed before the one update. `seed` is
+// the run's seed (32 bytes), needed by a run with dropout, which draws its
+// masks from it, the step and the micro-batch (wit::Error without it);
+// other runs ignore it. docs/training.md.
+StepOutput train_step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed = {});
 
 // A data-parallel step of `world` ranks computed in one process, bit for bit
 // what the ranks compute for world <= 2: each rank's share forward and
@@ -71,7 +76,8 @@ StepOutput train_step(const Manifest& mf, TrainState& state, const BatchRecords&
 // all-reduce gives), then the one update. Lets a trainer regenerate the states
 // of a distributed run without its cluster. For more ranks the all-reduce's
 // ring order is not reproduced, and the result may differ by rounding.
-StepOutput train_step_emulating(const Manifest& mf, TrainState& state, const BatchRecords& batch, int world);
+StepOutput train_step_emulating(const Manifest& mf, TrainState& state, const BatchRecords& batch, int world,
+                                ByteView seed = {});
 
 // The probe fingerprint: per-token log-probabilities of the probe records
 // under the state's weights, count-sketched to probe_dim floats.
