@@ -218,6 +218,9 @@ int main(int argc, char** argv) {
         in.eval_reader.kind = wit::ReaderSpec::parse_kind(reader);
         in.eval_reader.field = field;
         in.eval_reader.seq_len = seq_len;
+        // Eval token ids are as wide as the committed ones (docs/records.md).
+        if (in.eval_reader.kind == wit::ReaderKind::kTokens && l.commit.reader.kind == wit::ReaderKind::kTokens)
+          in.eval_reader.token_bytes = l.commit.reader.token_bytes;
       }
       in.eval_paths = eval_files;
       in.train_paths = train_files;
