@@ -5,7 +5,8 @@
 # vocabulary of 70,000 trained on it, challenged and certified by replay; an
 # id not below the vocabulary is refused before training, naming the id and
 # its record; the same bytes read as uint16 ids are a different dataset to
-# the trainer. Bad widths and cut files are one-line errors, nothing written.
+# the trainer; wit-query contamination reads eval windows with the committed
+# width. Bad widths and cut files are one-line errors, nothing written.
 source "$(dirname "$0")/lib.sh"
 BUILD=$(cd "$WIT_BIN/.." && pwd)
 FORGE="$BUILD/tests/attacks/causal_forge"  # writes small TorchScript modules (no Python needed)
@@ -38,6 +39,13 @@ absent bad.commit.json bad.commit.widx
 run 2 wit-commit -q --reader tokens --token-bytes 4 --seq-len 16 -o bad.commit.json cut.bin &&
   error_is wit-commit 'token file size 2562 is not a multiple of 4 \(uint32 ids, --token-bytes 4\): cut.bin at byte 2560'
 absent bad.commit.json bad.commit.widx
+
+# --- contamination: eval token files are read with the committed width, so
+# one 16-id window is 16 uint32 ids (4 13-grams; as uint16 it would be 32 ids, 20)
+dd if=tok.bin of=ev.bin bs=64 skip=2 count=1 status=none
+run 1 wit-query contamination --commit tok.commit.json --index tok.widx --reader tokens --seq-len 16 -o cert.json ev.bin
+grep -q '"token_bytes": 4' cert.json && grep -q '"eval_ngrams": 4,' cert.json && grep -q '"overlap_fraction": 1.0' cert.json &&
+  ok || fail "contamination of a uint32 window: $(grep -E 'token_bytes|ngrams|overlap_fraction' cert.json)"
 
 # --- train a model with a vocabulary of 70,000 on the uint32 ids
 run 0 "$FORGE" plain m.pt 70000 8
