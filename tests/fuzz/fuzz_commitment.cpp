@@ -17,7 +17,7 @@ namespace {
 
 bool same(const wit::Commitment& a, const wit::Commitment& b) {
   if (a.reader.kind != b.reader.kind || a.reader.field != b.reader.field ||
-      a.reader.seq_len != b.reader.seq_len || a.n != b.n || a.records != b.records || a.root != b.root ||
+      a.reader.seq_len != b.reader.seq_len || a.reader.token_bytes != b.reader.token_bytes || a.n != b.n || a.records != b.records || a.root != b.root ||
       a.inputs != b.inputs || a.sources.size() != b.sources.size())
     return false;
   for (size_t i = 0; i < a.sources.size(); i++) {

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
                               {"grad_clip", mf.opt.grad_clip},
                               {"context", mf.model.context},
                               {"pad", mf.model.scripted() ? mf.model.pad : wit::ModelConfig::kPad},
-                              {"tokens", mf.model.tokens == wit::TokenMode::kU16 ? "u16" : "bytes"},
+                              {"tokens", wit::token_mode_name(mf.model.tokens)},
                               {"decay", decay},
                               {"losses", o.losses},
                               {"mean_loss", o.mean_loss},

@@ -307,3 +307,34 @@ TEST_CASE("tokens: known root and source digests, streamed", "[commit]") {
   CHECK(big.commitment.root.hex() == "d929352b7cd98444b2a806246f43252b76b2533d44313bb45fe932b85dfd05dd");
   CHECK(big.commitment.sources.at(0).digest.hex() == "f8b4bd00b2bbc87ef403e2eeca942363f0c2c61c320b81ca69c6ab549f0efe61");
 }
+
+// uint32 ids: a window is 4 * seq_len bytes, so 8 uint32 ids hash the same 32
+// bytes as 16 uint16 ids: the same leaves, root and source digests (the
+// window is the digest's piece either way). Only the reader spec tells the
+// two commitments apart, and it is what a run binds (its data section).
+TEST_CASE("tokens: uint32 ids, windows of 4 * seq_len bytes, told apart by the reader spec", "[commit]") {
+  std::string data(305 * 32, '\0');
+  for (size_t i = 0; i < data.size(); i++) data[i] = char(((uint64_t(i) * 2654435761ULL) >> 13) & 0xff);
+  TmpDir d;
+  const std::string f = d.file("t.bin", data);
+  ReaderSpec u16;
+  u16.kind = ReaderKind::kTokens;
+  u16.seq_len = 16;
+  ReaderSpec u32 = u16;
+  u32.seq_len = 8;
+  u32.token_bytes = 4;
+  const CommitResult a = commit_dataset(u16, {f}, 2), b = commit_dataset(u32, {f}, 2);
+  CHECK(b.commitment.records == 305);
+  CHECK(b.commitment.root == a.commitment.root);
+  REQUIRE(b.commitment.sources.size() == 1);
+  CHECK(b.commitment.sources[0].piece_size == 32);
+  CHECK(b.commitment.sources[0].digest == a.commitment.sources[0].digest);
+  CHECK(a.commitment.to_json()["reader"].dump() == R"({"kind":"tokens","seq_len":16})");
+  CHECK(b.commitment.to_json()["reader"].dump() == R"({"kind":"tokens","seq_len":8,"token_bytes":4})");
+  const Commitment back = Commitment::from_json(b.commitment.to_json(), "c.json");
+  CHECK(back.reader.token_bytes == 4);
+  // 2 bytes past a multiple of 4: refused as uint32 ids, fine as uint16 ones.
+  const std::string g = d.file("g.bin", data + "ab");
+  CHECK_THROWS_WITH(commit_dataset(u32, {g}, 2), Catch::Contains("is not a multiple of 4"));
+  CHECK(commit_dataset(u16, {g}, 2).commitment.records == 305);
+}

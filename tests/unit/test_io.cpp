@@ -60,6 +60,38 @@ TEST_CASE("io: an output link is followed, a device written in place, a director
   fs::remove_all(d);
 }
 
+TEST_CASE("io: sync() early, more written after it, commit without the directory's fsync", "[io]") {
+  // What wit-commit does with its index: sync on the writer thread, then
+  // rename the pair and fsync their directory once.
+  const fs::path d = fresh_dir("sync");
+  std::ofstream(d / "link-target.widx") << "old";
+  fs::create_symlink("link-target.widx", d / "i.widx");
+  {
+    AtomicFile f((d / "i.widx").string(), true);
+    f.write("head ");
+    f.sync();
+    f.sync();  // nothing new: a no-op
+    f.write("tail");  // written after the sync: commit() syncs again
+    f.write_at(0, ByteView(std::string("HEAD")));
+    CHECK(fs::path(f.target()) == fs::canonical(d / "link-target.widx"));
+    CHECK(slurp(d / "link-target.widx") == "old");  // nothing replaced before commit
+    f.commit(false);
+    sync_parent_dir(f.target());
+  }
+  CHECK(fs::is_symlink(d / "i.widx"));
+  CHECK(slurp(d / "link-target.widx") == "HEAD tail");
+  CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) == 2);  // no temporary left
+  {
+    // Synced, then dropped without commit: nothing is replaced.
+    AtomicFile f((d / "i.widx").string(), true);
+    f.write("lost");
+    f.sync();
+  }
+  CHECK(slurp(d / "link-target.widx") == "HEAD tail");
+  CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) == 2);
+  fs::remove_all(d);
+}
+
 TEST_CASE("io: a killed writer's temporaries are removed by the next writer, a live one's are not", "[io]") {
   const fs::path d = fresh_dir("stale");
   const fs::path out = d / "x.widx";

@@ -164,6 +164,19 @@ TEST_CASE("an invalid TorchScript model section names its field", "[model_spec]"
   u16["tokens"] = "u16";
   u16["vocab"] = 70000;
   CHECK_THAT(refusal(u16), Catch::Contains("larger than uint16 token ids"));
+  // uint32 ids (the tokens reader's --token-bytes 4): vocabularies up to 2^32.
+  json u32 = u16;
+  u32["tokens"] = "u32";
+  CHECK(refusal(u32).empty());
+  CHECK(ModelConfig::from_json(u32, "m").tokens == TokenMode::kU32);
+  CHECK(ModelConfig::from_json(u32, "m").to_json()["tokens"] == "u32");
+  u32["vocab"] = int64_t(1) << 32;
+  CHECK(refusal(u32).empty());
+  u32["vocab"] = (int64_t(1) << 32) + 1;
+  CHECK_THAT(refusal(u32), Catch::Contains("vocab"));
+  CHECK(token_mode_bytes(TokenMode::kBytes) == 0);
+  CHECK(token_mode_bytes(TokenMode::kU16) == 2);
+  CHECK(token_mode_bytes(TokenMode::kU32) == 4);
 }
 
 TEST_CASE("normal init is Irwin-Hall over the parameter's ChaCha20 stream", "[model_spec]") {

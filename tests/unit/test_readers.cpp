@@ -66,9 +66,10 @@ ReaderSpec jsonl_spec(const std::string& field = "text") {
   return s;
 }
 
-ReaderSpec tokens_spec(uint64_t seq_len) {
+ReaderSpec tokens_spec(uint64_t seq_len, unsigned token_bytes = 2) {
   ReaderSpec s = spec_of(ReaderKind::kTokens);
   s.seq_len = seq_len;
+  s.token_bytes = token_bytes;
   return s;
 }
 
@@ -308,6 +309,52 @@ TEST_CASE("tokens: windows, partial window, odd size", "[readers]") {
         "invalid reader spec: --seq-len (seq_len) must be between 1 and 4294967296 for the tokens reader");
 }
 
+TEST_CASE("tokens: uint32 ids (token_bytes 4), windows of 4 * seq_len bytes, decoded little-endian", "[readers]") {
+  FilesDir t;
+  // Ids past 65535 (a vocabulary of 70,000 and 2^32 - 1), little-endian.
+  const std::vector<uint32_t> ids{0, 1, 65535, 65536, 69999, 0x01020304, 0xFFFFFFFFu};
+  std::string data;
+  for (uint32_t id : ids)
+    for (int b = 0; b < 4; b++) data += char((id >> (8 * b)) & 0xFF);
+  const std::string f = t.write("t32.bin", data);
+  auto src = RecordSource::open(tokens_spec(3, 4), f);
+  CHECK(src->fixed_size() == 12);
+  CHECK(all_records(*src) == Strings{data.substr(0, 12), data.substr(12, 12)});  // id 6 is a partial window
+  std::string scratch;
+  const ByteView r1 = src->record(1, scratch);
+  REQUIRE(token_count(r1, 4) == 3);
+  CHECK(token_id(r1, 4, 0) == 65536);
+  CHECK(token_id(r1, 4, 1) == 69999);
+  CHECK(token_id(r1, 4, 2) == 0x01020304u);
+  CHECK(token_id(ByteView(data), 4, 6) == 0xFFFFFFFFu);
+  // The same bytes as uint16 ids: twice the tokens, the low and high halves.
+  CHECK(token_count(r1, 2) == 6);
+  CHECK(token_id(r1, 2, 0) == 0);  // 65536 = 0x0001'0000
+  CHECK(token_id(r1, 2, 1) == 1);
+  CHECK(token_id(r1, 2, 2) == 0x116F);  // 69999 = 0x0001'116F
+  CHECK(token_id(r1, 2, 4) == 0x0304);
+  // The first id not below a vocabulary, and none.
+  const TokenAt at = first_token_at_least(ByteView(data), 4, 70000);
+  CHECK(at.position == 5);
+  CHECK(at.id == 0x01020304u);
+  CHECK(first_token_at_least(ByteView(data).sub(0, 20), 4, 70000).position == 5);  // count: none found
+  CHECK(first_token_at_least(ByteView(data), 4, uint64_t(1) << 32).position == 7);
+
+  // A size that is not a multiple of 4: the offset of the cut id.
+  const std::string cut = t.write("cut.bin", data + "xy");
+  auto e = error_of([&] { RecordSource::open(tokens_spec(3, 4), cut); });
+  CHECK(e.first == "token file size 30 is not a multiple of 4 (uint32 ids, --token-bytes 4): " + cut + " at byte 28");
+  CHECK(!e.second.empty());
+  // The same file is fine with 2-byte ids (30 is even).
+  CHECK(RecordSource::open(tokens_spec(3, 2), cut)->count() == 5);
+  CHECK(error_of([&] { tokens_spec(3, 3).validate(); }).first ==
+        "invalid reader spec: --token-bytes (token_bytes) must be 2 or 4");
+  ReaderSpec lines = spec_of(ReaderKind::kLines);
+  lines.token_bytes = 4;
+  CHECK(error_of([&] { lines.validate(); }).first ==
+        "invalid reader spec: --token-bytes applies to the tokens reader only");
+}
+
 TEST_CASE("files: nested directories in bytewise order", "[readers]") {
   FilesDir t;
   std::string d = t.path() + "/data";
@@ -368,8 +415,13 @@ TEST_CASE("reader spec JSON", "[readers]") {
   CHECK(spec_of(ReaderKind::kLines).to_json().dump() == R"({"kind":"lines"})");
   CHECK(spec_of(ReaderKind::kFortune).to_json().dump() == R"({"kind":"fortune"})");
   CHECK(spec_of(ReaderKind::kFiles).to_json().dump() == R"({"kind":"files"})");
+  // uint32 ids are written; the default uint16 ids are not, so a uint16 spec
+  // (and every commitment and run id over one) is what it always was.
+  CHECK(tokens_spec(1024, 4).to_json().dump() == R"({"kind":"tokens","seq_len":1024,"token_bytes":4})");
+  CHECK(tokens_spec(1024, 2).to_json().dump() == R"({"kind":"tokens","seq_len":1024})");
+  CHECK(ReaderSpec::from_json(nlohmann::json::parse(R"({"kind":"tokens","seq_len":8})"), "w").token_bytes == 2);
 
-  for (ReaderSpec s : {jsonl_spec("body"), tokens_spec(7), spec_of(ReaderKind::kFiles)}) {
+  for (ReaderSpec s : {jsonl_spec("body"), tokens_spec(7), tokens_spec(7, 4), spec_of(ReaderKind::kFiles)}) {
     ReaderSpec r = ReaderSpec::from_json(s.to_json(), "c.json");
     CHECK(r.to_json() == s.to_json());
   }
@@ -390,6 +442,13 @@ TEST_CASE("reader spec JSON", "[readers]") {
         "c.json");
   CHECK(err(R"({"kind":"tokens","seq_len":4.5})") ==
         "invalid reader spec: 'seq_len' is not an integer: c.json");
+  // One spelling: the default width is never written, so "token_bytes": 2 is refused too.
+  for (const char* bad : {R"({"kind":"tokens","seq_len":4,"token_bytes":2})", R"({"kind":"tokens","seq_len":4,"token_bytes":8})",
+                          R"({"kind":"tokens","seq_len":4,"token_bytes":4.0})", R"({"kind":"tokens","seq_len":4,"token_bytes":"4"})"})
+    CHECK(err(bad) == "invalid reader spec: 'token_bytes' must be 4 (uint32 ids); uint16 ids are the default and leave it "
+                      "out: c.json");
+  CHECK(err(R"({"kind":"lines","token_bytes":4})") ==
+        "invalid reader spec: unexpected key 'token_bytes' for reader 'lines': c.json");
   CHECK(err(R"({"kind":"jsonl","field":""})") ==
         "invalid reader spec: jsonl field name is empty: c.json");
   CHECK(err(R"({"kind":"jsonl","field":1})") ==

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   wit::cli::setup(app, "wit-commit");
   std::string reader = "lines", field = "text", out = "-", index_path;
   uint64_t seq_len = 0;
+  unsigned token_bytes = 2;
   unsigned threads = 0;
   bool quiet = false, no_index = false;
   std::vector<std::string> files;
@@ -40,6 +41,10 @@ int main(int argc, char** argv) {
                          ->default_str("lines");
   app.add_option("--field", field, "JSONL field holding the record (jsonl)")->default_str("text");
   app.add_option("--seq-len", seq_len, "Tokens per record (tokens reader)");
+  auto* token_bytes_opt =
+      app.add_option("--token-bytes", token_bytes, "Bytes per token id, 2 (uint16) or 4 (uint32) (tokens reader)")
+          ->check(CLI::IsMember({2u, 4u}))
+          ->default_str("2");
   app.add_option("-o,--output", out, "Commitment JSON to write (- = stdout)")->default_str("-");
   wit::cli::mark_output(app.add_option("--index", index_path, "Index to write (default: beside -o as NAME.widx)"));
   app.add_flag("--no-index", no_index, "Write no index");
@@ -92,6 +97,9 @@ int main(int argc, char** argv) {
     spec.kind = wit::ReaderSpec::parse_kind(reader);
     spec.field = field;
     spec.seq_len = seq_len;
+    spec.token_bytes = token_bytes;
+    if (token_bytes_opt->count() > 0 && spec.kind != wit::ReaderKind::kTokens)
+      throw wit::Error("--token-bytes applies to the tokens reader only", "--reader " + reader);
     spec.validate();
     if (index_path.empty() && !no_index && out != "-") index_path = default_index_path(out);
     if (index_path == "-" || (!index_path.empty() && index_path == out))
@@ -113,7 +121,12 @@ int main(int argc, char** argv) {
     std::unique_ptr<wit::AtomicFile> idx;
     if (!index_path.empty()) idx = std::make_unique<wit::AtomicFile>(index_path, true);
     std::function<void(const wit::CommitResult&)> write_index;
-    if (idx) write_index = [&](const wit::CommitResult& c) { wit::write_index(*idx, c); };
+    // The writer thread also waits for the index's fsync, while the source
+    // digests are still being hashed (text readers), not after them.
+    if (idx) write_index = [&](const wit::CommitResult& c) {
+        wit::write_index(*idx, c);
+        idx->sync();
+      };
     wit::CommitResult r =
         wit::commit_dataset(spec, files, threads, [&](uint64_t b) { progress.add(b); }, write_index);
     wit::AtomicFile commit(out);
@@ -122,8 +135,11 @@ int main(int argc, char** argv) {
       // The pair is published under its lock: another wit-commit to the same
       // output waits, and a reader holding the lock shared sees both or neither.
       const auto pair_lock = wit::lock_commit_pair(out, true);
-      if (idx) idx->commit();
+      // Both renames, then the directory's fsync once (the index's directory
+      // is synced again only where it is another one: a no-op otherwise).
+      if (idx) idx->commit(false);
       commit.commit();
+      if (idx) wit::sync_parent_dir(idx->target());
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -72,7 +72,9 @@ std::string Commitment::dump() const { return to_json().dump(2) + "\n"; }
 std::string Commitment::describe() const {
   std::string reader_words = ReaderSpec::kind_name(reader.kind);
   if (reader.kind == ReaderKind::kJsonl) reader_words += " (field \"" + reader.field + "\")";
-  if (reader.kind == ReaderKind::kTokens) reader_words += " (" + std::to_string(reader.seq_len) + " tokens a record)";
+  if (reader.kind == ReaderKind::kTokens)
+    reader_words += " (" + std::to_string(reader.seq_len) + " tokens a record, uint" +
+                    std::to_string(8 * reader.token_bytes) + " ids)";
   uint64_t bytes = 0;
   for (const auto& s : sources) bytes += s.size;
   std::string o;
@@ -438,7 +440,7 @@ std::vector<SourceInfo> digests(const ReaderSpec& spec, const RecordFiles& f, un
       if (spec.kind == ReaderKind::kTokens) {
         // Token windows tile the file, so their leaves are the pieces; a
         // partial window at the end is one more piece.
-        si.piece_size = 2 * spec.seq_len;
+        si.piece_size = uint64_t(spec.token_bytes) * spec.seq_len;
         const uint64_t cnt = f.readers[r]->count(), covered = cnt * si.piece_size;
         Hash32 tail;
         if (covered < si.size) {

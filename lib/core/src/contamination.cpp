@@ -17,10 +17,10 @@ namespace wit {
 
 using nlohmann::json;
 
-std::vector<uint64_t> ngram_shingles(ByteView rec, bool tokens, unsigned n) {
+std::vector<uint64_t> ngram_shingles(ByteView rec, bool tokens, unsigned n, unsigned token_bytes) {
   std::vector<uint64_t> units;
   if (tokens) {
-    for (size_t i = 0; i + 1 < rec.size; i += 2) units.push_back(uint64_t(rec.data[i]) | uint64_t(rec.data[i + 1]) << 8);
+    for (uint64_t i = 0; i < token_count(rec, token_bytes); i++) units.push_back(token_id(rec, token_bytes, i));
   } else {
     // Words: runs of ASCII letters/digits or non-ASCII bytes, ASCII lowercased;
     // punctuation and whitespace separate words (as in GPT-3's overlap study).
@@ -86,22 +86,29 @@ json ngram_statistic(const ContaminationInput& in, const LeafSet& eval, const Re
     st["reason"] = "training and eval data are not both text or both tokens";
     return st;
   }
+  if (in.commitment->reader.kind == ReaderKind::kTokens &&
+      in.commitment->reader.token_bytes != in.eval_reader.token_bytes) {
+    st["computed"] = false;
+    st["reason"] = "training and eval token ids differ in width";
+    return st;
+  }
   if (!train) {
     st["computed"] = false;
     st["reason"] = missing;
     return st;
   }
   const bool tokens = in.commitment->reader.kind == ReaderKind::kTokens;
+  const unsigned width = in.commitment->reader.token_bytes;
   std::unordered_set<uint64_t> seen;
   std::string scratch;
   for (const auto& r : train->readers)
     for (uint64_t i = 0; i < r->count(); i++)
-      for (uint64_t s : ngram_shingles(r->record(i, scratch), tokens)) seen.insert(s);
+      for (uint64_t s : ngram_shingles(r->record(i, scratch), tokens, kNgramN, width)) seen.insert(s);
   uint64_t records = 0, short_records = 0, with_overlap = 0, grams = 0, hits = 0;
   for (const auto& r : eval.files.readers)
     for (uint64_t i = 0; i < r->count(); i++) {
       records++;
-      auto sh = ngram_shingles(r->record(i, scratch), tokens);
+      auto sh = ngram_shingles(r->record(i, scratch), tokens, kNgramN, width);
       if (sh.empty()) {
         short_records++;
         continue;

@@ -210,6 +210,7 @@ void AtomicFile::write(ByteView v) {
   if (!write_all(stdout_ ? 1 : fd_.get(), v.data, v.size, "atomic-write"))
     throw Error("cannot write: " + errno_text(), stdout_ ? std::string("stdout") : path_);
   written_ += v.size;
+  synced_ = false;
 }
 
 void AtomicFile::write_at(uint64_t offset, ByteView v) {
@@ -222,9 +223,16 @@ void AtomicFile::write_at(uint64_t offset, ByteView v) {
     if (w <= 0) throw Error("cannot write: " + errno_text(), path_);
     done += size_t(w);
   }
+  synced_ = false;
 }
 
-void AtomicFile::commit() {
+void AtomicFile::sync() {
+  if (done_ || stdout_ || direct_ || synced_) return;
+  if (::fsync(fd_.get()) != 0) throw Error("cannot sync: " + errno_text(), path_);
+  synced_ = true;
+}
+
+void AtomicFile::commit(bool sync_dir) {
   if (done_) return;
   if (stdout_) {
     done_ = true;
@@ -235,7 +243,7 @@ void AtomicFile::commit() {
     done_ = true;
     return;
   }
-  if (::fsync(fd_.get()) != 0) throw Error("cannot sync: " + errno_text(), path_);
+  if (!synced_ && ::fsync(fd_.get()) != 0) throw Error("cannot sync: " + errno_text(), path_);
   check_output_place(path_);  // again: an input read since the constructor is never replaced either
   fd_.reset();
   if (::rename(tmp_.c_str(), target_.c_str()) != 0)
@@ -243,7 +251,7 @@ void AtomicFile::commit() {
   live_remove(live_);
   done_ = true;
   // Make the rename durable too.
-  sync_parent_dir(target_);
+  if (sync_dir) sync_parent_dir(target_);
 }
 
 void remove_stale_temporaries(const std::string& path) {

@@ -132,8 +132,9 @@ Manifest Manifest::from_json(const json& j, const std::string& where) {
   if (!d.contains("reader")) r.bad("missing data reader");
   m.data_reader = ReaderSpec::from_json(d["reader"], where);
   if (uint64_t(m.batch_size) > m.data_n) r.bad("batch_size is larger than the dataset");
-  if (m.model.scripted() && (m.model.tokens == TokenMode::kU16) != (m.data_reader.kind == ReaderKind::kTokens))
-    r.bad("model.tokens must be \"u16\" exactly when the data's reader is \"tokens\"");
+  if (m.model.scripted() && m.model.tokens != token_mode_for(m.data_reader))
+    r.bad(std::string("model.tokens must be \"") + token_mode_name(token_mode_for(m.data_reader)) +
+          "\" for this data (\"u16\" or \"u32\" for the tokens reader's 2- or 4-byte ids, else \"bytes\")");
   m.seed_commitment = r.hash(j, "seed_commitment");
   if (j.contains("nonce") && !j["nonce"].is_null()) m.nonce = r.hash(j, "nonce");
   if (!j.contains("trainer_key") || !j["trainer_key"].is_string() ||
@@ -231,7 +232,7 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
   if (scripted) {
     m.model = *scripted;
     m.model.arch = Arch::kTorchScript;
-    m.model.tokens = data.reader.kind == ReaderKind::kTokens ? TokenMode::kU16 : TokenMode::kBytes;
+    m.model.tokens = token_mode_for(data.reader);
     for (const char* k : {"arch", "file", "params", "buffers", "tokens"})
       if (given_model.contains(k))
         throw Error(std::string("invalid training config: 'model.") + k + "' is set by --model, not by the config", where);
@@ -269,7 +270,7 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
   // The start/end token: 256 for bytes; for token ids the vocabulary's last
   // (GPT-2's <|endoftext|> is 50256 of 50257) unless the config names one.
   if (scripted && !given_model.contains("pad") && j["model"]["vocab"].is_number_integer())
-    j["model"]["pad"] = m.model.tokens == TokenMode::kU16 ? j["model"]["vocab"].get<int64_t>() - 1 : ModelConfig::kPad;
+    j["model"]["pad"] = m.model.tokens != TokenMode::kBytes ? j["model"]["vocab"].get<int64_t>() - 1 : ModelConfig::kPad;
   Manifest out = Manifest::from_json(j, where);
   if (scripted) out.model.module_path = scripted->module_path;
   return out;

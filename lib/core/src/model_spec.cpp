@@ -10,12 +10,25 @@
 #include "wit/hash.h"
 #include "wit/io.h"
 #include "wit/merkle.h"
+#include "wit/readers.h"
 #include "wit/rng.h"
 #include "wit/safetensors.h"
 #include "wit/state_root.h"
 #include "wit/tags.h"
 
 namespace wit {
+
+unsigned token_mode_bytes(TokenMode m) { return m == TokenMode::kU16 ? 2 : m == TokenMode::kU32 ? 4 : 0; }
+
+const char* token_mode_name(TokenMode m) {
+  return m == TokenMode::kU16 ? "u16" : m == TokenMode::kU32 ? "u32" : "bytes";
+}
+
+TokenMode token_mode_for(const ReaderSpec& reader) {
+  if (reader.kind != ReaderKind::kTokens) return TokenMode::kBytes;
+  return reader.token_bytes == 4 ? TokenMode::kU32 : TokenMode::kU16;
+}
+
 
 using nlohmann::json;
 
@@ -198,7 +211,7 @@ nlohmann::json ModelConfig::to_json() const {
           {"file", file.hex()},
           {"context", context},
           {"vocab", vocab},
-          {"tokens", tokens == TokenMode::kU16 ? "u16" : "bytes"},
+          {"tokens", token_mode_name(tokens)},
           {"pad", pad},
           {"params", decls_json(params)},
           {"buffers", decls_json(buffers)},
@@ -229,10 +242,10 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& where) {
   r.need(j, "context");
   r.get(j, "context", c.context, 1, 1 << 20);
   r.need(j, "vocab");
-  r.get(j, "vocab", c.vocab, 2, int64_t(1) << 31);
+  r.get(j, "vocab", c.vocab, 2, int64_t(1) << 32);
   const std::string tok = r.need(j, "tokens").is_string() ? j["tokens"].get<std::string>() : "";
-  if (tok != "bytes" && tok != "u16") r.bad("tokens must be \"bytes\" or \"u16\"");
-  c.tokens = tok == "u16" ? TokenMode::kU16 : TokenMode::kBytes;
+  if (tok != "bytes" && tok != "u16" && tok != "u32") r.bad("tokens must be \"bytes\", \"u16\" or \"u32\"");
+  c.tokens = tok == "u16" ? TokenMode::kU16 : tok == "u32" ? TokenMode::kU32 : TokenMode::kBytes;
   if (c.tokens == TokenMode::kBytes && c.vocab < 257)
     r.bad("vocab " + std::to_string(c.vocab) + " is smaller than byte data needs (257: bytes 0..255 and the start/end token 256)");
   if (c.tokens == TokenMode::kU16 && c.vocab > 65536)

@@ -139,6 +139,9 @@ int query_contamination(const ContaminationQuery& q, const std::string& out, boo
     in.eval_reader.kind = ReaderSpec::parse_kind(q.reader);
     in.eval_reader.field = q.field;
     in.eval_reader.seq_len = q.seq_len;
+    // Eval token ids are as wide as the committed ones (docs/records.md).
+    if (in.eval_reader.kind == ReaderKind::kTokens && l.commit.reader.kind == ReaderKind::kTokens)
+      in.eval_reader.token_bytes = l.commit.reader.token_bytes;
   }
   in.eval_paths = q.eval_files;
   in.train_paths = q.train_files;

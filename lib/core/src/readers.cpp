@@ -647,14 +647,16 @@ class JsonlSource : public SingleFileSource {
   std::vector<Rec> recs_;
 };
 
-// tokens: non-overlapping windows of seq_len little-endian uint16 tokens.
+// tokens: non-overlapping windows of seq_len little-endian token ids of
+// token_bytes bytes each (uint16 or uint32).
 // A regular file is not mapped but read with pread: committing reads a token
 // file once, front to back, and streaming it through a small buffer is
 // several times cheaper than faulting in a mapping page by page. stdin is
 // read into memory, as the other readers do.
 class TokensSource : public RecordSource {
  public:
-  TokensSource(const std::string& path, uint64_t seq_len) : path_(path), window_(2 * seq_len) {
+  TokensSource(const std::string& path, uint64_t seq_len, unsigned token_bytes)
+      : path_(path), window_(token_bytes * seq_len) {
     if (path == "-") {
       mem_ = std::make_shared<MappedFile>(path);
       size_ = mem_->size();
@@ -681,9 +683,13 @@ class TokensSource : public RecordSource {
       }
     }
     files_.push_back({path, mem_, size_});
-    if (size_ % 2 != 0) {
+    if (size_ % token_bytes != 0) {
       if (fd_ >= 0) ::close(fd_);
-      throw Error("token file has odd size", display_name(path) + " at byte " + std::to_string(size_ - 1));
+      const std::string at = display_name(path) + " at byte " + std::to_string(size_ - size_ % token_bytes);
+      if (token_bytes == 2) throw Error("token file has odd size", at);
+      throw Error("token file size " + std::to_string(size_) + " is not a multiple of " +
+                      std::to_string(token_bytes) + " (uint32 ids, --token-bytes 4)",
+                  at, "its last id is cut short; was it written with 2-byte ids (--token-bytes 2)?");
     }
   }
   ~TokensSource() override {
@@ -797,6 +803,8 @@ std::string spec_problem(const ReaderSpec& s) {
   if (s.kind == ReaderKind::kJsonl && s.field.empty()) return "jsonl field name is empty";
   if (s.kind == ReaderKind::kTokens && (s.seq_len < 1 || s.seq_len > kMaxSeqLen))
     return "--seq-len (seq_len) must be between 1 and " + std::to_string(kMaxSeqLen) + " for the tokens reader";
+  if (s.token_bytes != 2 && s.token_bytes != 4) return "--token-bytes (token_bytes) must be 2 or 4";
+  if (s.kind != ReaderKind::kTokens && s.token_bytes != 2) return "--token-bytes applies to the tokens reader only";
   return "";
 }
 
@@ -806,6 +814,7 @@ nlohmann::json ReaderSpec::to_json() const {
   nlohmann::json j = {{"kind", kind_name(kind)}};
   if (kind == ReaderKind::kJsonl) j["field"] = field;
   if (kind == ReaderKind::kTokens) j["seq_len"] = seq_len;
+  if (kind == ReaderKind::kTokens && token_bytes != 2) j["token_bytes"] = token_bytes;
   return j;
 }
 
@@ -826,7 +835,7 @@ ReaderSpec ReaderSpec::from_json(const nlohmann::json& j, const std::string& whe
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     bool ok = key == "kind" || (key == "field" && s.kind == ReaderKind::kJsonl) ||
-              (key == "seq_len" && s.kind == ReaderKind::kTokens);
+              ((key == "seq_len" || key == "token_bytes") && s.kind == ReaderKind::kTokens);
     if (!ok) fail("unexpected key '" + printable(key) + "' for reader '" + name + "'");
   }
   if (s.kind == ReaderKind::kJsonl) {
@@ -846,6 +855,12 @@ ReaderSpec ReaderSpec::from_json(const nlohmann::json& j, const std::string& whe
       s.seq_len = v < 0 ? 0 : uint64_t(v);
     } else {
       fail("'seq_len' is not an integer");
+    }
+    // The default (2) is never written, so a spec has one spelling.
+    if (auto w = j.find("token_bytes"); w != j.end()) {
+      if (!w->is_number_integer() || w->get<int64_t>() != 4)
+        fail("'token_bytes' must be 4 (uint32 ids); uint16 ids are the default and leave it out");
+      s.token_bytes = 4;
     }
   }
   std::string why = spec_problem(s);
@@ -877,6 +892,13 @@ void ReaderSpec::validate() const {
   if (!why.empty()) throw Error("invalid reader spec: " + why);
 }
 
+TokenAt first_token_at_least(ByteView record, unsigned token_bytes, uint64_t bound) {
+  const uint64_t n = token_count(record, token_bytes);
+  for (uint64_t i = 0; i < n; i++)
+    if (const uint32_t id = token_id(record, token_bytes, i); id >= bound) return {i, id};
+  return {n, 0};
+}
+
 void RecordSource::read_bytes(uint64_t offset, uint64_t len, uint8_t* buf) const {
   const auto& f = files();
   if (f.size() != 1 || !f[0].content) throw Error("internal: read_bytes on a source of several files");
@@ -889,7 +911,7 @@ std::unique_ptr<RecordSource> RecordSource::open(const ReaderSpec& spec, const s
     case ReaderKind::kJsonl: return std::make_unique<JsonlSource>(path, spec.field);
     case ReaderKind::kLines: return std::make_unique<LinesSource>(path);
     case ReaderKind::kFortune: return std::make_unique<FortuneSource>(path);
-    case ReaderKind::kTokens: return std::make_unique<TokensSource>(path, spec.seq_len);
+    case ReaderKind::kTokens: return std::make_unique<TokensSource>(path, spec.seq_len, spec.token_bytes);
     case ReaderKind::kFiles: return std::make_unique<FilesSource>(path);
   }
   throw Error("invalid reader spec: unknown kind");

@@ -5,6 +5,7 @@
 
 #include "script_model.h"
 #include "wit/error.h"
+#include "wit/readers.h"
 
 #include <cmath>
 
@@ -12,7 +13,8 @@ namespace wit {
 
 Rows make_rows(const BatchRecords& recs, const ModelConfig& c, torch::Device dev) {
   const int64_t B = int64_t(recs.size()), T = c.context;
-  const bool u16 = c.scripted() && c.tokens == TokenMode::kU16;
+  const unsigned width = c.scripted() ? token_mode_bytes(c.tokens) : 0;  // 0: each byte is a token
+  const bool ids = width > 0;
   const int64_t pad = c.scripted() ? c.pad : ModelConfig::kPad;
   auto idx = torch::full({B, T}, pad, torch::kLong);
   auto tgt = torch::full({B, T}, pad, torch::kLong);
@@ -22,11 +24,14 @@ Rows make_rows(const BatchRecords& recs, const ModelConfig& c, torch::Device dev
   auto M = mask.accessor<float, 2>();
   for (int64_t b = 0; b < B; b++) {
     const std::string& r = recs[size_t(b)];
-    if (u16 && r.size() % 2) throw Error("a token record of odd length " + std::to_string(r.size()), "batch");
-    const int64_t n = u16 ? int64_t(r.size() / 2) : int64_t(r.size());
+    if (ids && r.size() % width)
+      throw Error("a token record of " + std::to_string(r.size()) + " bytes, not a multiple of " +
+                      std::to_string(width),
+                  "batch");
+    const int64_t n = ids ? int64_t(token_count(ByteView(r), width)) : int64_t(r.size());
     auto token = [&](int64_t i) -> int64_t {
-      if (!u16) return uint8_t(r[size_t(i)]);
-      return int64_t(uint8_t(r[size_t(2 * i)])) | int64_t(uint8_t(r[size_t(2 * i + 1)])) << 8;
+      if (!ids) return uint8_t(r[size_t(i)]);
+      return int64_t(token_id(ByteView(r), width, uint64_t(i)));
     };
     const int64_t L = std::min<int64_t>(n, T);
     for (int64_t t = 0; t < T; t++) {
@@ -35,7 +40,7 @@ Rows make_rows(const BatchRecords& recs, const ModelConfig& c, torch::Device dev
       M[b][t] = t <= L && t < T ? 1.0f : 0.0f;
     }
   }
-  if (u16 && B > 0) {
+  if (ids && B > 0) {
     const int64_t top = std::max(idx.max().item<int64_t>(), tgt.max().item<int64_t>());
     if (top >= c.vocab)
       throw Error("token " + std::to_string(top) + " is not below the model's vocab " + std::to_string(c.vocab), "batch");

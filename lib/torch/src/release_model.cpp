@@ -77,8 +77,8 @@ ProbeCheckReport probe_check(const ProbeCheckOptions& o) {
   if (!(o.floor > 0) || !(o.margin >= 1)) throw Error("the floor must be positive and the margin at least 1", "");
   if (!(o.fraction > 0 && o.fraction <= 1)) throw Error("the fraction must be in (0, 1]", std::to_string(o.fraction));
   const Final f = final_of(o.run);
-  if (f.mf.model.scripted() && f.mf.model.tokens == TokenMode::kU16)
-    throw Error("the probe check sends texts as bytes; this run's model reads uint16 token ids", o.run,
+  if (f.mf.model.scripted() && f.mf.model.tokens != TokenMode::kBytes)
+    throw Error("the probe check sends texts as bytes; this run's model reads token ids", o.run,
                 "check a token model's release with 'wit-sketch match' (exact binding)");
   const uint64_t max_len = uint64_t(std::max<int64_t>(f.mf.model.context - 1, 0));
   const ProbeDraw d = draw_probe_inputs(f.mf.run_id(), o.nonce, f.mf.data_n, o.records, o.random, max_len);

@@ -19,6 +19,7 @@
 #include "wit/fingerprint.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
+#include "wit/readers.h"
 #include "wit/index.h"
 #include "wit/io.h"
 #include "wit/manifest.h"
@@ -66,16 +67,18 @@ uint64_t now_seconds() { return uint64_t(std::time(nullptr)); }
 void check_model_fits(const Manifest& mf, const Dataset& dataset, const TrainOptions& opt) {
   if (!mf.model.scripted()) return;
   check_model(mf.model, opt.device);
-  if (mf.model.tokens != TokenMode::kU16) return;
-  uint64_t top = 0;
+  const unsigned width = token_mode_bytes(mf.model.tokens);
+  if (width == 0) return;
+  // The first record (in dataset order) holding an id the model cannot embed.
   for (uint64_t i = 0; i < dataset.size(); i++) {
     const std::string r = dataset.record(i);
-    for (size_t b = 0; b + 1 < r.size(); b += 2) top = std::max(top, uint64_t(uint8_t(r[b])) | uint64_t(uint8_t(r[b + 1])) << 8);
+    const TokenAt bad = first_token_at_least(ByteView(r), width, uint64_t(mf.model.vocab));
+    if (bad.position < token_count(ByteView(r), width))
+      throw Error("the data's token " + std::to_string(bad.id) + " is not below the model's vocab " +
+                      std::to_string(mf.model.vocab) + " (record " + std::to_string(dataset.tree().first(i)) +
+                      " in file order, its token " + std::to_string(bad.position) + ")",
+                  opt.commit_path, "declare model.vocab larger than the data's largest token id");
   }
-  if (top >= uint64_t(mf.model.vocab))
-    throw Error("the data's token " + std::to_string(top) + " is not below the model's vocab " +
-                    std::to_string(mf.model.vocab),
-                opt.commit_path, "declare model.vocab larger than the data's largest token id");
 }
 
 // One step: wit's own (single process or data parallel) or a replaced one.

@@ -21,7 +21,7 @@ namespace wit {
 inline constexpr const char* kCommitFormat = "wit.commit";
 inline constexpr int kCommitVersion = 2;
 // Piece size of the source digest for text and file readers; the tokens reader
-// uses its window (2 * seq_len bytes) so the digest reuses the record leaves.
+// uses its window (token_bytes * seq_len bytes) so the digest reuses the record leaves.
 inline constexpr uint64_t kDefaultPieceSize = uint64_t(1) << 20;
 
 struct SourceInfo {

@@ -32,7 +32,8 @@ struct ContaminationInput {
 nlohmann::json contamination_certificate(const ContaminationInput& in);
 
 // N-gram shingles of one record (words for text readers, tokens for the tokens
-// reader), as 64-bit XXH3 values: a statistic, so a collision costs nothing.
-std::vector<uint64_t> ngram_shingles(ByteView record, bool tokens, unsigned n = kNgramN);
+// reader, ids of token_bytes bytes each), as 64-bit XXH3 values: a statistic,
+// so a collision costs nothing.
+std::vector<uint64_t> ngram_shingles(ByteView record, bool tokens, unsigned n = kNgramN, unsigned token_bytes = 2);
 
 }  // namespace wit

@@ -98,14 +98,23 @@ class AtomicFile {
   // Overwrites bytes already written (a header patched at the end). Throws
   // wit::Error when the output is not seekable or the range was not written yet.
   void write_at(uint64_t offset, ByteView v);
-  void commit();
+  // Flushes what was written so far to disk (fsync) now, so that a caller can
+  // wait for it on another thread while it works on; commit() then skips its
+  // own fsync unless more was written since. Throws wit::Error naming the file.
+  void sync();
+  // fsync (unless sync() covered it), rename into place, and fsync the
+  // directory. sync_dir = false leaves the directory's fsync to the caller
+  // (sync_parent_dir), for several files renamed into one directory.
+  void commit(bool sync_dir = true);
+  // The file replaced (a symbolic link's target), for sync_parent_dir.
+  const std::string& target() const { return target_; }
 
  private:
   std::string path_, target_, tmp_;
   Fd fd_;
   int live_ = -1;  // live_: this temporary's slot for remove_live_temporaries
   uint64_t written_ = 0;
-  bool stdout_ = false, direct_ = false, done_ = false;
+  bool stdout_ = false, direct_ = false, done_ = false, synced_ = false;
 };
 
 // A private directory (mode 0700) under $TMPDIR (else /tmp), removed with

@@ -17,8 +17,17 @@ namespace wit {
 
 enum class Arch { kGpt, kTorchScript };
 // How record bytes become token ids: bytes (0..255), or the `tokens`
-// reader's little-endian uint16 ids passed through.
-enum class TokenMode { kBytes, kU16 };
+// reader's little-endian uint16 or uint32 ids passed through (decoded by
+// wit::token_id, readers.h).
+enum class TokenMode { kBytes, kU16, kU32 };
+struct ReaderSpec;
+// Bytes per token id: 0 for bytes (each byte is a token), 2 or 4.
+unsigned token_mode_bytes(TokenMode m);
+// "bytes", "u16", "u32": the manifest's model.tokens.
+const char* token_mode_name(TokenMode m);
+// The mode for data read by `reader`: kU16/kU32 for the tokens reader (by its
+// token_bytes), else kBytes.
+TokenMode token_mode_for(const ReaderSpec& reader);
 
 enum class InitKind { kUniform, kNormal, kOnes, kZeros };
 

@@ -19,9 +19,12 @@ struct ReaderSpec {
   ReaderKind kind = ReaderKind::kLines;
   std::string field = "text";  // jsonl only
   uint64_t seq_len = 0;        // tokens only: tokens per record (window)
+  unsigned token_bytes = 2;    // tokens only: bytes per little-endian id, 2 (uint16) or 4 (uint32)
 
   // {"kind": "jsonl", "field": "text"} / {"kind": "tokens", "seq_len": 1024} / {"kind": "lines"} ...
-  // Only the keys that apply to the kind are written, so the JSON is canonical.
+  // Only the keys that apply to the kind are written, so the JSON is canonical;
+  // tokens writes "token_bytes": 4 for uint32 ids and nothing for the default
+  // uint16 ids (so a uint16 commitment is what it always was).
   nlohmann::json to_json() const;
   // Throws wit::Error("invalid reader spec: ...", where) on unknown kinds or bad values.
   static ReaderSpec from_json(const nlohmann::json& j, const std::string& where);
@@ -33,6 +36,23 @@ struct ReaderSpec {
   // Throws wit::Error when the combination is unusable (tokens without seq_len > 0, ...).
   void validate() const;
 };
+
+// Token ids of a `tokens` record: little-endian, `token_bytes` (2 or 4) bytes
+// each (docs/records.md). The one decoder of token records: training,
+// contamination and the vocabulary check all read ids through it.
+inline uint64_t token_count(ByteView record, unsigned token_bytes) { return record.size / token_bytes; }
+inline uint32_t token_id(ByteView record, unsigned token_bytes, uint64_t i) {
+  const uint8_t* p = record.data + i * token_bytes;
+  uint32_t v = uint32_t(p[0]) | uint32_t(p[1]) << 8;
+  if (token_bytes == 4) v |= uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+  return v;
+}
+// The first id >= bound in `record` ({position, id}), or position == count when none is.
+struct TokenAt {
+  uint64_t position = 0;
+  uint32_t id = 0;
+};
+TokenAt first_token_at_least(ByteView record, unsigned token_bytes, uint64_t bound);
 
 // One input file as the reader saw it (for the commitment's source list).
 struct SourceFile {
