@@ -4,11 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "wit/bytes.h"
 #include "wit/commitment.h"
@@ -108,6 +111,32 @@ TEST_CASE("no output goes inside a run directory unless the process writes that 
   write_file_atomic(seed, "2");
   CHECK(slurp(seed) == "2");
   CHECK_THROWS(write_file_atomic((d.p / "copied/new.json").string(), "x"));  // only that run
+}
+
+TEST_CASE("a new file that took the inode of a file read and deleted is not an input", "[safety]") {
+  Dir d;
+  const std::string gone = d.put("gone.txt", "read, then deleted\n");
+  CHECK(read_file(gone) == "read, then deleted\n");
+  const auto inode = [](const fs::path& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 ? st.st_ino : ino_t(0);
+  };
+  const ino_t old = inode(gone);
+  fs::remove(gone);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the coarse clock's tick
+  // The file system hands the inode out again (ext4 does, soon): find that file.
+  std::string reused;
+  for (int i = 0; i < 200 && reused.empty(); i++) {
+    const std::string p = d.put("new" + std::to_string(i) + ".txt", "x");
+    if (inode(p) == old) reused = p;
+  }
+  if (reused.empty()) {
+    WARN("the file system did not reuse the inode: nothing to check");
+    return;
+  }
+  note_output(reused);
+  write_file_atomic(reused, "replaced");
+  CHECK(slurp(reused) == "replaced");
 }
 
 TEST_CASE("the commitment pair's lock: one writer, many readers, never both", "[safety]") {

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -334,7 +335,10 @@ namespace {
 
 using FileId = std::pair<dev_t, ino_t>;
 std::mutex g_places_mu;
-std::set<FileId> g_inputs;        // every regular file this process opened for reading
+// Every regular file this process opened for reading, with when it last did
+// (the coarse real-time clock, the one file times are stamped with): a file
+// born after that is a new file that took the inode of one read and deleted.
+std::map<FileId, struct timespec> g_inputs;
 std::set<FileId> g_allowed_runs;  // run directories this process writes (allow_run_writes)
 std::set<std::string> g_outputs;  // the outputs the user named (note_output), resolved
 
@@ -356,18 +360,40 @@ bool is_run_dir(const std::filesystem::path& d) {
 
 }  // namespace
 
+namespace {
+
+bool later(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+}
+
+void note_input_id(const struct stat& st) {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  std::lock_guard<std::mutex> g(g_places_mu);
+  struct timespec& when = g_inputs[{st.st_dev, st.st_ino}];
+  if (later(now, when)) when = now;
+}
+
+// Whether the file at `path` was created after `t` (false where the file
+// system records no birth time: then it counts as the file read).
+bool born_after(const std::string& path, const struct timespec& t) {
+  struct statx sx {};
+  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BTIME, &sx) != 0 || !(sx.stx_mask & STATX_BTIME)) return false;
+  return later(timespec{sx.stx_btime.tv_sec, long(sx.stx_btime.tv_nsec)}, t);
+}
+
+}  // namespace
+
 void note_input(int fd) {
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
-  std::lock_guard<std::mutex> g(g_places_mu);
-  g_inputs.insert({st.st_dev, st.st_ino});
+  note_input_id(st);
 }
 
 void note_input(const std::string& path) {
   struct stat st {};
   if (path == "-" || path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
-  std::lock_guard<std::mutex> g(g_places_mu);
-  g_inputs.insert({st.st_dev, st.st_ino});
+  note_input_id(st);
 }
 
 void note_output(const std::string& path) {
@@ -415,7 +441,8 @@ void check_output_place(const std::string& path) {
   if (allowed || !exists) return;
   const std::string r = resolved(path);
   std::lock_guard<std::mutex> g(g_places_mu);
-  if (g_outputs.count(r) && g_inputs.count({st.st_dev, st.st_ino}))
+  const auto read = g_inputs.find({st.st_dev, st.st_ino});
+  if (g_outputs.count(r) && read != g_inputs.end() && !born_after(path, read->second))
     throw Error("output is one of the inputs", path, "write the output to a new path; a tool never overwrites what it reads");
 }
 
