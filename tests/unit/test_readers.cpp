@@ -553,3 +553,16 @@ TEST_CASE("text readers: stdin, special files and missing files keep their behav
   CHECK(null_dev->count() == 0);
   CHECK(!null_dev->files().at(0).content->was_read());
 }
+
+TEST_CASE("text readers: a file read (not mapped) is still an input no output may replace", "[readers][safety]") {
+  FilesDir t;
+  const std::string f = t.write("in.txt", "precious\n");
+  ReadTuning tune(4, 0, true);
+  auto src = RecordSource::open(spec_of(ReaderKind::kLines), f);
+  REQUIRE(src->files().at(0).content->was_read());
+  note_output(f);
+  CHECK_THROWS_WITH(write_file_atomic(f, "lost"), Catch::Contains("output is one of the inputs"));
+  CHECK(all_records(*src) == Strings{"precious"});
+  std::ifstream in(f, std::ios::binary);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "precious\n");
+}

@@ -50,6 +50,20 @@ std::string printable(std::string_view s, size_t max = 80) {
   return out;
 }
 
+// Reads bytes [offset, offset + len) of the file open as `fd` into buf.
+// Throws wit::Error naming `path` if it cannot be read or has become shorter.
+void pread_all(int fd, uint8_t* buf, uint64_t len, uint64_t offset, const std::string& path) {
+  while (len > 0) {
+    const ssize_t got = ::pread(fd, buf, std::min<uint64_t>(len, uint64_t(1) << 30), off_t(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error("cannot read: " + lower_first(std::strerror(errno)), path);
+    if (got == 0) throw Error("file changed while reading (it is shorter than when opened)", path);
+    buf += got;
+    offset += uint64_t(got);
+    len -= uint64_t(got);
+  }
+}
+
 // Calls fn(offset, length, had_cr, line_number) for each '\n'-terminated line
 // (the last line may lack the '\n'); length excludes the '\n' and one trailing
 // '\r', had_cr says whether that '\r' was there. Line numbers are 1-based.
@@ -713,15 +727,7 @@ class TokensSource : public RecordSource {
       std::memcpy(buf, mem_->data() + offset, len);
       return;
     }
-    while (len > 0) {
-      const ssize_t got = ::pread(fd_, buf, std::min<uint64_t>(len, uint64_t(1) << 30), off_t(offset));
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) throw Error("cannot read: " + lower_first(std::strerror(errno)), path_);
-      if (got == 0) throw Error("file changed while reading (it is shorter than when opened)", path_);
-      buf += got;
-      offset += uint64_t(got);
-      len -= uint64_t(got);
-    }
+    pread_all(fd_, buf, len, offset, path_);
   }
 
  private:
@@ -975,15 +981,8 @@ std::shared_ptr<const FileBytes> FileBytes::load(const std::string& path) {
   uint8_t* const buf = static_cast<uint8_t*>(m);
   parallel_for(chunks, 0, std::max<uint64_t>(1, (uint64_t(4) << 20) / chunk), [&](uint64_t b, uint64_t e) {
     for (uint64_t c = b; c < e; c++) {
-      uint64_t off = c * chunk, len = std::min<uint64_t>(chunk, size - off);
-      while (len > 0) {
-        const ssize_t got = ::pread(fd.get(), buf + off, std::min<uint64_t>(len, uint64_t(1) << 30), off_t(off));
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) throw Error("cannot read: " + errno_text(), path);
-        if (got == 0) throw Error("file changed while reading (it is shorter than when opened)", path);
-        off += uint64_t(got);
-        len -= uint64_t(got);
-      }
+      const uint64_t off = c * chunk;
+      pread_all(fd.get(), buf + off, std::min<uint64_t>(chunk, size - off), off, path);
     }
   });
   ::mprotect(m, capacity, PROT_READ);
