@@ -89,8 +89,8 @@ bench() {
   pair=$(median "$tmp/pairs" 1)
   ratio_med=$(awk -v a="$b2w" -v b="$ww" 'BEGIN { printf "%.2f", a / b }')
   ratio_cpu=$(awk -v a="$b2c" -v b="$wc" 'BEGIN { printf "%.2f", a / b }')
-  # Peak memory beyond the input: the input is streamed (tokens) or mapped
-  # (text readers, which count it once it is read), so both are shown.
+  # Peak memory beyond the input: the input is streamed (tokens) or held whole
+  # (text readers: read into memory, or mapped; counted once), so both are shown.
   local streamed=0
   [[ " $* " == *" --reader tokens "* ]] && streamed=1
   per_rec=$(awk -v r="$wr" -v b="$bytes" -v n="$records" -v s="$streamed" 'BEGIN {
@@ -152,7 +152,7 @@ echo "|---|---|---|---|---|---|---|${baseline:+---|}"
 printf '%s\n' "${rows[@]}"
 echo
 echo "Medians of $reps alternating rounds; goals: tokens >= 3x, JSONL >= 1.5x b2sum (docs/commitment.md, \"Performance\")."
-echo "Peak RSS counts the mapped input of the text readers once read; the tokens reader streams its file, so its RSS is all tables and buffers."
+echo "Peak RSS counts the input of the text readers once (read into memory, or mapped); the tokens reader streams its file, so its RSS is all tables and buffers."
 if [ -x "$hashbench" ]; then
   # The kernels on one core, and b2sum's rate on the last file, for scale.
   echo

@@ -462,3 +462,107 @@ TEST_CASE("reader spec JSON", "[readers]") {
   CHECK_NOTHROW(jsonl_spec().validate());
   CHECK_THROWS_AS(tokens_spec(0).validate(), Error);
 }
+
+namespace {
+
+// Sets FileBytes' read tuning for one test and restores the defaults after.
+struct ReadTuning {
+  ReadTuning(uint64_t chunk, uint64_t min_read, bool force) { FileBytes::set_tuning(chunk, min_read, force); }
+  ~ReadTuning() { FileBytes::reset_tuning(); }
+};
+
+struct Seen {
+  std::vector<std::string> records;
+  std::vector<uint64_t> lines;
+  bool read = false;
+  bool operator==(const Seen& o) const { return records == o.records && lines == o.lines; }
+};
+
+Seen seen(const ReaderSpec& spec, const std::string& path) {
+  auto src = RecordSource::open(spec, path);
+  Seen s{all_records(*src), all_lines(*src), src->files().at(0).content->was_read()};
+  for (uint64_t i = 0; i < src->count(); i++)
+    if (!points_into_file(*src, i) && spec.kind == ReaderKind::kLines) s.records.push_back("<copied>");
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("text readers: a file read with pread in chunks gives the records of the mapped file", "[readers]") {
+  // Chunk sizes down to one byte, so every record, CRLF pair, escape and
+  // "%" separator is cut by some chunk boundary; lines longer than a chunk;
+  // no final newline; empty lines before the only record.
+  FilesDir t;
+  const std::string long_line(5000, 'L');
+  const std::vector<std::pair<ReaderSpec, std::string>> cases = {
+      {spec_of(ReaderKind::kLines), "a\r\nbb\n\n\r\nccc\r\r\n" + long_line + "\nlast"},
+      {spec_of(ReaderKind::kLines), "\n\r\nx"},
+      {spec_of(ReaderKind::kLines), long_line + "\r\n" + long_line},
+      {spec_of(ReaderKind::kFortune), "one\r\ntwo\r\n%\r\n%\n\n%\nthree\n" + long_line + "\n%\nfour"},
+      {jsonl_spec(), "{\"text\":\"a\\\"b\\u00e9\\ud83d\\ude00\"}\r\n\n{\"id\":1,\"text\":\"" + long_line +
+                         "\"}\n{\"text\":\"caf\xc3\xa9\"}"},
+  };
+  for (size_t k = 0; k < cases.size(); k++) {
+    const std::string f = t.write("in" + std::to_string(k), cases[k].second);
+    const Seen mapped = seen(cases[k].first, f);
+    CHECK(!mapped.read);  // small files are mapped by default
+    REQUIRE(!mapped.records.empty());
+    for (uint64_t chunk : {1, 2, 3, 7, 64, 4096, 1 << 20}) {
+      ReadTuning tune(chunk, 0, true);
+      INFO("case " << k << ", chunk " << chunk);
+      const Seen read = seen(cases[k].first, f);
+      CHECK(read.read);
+      CHECK(read == mapped);
+    }
+  }
+  // An empty file has no records either way (and is never read).
+  ReadTuning tune(3, 0, true);
+  CHECK(seen(spec_of(ReaderKind::kLines), t.write("empty", "")).records.empty());
+}
+
+TEST_CASE("text readers: a large file read on all threads in chunks equals a plain scan", "[readers]") {
+  // Over twice the 4 MiB a thread reads at least, so several threads read it.
+  FilesDir t;
+  std::string text;
+  std::vector<std::string> want;
+  for (int i = 0; text.size() < (size_t(9) << 20); i++) {
+    std::string body = "line " + std::to_string(i) + std::string(size_t(i % 97), 'y');
+    text += body + (i % 3 ? "\n" : "\r\n");
+    want.push_back(body);
+  }
+  const std::string f = t.write("big.txt", text);
+  for (uint64_t chunk : {uint64_t(4093), uint64_t(1) << 20}) {
+    ReadTuning tune(chunk, 0, true);
+    auto src = RecordSource::open(spec_of(ReaderKind::kLines), f);
+    CHECK(src->files().at(0).content->was_read());
+    CHECK(src->files().at(0).content->view().str() == text);
+    CHECK(all_records(*src) == want);
+  }
+}
+
+TEST_CASE("text readers: stdin, special files and missing files keep their behaviour when reading is forced",
+          "[readers]") {
+  FilesDir t;
+  ReadTuning tune(7, 0, true);
+  const std::string nope = t.path() + "/nope";
+  CHECK(error_of([&] { RecordSource::open(spec_of(ReaderKind::kLines), nope); }).first ==
+        "cannot open: no such file or directory: " + nope);
+  CHECK(error_of([&] { RecordSource::open(spec_of(ReaderKind::kLines), t.path()); }).first ==
+        "is a directory: " + t.path());
+  auto null_dev = RecordSource::open(spec_of(ReaderKind::kLines), "/dev/null");
+  CHECK(null_dev->count() == 0);
+  CHECK(!null_dev->files().at(0).content->was_read());
+}
+
+TEST_CASE("text readers: a file read (not mapped) is still an input no output may replace", "[readers][safety]") {
+  FilesDir t;
+  const std::string f = t.write("in.txt", "precious\n");
+  ReadTuning tune(4, 0, true);
+  auto src = RecordSource::open(spec_of(ReaderKind::kLines), f);
+  REQUIRE(src->files().at(0).content->was_read());
+  note_output(f);
+  CHECK_THROWS_WITH(write_file_atomic(f, "lost"), Catch::Contains("output is one of the inputs"));
+  CHECK(all_records(*src) == Strings{"precious"});
+  std::ifstream in(f, std::ios::binary);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "precious\n");
+}

@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <mutex>
 #include <system_error>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +48,20 @@ std::string printable(std::string_view s, size_t max = 80) {
   for (char c : s.substr(0, max)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
   if (s.size() > max) out += "...";
   return out;
+}
+
+// Reads bytes [offset, offset + len) of the file open as `fd` into buf.
+// Throws wit::Error naming `path` if it cannot be read or has become shorter.
+void pread_all(int fd, uint8_t* buf, uint64_t len, uint64_t offset, const std::string& path) {
+  while (len > 0) {
+    const ssize_t got = ::pread(fd, buf, std::min<uint64_t>(len, uint64_t(1) << 30), off_t(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error("cannot read: " + lower_first(std::strerror(errno)), path);
+    if (got == 0) throw Error("file changed while reading (it is shorter than when opened)", path);
+    buf += got;
+    offset += uint64_t(got);
+    len -= uint64_t(got);
+  }
 }
 
 // Calls fn(offset, length, had_cr, line_number) for each '\n'-terminated line
@@ -128,7 +144,7 @@ bool split_lines(ByteView v, std::vector<Rec>& out, uint64_t too_long, uint64_t 
 class SingleFileSource : public RecordSource {
  public:
   explicit SingleFileSource(const std::string& path)
-      : path_(path), file_(std::make_shared<MappedFile>(path)) {
+      : path_(path), file_(FileBytes::load(path)) {
     files_.push_back({path, file_, file_->size()});
   }
   const std::vector<SourceFile>& files() const override { return files_; }
@@ -139,7 +155,7 @@ class SingleFileSource : public RecordSource {
  protected:
   ByteView bytes() const { return file_->view(); }
   std::string path_;
-  std::shared_ptr<MappedFile> file_;
+  std::shared_ptr<const FileBytes> file_;
   std::vector<SourceFile> files_;
 };
 
@@ -658,7 +674,7 @@ class TokensSource : public RecordSource {
   TokensSource(const std::string& path, uint64_t seq_len, unsigned token_bytes)
       : path_(path), window_(token_bytes * seq_len) {
     if (path == "-") {
-      mem_ = std::make_shared<MappedFile>(path);
+      mem_ = std::make_shared<const FileBytes>(std::make_shared<MappedFile>(path));
       size_ = mem_->size();
     } else {
       fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -676,7 +692,7 @@ class TokensSource : public RecordSource {
       if (!S_ISREG(st.st_mode)) {  // a pipe or device: read it whole, as stdin
         ::close(fd_);
         fd_ = -1;
-        mem_ = std::make_shared<MappedFile>(path);
+        mem_ = std::make_shared<const FileBytes>(std::make_shared<MappedFile>(path));
         size_ = mem_->size();
       } else {
         size_ = uint64_t(st.st_size);
@@ -711,15 +727,7 @@ class TokensSource : public RecordSource {
       std::memcpy(buf, mem_->data() + offset, len);
       return;
     }
-    while (len > 0) {
-      const ssize_t got = ::pread(fd_, buf, std::min<uint64_t>(len, uint64_t(1) << 30), off_t(offset));
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) throw Error("cannot read: " + lower_first(std::strerror(errno)), path_);
-      if (got == 0) throw Error("file changed while reading (it is shorter than when opened)", path_);
-      buf += got;
-      offset += uint64_t(got);
-      len -= uint64_t(got);
-    }
+    pread_all(fd_, buf, len, offset, path_);
   }
 
  private:
@@ -727,7 +735,7 @@ class TokensSource : public RecordSource {
   uint64_t window_;  // bytes per record
   uint64_t size_ = 0;
   int fd_ = -1;
-  std::shared_ptr<MappedFile> mem_;  // stdin or a special file, read whole
+  std::shared_ptr<const FileBytes> mem_;  // stdin or a special file, read whole
   std::vector<SourceFile> files_;
 };
 
@@ -773,7 +781,7 @@ class FilesSource : public RecordSource {
     });
     for (const std::string& rel : rels) {
       std::string p = prefix + rel;
-      auto content = std::make_shared<MappedFile>(p);
+      auto content = std::make_shared<const FileBytes>(std::make_shared<MappedFile>(p));
       files_.push_back({p, content, content->size()});
     }
   }
@@ -898,6 +906,90 @@ TokenAt first_token_at_least(ByteView record, unsigned token_bytes, uint64_t bou
     if (const uint32_t id = token_id(record, token_bytes, i); id >= bound) return {i, id};
   return {n, 0};
 }
+
+// ---------------------------------------------------------------- FileBytes
+
+namespace {
+
+struct Tuning {
+  std::atomic<uint64_t> chunk{uint64_t(1) << 20};
+  std::atomic<uint64_t> min_read{uint64_t(4) << 20};
+  std::atomic<bool> force{false};
+};
+Tuning g_tuning;
+
+constexpr size_t kHugePage = size_t(2) << 20;
+
+// Whether anonymous memory can be backed by transparent huge pages here
+// ("always" or "madvise"): without them, reading a file into 4 KiB pages costs
+// more page faults than mapping it.
+bool huge_pages_available() {
+  static const bool yes = [] {
+    std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string line;
+    if (!std::getline(f, line)) return false;
+    return line.find("[always]") != std::string::npos || line.find("[madvise]") != std::string::npos;
+  }();
+  return yes;
+}
+
+}  // namespace
+
+void FileBytes::set_tuning(uint64_t chunk, uint64_t min_read_size, bool force) {
+  g_tuning.chunk = std::max<uint64_t>(1, chunk);
+  g_tuning.min_read = min_read_size;
+  g_tuning.force = force;
+}
+
+void FileBytes::reset_tuning() { set_tuning(uint64_t(1) << 20, uint64_t(4) << 20, false); }
+
+FileBytes::FileBytes(std::shared_ptr<MappedFile> mapped)
+    : mapped_(std::move(mapped)), data_(mapped_->data()), size_(mapped_->size()) {}
+
+FileBytes::FileBytes(uint8_t* buf, size_t size, size_t capacity)
+    : buf_(buf), capacity_(capacity), data_(buf), size_(size) {}
+
+FileBytes::~FileBytes() {
+  if (buf_) ::munmap(buf_, capacity_);
+}
+
+std::shared_ptr<const FileBytes> FileBytes::load(const std::string& path) {
+  const uint64_t chunk = g_tuning.chunk, min_read = g_tuning.min_read;
+  const bool force = g_tuning.force;
+  // Anything but a large regular file that fits easily in memory is mapped
+  // (a file larger than a quarter of the memory stays evictable page cache).
+  const uint64_t memory = uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGESIZE));
+  struct stat st {};
+  if (path == "-" || (!force && !huge_pages_available()) || ::stat(path.c_str(), &st) != 0 ||
+      !S_ISREG(st.st_mode) || st.st_size == 0 || uint64_t(st.st_size) < min_read ||
+      uint64_t(st.st_size) > memory / 4)
+    return std::make_shared<const FileBytes>(std::make_shared<MappedFile>(path));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.ok()) throw Error("cannot open: " + errno_text(), path);
+  if (::fstat(fd.get(), &st) != 0) throw Error("cannot stat: " + errno_text(), path);
+  if (!S_ISREG(st.st_mode) || st.st_size == 0)  // replaced since: as any other file
+    return std::make_shared<const FileBytes>(std::make_shared<MappedFile>(path));
+  note_input(fd.get());
+  const size_t size = size_t(st.st_size), capacity = (size + kHugePage - 1) / kHugePage * kHugePage;
+  void* m = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw Error("cannot allocate " + std::to_string(size) + " bytes: " + errno_text(), path);
+  auto out = std::make_shared<FileBytes>(static_cast<uint8_t*>(m), size, capacity);
+  ::madvise(m, capacity, MADV_HUGEPAGE);
+  // Each thread reads a run of chunks: the huge pages are faulted in (and
+  // zeroed by the kernel) on all cores at once.
+  const uint64_t chunks = (size + chunk - 1) / chunk;
+  uint8_t* const buf = static_cast<uint8_t*>(m);
+  parallel_for(chunks, 0, std::max<uint64_t>(1, (uint64_t(4) << 20) / chunk), [&](uint64_t b, uint64_t e) {
+    for (uint64_t c = b; c < e; c++) {
+      const uint64_t off = c * chunk;
+      pread_all(fd.get(), buf + off, std::min<uint64_t>(chunk, size - off), off, path);
+    }
+  });
+  ::mprotect(m, capacity, PROT_READ);
+  return out;
+}
+
+// ---------------------------------------------------------------- RecordSource
 
 void RecordSource::read_bytes(uint64_t offset, uint64_t len, uint8_t* buf) const {
   const auto& f = files();
