@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   uint64_t from = 0, to = UINT64_MAX, step = 0, old_size = 0, new_size = 0, time = 0;
   std::optional<uint64_t> size;
 
+  // Subcommand declarations alike in shape (here and in other mains, e.g. wit-sketch's): CLI11's, on purpose.
   auto* keygen = app.add_subcommand("keygen", "Generate an Ed25519 key pair: KEY (secret, mode 0600) and KEY.pub");
   keygen->add_option("-o,--output", key_out, "Secret key file to write (the public key goes to KEY.pub)")->required();
   keygen->add_flag("-f,--force", force, "Overwrite an existing key");

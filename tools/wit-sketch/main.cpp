@@ -1,19 +1,10 @@
 // wit-sketch: fingerprints of checkpoints and released models (weight sketch,
 // probe fingerprint), distances between them, matching a released weights
 // file to a run (exact), and checking a black-box model with fresh probes.
-#include <filesystem>
-#include <iostream>
+#include <string>
 
 #include "wit/cli.h"
-#include "wit/error.h"
-#include "wit/fingerprint.h"
-#include "wit/io.h"
-#include "wit/challenge.h"
-#include "wit/release_model.h"
-#include "wit/runlog.h"
-#include "wit/sketch.h"
-#include "wit/wlog.h"
-
+#include "wit/sketch_cmd.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Fingerprint checkpoints and released models; compare fingerprints; match a model to a run"};
@@ -80,106 +71,12 @@ int main(int argc, char** argv) {
   }
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
-    if (*dist) {
-      auto d = wit::fingerprint_distance(wit::Fingerprint::load(a), wit::Fingerprint::load(b));
-      std::cout << d.to_json().dump() << "\n";
-      return wit::cli::kOk;
-    }
-    if (*show) {
-      wit::Fingerprint f = wit::Fingerprint::load(a);
-      std::cout << "run " << f.run_id.hex() << "\n"
-                << (f.state_root ? "state root " + f.state_root->hex() + " at step " + std::to_string(f.step)
-                                 : std::string("released model (parameters only)"))
-                << "\nweight sketch: " << f.w.size() << " buckets, l2 " << wit::l2_norm(f.w) << "\n"
-                << "probe: " << (f.probe ? std::to_string(f.probe->size()) + " dims, l2 " + std::to_string(wit::l2_norm(*f.probe)) : "none")
-                << "\n";
-      return wit::cli::kOk;
-    }
-    wit::set_torch_threads(threads);
-    if (*pc) {
-      if (nonce_hex.empty() && nonce_file.empty())
-        throw wit::Error("missing --nonce HEX or --nonce-file F", "", "the nonce must come from someone other than the trainer");
-      po.nonce = wit::nonce_from_args(nonce_hex, nonce_file);
-      po.threads = threads;
-      po.device = device;
-      const wit::ProbeCheckReport r = wit::probe_check(po);
-      wit::write_file_atomic(out, r.to_json().dump(2) + "\n");
-      if (!quiet) {
-        const int64_t bad = r.first_failure();
-        wit::cli::note(std::string(wit::match_name(r.pass())) + ": largest per-token difference " +
-                       r.to_json()["worst"].dump() + " nats over " + std::to_string(r.worst.size()) +
-                       " fresh inputs (tolerance " + r.to_json()["tolerance"].dump() + ")" +
-                       (bad >= 0 ? "; first over it: input " + std::to_string(bad) : ""));
-        wit::cli::note(r.guarantee());
-      }
-      return r.pass() ? wit::cli::kOk : wit::cli::kNegative;
-    }
-    wit::Manifest mf = wit::Manifest::load(run + "/run.json");
-    wit::ProbeSet probe;
-    const bool want_probe = *match || (*fp && !no_probe);
-    if (want_probe) probe = wit::ProbeSet::load(run + "/probe.json", mf, wit::read_revealed_seed(wit::RunPaths(run)));
-    if (*ex) {
-      const wit::TrainState st = wit::TrainState::load(mf.model, model, device, true);
-      std::vector<wit::TensorView> params;
-      for (const auto& t : st.tensors())
-        if (wit::is_param_tensor(t.name)) params.push_back(t);
-      wit::write_safetensors(out, params);
-      return wit::cli::kOk;
-    }
-    if (*serve) {
-      const wit::TrainState st = wit::TrainState::load(mf.model, model, device, true);
-      const std::vector<std::string> texts = wit::parse_model_requests(wit::read_file("-"), "stdin");
-      std::string answers;
-      for (size_t i = 0; i < texts.size(); i++) answers += wit::model_answer(i, wit::text_logps(st, texts[i]));
-      std::cout << answers << std::flush;
-      return wit::cli::kOk;
-    }
-    std::optional<wit::ReleasedModel> rel;
-    if (*match) {
-      std::optional<wit::Hash32> optim;
-      if (!optim_hex.empty()) {
-        wit::Hash32 h;
-        if (!wit::Hash32::from_hex(optim_hex, h)) throw wit::Error("--optim-root is not 64 hex digits", optim_hex);
-        optim = h;
-      }
-      rel = wit::load_released_model(run, model, optim, device);
-    }
-    wit::TrainState st = rel ? std::move(rel->state) : wit::TrainState::load(mf.model, model, device, true);
-    wit::Fingerprint f = wit::fingerprint_state(mf, st, want_probe ? &probe : nullptr);
-    if (*fp) {
-      wit::write_file_atomic(out, f.to_json().dump() + "\n");
-      return wit::cli::kOk;
-    }
-    // match: the exact binding is the verdict; the probe distance to the
-    // last logged probe fingerprint is shown for information only.
-    const wit::ReleaseBinding& b = rel->binding;
-    wit::WitnessLog log = wit::WitnessLog::open(run + "/run.wlog", wit::TornTail::kRefuse);
-    std::optional<double> probe_rel;
-    uint64_t at = 0;
-    for (uint64_t i = log.size(); i-- > 1 && !probe_rel;) {
-      wit::LogEntry e = log.entry(i);
-      if (e.s.probe) {
-        wit::Fingerprint ref = f;
-        ref.probe = e.s.probe;
-        probe_rel = *wit::fingerprint_distance(f, ref).probe_rel;
-        at = i;
-      }
-    }
-    if (json_out) {
-      nlohmann::json j = b.to_json();
-      j["probe"] = probe_rel ? nlohmann::json{{"step", at}, {"probe_rel", *probe_rel}, {"tolerance", tolerance}}
-                             : nlohmann::json(nullptr);
-      std::cout << j.dump() << "\n";
-    } else {
-      std::cout << wit::match_name(b.match) << ": "
-                << (b.match ? "the file's parameters are exactly the final state's (step " + std::to_string(b.step) + ")"
-                            : b.reason)
-                << "\n  state root    " << b.state_root.hex() << "\n  params root   " << b.params_root.hex()
-                << "\n  optim root    " << b.optim_root.hex() << "\n";
-      if (probe_rel)
-        std::cout << "  probe (information only, not the verdict): relative distance " << *probe_rel << " to step " << at
-                  << " (old tolerance " << tolerance << ")\n";
-    }
-    return b.match ? wit::cli::kOk : wit::cli::kNegative;
+    if (*fp) return wit::sketch_fingerprint_cmd(run, model, !no_probe, out, device, threads);
+    if (*dist) return wit::sketch_distance_cmd(a, b);
+    if (*show) return wit::sketch_show_cmd(a);
+    if (*match) return wit::sketch_match_cmd(run, model, optim_hex, tolerance, json_out, device, threads);
+    if (*serve) return wit::sketch_serve_cmd(run, model, device, threads);
+    if (*pc) return wit::sketch_probe_check_cmd(po, nonce_hex, nonce_file, out, quiet, device, threads);
+    return wit::sketch_export_cmd(run, model, out, device, threads);
   });
 }

@@ -271,6 +271,26 @@ std::string board_for_key(const std::string& bundle_path, const SecretKey& key, 
   return dir;
 }
 
+namespace {
+std::string filing_dir(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input,
+                       BoardDefinition& def) {
+  std::string dir = board_for_key(bundle_path, key, def);
+  if (!fs::is_regular_file(input)) throw Error(no_input, input);
+  return dir;
+}
+RunBundle load_whole(const std::string& bundle_path) {
+  RunBundle b = RunBundle::load(bundle_path);
+  b.require_whole(bundle_path);
+  return b;
+}
+}  // namespace
+
+BoardFiling::BoardFiling(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input)
+    : dir(filing_dir(bundle_path, key, input, no_input, def)),
+      board_lock(lock_board(dir)),
+      bundle_lock(lock_run_bundle(bundle_path)),
+      bundle(load_whole(bundle_path)) {}
+
 BoardDefinition init_board(const BoardInit& in) {
   if (!run_bundle_name_ok(in.name)) throw Error("invalid --name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)", in.name);
   if (!(in.policy.fraction > 0 && in.policy.fraction <= 1)) throw Error("--fraction must be in (0, 1]", std::to_string(in.policy.fraction));
@@ -520,13 +540,9 @@ BoardLeaves BoardLeaves::from_json(const json& j, const std::string& where) {
 
 BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string& leaves_path, const SecretKey& key,
                                unsigned threads) {
-  BoardDefinition def;
-  const std::string dir = board_for_key(bundle_path, key, def);
-  if (!fs::is_regular_file(leaves_path)) throw Error("no such leaves file", leaves_path);
-  const FileLock board_lock = lock_board(dir);
-  const FileLock bundle_lock = lock_run_bundle(bundle_path);
-  RunBundle b = RunBundle::load(bundle_path);
-  b.require_whole(bundle_path);
+  BoardFiling f(bundle_path, key, leaves_path, "no such leaves file");
+  const std::string& dir = f.dir;
+  RunBundle& b = f.bundle;
   if (b.has(member::kBoardLeaves))
     throw Error("the board has already audited this run's training tree", bundle_path, "'wit-board audit' audits the stored leaves again");
   const json cj = json::parse(b.get(member::kDataCommit), nullptr, false);

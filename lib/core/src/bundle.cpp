@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 
+#include "wit/binary_header.h"
 #include "wit/error.h"
 #include "wit/io.h"
 
@@ -272,19 +273,7 @@ struct BundleReader::Impl {
 
   // Header checks, in the documented order, on the first min(24, size) bytes.
   void check_header(ByteView head, uint64_t max_size) {
-    // Magic first, on whatever bytes there are, so that a short file that is
-    // not a bundle is never called a truncated one.
-    if (head.size > 0 && std::memcmp(head.data, kBundleMagic, std::min<size_t>(head.size, 8)) != 0)
-      throw Error("not a wit bundle (wrong magic)", where);
-    if (head.size < kHeaderSize)
-      throw Error("bundle is truncated (header needs " + std::to_string(kHeaderSize) + " bytes, file has " +
-                      std::to_string(head.size) + ")",
-                  where);
-    const uint32_t version = get_le32(head.data + kOffVersion);
-    if (version != kBundleVersion)
-      throw Error("unsupported bundle version " + std::to_string(version) + " (this wit reads version " +
-                      std::to_string(kBundleVersion) + ")",
-                  where);
+    check_binary_header(head, kBundleMagic, kHeaderSize, kBundleVersion, "bundle", where);
     const uint32_t flags = get_le32(head.data + kOffFlags);
     if (flags != 0) {
       char buf[80];

@@ -383,6 +383,7 @@ void init_param(const ParamSpec& p, ByteView seed, float* out) {
     return;
   }
   ChaChaStream s(derive_key(tags::kInitWeights, {seed, ByteView(p.name)}));
+  // The two draws below share their chunked loop on purpose: each is its own bit-exact recipe.
   if (p.init == InitKind::kNormal) {
     // Irwin-Hall: the sum of 12 uniform 24-bit integers, centred, is an exact
     // integer of mean 0 and standard deviation 2^24 (tails bounded at 6

@@ -15,36 +15,32 @@ using nlohmann::json;
 
 namespace {
 
+constexpr jsonf::Fields F{"invalid proof"};
 
-constexpr const char* kKind = "invalid proof";
-[[noreturn]] void bad(const std::string& why, const std::string& where) { jsonf::bad(kKind, why, where); }
-const json& need(const json& j, const char* key, const std::string& where) { return jsonf::need(j, key, kKind, where); }
-Hash32 get_hash(const json& j, const char* key, const std::string& where) { return jsonf::hash(j, key, kKind, where); }
-uint64_t get_u64(const json& j, const char* key, const std::string& where) { return jsonf::u64(j, key, kKind, where); }
 std::vector<Hash32> get_path(const json& j, const std::string& where) {
-  return jsonf::hashes(j, "path", kMaxInclusionPath, kKind, where);
+  return F.hashes(j, "path", kMaxInclusionPath, where);
 }
 
 void check_envelope(const json& doc, const std::string& where) {
-  if (!doc.is_object()) bad("not a json object", where);
+  if (!doc.is_object()) F.bad("not a json object", where);
   if (!doc.contains("format") || !doc["format"].is_string())
     throw Error("not a wit proof (no format field)", where);
-  if (!doc.contains("version") || !doc["version"].is_number_integer()) bad("missing version", where);
+  if (!doc.contains("version") || !doc["version"].is_number_integer()) F.bad("missing version", where);
 }
 
 // The commitment a document names must be the one it is checked against.
 std::optional<std::string> commitment_mismatch(const json& doc, const Commitment& c, const std::string& where) {
-  const json& ref = need(doc, "commitment", where);
-  if (!ref.is_object()) bad("field 'commitment' is not an object", where);
-  jsonf::only_keys(ref, {"n", "root"}, kKind, where);
-  if (get_hash(ref, "root", where) != c.root || get_u64(ref, "n", where) != c.n)
+  const json& ref = F.need(doc, "commitment", where);
+  if (!ref.is_object()) F.bad("field 'commitment' is not an object", where);
+  F.only_keys(ref, {"n", "root"}, where);
+  if (F.hash(ref, "root", where) != c.root || F.u64(ref, "n", where) != c.n)
     return std::string("proof is for another commitment");
   return std::nullopt;
 }
 
 std::optional<std::string> record_mismatch(const json& doc, const Hash32& leaf, const std::string& where) {
   if (!doc.contains("record")) return std::nullopt;
-  if (!doc["record"].is_string()) bad("field 'record' is not a string", where);
+  if (!doc["record"].is_string()) F.bad("field 'record' is not a string", where);
   if (record_leaf(ByteView(doc["record"].get<std::string>())) != leaf)
     return std::string("embedded record does not hash to the proved leaf");
   return std::nullopt;
@@ -107,32 +103,29 @@ json exclusion_document(const Commitment& c, const ExclusionProof& p, const std:
 }
 
 // One spelling only: a misspelt key (say "recOrd") must not pass unchecked.
-static void only_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
-  jsonf::only_keys(j, keys, kKind, where);
-}
 
 InclusionProof parse_inclusion_body(const json& j, const std::string& where) {
   InclusionProof p;
-  p.leaf = get_hash(j, "leaf", where);
-  p.index = get_u64(j, "index", where);
-  p.size = get_u64(j, "size", where);
+  p.leaf = F.hash(j, "leaf", where);
+  p.index = F.u64(j, "index", where);
+  p.size = F.u64(j, "size", where);
   p.path = get_path(j, where);
   return p;
 }
 
 ExclusionProof parse_exclusion_body(const json& j, const std::string& where) {
   ExclusionProof p;
-  p.value = get_hash(j, "leaf", where);
-  p.size = get_u64(j, "size", where);
+  p.value = F.hash(j, "leaf", where);
+  p.size = F.u64(j, "size", where);
   for (const char* side : {"left", "right"}) {
-    const json& b = need(j, side, where);
+    const json& b = F.need(j, side, where);
     if (b.is_null()) continue;
-    if (!b.is_object()) bad(std::string("field '") + side + "' is neither null nor an object", where);
-    only_keys(b, {"index", "leaf", "path"}, where);
+    if (!b.is_object()) F.bad(std::string("field '") + side + "' is neither null nor an object", where);
+    F.only_keys(b, {"index", "leaf", "path"}, where);
     Bracket& br = std::string(side) == "left" ? p.left : p.right;
     (std::string(side) == "left" ? p.has_left : p.has_right) = true;
-    br.index = get_u64(b, "index", where);
-    br.leaf = get_hash(b, "leaf", where);
+    br.index = F.u64(b, "index", where);
+    br.leaf = F.hash(b, "leaf", where);
     br.path = get_path(b, where);
   }
   return p;
@@ -159,23 +152,23 @@ Verdict verify_exclusion_in(const ExclusionProof& p, const Commitment& c) {
 }
 
 Verdict verify_certificate(const json& doc, const Commitment& c, const std::string& where) {
-  const json& absent = need(doc, "absent", where);
-  const json& present = need(doc, "present", where);
-  const json& clean = need(doc, "clean", where);
+  const json& absent = F.need(doc, "absent", where);
+  const json& present = F.need(doc, "present", where);
+  const json& clean = F.need(doc, "clean", where);
   if (!absent.is_array() || !present.is_array() || !clean.is_boolean())
-    bad("fields 'absent', 'present' must be arrays and 'clean' a boolean", where);
-  only_keys(doc, {"format", "version", "hash", "commitment", "eval", "clean", "absent", "present", "ngram_overlap"},
-            where);
+    F.bad("fields 'absent', 'present' must be arrays and 'clean' a boolean", where);
+  F.only_keys(doc, {"format", "version", "hash", "commitment", "eval", "clean", "absent", "present", "ngram_overlap"},
+              where);
   size_t i = 0;
   for (const auto& a : absent) {
-    only_keys(a, {"leaf", "size", "left", "right", "eval_index"}, where);
+    F.only_keys(a, {"leaf", "size", "left", "right", "eval_index"}, where);
     Verdict v = verify_exclusion_in(parse_exclusion_body(a, where), c);
     if (!v.ok) return Verdict::fail("absent[" + std::to_string(i) + "]: " + v.reason);
     i++;
   }
   i = 0;
   for (const auto& p : present) {
-    only_keys(p, {"leaf", "index", "size", "path", "eval_index"}, where);
+    F.only_keys(p, {"leaf", "index", "size", "path", "eval_index"}, where);
     Verdict v = verify_inclusion_in(parse_inclusion_body(p, where), c);
     if (!v.ok) return Verdict::fail("present[" + std::to_string(i) + "]: " + v.reason);
     i++;
@@ -192,7 +185,7 @@ Verdict verify_certificate(const json& doc, const Commitment& c, const std::stri
 Verdict certificate_covers(const json& cert, const std::vector<Hash32>& eval_leaves, const std::string& where) {
   std::vector<Hash32> proved;
   for (const char* list : {"absent", "present"})
-    for (const auto& p : need(cert, list, where)) proved.push_back(get_hash(p, "leaf", where));
+    for (const auto& p : F.need(cert, list, where)) proved.push_back(F.hash(p, "leaf", where));
   std::sort(proved.begin(), proved.end());
   for (size_t i = 0; i < eval_leaves.size(); i++)
     if (!std::binary_search(proved.begin(), proved.end(), eval_leaves[i]))
@@ -210,24 +203,24 @@ Verdict verify_document(const json& doc, const Commitment& c, const std::string&
     throw Error("unsupported proof version " + std::to_string(version) + " (this wit reads version " +
                     std::to_string(kProofVersion) + ")",
                 where, version == 1 ? "version 1 proofs were against a two-tree commitment; prove again" : "");
-  if (doc.contains("hash") && doc["hash"] != kBlake2bTree.name) bad("unsupported hash", where);
+  if (doc.contains("hash") && doc["hash"] != kBlake2bTree.name) F.bad("unsupported hash", where);
   if (auto m = commitment_mismatch(doc, c, where)) return Verdict::fail(*m);
   if (format == "wit.contamination") return verify_certificate(doc, c, where);
-  const json& type = need(doc, "type", where);
+  const json& type = F.need(doc, "type", where);
   if (type == "inclusion") {
-    only_keys(doc, {"format", "version", "type", "hash", "commitment", "leaf", "index", "size", "path", "record"}, where);
+    F.only_keys(doc, {"format", "version", "type", "hash", "commitment", "leaf", "index", "size", "path", "record"}, where);
     InclusionProof p = parse_inclusion_body(doc, where);
     if (auto m = record_mismatch(doc, p.leaf, where)) return Verdict::fail(*m);
     return verify_inclusion_in(p, c);
   }
   if (type == "exclusion") {
-    only_keys(doc, {"format", "version", "type", "hash", "commitment", "leaf", "size", "left", "right", "record"}, where);
+    F.only_keys(doc, {"format", "version", "type", "hash", "commitment", "leaf", "size", "left", "right", "record"}, where);
     ExclusionProof p = parse_exclusion_body(doc, where);
     if (auto m = record_mismatch(doc, p.value, where)) return Verdict::fail(*m);
     return verify_exclusion_in(p, c);
   }
   if (type == "usage") return verify_usage(doc, c, where);
-  bad("unknown proof type " + type.dump(), where);
+  F.bad("unknown proof type " + type.dump(), where);
 }
 
 }  // namespace wit

@@ -267,6 +267,7 @@ json ProbeCheckReport::to_json() const {
 }
 
 ProbeCheckReport ProbeCheckReport::from_json(const json& j, const std::string& where) {
+  // Reads its fields as ReleaseBinding::from_json does theirs: alike by shape (field readers), on purpose.
   static const char* kKind = "invalid probe check";
   jsonf::only_keys(j, {"format", "version", "run_id", "nonce", "step", "state_root", "records", "random", "model_cmd",
                        "noise", "floor", "margin", "tolerance", "differences", "worst", "first_failure", "failures",

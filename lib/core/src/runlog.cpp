@@ -52,19 +52,15 @@ json floats(const std::vector<float>& v, bool full) {
   return {{"n", v.size()}, {"l2", num(float(std::sqrt(s)))}};
 }
 
-
 std::string short_hex(const std::string& hex) { return hex.substr(0, 16); }
 
 // ---- proof document parsing (malformed → wit::Error) ------------------------
 
-constexpr const char* kKind = "invalid log proof";
-[[noreturn]] void bad(const std::string& why, const std::string& where) { jsonf::bad(kKind, why, where); }
-const json& need(const json& j, const char* key, const std::string& where) { return jsonf::need(j, key, kKind, where); }
-Hash32 get_hash(const json& j, const char* key, const std::string& where) { return jsonf::hash(j, key, kKind, where); }
-uint64_t get_u64(const json& j, const char* key, const std::string& where) { return jsonf::u64(j, key, kKind, where); }
+constexpr jsonf::Fields F{"invalid log proof"};
+
 // The path of an inclusion or a consistency proof (the longer bound serves both).
 std::vector<Hash32> get_path(const json& j, const std::string& where) {
-  return jsonf::hashes(j, "path", kMaxConsistencyPath, kKind, where);
+  return F.hashes(j, "path", kMaxConsistencyPath, where);
 }
 
 // One end of a consistency proof: a signed head, or an unsigned {size, root}.
@@ -75,8 +71,8 @@ struct End {
 };
 
 End get_end(const json& doc, const char* key, const std::string& where) {
-  const json& v = need(doc, key, where);
-  if (!v.is_object()) bad(std::string("field '") + key + "' is not an object", where);
+  const json& v = F.need(doc, key, where);
+  if (!v.is_object()) F.bad(std::string("field '") + key + "' is not an object", where);
   End e;
   if (v.contains("sig")) {
     e.head = TreeHead::from_json(v, where + " (" + key + ")");
@@ -86,12 +82,11 @@ End get_end(const json& doc, const char* key, const std::string& where) {
   }
   for (const auto& kv : v.items())
     if (kv.key() != "size" && kv.key() != "root")
-      bad(std::string("unknown field '") + kv.key() + "' in unsigned '" + key + "'", where);
-  e.size = get_u64(v, "size", where);
-  e.root = get_hash(v, "root", where);
+      F.bad(std::string("unknown field '") + kv.key() + "' in unsigned '" + key + "'", where);
+  e.size = F.u64(v, "size", where);
+  e.root = F.hash(v, "root", where);
   return e;
 }
-
 
 }  // namespace
 
@@ -221,26 +216,26 @@ json log_consistency_document(const WitnessLog& log, const Hash32& run_id, uint6
 }
 
 Verdict verify_log_proof(const json& doc, const LogProofPins& pins, const std::string& where) {
-  if (!doc.is_object()) bad("not a json object", where);
+  if (!doc.is_object()) F.bad("not a json object", where);
   if (!doc.contains("format") || !doc["format"].is_string() || doc["format"].get<std::string>() != kLogProofFormat)
     throw Error("not a wit log proof (format is not \"wit.log-proof\")", where);
-  if (!doc.contains("version") || !doc["version"].is_number_integer()) bad("missing version", where);
+  if (!doc.contains("version") || !doc["version"].is_number_integer()) F.bad("missing version", where);
   if (doc["version"].get<int64_t>() != kLogProofVersion)
     throw Error("unsupported log proof version " + doc["version"].dump(), where, "this wit reads version 1");
-  if (doc.contains("hash") && doc["hash"] != "blake2b-256") bad("hash is not \"blake2b-256\"", where);
-  const json& type = need(doc, "type", where);
-  if (!type.is_string()) bad("field 'type' is not a string", where);
-  const Hash32 run_id = get_hash(doc, "run_id", where);
+  if (doc.contains("hash") && doc["hash"] != "blake2b-256") F.bad("hash is not \"blake2b-256\"", where);
+  const json& type = F.need(doc, "type", where);
+  if (!type.is_string()) F.bad("field 'type' is not a string", where);
+  const Hash32 run_id = F.hash(doc, "run_id", where);
   const std::vector<Hash32> path = get_path(doc, where);
   const std::string pinned = pins.key ? "" : " (key not pinned: pass --key to check whose it is)";
 
   if (type == "inclusion") {
-    const TreeHead head = TreeHead::from_json(need(doc, "head", where), where + " (head)");
-    const uint64_t index = get_u64(doc, "index", where);
-    const Hash32 leaf = get_hash(doc, "leaf", where);
-    const json& ej = need(doc, "entry", where);
+    const TreeHead head = TreeHead::from_json(F.need(doc, "head", where), where + " (head)");
+    const uint64_t index = F.u64(doc, "index", where);
+    const Hash32 leaf = F.hash(doc, "leaf", where);
+    const json& ej = F.need(doc, "entry", where);
     Bytes entry;
-    if (!ej.is_string() || !from_hex(ej.get<std::string>(), entry)) bad("field 'entry' is not hex", where);
+    if (!ej.is_string() || !from_hex(ej.get<std::string>(), entry)) F.bad("field 'entry' is not hex", where);
     if (pins.run_id && run_id != *pins.run_id) return Verdict::fail("proof is for run " + run_id.hex() + ", not this run");
     if (auto p = head_problem(head, run_id, pins.key, "the head")) return Verdict::fail(*p);
     if (entry_leaf(entry) != leaf) return Verdict::fail("entry bytes do not hash to the leaf");

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "wit/binary_header.h"
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/io.h"
@@ -37,19 +38,7 @@ Bytes encode_leaves_header(const LeavesHeader& h) {
 }
 
 LeavesHeader parse_leaves_header(ByteView b, const std::string& where) {
-  // Magic first, on whatever bytes there are: a short file that is not a
-  // leaves file is never called a truncated one.
-  if (b.size > 0 && std::memcmp(b.data, kLeavesMagic, std::min<size_t>(b.size, 8)) != 0)
-    throw Error("not a wit leaves file (wrong magic)", where);
-  if (b.size < kLeavesHeaderSize)
-    throw Error("leaves file is truncated (header needs " + std::to_string(kLeavesHeaderSize) + " bytes, file has " +
-                    std::to_string(b.size) + ")",
-                where);
-  const uint32_t version = get_le32(b.data + kOffVersion);
-  if (version != kLeavesVersion)
-    throw Error("unsupported leaves file version " + std::to_string(version) + " (this wit reads version " +
-                    std::to_string(kLeavesVersion) + ")",
-                where);
+  check_binary_header(b, kLeavesMagic, kLeavesHeaderSize, kLeavesVersion, "leaves file", where);
   if (get_le64(b.data + kOffHeaderSum) != xxh3_64(ByteView(b.data, kOffHeaderSum)))
     throw Error("leaves file header is corrupt (checksum mismatch)", where + " at byte 0");
   if (get_le32(b.data + kOffReserved) != 0) throw Error("leaves file header is corrupt (reserved field not zero)", where + " at byte 12");

@@ -17,15 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kKind = "invalid proof";
-[[noreturn]] void bad(const std::string& why, const std::string& where) { jsonf::bad(kKind, why, where); }
-const json& need(const json& j, const char* key, const std::string& where) { return jsonf::need(j, key, kKind, where); }
-uint64_t get_u64(const json& j, const char* key, const std::string& where) { return jsonf::u64(j, key, kKind, where); }
-
-
-void only_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
-  jsonf::only_keys(j, keys, kKind, where);
-}
+constexpr jsonf::Fields F{"invalid proof"};
 
 std::string steps_text(const std::vector<int64_t>& steps) {
   std::string s;
@@ -98,13 +90,13 @@ json usage_document(const Commitment& c, const Index& idx, const std::string& ru
 }
 
 Verdict verify_usage(const json& doc, const Commitment& c, const std::string& where) {
-  only_keys(doc, {"format", "version", "type", "hash", "commitment", "inclusion", "manifest", "seed", "head", "steps",
-                  "uses", "record"},
-            where);
+  F.only_keys(doc, {"format", "version", "type", "hash", "commitment", "inclusion", "manifest", "seed", "head", "steps",
+                    "uses", "record"},
+              where);
   // The record is in the data at a position.
-  const InclusionProof inc = parse_inclusion_body(need(doc, "inclusion", where), where);
+  const InclusionProof inc = parse_inclusion_body(F.need(doc, "inclusion", where), where);
   if (doc.contains("record")) {
-    if (!doc["record"].is_string()) bad("field 'record' is not a string", where);
+    if (!doc["record"].is_string()) F.bad("field 'record' is not a string", where);
     if (record_leaf(ByteView(doc["record"].get<std::string>())) != inc.leaf)
       return {false, "embedded record does not hash to the proved leaf", ""};
   }
@@ -113,27 +105,27 @@ Verdict verify_usage(const json& doc, const Commitment& c, const std::string& wh
     return {false, std::string("the record is not at its position in the data: ") + to_string(e), ""};
 
   // The run: a manifest trained on this data, its revealed seed, its signed head.
-  const Manifest mf = Manifest::from_json(need(doc, "manifest", where), where + ": manifest");
+  const Manifest mf = Manifest::from_json(F.need(doc, "manifest", where), where + ": manifest");
   const Hash32 run_id = mf.run_id();
   if (mf.data_root != c.root || mf.data_n != c.n) return {false, "the run was not trained on this commitment", ""};
-  const json& seed_j = need(doc, "seed", where);
+  const json& seed_j = F.need(doc, "seed", where);
   Bytes seed;
-  if (!seed_j.is_string() || !from_hex(seed_j.get<std::string>(), seed) || seed.size() != 32) bad("'seed' is not 64 hex digits", where);
+  if (!seed_j.is_string() || !from_hex(seed_j.get<std::string>(), seed) || seed.size() != 32) F.bad("'seed' is not 64 hex digits", where);
   if (auto p = seed_problem(mf, seed)) return {false, *p, ""};
-  const TreeHead head = TreeHead::from_json(need(doc, "head", where), where + ": head");
+  const TreeHead head = TreeHead::from_json(F.need(doc, "head", where), where + ": head");
   if (auto p = head_problem(head, run_id, mf.trainer_key)) return {false, *p, ""};
   if (head.size < 1) return {false, "the head covers no entries", ""};
-  if (mf.batch_size < 1) bad("the manifest's batch size is not positive", where);
+  if (mf.batch_size < 1) F.bad("the manifest's batch size is not positive", where);
 
   // The steps are complete: exactly those the committed order gives.
   const int64_t last = int64_t(head.size) - 1;
   DataOrder order(run_id, seed, c.n, uint64_t(mf.batch_size));
   const std::vector<int64_t> expect = order.steps_using(inc.index, last);
-  const json& steps_j = need(doc, "steps", where);
-  if (!steps_j.is_array()) bad("'steps' is not an array", where);
+  const json& steps_j = F.need(doc, "steps", where);
+  if (!steps_j.is_array()) F.bad("'steps' is not an array", where);
   std::vector<int64_t> steps;
   for (const auto& s : steps_j) {
-    if (!s.is_number_integer()) bad("a step is not an integer", where);
+    if (!s.is_number_integer()) F.bad("a step is not an integer", where);
     steps.push_back(s.get<int64_t>());
   }
   if (steps != expect)
@@ -142,28 +134,28 @@ Verdict verify_usage(const json& doc, const Commitment& c, const std::string& wh
             ""};
 
   // Each step: its logged entry under the head, and the record in its batch root.
-  const json& uses = need(doc, "uses", where);
-  if (!uses.is_array() || uses.size() != steps.size()) bad("'uses' must have one element per step", where);
+  const json& uses = F.need(doc, "uses", where);
+  if (!uses.is_array() || uses.size() != steps.size()) F.bad("'uses' must have one element per step", where);
   for (size_t i = 0; i < steps.size(); ++i) {
     const json& u = uses[i];
     const std::string w = where + ": uses[" + std::to_string(i) + "]";
-    if (!u.is_object()) bad("not an object", w);
-    only_keys(u, {"step", "position", "batch_path", "entry", "entry_path"}, w);
-    if (!need(u, "step", w).is_number_integer() || u["step"].get<int64_t>() != steps[i]) return {false, "uses[" + std::to_string(i) + "] is not for step " + std::to_string(steps[i]), ""};
+    if (!u.is_object()) F.bad("not an object", w);
+    F.only_keys(u, {"step", "position", "batch_path", "entry", "entry_path"}, w);
+    if (!F.need(u, "step", w).is_number_integer() || u["step"].get<int64_t>() != steps[i]) return {false, "uses[" + std::to_string(i) + "] is not for step " + std::to_string(steps[i]), ""};
     const int64_t s = steps[i];
     const std::vector<uint64_t> batch = order.batch(s);
-    const uint64_t pos = get_u64(u, "position", w);
+    const uint64_t pos = F.u64(u, "position", w);
     if (pos >= batch.size() || batch[pos] != inc.index)
       return {false, "step " + std::to_string(s) + ": the record is not at that position of the batch", ""};
-    const json& ej = need(u, "entry", w);
+    const json& ej = F.need(u, "entry", w);
     Bytes entry_bytes;
-    if (!ej.is_string() || !from_hex(ej.get<std::string>(), entry_bytes)) bad("'entry' is not hex", w);
+    if (!ej.is_string() || !from_hex(ej.get<std::string>(), entry_bytes)) F.bad("'entry' is not hex", w);
     const LogEntry e = decode_entry(entry_bytes, w + ": entry");
     if (e.genesis || int64_t(e.s.step) != s) return {false, "step " + std::to_string(s) + ": the entry is not that step's", ""};
-    const std::vector<Hash32> entry_path = jsonf::hashes(u, "entry_path", kMaxInclusionPath, kKind, w);
+    const std::vector<Hash32> entry_path = F.hashes(u, "entry_path", kMaxInclusionPath, w);
     if (verify_inclusion(kBlake2bTree, uint64_t(s), head.size, entry_leaf(entry_bytes), entry_path, head.root) != ProofError::kOk)
       return {false, "step " + std::to_string(s) + ": the entry is not in the log under the signed head", ""};
-    const std::vector<Hash32> batch_path = jsonf::hashes(u, "batch_path", kMaxInclusionPath, kKind, w);
+    const std::vector<Hash32> batch_path = F.hashes(u, "batch_path", kMaxInclusionPath, w);
     if (verify_inclusion(kBlake2bTree, pos, batch.size(), inc.leaf, batch_path, e.s.batch_root) != ProofError::kOk)
       return {false, "step " + std::to_string(s) + ": the record is not in the logged batch root", ""};
   }

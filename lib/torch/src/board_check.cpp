@@ -136,13 +136,10 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
 
 BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
                                const SecretKey& key, unsigned threads, const std::string& device) {
-  BoardDefinition def;
-  const std::string dir = board_for_key(bundle_path, key, def);
-  if (!fs::is_regular_file(weights_path)) throw Error("no such weights file", weights_path);
-  const FileLock board_lock = lock_board(dir);
-  const FileLock bundle_lock = lock_run_bundle(bundle_path);
-  RunBundle b = RunBundle::load(bundle_path);
-  b.require_whole(bundle_path);
+  BoardFiling f(bundle_path, key, weights_path, "no such weights file");
+  const BoardDefinition& def = f.def;
+  const std::string& dir = f.dir;
+  RunBundle& b = f.bundle;
   if (b.has(member::kBoardEval))
     throw Error("the board has already scored this run's released weights", bundle_path,
                 "'wit-board audit' re-scores the stored weights");
@@ -194,14 +191,10 @@ std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash3
 
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
                          const VerifyOptions& opt) {
-  BoardDefinition def;
-  const std::string dir = board_for_key(bundle_path, key, def);
-  if (!fs::is_regular_file(response_path)) throw Error("no such response bundle", response_path);
-
-  const FileLock board_lock = lock_board(dir);
-  const FileLock bundle_lock = lock_run_bundle(bundle_path);
-  RunBundle b = RunBundle::load(bundle_path);
-  b.require_whole(bundle_path);
+  BoardFiling f(bundle_path, key, response_path, "no such response bundle");
+  const BoardDefinition& def = f.def;
+  const std::string& dir = f.dir;
+  RunBundle& b = f.bundle;
   const TreeHead head = newest_signed_head(b);  // the manifest and its heads still agree
 
   StagedFile in(dir, board_path::kResponses, response_path);

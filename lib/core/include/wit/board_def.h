@@ -18,6 +18,7 @@
 #include "wit/commitment.h"
 #include "wit/io.h"
 #include "wit/report.h"
+#include "wit/run_bundle.h"
 #include "wit/sign.h"
 #include "wit/tags.h"
 #include "wit/wlog.h"
@@ -30,7 +31,7 @@ inline constexpr const char* kBoardDrawFormat = "wit.board-draw";
 inline constexpr const char* kBoardReportFormat = "wit.board-report";
 inline constexpr int kBoardDocVersion = 1;
 
-// The board folder's layout.
+// The board folder's layout (the same shape as run_bundle.h's member names, on purpose).
 namespace board_path {
 inline constexpr const char* kDefinition = "board.def.json";
 inline constexpr const char* kBenchmarkCommit = "benchmark/eval.commit.json";
@@ -212,6 +213,19 @@ BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string
 // bundle at DIR/runs/NAME, its definition in `def`, and `key` checked to be
 // the board's. Throws wit::Error otherwise.
 std::string board_for_key(const std::string& bundle_path, const SecretKey& key, BoardDefinition& def);
+
+// A run's bundle opened for the board to file into, the one sequence of every
+// board writer: the board `key` signs for (board_for_key), the submitted file
+// `input` checked to exist (else wit::Error(`no_input`, input)), then the board
+// locked before the bundle (the one lock order), the bundle loaded and whole.
+struct BoardFiling {
+  BoardFiling(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input);
+  BoardDefinition def;
+  std::string dir;
+  FileLock board_lock;
+  FileLock bundle_lock;
+  RunBundle bundle;
+};
 
 // A copy of a submitted file (a response, weights, leaves) inside the board
 // folder, DIR/SUB/.incoming-PID[SUFFIX], while it is checked: what is checked

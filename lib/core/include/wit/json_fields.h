@@ -27,4 +27,27 @@ nlohmann::json hex_array(const std::vector<Hash32>& v);
 void only_keys(const nlohmann::json& j, std::initializer_list<const char*> keys, const char* kind,
                const std::string& where, const std::string& prefix = "");
 
+// The readers above bound to one error kind, so a parser names its kind once:
+// `constexpr jsonf::Fields F{"invalid proof"};` then `F.need(j, "leaf", where)`.
+struct Fields {
+  const char* kind;
+  [[noreturn]] void bad(const std::string& why, const std::string& where) const { jsonf::bad(kind, why, where); }
+  const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& where) const {
+    return jsonf::need(j, key, kind, where);
+  }
+  Hash32 hash(const nlohmann::json& j, const char* key, const std::string& where) const {
+    return jsonf::hash(j, key, kind, where);
+  }
+  uint64_t u64(const nlohmann::json& j, const char* key, const std::string& where) const {
+    return jsonf::u64(j, key, kind, where);
+  }
+  std::vector<Hash32> hashes(const nlohmann::json& j, const char* key, size_t max, const std::string& where) const {
+    return jsonf::hashes(j, key, max, kind, where);
+  }
+  void only_keys(const nlohmann::json& j, std::initializer_list<const char*> keys, const std::string& where,
+                 const std::string& prefix = "") const {
+    jsonf::only_keys(j, keys, kind, where, prefix);
+  }
+};
+
 }  // namespace wit::jsonf
