@@ -242,10 +242,25 @@ run 0 "$FORGE" train lr --fraction 0.1 --attack-seed 3 -j2 --config sparse.json 
   --index data.widx --key key --out L data.txt
 run 0 wit-challenge -q --run L --nonce "$(nonce 5)" -k 1 --segments 4 -o lseg.json
 # An exact response holds each segment's start state (a checkpoint, logged
-# with its root): wit-replay respond packs it without replaying, and the
-# verifier's replay of the segment rejects it; so does the forger's own answer.
+# with its root) and each challenged step's start state. The honest responder
+# packs checkpoints without replaying, but must regenerate a step's start state
+# from the newest checkpoint before it: through a forged step that fails
+# ("does not match its logged state root", exit 2, nothing written). Either way
+# no honest-looking bundle comes out, and the verifier's replay rejects what
+# does; so does it the forger's own answer.
 for responder in wit-replay "$FORGE"; do
-  run 0 $responder respond --run L lseg.json -o lseg.wbundle
+  if [ "$responder" = wit-replay ]; then
+    $responder respond -q --run L lseg.json -o lseg.wbundle >/dev/null 2>"$T/err"
+    rc=$?
+    if [ "$rc" -eq 2 ]; then
+      grep -q 'does not match its logged state root' "$T/err" && ok || fail "lseg respond: $(cat "$T/err")"
+      absent lseg.wbundle
+      continue
+    fi
+    [ "$rc" -eq 0 ] && ok || fail "lseg respond: exit $rc: $(cat "$T/err")"
+  else
+    run 0 $responder respond --run L lseg.json -o lseg.wbundle
+  fi
   run 1 wit-replay verify -q --bundle lseg.wbundle lseg.json -o lseg.report.json
   grep -q '"kind": "segment"' lseg.report.json && grep -q '"pass": false' lseg.report.json && ok ||
     fail "lr attack not caught by segments ($responder respond)"
