@@ -336,8 +336,9 @@ namespace {
 using FileId = std::pair<dev_t, ino_t>;
 std::mutex g_places_mu;
 // Every regular file this process opened for reading, with when it last did
-// (the coarse real-time clock, the one file times are stamped with): a file
-// born after that is a new file that took the inode of one read and deleted.
+// (real time, never earlier than the birth time the file system stamps on a
+// file created before, fine or coarse): a file born after that is a new file
+// that took the inode of one read and deleted.
 std::map<FileId, struct timespec> g_inputs;
 std::set<FileId> g_allowed_runs;  // run directories this process writes (allow_run_writes)
 std::set<std::string> g_outputs;  // the outputs the user named (note_output), resolved
@@ -368,7 +369,7 @@ bool later(const struct timespec& a, const struct timespec& b) {
 
 void note_input_id(const struct stat& st) {
   struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  ::clock_gettime(CLOCK_REALTIME, &now);
   std::lock_guard<std::mutex> g(g_places_mu);
   struct timespec& when = g_inputs[{st.st_dev, st.st_ino}];
   if (later(now, when)) when = now;
