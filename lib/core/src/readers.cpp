@@ -56,7 +56,7 @@ void pread_all(int fd, uint8_t* buf, uint64_t len, uint64_t offset, const std::s
   while (len > 0) {
     const ssize_t got = ::pread(fd, buf, std::min<uint64_t>(len, uint64_t(1) << 30), off_t(offset));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw Error("cannot read: " + lower_first(std::strerror(errno)), path);
+    if (got < 0) throw Error("cannot read: " + errno_text(), path);
     if (got == 0) throw Error("file changed while reading (it is shorter than when opened)", path);
     buf += got;
     offset += uint64_t(got);
@@ -678,12 +678,12 @@ class TokensSource : public RecordSource {
       size_ = mem_->size();
     } else {
       fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd_ < 0) throw Error("cannot open: " + lower_first(std::strerror(errno)), path);
+      if (fd_ < 0) throw Error("cannot open: " + errno_text(), path);
       struct stat st {};
       if (::fstat(fd_, &st) != 0) {
         const int e = errno;
         ::close(fd_);
-        throw Error("cannot stat: " + lower_first(std::strerror(e)), path);
+        throw Error("cannot stat: " + errno_text(e), path);
       }
       if (S_ISDIR(st.st_mode)) {
         ::close(fd_);
