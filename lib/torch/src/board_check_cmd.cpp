@@ -7,22 +7,16 @@
 #include "wit/board_check.h"
 #include "wit/cli.h"
 #include "wit/error.h"
+#include "wit/replay_cmd.h"
 #include "wit/sign.h"
-#include "wit/state.h"
 
 namespace wit {
 
 namespace {
 
-// Checked before anything is read.
-void check_cuda(const std::string& device) {
-  if (device != "cpu" && !cuda_available())
-    throw Error("this LibTorch has no CUDA device", "--device " + device, "use --device cpu");
-}
-
 // The device checked; the options every replay runs with.
 VerifyOptions verify_options(const BoardCheckArgs& a) {
-  check_cuda(a.device);
+  check_replay_device(a.device);
   VerifyOptions vo;
   vo.threads = a.threads;
   vo.device = a.device;
@@ -48,7 +42,7 @@ int board_check_add_cmd(const std::string& bundle_path, const std::string& respo
 
 int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& weights_path,
                              const std::string& model_path, const std::string& key_path, const BoardCheckArgs& a) {
-  check_cuda(a.device);
+  check_replay_device(a.device);
   const SecretKey key = load_key(key_path);
   const BoardEvalResult r = board_evaluate(bundle_path, weights_path, model_path, key, a.threads, a.device);
   if (!r.why_not.empty()) {

@@ -46,8 +46,7 @@ std::optional<RunConfig> run_config_of(const std::string& run) {
 // kernels are pinned and the challenge is loaded.
 Challenge prepare(const ReplayArgs& a, char** argv) {
   if (a.tolerant) check_margin(a.margin);
-  if (a.device != "cpu" && !cuda_available())
-    throw Error("this LibTorch has no CUDA device", "--device " + a.device, "use --device cpu");
+  check_replay_device(a.device);
   expect_args({{"--run", a.run, FileKind::kRunDir},
                {"--bundle", a.bundle_path, FileKind::kBundle},
                {"CHALLENGE", a.challenge_path, FileKind::kChallenge}});
@@ -57,6 +56,11 @@ Challenge prepare(const ReplayArgs& a, char** argv) {
 }
 
 }  // namespace
+
+void check_replay_device(const std::string& device) {
+  if (device != "cpu" && !cuda_available())
+    throw Error("this LibTorch has no CUDA device", "--device " + device, "use --device cpu");
+}
 
 int replay_respond(ReplayArgs a, char** argv) {
   const Challenge c = prepare(a, argv);

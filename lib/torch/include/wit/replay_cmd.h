@@ -25,6 +25,11 @@ struct ReplayArgs {
   ResponseOptions ro;          // respond: the data inputs; its --tolerant is ro.end_states
 };
 
+// The device check of a command that replays (wit-replay, and wit-board's
+// add, evaluate and audit), made before anything is read: anything but "cpu"
+// needs a LibTorch with CUDA (wit::Error otherwise).
+void check_replay_device(const std::string& device);
+
 // respond: the response bundle for the challenge, built from RUN, to `out`.
 int replay_respond(ReplayArgs a, char** argv);
 // verify: replay the challenged steps of the bundle (or of a response built
