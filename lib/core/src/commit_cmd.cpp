@@ -52,7 +52,7 @@ int commit_leaves_cmd(const std::string& index_path, const std::string& out, boo
   const Index idx(index_path);
   write_leaves(idx, out);
   if (!quiet && out != "-")
-    cli::note("wrote " + cli::count_of(idx.n(), "leaf") + " of root " + idx.root().hex().substr(0, 16) + " to " + out);
+    cli::note("wrote " + cli::count_of(idx.n(), "leaf", "leaves") + " of root " + idx.root().hex().substr(0, 16) + " to " + out);
   return cli::kOk;
 }
 
