@@ -8,7 +8,9 @@
 # per-round ratios, and the ratio of the medians), and peak memory from GNU
 # time -v (maximum resident set) less the input, per record. With
 # WIT_BENCH_PROFILE=1 it also samples wit-commit -j1 with perf (cpu-clock)
-# and prints the top symbols. bench/run.sh calls this script; it can run alone.
+# and prints the top symbols. Each input's phase times (WIT_COMMIT_PHASES=1,
+# docs/commitment.md "Performance") follow the table. bench/run.sh calls this
+# script; it can run alone.
 #
 # Usage: bench/commit.sh BUILD_DIR
 # Environment: WIT_BENCH_TOKENS_MB (MiB, space-separated; default "512 1024"),
@@ -98,6 +100,10 @@ bench() {
   echo "wit bench commit: $label: $bytes bytes, $records records; medians, wall/cpu s: b2sum $b2w/$b2c," \
     "wit-commit $ww/$wc, -j1 $w1w/$w1c; ratio b2sum/wit-commit $(printf %.2f "$pair") (per round), $ratio_med (of medians)," \
     "$ratio_cpu (CPU); peak RSS $wr KiB; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  # Where the time goes: one more run with WIT_COMMIT_PHASES=1 (wall and CPU ms of each phase, stderr).
+  notes+=("phases, wit-commit ($(nproc) threads), $label (WIT_COMMIT_PHASES=1; CPU counts all threads):")
+  notes+=("$(WIT_COMMIT_PHASES=1 "$commit" -q "$@" -o "$tmp/c.json" --index "$tmp/c.widx" "$file" 2>&1 >/dev/null |
+    sed -n 's/^wit: phase /  /p')")
   rows+=("| $label | $b2w s / $b2c s | $ww s / $wc s | $w1w s / $w1c s | $(printf %.2f "$pair")x ($ratio_med x) | ${ratio_cpu}x | $((wr / 1024)) MiB, $per_rec B/record |$base_cell")
 }
 

@@ -330,9 +330,11 @@ inline bool entry_less(const Entry& a, const Entry& b) {
 // sort), then the buckets are sorted at once.
 using Buckets = std::array<uint64_t, 257>;
 
-// Sorts each bucket [start[b], start[b + 1]) of e on up to `threads` threads.
-void sort_buckets(Entry* e, const Buckets& start, unsigned threads) {
-  parallel_for(256, threads, 8, [&](uint64_t lo, uint64_t hi) {
+// Sorts each bucket [start[b], start[b + 1]) of e, b < start.size() - 1, on
+// up to `threads` threads.
+template <class Starts>
+void sort_buckets(Entry* e, const Starts& start, unsigned threads) {
+  parallel_for(start.size() - 1, threads, 8, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t b = lo; b < hi; b++) std::sort(e + start[b], e + start[b + 1], entry_less);
   });
 }
@@ -384,21 +386,25 @@ DataTree::DataTree(const std::vector<LeafRun>& runs, unsigned threads) {
   allocate(total);
   Entry* e = reinterpret_cast<Entry*>(buf_.get());
   // The first pass of the sort is this copy: each run's entries go straight
-  // to their bucket (the leaf's first byte), runs on all threads, each into
-  // its own slice of every bucket; then the buckets are sorted.
+  // to their bucket (the leaf's first `bits` bits: about 16 entries a bucket,
+  // 256 to 65,536 buckets), runs on all threads, each into its own slice of
+  // every bucket; then the small buckets are sorted.
+  unsigned bits = 8;
+  while (bits < 16 && (total >> bits) > 16) bits++;
+  const size_t nb = size_t(1) << bits;
+  auto key = [bits](const Hash32& h) { return size_t((unsigned(h.b[0]) << 8 | h.b[1]) >> (16 - bits)); };
   const size_t m = runs.size();
-  std::vector<Buckets> count(m);
+  std::vector<std::vector<uint64_t>> count(m, std::vector<uint64_t>(nb, 0));
   std::vector<uint64_t> first(m + 1, 0);
   for (size_t r = 0; r < m; r++) first[r + 1] = first[r] + runs[r].size();
   parallel_for(m, threads, 1, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t r = lo; r < hi; r++) {
-      Buckets& c = count[r];
-      c.fill(0);
-      for (const Hash32& h : runs[r]) c[h.b[0]]++;
+      std::vector<uint64_t>& c = count[r];
+      for (const Hash32& h : runs[r]) c[key(h)]++;
     }
   });
-  Buckets start{};
-  for (size_t b = 0; b < 256; b++) {
+  std::vector<uint64_t> start(nb + 1, 0);
+  for (size_t b = 0; b < nb; b++) {
     uint64_t at = start[b];
     for (size_t r = 0; r < m; r++) {
       const uint64_t k = count[r][b];
@@ -409,12 +415,12 @@ DataTree::DataTree(const std::vector<LeafRun>& runs, unsigned threads) {
   }
   parallel_for(m, threads, 1, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t r = lo; r < hi; r++) {
-      Buckets& to = count[r];
+      std::vector<uint64_t>& to = count[r];
       const LeafRun& run = runs[r];
-      for (uint64_t i = 0; i < run.size(); i++) e[to[run[i].b[0]]++] = Entry{run[i], first[r] + i};
+      for (uint64_t i = 0; i < run.size(); i++) e[to[key(run[i])]++] = Entry{run[i], first[r] + i};
     }
   });
-  phase_done("leaves into the tree's buffer, by first byte");
+  phase_done("leaves into the tree's buffer, by their first bits");
   sort_buckets(e, start, threads);
   phase_done("sort");
   distinct();
