@@ -35,12 +35,6 @@ std::string line_where(const std::string& path, uint64_t line) {
   return display_name(path) + ":" + std::to_string(line);
 }
 
-// Lowercase first letter, as CLI.md wants for messages (strerror is capitalised).
-std::string lower_first(std::string s) {
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
-  return s;
-}
-
 // Makes text taken from the input safe for a one-line message: control and
 // non-ASCII bytes become '?', and long text is cut.
 std::string printable(std::string_view s, size_t max = 80) {
@@ -845,21 +839,13 @@ class TokensSource : public RecordSource {
       mem_ = std::make_shared<const FileBytes>(std::make_shared<MappedFile>(path));
       size_ = mem_->size();
     } else {
-      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd_ < 0) throw Error("cannot open: " + errno_text(), path);
+      fd_.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd_.ok()) throw Error("cannot open: " + errno_text(), path);
       struct stat st {};
-      if (::fstat(fd_, &st) != 0) {
-        const int e = errno;
-        ::close(fd_);
-        throw Error("cannot stat: " + errno_text(e), path);
-      }
-      if (S_ISDIR(st.st_mode)) {
-        ::close(fd_);
-        throw Error("is a directory", path);
-      }
+      if (::fstat(fd_.get(), &st) != 0) throw Error("cannot stat: " + errno_text(), path);
+      if (S_ISDIR(st.st_mode)) throw Error("is a directory", path);
       if (!S_ISREG(st.st_mode)) {  // a pipe or device: read it whole, as stdin
-        ::close(fd_);
-        fd_ = -1;
+        fd_.reset();
         mem_ = std::make_shared<const FileBytes>(std::make_shared<MappedFile>(path));
         size_ = mem_->size();
       } else {
@@ -868,16 +854,12 @@ class TokensSource : public RecordSource {
     }
     files_.push_back({path, mem_, size_});
     if (size_ % token_bytes != 0) {
-      if (fd_ >= 0) ::close(fd_);
       const std::string at = display_name(path) + " at byte " + std::to_string(size_ - size_ % token_bytes);
       if (token_bytes == 2) throw Error("token file has odd size", at);
       throw Error("token file size " + std::to_string(size_) + " is not a multiple of " +
                       std::to_string(token_bytes) + " (uint32 ids, --token-bytes 4)",
                   at, "its last id is cut short; was it written with 2-byte ids (--token-bytes 2)?");
     }
-  }
-  ~TokensSource() override {
-    if (fd_ >= 0) ::close(fd_);
   }
   // A trailing partial window is not a record.
   uint64_t count() const override { return size_ / window_; }
@@ -895,14 +877,14 @@ class TokensSource : public RecordSource {
       std::memcpy(buf, mem_->data() + offset, len);
       return;
     }
-    pread_all(fd_, buf, len, offset, path_);
+    pread_all(fd_.get(), buf, len, offset, path_);
   }
 
  private:
   std::string path_;
   uint64_t window_;  // bytes per record
   uint64_t size_ = 0;
-  int fd_ = -1;
+  Fd fd_;
   std::shared_ptr<const FileBytes> mem_;  // stdin or a special file, read whole
   std::vector<SourceFile> files_;
 };
@@ -918,7 +900,7 @@ class FilesSource : public RecordSource {
     fs::file_status st;
     if (dir != "-") {
       st = fs::status(dir, ec);
-      if (ec) throw Error("cannot open: " + lower_first(ec.message()), dir);
+      if (ec) throw Error("cannot open: " + errno_text(ec.value()), dir);
     }
     if (!fs::is_directory(st)) throw Error("the files reader needs a directory", display_name(dir));
 
@@ -930,17 +912,17 @@ class FilesSource : public RecordSource {
       todo.pop_back();
       std::string here = rel.empty() ? dir : prefix + rel;
       fs::directory_iterator it(here, ec), end;
-      if (ec) throw Error("cannot read directory: " + lower_first(ec.message()), here);
+      if (ec) throw Error("cannot read directory: " + errno_text(ec.value()), here);
       for (; it != end; it.increment(ec)) {
         if (ec) break;
         std::string name = rel.empty() ? it->path().filename().string()
                                        : rel + "/" + it->path().filename().string();
         fs::file_status s = it->symlink_status(ec);
-        if (ec) throw Error("cannot stat: " + lower_first(ec.message()), prefix + name);
+        if (ec) throw Error("cannot stat: " + errno_text(ec.value()), prefix + name);
         if (fs::is_directory(s)) todo.push_back(name);
         else if (fs::is_regular_file(s)) rels.push_back(name);
       }
-      if (ec) throw Error("cannot read directory: " + lower_first(ec.message()), here);
+      if (ec) throw Error("cannot read directory: " + errno_text(ec.value()), here);
     }
     // Bytewise, whatever the locale or char signedness.
     std::sort(rels.begin(), rels.end(), [](const std::string& a, const std::string& b) {
