@@ -184,6 +184,60 @@ ByteView RecordFiles::record(uint64_t i, std::string& scratch) const {
 
 namespace {
 
+// Record leaves hashed hash_lanes() at a time (16 with AVX-512, 4 with
+// AVX2), one per SIMD lane, when their leaf messages fill the same number of
+// BLAKE2b blocks: up to lanes - 1 records wait per block count (counts of 64
+// blocks and more share one class, holding one count at a time).
+class LaneBatcher {
+ public:
+  LaneBatcher() : lanes_(hash_lanes()), wait_(lanes_ > 1 ? kClasses + 1 : 0) {}
+  LaneBatcher(const LaneBatcher&) = delete;
+  LaneBatcher& operator=(const LaneBatcher&) = delete;
+  // Hashes v's leaf into *out, now or with others of its class before
+  // finish(). v's bytes must stay put until then, unless they are in
+  // *owner: then the batcher keeps them (*owner gets other storage).
+  void add(ByteView v, Hash32* out, std::string* owner = nullptr) {
+    if (lanes_ == 1) {
+      *out = record_leaf(v);
+      return;
+    }
+    const uint64_t blocks = x4_blocks(v.size);
+    Waiting& w = wait_[std::min(blocks, kClasses)];
+    if (w.n > 0 && w.blocks != blocks) flush(w);
+    w.blocks = blocks;
+    const size_t k = w.n++;
+    if (owner) {
+      std::swap(*owner, w.scratch[k]);
+      v = ByteView(w.scratch[k]);
+    }
+    w.data[k] = v.data;
+    w.len[k] = v.size;
+    w.out[k] = out;
+    if (w.n == lanes_) flush(w);
+  }
+  // Hashes every record still waiting.
+  void finish() {
+    for (Waiting& w : wait_) flush(w);
+  }
+
+ private:
+  static constexpr uint64_t kClasses = 64;
+  struct Waiting {
+    uint64_t blocks = 0;
+    size_t n = 0;
+    const uint8_t* data[16];
+    size_t len[16];
+    Hash32* out[16];
+    std::string scratch[16];
+  };
+  void flush(Waiting& w) {
+    if (w.n) leaves_lanes(w.data, w.len, w.n, w.out);
+    w.n = 0;
+  }
+  size_t lanes_;
+  std::vector<Waiting> wait_;
+};
+
 // Leaf of every record of `f`, written at out + i * stride (stride >= 32).
 // Records are hashed hash_lanes() at a time (16 with AVX-512, 4 with AVX2),
 // one per SIMD lane, when their leaf messages fill the same number of
@@ -250,24 +304,9 @@ void hash_leaves(const RecordFiles& f, uint8_t* out, size_t stride, unsigned thr
   if (!f.readers.empty() &&
       std::all_of(f.readers.begin(), f.readers.end(), [](const auto& r) { return r->fixed_size() > 0; }))
     return hash_fixed(f, out, stride, threads, on_bytes);
-  const size_t lanes = hash_lanes();
   const auto& offset = f.first;
-  constexpr uint64_t kClasses = 64;  // block counts grouped one by one; larger ones share the last class
   parallel_for(f.records, threads, 256, [&](uint64_t b, uint64_t e) {
-    auto at = [&](uint64_t i) { return reinterpret_cast<Hash32*>(out + i * stride); };
-    struct Waiting {
-      uint64_t blocks = 0;
-      size_t n = 0;
-      const uint8_t* data[16];
-      size_t len[16];
-      Hash32* out[16];
-      std::string scratch[16];
-    };
-    std::vector<Waiting> wait(lanes > 1 ? kClasses + 1 : 0);
-    auto flush = [&](Waiting& w) {
-      if (w.n) leaves_lanes(w.data, w.len, w.n, w.out);
-      w.n = 0;
-    };
+    LaneBatcher batch;
     std::string cur;
     size_t r = size_t(std::upper_bound(offset.begin(), offset.end(), b) - offset.begin()) - 1;
     uint64_t pending = 0;
@@ -279,25 +318,10 @@ void hash_leaves(const RecordFiles& f, uint8_t* out, size_t stride, unsigned thr
         on_bytes(pending);
         pending = 0;
       }
-      if (lanes == 1) {
-        *at(i) = record_leaf(v);
-        continue;
-      }
-      const uint64_t blocks = x4_blocks(v.size);
-      Waiting& w = wait[std::min(blocks, kClasses)];
-      if (w.n > 0 && w.blocks != blocks) flush(w);  // the shared class holds one count at a time
-      w.blocks = blocks;
-      const size_t k = w.n++;
-      if (v.size && v.data == reinterpret_cast<const uint8_t*>(cur.data())) {
-        std::swap(cur, w.scratch[k]);  // the bytes live in scratch: keep them until hashed
-        v = ByteView(w.scratch[k]);
-      }
-      w.data[k] = v.data;
-      w.len[k] = v.size;
-      w.out[k] = at(i);
-      if (w.n == lanes) flush(w);
+      batch.add(v, reinterpret_cast<Hash32*>(out + i * stride),
+                v.size && v.data == reinterpret_cast<const uint8_t*>(cur.data()) ? &cur : nullptr);
     }
-    for (Waiting& w : wait) flush(w);
+    batch.finish();
     if (on_bytes && pending) on_bytes(pending);
   });
 }
@@ -583,39 +607,11 @@ LeafSet hash_records(const ReaderSpec& spec, const std::vector<std::string>& pat
 
 namespace {
 
-// The leaves of `recs` into out[0 .. recs.size()): records whose leaf
-// messages fill the same number of blocks are hashed hash_lanes() at a time,
-// as hash_leaves does.
+// The leaves of `recs` into out[0 .. recs.size()), hash_lanes() at a time.
 void hash_views(const std::vector<ByteView>& recs, Hash32* out) {
-  const size_t lanes = hash_lanes();
-  if (lanes == 1) {
-    for (size_t i = 0; i < recs.size(); i++) out[i] = record_leaf(recs[i]);
-    return;
-  }
-  constexpr uint64_t kClasses = 64;  // block counts grouped one by one; larger ones share the last class
-  struct Waiting {
-    uint64_t blocks = 0;
-    size_t n = 0;
-    const uint8_t* data[16];
-    size_t len[16];
-    Hash32* out[16];
-  };
-  std::array<Waiting, kClasses + 1> wait;
-  auto flush = [&](Waiting& w) {
-    if (w.n) leaves_lanes(w.data, w.len, w.n, w.out);
-    w.n = 0;
-  };
-  for (size_t i = 0; i < recs.size(); i++) {
-    const uint64_t blocks = x4_blocks(recs[i].size);
-    Waiting& w = wait[std::min(blocks, kClasses)];
-    if (w.n > 0 && w.blocks != blocks) flush(w);  // the shared class holds one count at a time
-    w.blocks = blocks;
-    w.data[w.n] = recs[i].data;
-    w.len[w.n] = recs[i].size;
-    w.out[w.n] = &out[i];
-    if (++w.n == lanes) flush(w);
-  }
-  for (Waiting& w : wait) flush(w);
+  LaneBatcher batch;
+  for (size_t i = 0; i < recs.size(); i++) batch.add(recs[i], &out[i]);
+  batch.finish();
 }
 
 // The jsonl and lines readers' records of `paths`, streamed in one pass per
