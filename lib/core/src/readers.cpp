@@ -1148,7 +1148,8 @@ bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsign
     return false;
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  if (!fd.ok() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  // Size 0: empty, or a file whose size stat does not know (/proc): read whole.
+  if (!fd.ok() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
   note_input(fd.get());
   size = uint64_t(st.st_size);
   const uint64_t pieces = (size + align - 1) / align;

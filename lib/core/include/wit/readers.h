@@ -152,7 +152,8 @@ struct StreamChunk {
 // each chunk of part `part` in file order (calls of different parts run at
 // once). A record belongs to the part in which its line starts.
 // Returns false, having perhaps called fn, when the file cannot be streamed:
-// not a regular file (stdin, a pipe), another reader, a line of which more
+// not a regular file (stdin, a pipe), a file of size 0 (empty, or one whose
+// size stat does not know, as in /proc), another reader, a line of which more
 // than 16 MiB must be carried from one chunk to the next (lines up to 16 MiB
 // always stream), any line RecordSource::open would refuse (malformed JSON, too
 // many lines), a read error or a file that changed size. The caller then
