@@ -8,7 +8,9 @@
 # per-round ratios, and the ratio of the medians), and peak memory from GNU
 # time -v (maximum resident set) less the input, per record. With
 # WIT_BENCH_PROFILE=1 it also samples wit-commit -j1 with perf (cpu-clock)
-# and prints the top symbols. bench/run.sh calls this script; it can run alone.
+# and prints the top symbols. Each input's phase times (WIT_COMMIT_PHASES=1,
+# docs/commitment.md "Performance") follow the table. bench/run.sh calls this
+# script; it can run alone.
 #
 # Usage: bench/commit.sh BUILD_DIR
 # Environment: WIT_BENCH_TOKENS_MB (MiB, space-separated; default "512 1024"),
@@ -18,7 +20,7 @@
 # rounds and shown in its own column; default none).
 # Writes only inside a temporary directory, removed on exit.
 set -euo pipefail
-shopt -s inherit_errexit
+shopt -s inherit_errexit extglob
 die() { echo "bench/commit.sh: error: $*" >&2; exit 2; }
 [ $# -eq 1 ] || die "usage: bench/commit.sh BUILD_DIR"
 commit="$1/bin/wit-commit"
@@ -89,15 +91,20 @@ bench() {
   pair=$(median "$tmp/pairs" 1)
   ratio_med=$(awk -v a="$b2w" -v b="$ww" 'BEGIN { printf "%.2f", a / b }')
   ratio_cpu=$(awk -v a="$b2c" -v b="$wc" 'BEGIN { printf "%.2f", a / b }')
-  # Peak memory beyond the input: the input is streamed (tokens) or held whole
-  # (text readers: read into memory, or mapped; counted once), so both are shown.
+  # Peak memory beyond the input: the input is streamed (tokens; jsonl and
+  # lines from a regular file) or held whole (fortune: read into memory, or
+  # mapped; counted once).
   local streamed=0
-  [[ " $* " == *" --reader tokens "* ]] && streamed=1
+  [[ " $* " == *" --reader "@(tokens|jsonl|lines)" "* ]] && streamed=1
   per_rec=$(awk -v r="$wr" -v b="$bytes" -v n="$records" -v s="$streamed" 'BEGIN {
       v = (r * 1024 - (s ? 0 : b)) / n; printf "%.0f", v < 0 ? 0 : v }')
   echo "wit bench commit: $label: $bytes bytes, $records records; medians, wall/cpu s: b2sum $b2w/$b2c," \
     "wit-commit $ww/$wc, -j1 $w1w/$w1c; ratio b2sum/wit-commit $(printf %.2f "$pair") (per round), $ratio_med (of medians)," \
     "$ratio_cpu (CPU); peak RSS $wr KiB; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  # Where the time goes: one more run with WIT_COMMIT_PHASES=1 (wall and CPU ms of each phase, stderr).
+  notes+=("phases, wit-commit ($(nproc) threads), $label (WIT_COMMIT_PHASES=1; CPU counts all threads):")
+  notes+=("$(WIT_COMMIT_PHASES=1 "$commit" -q "$@" -o "$tmp/c.json" --index "$tmp/c.widx" "$file" 2>&1 >/dev/null |
+    sed -n 's/^wit: phase /  /p')")
   rows+=("| $label | $b2w s / $b2c s | $ww s / $wc s | $w1w s / $w1c s | $(printf %.2f "$pair")x ($ratio_med x) | ${ratio_cpu}x | $((wr / 1024)) MiB, $per_rec B/record |$base_cell")
 }
 
@@ -152,7 +159,7 @@ echo "|---|---|---|---|---|---|---|${baseline:+---|}"
 printf '%s\n' "${rows[@]}"
 echo
 echo "Medians of $reps alternating rounds; goals: tokens >= 3x, JSONL >= 1.5x b2sum (docs/commitment.md, \"Performance\")."
-echo "Peak RSS counts the input of the text readers once (read into memory, or mapped); the tokens reader streams its file, so its RSS is all tables and buffers."
+echo "The tokens, jsonl and lines readers stream a regular file, so their peak RSS is all tables and buffers; a reader that holds its input (fortune) has it subtracted."
 if [ -x "$hashbench" ]; then
   # The kernels on one core, and b2sum's rate on the last file, for scale.
   echo

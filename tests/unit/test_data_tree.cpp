@@ -2,6 +2,8 @@
 // checks of files and indexes against a commitment, and the version gates.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -337,4 +339,46 @@ TEST_CASE("tokens: uint32 ids, windows of 4 * seq_len bytes, told apart by the r
   const std::string g = d.file("g.bin", data + "ab");
   CHECK_THROWS_WITH(commit_dataset(u32, {g}, 2), Catch::Contains("is not a multiple of 4"));
   CHECK(commit_dataset(u16, {g}, 2).commitment.records == 305);
+}
+
+TEST_CASE("a streamed commit of text files equals the tree and digests of the opened files", "[commit]") {
+  // Several MiB, so the files are cut into parts of whole 1 MiB pieces on
+  // every thread count; records repeat across parts (first occurrences), some
+  // have escapes, and the second file has no final newline.
+  TmpDir t;
+  std::string a, b;
+  for (int i = 0; i < 60000; i++) {
+    const std::string text = i % 7 == 0 ? "repeat " + std::to_string(i % 50) : "record " + std::to_string(i) +
+                                                                                   std::string(size_t(i % 131), 'x');
+    a += "{\"id\":" + std::to_string(i) + ",\"text\":\"" + text + (i % 11 == 0 ? "\\u00e9\\n" : "") + "\"}" +
+         (i % 5 == 0 ? "\r\n" : "\n");
+    if (i % 3 == 0) b += "{\"text\":\"" + text + "\"}\n";
+  }
+  b += "{\"text\":\"the end\"}";
+  const std::string fa = t.file("a.jsonl", a), fb = t.file("b.jsonl", b);
+  for (ReaderKind kind : {ReaderKind::kJsonl, ReaderKind::kLines}) {
+    ReaderSpec spec;
+    spec.kind = kind;
+    const RecordFiles files = RecordFiles::open(spec, {fa, fb});
+    const DataTree want(files, 1);
+    const auto want_sources = source_digests(spec, files, 1);
+    const MerkleTree want_tree(kBlake2bTree, want.leaves(), want.size(), kIndexCacheLevel, 1);
+    for (unsigned threads : {1u, 2u, 3u}) {
+      INFO("reader " << ReaderSpec::kind_name(kind) << ", threads " << threads);
+      const CommitResult r = commit_dataset(spec, {fa, fb}, threads);
+      CHECK(r.commitment.records == files.records);
+      CHECK(r.commitment.n == want.size());
+      CHECK(r.commitment.root == want_tree.root());
+      REQUIRE(r.tree.size() == want.size());
+      CHECK(std::equal(want.firsts().begin(), want.firsts().end(), r.tree.firsts().begin()));
+      CHECK(std::memcmp(r.tree.leaves(), want.leaves(), 32 * want.size()) == 0);
+      REQUIRE(r.commitment.sources.size() == 2);
+      for (size_t k = 0; k < 2; k++) {
+        CHECK(r.commitment.sources[k].digest == want_sources[k].digest);
+        CHECK(r.commitment.sources[k].records == want_sources[k].records);
+        CHECK(r.commitment.sources[k].size == want_sources[k].size);
+        CHECK(r.commitment.sources[k].piece_size == want_sources[k].piece_size);
+      }
+    }
+  }
 }

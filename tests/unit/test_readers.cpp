@@ -7,7 +7,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -565,4 +567,104 @@ TEST_CASE("text readers: a file read (not mapped) is still an input no output ma
   CHECK(all_records(*src) == Strings{"precious"});
   std::ifstream in(f, std::ios::binary);
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "precious\n");
+}
+
+namespace {
+
+// What stream_text_records saw: the records of all parts in part order, and
+// the fresh bytes reassembled by offset (checked to be align-aligned).
+struct Streamed {
+  bool ok = false;
+  std::vector<std::string> records;
+  std::string bytes;
+  bool aligned = true;
+};
+
+Streamed stream(const ReaderSpec& spec, const std::string& path, unsigned parts, uint64_t align) {
+  std::vector<std::vector<std::string>> per(parts);
+  std::vector<std::pair<uint64_t, std::string>> fresh;
+  std::mutex mu;
+  Streamed s;
+  uint64_t size = 0;
+  s.ok = stream_text_records(spec, path, parts, align, [&](unsigned p, const StreamChunk& c) {
+    std::lock_guard<std::mutex> g(mu);
+    REQUIRE(p < parts);
+    for (const ByteView& r : *c.records) per[p].emplace_back(r.str());
+    if (c.offset % align != 0) s.aligned = false;
+    fresh.emplace_back(c.offset, std::string(c.fresh.str()));
+  }, size);
+  for (auto& v : per) s.records.insert(s.records.end(), v.begin(), v.end());
+  std::sort(fresh.begin(), fresh.end());
+  for (auto& [off, b] : fresh) {
+    if (off != s.bytes.size()) s.aligned = false;  // a gap or an overlap
+    s.bytes += b;
+  }
+  if (s.bytes.size() != size) s.aligned = false;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("streamed text records are open()'s records at any piece size and part count", "[readers]") {
+  // Pieces down to one byte and up to five parts, so every line, CRLF pair,
+  // escape and part boundary falls inside or at the edge of some chunk; lines
+  // longer than a chunk and than a part; no final newline; blank lines first.
+  FilesDir t;
+  const std::string long_line(5000, 'L');
+  const std::vector<std::pair<ReaderSpec, std::string>> cases = {
+      {spec_of(ReaderKind::kLines), "a\r\nbb\n\n\r\nccc\r\r\n" + long_line + "\nlast"},
+      {spec_of(ReaderKind::kLines), "\n\r\nx"},
+      {spec_of(ReaderKind::kLines), "x\n"},
+      {spec_of(ReaderKind::kLines), long_line + "\r\n" + long_line},
+      {jsonl_spec(), "{\"text\":\"a\\\"b\\u00e9\\ud83d\\ude00\"}\r\n\n  \t\r\n{\"id\":1,\"text\":\"" + long_line +
+                         "\"}\n{\"text\":\"caf\xc3\xa9\"}"},
+      {jsonl_spec(), "{\"text\":\"x\"}\n{\"text\" : \"x\", \"b\":[1,{\"text\":2}]}\n{\"a\":\"text\",\"text\":\"\"}\n"},
+      {jsonl_spec("f"), "{\"text\":\"no\",\"f\":\"\\/\\n\\t\"}\n{\"f\":\"same\",\"g\":\"same\"}\r\n"},
+  };
+  for (size_t k = 0; k < cases.size(); k++) {
+    const std::string f = t.write("s" + std::to_string(k), cases[k].second);
+    const auto want = all_records(*RecordSource::open(cases[k].first, f));
+    REQUIRE(!want.empty());
+    for (uint64_t align : {1, 2, 3, 7, 64, 4096, 1 << 20})
+      for (unsigned parts : {1u, 2u, 3u, 5u}) {
+        INFO("case " << k << ", align " << align << ", parts " << parts);
+        const Streamed s = stream(cases[k].first, f, parts, align);
+        REQUIRE(s.ok);
+        CHECK(s.records == want);
+        CHECK(s.aligned);
+        CHECK(s.bytes == cases[k].second);
+      }
+  }
+}
+
+TEST_CASE("a text file that open() refuses, or that is not a regular file, is not streamed", "[readers]") {
+  // The caller then opens it the ordinary way, which words the error.
+  FilesDir t;
+  auto refused = [&](const ReaderSpec& spec, const std::string& path) {
+    for (unsigned parts : {1u, 2u})
+      for (uint64_t align : {uint64_t(5), uint64_t(1) << 20}) {
+        INFO(path << ", parts " << parts << ", align " << align);
+        CHECK(!stream(spec, path, parts, align).ok);
+      }
+  };
+  refused(jsonl_spec(), t.write("bad.jsonl", "{\"text\":\"a\"}\n{\"text\":1}\n{\"text\":\"c\"}\n"));
+  refused(jsonl_spec(), t.write("trunc.jsonl", "{\"text\":\"a\"}\n{\"text\":\"b"));
+  refused(jsonl_spec(), t.write("dup.jsonl", "{\"text\":\"a\",\"text\":\"b\"}\n"));
+  refused(jsonl_spec(), t.write("lone.jsonl", "{\"text\":\"\\ud800\"}\n"));
+  refused(spec_of(ReaderKind::kFortune), t.write("f.txt", "a\n%\nb\n"));
+  refused(spec_of(ReaderKind::kLines), "/dev/null");
+  refused(spec_of(ReaderKind::kLines), t.path() + "/nope");
+  refused(spec_of(ReaderKind::kLines), "-");
+  // Size 0 says nothing of a /proc file's lines: such files are read whole.
+  refused(spec_of(ReaderKind::kLines), t.write("empty", ""));
+  if (fs::exists("/proc/version")) refused(spec_of(ReaderKind::kLines), "/proc/version");
+  // A line longer than a chunk and the 16 MiB carried over to the next one
+  // is refused on one part; with two, the first part may read on to its end
+  // (within its buffer), and then the records must be open()'s.
+  const std::string huge = t.write("huge.txt", "a\n" + std::string((size_t(33) << 20), 'h') + "\nb\n");
+  const auto want = all_records(*RecordSource::open(spec_of(ReaderKind::kLines), huge));
+  CHECK(!stream(spec_of(ReaderKind::kLines), huge, 1, uint64_t(1) << 20).ok);
+  CHECK(!stream(spec_of(ReaderKind::kLines), huge, 2, 5).ok);
+  const Streamed two = stream(spec_of(ReaderKind::kLines), huge, 2, uint64_t(1) << 20);
+  CHECK((!two.ok || two.records == want));
 }

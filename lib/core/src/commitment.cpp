@@ -10,6 +10,8 @@
 #include <numeric>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include "wit/blake2b_x4.h"
 #include "wit/error.h"
 #include "wit/hash.h"
@@ -182,6 +184,60 @@ ByteView RecordFiles::record(uint64_t i, std::string& scratch) const {
 
 namespace {
 
+// Record leaves hashed hash_lanes() at a time (16 with AVX-512, 4 with
+// AVX2), one per SIMD lane, when their leaf messages fill the same number of
+// BLAKE2b blocks: up to lanes - 1 records wait per block count (counts of 64
+// blocks and more share one class, holding one count at a time).
+class LaneBatcher {
+ public:
+  LaneBatcher() : lanes_(hash_lanes()), wait_(lanes_ > 1 ? kClasses + 1 : 0) {}
+  LaneBatcher(const LaneBatcher&) = delete;
+  LaneBatcher& operator=(const LaneBatcher&) = delete;
+  // Hashes v's leaf into *out, now or with others of its class before
+  // finish(). v's bytes must stay put until then, unless they are in
+  // *owner: then the batcher keeps them (*owner gets other storage).
+  void add(ByteView v, Hash32* out, std::string* owner = nullptr) {
+    if (lanes_ == 1) {
+      *out = record_leaf(v);
+      return;
+    }
+    const uint64_t blocks = x4_blocks(v.size);
+    Waiting& w = wait_[std::min(blocks, kClasses)];
+    if (w.n > 0 && w.blocks != blocks) flush(w);
+    w.blocks = blocks;
+    const size_t k = w.n++;
+    if (owner) {
+      std::swap(*owner, w.scratch[k]);
+      v = ByteView(w.scratch[k]);
+    }
+    w.data[k] = v.data;
+    w.len[k] = v.size;
+    w.out[k] = out;
+    if (w.n == lanes_) flush(w);
+  }
+  // Hashes every record still waiting.
+  void finish() {
+    for (Waiting& w : wait_) flush(w);
+  }
+
+ private:
+  static constexpr uint64_t kClasses = 64;
+  struct Waiting {
+    uint64_t blocks = 0;
+    size_t n = 0;
+    const uint8_t* data[16];
+    size_t len[16];
+    Hash32* out[16];
+    std::string scratch[16];
+  };
+  void flush(Waiting& w) {
+    if (w.n) leaves_lanes(w.data, w.len, w.n, w.out);
+    w.n = 0;
+  }
+  size_t lanes_;
+  std::vector<Waiting> wait_;
+};
+
 // Leaf of every record of `f`, written at out + i * stride (stride >= 32).
 // Records are hashed hash_lanes() at a time (16 with AVX-512, 4 with AVX2),
 // one per SIMD lane, when their leaf messages fill the same number of
@@ -248,24 +304,9 @@ void hash_leaves(const RecordFiles& f, uint8_t* out, size_t stride, unsigned thr
   if (!f.readers.empty() &&
       std::all_of(f.readers.begin(), f.readers.end(), [](const auto& r) { return r->fixed_size() > 0; }))
     return hash_fixed(f, out, stride, threads, on_bytes);
-  const size_t lanes = hash_lanes();
   const auto& offset = f.first;
-  constexpr uint64_t kClasses = 64;  // block counts grouped one by one; larger ones share the last class
   parallel_for(f.records, threads, 256, [&](uint64_t b, uint64_t e) {
-    auto at = [&](uint64_t i) { return reinterpret_cast<Hash32*>(out + i * stride); };
-    struct Waiting {
-      uint64_t blocks = 0;
-      size_t n = 0;
-      const uint8_t* data[16];
-      size_t len[16];
-      Hash32* out[16];
-      std::string scratch[16];
-    };
-    std::vector<Waiting> wait(lanes > 1 ? kClasses + 1 : 0);
-    auto flush = [&](Waiting& w) {
-      if (w.n) leaves_lanes(w.data, w.len, w.n, w.out);
-      w.n = 0;
-    };
+    LaneBatcher batch;
     std::string cur;
     size_t r = size_t(std::upper_bound(offset.begin(), offset.end(), b) - offset.begin()) - 1;
     uint64_t pending = 0;
@@ -277,25 +318,10 @@ void hash_leaves(const RecordFiles& f, uint8_t* out, size_t stride, unsigned thr
         on_bytes(pending);
         pending = 0;
       }
-      if (lanes == 1) {
-        *at(i) = record_leaf(v);
-        continue;
-      }
-      const uint64_t blocks = x4_blocks(v.size);
-      Waiting& w = wait[std::min(blocks, kClasses)];
-      if (w.n > 0 && w.blocks != blocks) flush(w);  // the shared class holds one count at a time
-      w.blocks = blocks;
-      const size_t k = w.n++;
-      if (v.size && v.data == reinterpret_cast<const uint8_t*>(cur.data())) {
-        std::swap(cur, w.scratch[k]);  // the bytes live in scratch: keep them until hashed
-        v = ByteView(w.scratch[k]);
-      }
-      w.data[k] = v.data;
-      w.len[k] = v.size;
-      w.out[k] = at(i);
-      if (w.n == lanes) flush(w);
+      batch.add(v, reinterpret_cast<Hash32*>(out + i * stride),
+                v.size && v.data == reinterpret_cast<const uint8_t*>(cur.data()) ? &cur : nullptr);
     }
-    for (Waiting& w : wait) flush(w);
+    batch.finish();
     if (on_bytes && pending) on_bytes(pending);
   });
 }
@@ -326,12 +352,23 @@ inline bool entry_less(const Entry& a, const Entry& b) {
 // buffer: the leaves are hashes, so their first byte spreads them evenly over
 // 256 buckets; one pass moves every entry into its bucket (American flag
 // sort), then the buckets are sorted at once.
+using Buckets = std::array<uint64_t, 257>;
+
+// Sorts each bucket [start[b], start[b + 1]) of e, b < start.size() - 1, on
+// up to `threads` threads.
+template <class Starts>
+void sort_buckets(Entry* e, const Starts& start, unsigned threads) {
+  parallel_for(start.size() - 1, threads, 8, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t b = lo; b < hi; b++) std::sort(e + start[b], e + start[b + 1], entry_less);
+  });
+}
+
 void parallel_sort(Entry* e, uint64_t n, unsigned threads) {
   if (n < (uint64_t(1) << 14)) {
     std::sort(e, e + n, entry_less);
     return;
   }
-  std::array<uint64_t, 257> start{};
+  Buckets start{};
   for (uint64_t i = 0; i < n; i++) start[size_t(e[i].leaf.b[0]) + 1]++;
   for (size_t b = 0; b < 256; b++) start[b + 1] += start[b];
   std::array<uint64_t, 256> next;
@@ -343,9 +380,7 @@ void parallel_sort(Entry* e, uint64_t n, unsigned threads) {
       else std::swap(e[next[b]], e[next[c]++]);
     }
   }
-  parallel_for(256, threads, 8, [&](uint64_t lo, uint64_t hi) {
-    for (uint64_t b = lo; b < hi; b++) std::sort(e + start[b], e + start[b + 1], entry_less);
-  });
+  sort_buckets(e, start, threads);
 }
 
 }  // namespace
@@ -354,14 +389,81 @@ DataTree::DataTree(const RecordFiles& files, unsigned threads, const std::functi
                    const std::function<void(const uint8_t*, size_t)>& in_file_order)
     : records_(files.records) {
   const uint64_t total = files.records;
-  buf_.reset(new uint8_t[std::max<uint64_t>(1, total) * sizeof(Entry)]);
+  allocate(total);
   Entry* e = reinterpret_cast<Entry*>(buf_.get());
   hash_leaves(files, buf_.get(), sizeof(Entry), threads, on_bytes);
-  if (in_file_order) in_file_order(buf_.get(), sizeof(Entry));
+  phase_done("record leaves");
+  if (in_file_order) {
+    in_file_order(buf_.get(), sizeof(Entry));
+    phase_done("leaves in file order (token digests)");
+  }
   parallel_for(total, threads, 1 << 16, [&](uint64_t b, uint64_t end) {
     for (uint64_t i = b; i < end; i++) e[i].rec = i;
   });
-  parallel_sort(e, total, threads);
+  sort_distinct(threads);
+}
+
+DataTree::DataTree(const std::vector<LeafRun>& runs, unsigned threads) {
+  uint64_t total = 0;
+  for (const auto& run : runs) total += run.size();
+  records_ = total;
+  allocate(total);
+  Entry* e = reinterpret_cast<Entry*>(buf_.get());
+  // The first pass of the sort is this copy: each run's entries go straight
+  // to their bucket (the leaf's first `bits` bits: about 16 entries a bucket,
+  // 256 to 65,536 buckets), runs on all threads, each into its own slice of
+  // every bucket; then the small buckets are sorted.
+  unsigned bits = 8;
+  while (bits < 16 && (total >> bits) > 16) bits++;
+  const size_t nb = size_t(1) << bits;
+  auto key = [bits](const Hash32& h) { return size_t((unsigned(h.b[0]) << 8 | h.b[1]) >> (16 - bits)); };
+  const size_t m = runs.size();
+  std::vector<std::vector<uint64_t>> count(m, std::vector<uint64_t>(nb, 0));
+  std::vector<uint64_t> first(m + 1, 0);
+  for (size_t r = 0; r < m; r++) first[r + 1] = first[r] + runs[r].size();
+  parallel_for(m, threads, 1, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t r = lo; r < hi; r++) {
+      std::vector<uint64_t>& c = count[r];
+      for (const Hash32& h : runs[r]) c[key(h)]++;
+    }
+  });
+  std::vector<uint64_t> start(nb + 1, 0);
+  for (size_t b = 0; b < nb; b++) {
+    uint64_t at = start[b];
+    for (size_t r = 0; r < m; r++) {
+      const uint64_t k = count[r][b];
+      count[r][b] = at;  // now where run r's entries of bucket b go
+      at += k;
+    }
+    start[b + 1] = at;
+  }
+  parallel_for(m, threads, 1, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t r = lo; r < hi; r++) {
+      std::vector<uint64_t>& to = count[r];
+      const LeafRun& run = runs[r];
+      for (uint64_t i = 0; i < run.size(); i++) e[to[key(run[i])]++] = Entry{run[i], first[r] + i};
+    }
+  });
+  phase_done("leaves into the tree's buffer, by their first bits");
+  sort_buckets(e, start, threads);
+  phase_done("sort");
+  distinct();
+}
+
+void DataTree::allocate(uint64_t records) {
+  const size_t bytes = size_t(std::max<uint64_t>(1, records) * sizeof(Entry));
+  buf_ = std::unique_ptr<uint8_t[], HugeFree>(static_cast<uint8_t*>(huge_alloc(bytes)), HugeFree{bytes});
+}
+
+void DataTree::sort_distinct(unsigned threads) {
+  parallel_sort(reinterpret_cast<Entry*>(buf_.get()), records_, threads);
+  phase_done("sort");
+  distinct();
+}
+
+void DataTree::distinct() {
+  const uint64_t total = records_;
+  const Entry* e = reinterpret_cast<const Entry*>(buf_.get());
   // De-duplicate and compact in one pass: the first of equal leaves has the
   // smallest record number; the k-th distinct leaf moves from entry i (byte
   // 40 i) to byte 32 k, k <= i, never past an entry still to be read. The
@@ -377,6 +479,7 @@ DataTree::DataTree(const RecordFiles& files, unsigned threads, const std::functi
     n++;
   }
   n_ = n;
+  phase_done("de-duplicate");
 }
 
 std::optional<uint64_t> DataTree::find(const Hash32& leaf) const {
@@ -502,21 +605,103 @@ LeafSet hash_records(const ReaderSpec& spec, const std::vector<std::string>& pat
 
 // ---------------------------------------------------------------- committing
 
+namespace {
+
+// The leaves of `recs` into out[0 .. recs.size()), hash_lanes() at a time.
+void hash_views(const std::vector<ByteView>& recs, Hash32* out) {
+  LaneBatcher batch;
+  for (size_t i = 0; i < recs.size(); i++) batch.add(recs[i], &out[i]);
+  batch.finish();
+}
+
+// The jsonl and lines readers' records of `paths`, streamed in one pass per
+// file (stream_text_records): each chunk's record leaves and source digest
+// pieces are hashed while the chunk is in cache, and the file is never held
+// whole in memory. runs gets the leaves in file order (one run per part of
+// each file). False when some file cannot be streamed: the caller then
+// commits the ordinary way, which reports any problem.
+bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
+                   const std::function<void(uint64_t)>& on_bytes, std::vector<DataTree::LeafRun>& runs,
+                   std::vector<SourceInfo>& sources) {
+  if (spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines) return false;
+  if (threads == 0) threads = default_threads();
+  constexpr uint64_t P = kDefaultPieceSize;
+  for (const auto& path : paths) {
+    struct stat st {};
+    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    const uint64_t expect = uint64_t(st.st_size);
+    std::vector<DataTree::LeafRun> part(threads);
+    std::vector<Hash32> pieces((expect + P - 1) / P);
+    std::atomic<bool> bad{false};
+    uint64_t size = 0;
+    const bool ok = stream_text_records(spec, path, threads, P, [&](unsigned p, const StreamChunk& c) {
+      const uint64_t first = c.offset / P, whole = c.fresh.size / P;
+      if (c.offset % P != 0 || first + (c.fresh.size + P - 1) / P > pieces.size()) {
+        bad = true;  // the file changed size since the stat
+        return;
+      }
+      for (uint64_t g = 0; g < whole; g += 16)
+        leaves_lanes(c.fresh.data + g * P, P, P, size_t(std::min<uint64_t>(16, whole - g)), &pieces[first + g]);
+      if (c.fresh.size % P) pieces[first + whole] = record_leaf(c.fresh.sub(whole * P, c.fresh.size % P));
+      DataTree::LeafRun& v = part[p];
+      if (v.capacity() == 0 && c.fresh.size > 0)  // about the part's records, from its first chunk's
+        v.reserve(size_t(double(c.records->size()) * double(expect) / double(threads) / double(c.fresh.size) * 1.05) + 16);
+      const size_t at = v.size();
+      v.resize(at + c.records->size());
+      hash_views(*c.records, v.data() + at);
+      // The caller counts every byte twice (records, then the source digest): both are done here.
+      if (on_bytes) on_bytes(2 * c.fresh.size);
+    }, size);
+    if (!ok || bad || size != expect) return false;
+    SourceInfo si;
+    si.path = path;
+    si.size = size;
+    si.piece_size = P;
+    for (auto& v : part) {
+      si.records += v.size();
+      runs.push_back(std::move(v));
+    }
+    si.digest = source_digest(si.size, si.piece_size, merkle_root(kBlake2bTree, pieces, threads));
+    sources.push_back(si);
+  }
+  return true;
+}
+
+}  // namespace
+
 CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
                             const std::function<void(uint64_t)>& on_bytes,
                             const std::function<void(const CommitResult&)>& write_index) {
-  RecordFiles files = RecordFiles::open(spec, paths);
+  phase_done("start of commit");
   CommitResult r;
   Commitment& c = r.commitment;
   c.reader = spec;
   c.inputs = paths;
-  // The tokens reader's digest is a tree over the record leaves in file order,
-  // which sorting destroys: it is taken before the sort.
+  // Sources known before the tree is built: the streamed text readers', and
+  // the tokens reader's (a tree over the record leaves in file order, which
+  // sorting destroys, so it is taken before the sort).
+  std::vector<SourceInfo> early_sources;
+  bool have_sources = false;
+  RecordFiles files;
+  {
+    std::vector<DataTree::LeafRun> runs;
+    if (stream_commit(spec, paths, threads, on_bytes, runs, early_sources)) {
+      phase_done("stream the files: records, leaves, source digests");
+      r.tree = DataTree(runs, threads);
+      have_sources = true;
+    } else {
+      early_sources.clear();
+    }
+  }
   const bool tokens = spec.kind == ReaderKind::kTokens;
-  std::vector<SourceInfo> token_sources;
-  r.tree = DataTree(files, threads, on_bytes, [&](const uint8_t* leaves, size_t stride) {
-    if (tokens) token_sources = source_digests(spec, files, threads, {}, leaves, stride);
-  });
+  if (!have_sources) {
+    files = RecordFiles::open(spec, paths);
+    phase_done("open the readers");
+    r.tree = DataTree(files, threads, on_bytes, [&](const uint8_t* leaves, size_t stride) {
+      if (tokens) early_sources = source_digests(spec, files, threads, {}, leaves, stride);
+    });
+    have_sources = tokens;
+  }
   c.records = r.tree.records();
   c.n = r.tree.size();
   // The tree is built once, at the index's cache level, and its levels kept for
@@ -524,6 +709,7 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
   MerkleTree tree(kBlake2bTree, r.tree.leaves(), r.tree.size(), kIndexCacheLevel, threads);
   c.root = tree.root();
   r.levels.assign(tree.levels(), tree.levels() + MerkleTree::level_entries(r.tree.size(), kIndexCacheLevel));
+  phase_done("tree");
 
   // The index is written while the text readers' digests hash the files.
   std::exception_ptr write_error;
@@ -536,12 +722,14 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
       }
     });
   try {
-    c.sources = tokens ? std::move(token_sources) : source_digests(spec, files, threads, on_bytes);
+    c.sources = have_sources ? std::move(early_sources) : source_digests(spec, files, threads, on_bytes);
   } catch (...) {
     if (writer.joinable()) writer.join();
     throw;
   }
+  phase_done("source digests");
   if (writer.joinable()) writer.join();
+  phase_done("wait for the index writer");
   if (write_error) std::rethrow_exception(write_error);
   return r;
 }

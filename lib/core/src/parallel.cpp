@@ -2,11 +2,17 @@
 #include "wit/parallel.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
 
 namespace wit {
 
@@ -46,6 +52,44 @@ void parallel_for(uint64_t n, unsigned threads, uint64_t min_per_thread,
   }
   for (auto& th : pool) th.join();
   if (err) std::rethrow_exception(err);
+}
+
+namespace {
+
+double now_ms(clockid_t clock) {
+  timespec t{};
+  ::clock_gettime(clock, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+
+}  // namespace
+
+void* huge_alloc(size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  ::madvise(m, bytes, MADV_HUGEPAGE);
+  return m;
+}
+
+void huge_free(void* p, size_t bytes) {
+  if (p) ::munmap(p, bytes == 0 ? 1 : bytes);
+}
+
+void phase_done(const char* name) {
+  static const bool on = [] {
+    const char* e = std::getenv("WIT_COMMIT_PHASES");
+    return e && *e && std::string(e) != "0";
+  }();
+  if (!on) return;
+  static double wall0 = -1, cpu0 = 0;
+  const double wall = now_ms(CLOCK_MONOTONIC), cpu = now_ms(CLOCK_PROCESS_CPUTIME_ID);
+  if (wall0 >= 0)
+    std::fprintf(stderr, "wit: phase %s: %.1f ms wall, %.1f ms CPU\n", name, wall - wall0, cpu - cpu0);
+  else
+    std::fprintf(stderr, "wit: phase %s: %.1f ms CPU since the process started\n", name, cpu);
+  wall0 = wall;
+  cpu0 = cpu;
 }
 
 }  // namespace wit

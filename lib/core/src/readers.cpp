@@ -35,12 +35,6 @@ std::string line_where(const std::string& path, uint64_t line) {
   return display_name(path) + ":" + std::to_string(line);
 }
 
-// Lowercase first letter, as CLI.md wants for messages (strerror is capitalised).
-std::string lower_first(std::string s) {
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = char(s[0] - 'A' + 'a');
-  return s;
-}
-
 // Makes text taken from the input safe for a one-line message: control and
 // non-ASCII bytes become '?', and long text is cut.
 std::string printable(std::string_view s, size_t max = 80) {
@@ -464,6 +458,36 @@ bool has_surrogate_escape(std::string_view line) {
   return false;
 }
 
+// simdjson's verdict on the `len` bytes at `in` (SIMDJSON_PADDING readable
+// bytes after them): true when they are an object with `field` once, as a
+// string, whose decoded value is then `value` (in the parser's buffer).
+bool simd_field(simdjson::dom::parser& parser, const std::string& field, const char* in, size_t len,
+                std::string_view& value) {
+  simdjson::dom::element doc;
+  if (parser.parse(in, len, false).get(doc)) return false;
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj)) return false;
+  int found = 0;
+  for (auto kv : obj)
+    if (kv.key == field) {
+      if (++found > 1 || kv.value.get_string().get(value)) return false;
+    }
+  return found == 1;
+}
+
+// Where `value` lies verbatim in `line` as the literal right after the first
+// `quoted_field` ("field"), the usual case; npos when it does not.
+size_t verbatim_after_key(std::string_view line, std::string_view value, std::string_view quoted_field) {
+  const size_t k = line.find(quoted_field);
+  if (k == std::string_view::npos) return k;
+  size_t q = k + quoted_field.size();
+  while (q < line.size() && (line[q] == ' ' || line[q] == '\t' || line[q] == ':')) q++;
+  if (q < line.size() && line[q] == '"' && line.size() - q - 1 > value.size() && line[q + 1 + value.size()] == '"' &&
+      std::memcmp(line.data() + q + 1, value.data(), value.size()) == 0)
+    return q + 1;
+  return std::string_view::npos;
+}
+
 // jsonl: the string value of one top-level field of each non-blank line.
 //
 // Speed: parsing is the cost, so open() parses every line once, in parallel,
@@ -481,6 +505,7 @@ class JsonlSource : public SingleFileSource {
  public:
   JsonlSource(const std::string& path, const std::string& field)
       : SingleFileSource(path), field_(field), quoted_field_("\"" + field + "\"") {
+    phase_done("load the file");
     ByteView b = bytes();
     // Blank (JSON whitespace only) lines are skipped; cr is whitespace too.
     auto not_blank = [&](uint64_t off, size_t len, bool) {
@@ -491,7 +516,9 @@ class JsonlSource : public SingleFileSource {
                     [](uint64_t off, size_t len, bool cr, uint64_t line) {
                       return Rec{off, uint32_t(len + (cr ? 1 : 0)), uint32_t(line), 0, kReparse};
                     })) {
+      phase_done("split lines");
       validate_all();
+      phase_done("parse (simdjson)");
       return;
     }
     // Some line is too long: this pass names the first.
@@ -596,17 +623,8 @@ class JsonlSource : public SingleFileSource {
       padded.resize(r.len + simdjson::SIMDJSON_PADDING, ' ');
       in = padded.data();
     }
-    simdjson::dom::element doc;
-    if (parser.parse(in, r.len, false).get(doc)) return false;
-    simdjson::dom::object obj;
-    if (doc.get_object().get(obj)) return false;
-    int found = 0;
     std::string_view value;
-    for (auto kv : obj)
-      if (kv.key == field_) {
-        if (++found > 1 || kv.value.get_string().get(value)) return false;
-      }
-    if (found != 1) return false;
+    if (!simd_field(parser, field_, in, r.len, value)) return false;
     locate(r, p, value, quoted_field_, check);
     return true;
   }
@@ -625,15 +643,10 @@ class JsonlSource : public SingleFileSource {
       return;
     }
     // Most often the value is the literal right after the key: try there first.
-    if (size_t k = l.find(quoted_field); k != std::string_view::npos) {
-      size_t q = k + quoted_field.size();
-      while (q < l.size() && (l[q] == ' ' || l[q] == '\t' || l[q] == ':')) q++;
-      if (q < l.size() && l[q] == '"' && l.size() - q - 1 > value.size() && l[q + 1 + value.size()] == '"' &&
-          std::memcmp(l.data() + q + 1, value.data(), value.size()) == 0) {
-        r.vrel = uint32_t(q + 1);
-        r.vlen_mode = kView | uint32_t(value.size());
-        return;
-      }
+    if (const size_t q = verbatim_after_key(l, value, quoted_field); q != std::string_view::npos) {
+      r.vrel = uint32_t(q);
+      r.vlen_mode = kView | uint32_t(value.size());
+      return;
     }
     if (const void* at = memmem(l.data(), l.size(), value.data(), value.size())) {
       r.vrel = uint32_t(static_cast<const char*>(at) - l.data());
@@ -663,6 +676,155 @@ class JsonlSource : public SingleFileSource {
   std::vector<Rec> recs_;
 };
 
+// One part of stream_text_records: lines starting in [begin, end) of the
+// file open as fd, read `chunk` bytes at a time into one buffer; a line cut
+// by a chunk's end is moved to the buffer's front and completed by the next
+// read, and the part's last line is completed by reading past `end`.
+class TextStreamer {
+ public:
+  // The longest line (or run of bytes before a part's first line) streamed.
+  static constexpr uint64_t kMaxCarry = uint64_t(16) << 20;
+
+  TextStreamer(const ReaderSpec& spec, int fd, uint64_t size, uint64_t chunk)
+      : spec_(spec), fd_(fd), size_(size), chunk_(chunk),
+        capacity_((chunk + 2 * kMaxCarry + simdjson::SIMDJSON_PADDING + (size_t(2) << 20) - 1) /
+                  (size_t(2) << 20) * (size_t(2) << 20)),
+        field_(spec.field), quoted_field_("\"" + spec.field + "\""), h_(field_) {
+    void* m = ::mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;
+    buf_ = static_cast<uint8_t*>(m);
+    ::madvise(m, capacity_, MADV_HUGEPAGE);
+    if (spec.kind == ReaderKind::kJsonl) arena_.reserve(capacity_);
+  }
+  ~TextStreamer() {
+    if (buf_) ::munmap(buf_, capacity_);
+  }
+  TextStreamer(const TextStreamer&) = delete;
+  TextStreamer& operator=(const TextStreamer&) = delete;
+
+  // False when the part cannot be streamed (see stream_text_records).
+  bool run(unsigned part, uint64_t begin, uint64_t end,
+           const std::function<void(unsigned, const StreamChunk&)>& fn) {
+    if (!buf_) return false;
+    // A line starts at `begin` if it is 0 or follows a '\n'; else the line
+    // running into the part is the previous part's.
+    bool skipping = false;
+    if (begin > 0) {
+      uint8_t before = 0;
+      if (!read(&before, 1, begin - 1)) return false;
+      skipping = before != '\n';
+    }
+    uint64_t carry = 0;  // bytes of a cut line at buf_[0, carry)
+    for (uint64_t pos = begin; pos < end;) {
+      const uint64_t n = std::min(chunk_, end - pos);
+      if (!read(buf_ + carry, n, pos)) return false;
+      uint64_t start = 0, stop = carry + n;
+      if (skipping) {
+        const void* nl = std::memchr(buf_, '\n', n);
+        if (nl) {
+          start = uint64_t(static_cast<const uint8_t*>(nl) - buf_) + 1;
+          skipping = false;
+        } else {
+          start = stop;  // all of this chunk is the previous part's line
+        }
+      }
+      recs_.clear();
+      arena_.clear();
+      while (start < stop) {
+        const void* nl = std::memchr(buf_ + start, '\n', stop - start);
+        if (!nl) break;
+        const uint64_t e = uint64_t(static_cast<const uint8_t*>(nl) - buf_);
+        if (!line(start, e)) return false;
+        start = e + 1;
+      }
+      if (pos + n == end && start < stop) {
+        // The part's last line runs on past its end (or is the file's last,
+        // without a '\n'): read on until it ends.
+        uint64_t at = end;
+        const uint8_t* nl = nullptr;
+        while (!nl && at < size_) {
+          const uint64_t more = std::min<uint64_t>(uint64_t(64) << 10, size_ - at);
+          if (stop + more + simdjson::SIMDJSON_PADDING > capacity_ || !read(buf_ + stop, more, at)) return false;
+          nl = static_cast<const uint8_t*>(std::memchr(buf_ + stop, '\n', more));
+          stop += more;
+          at += more;
+        }
+        if (!line(start, nl ? uint64_t(nl - buf_) : stop)) return false;
+        start = stop;
+      }
+      fn(part, StreamChunk{pos, ByteView(buf_ + carry, n), &recs_});
+      const uint64_t rest = stop - start;  // a cut line, for the next chunk
+      if (rest > kMaxCarry) return false;
+      if (rest && start != 0) std::memmove(buf_, buf_ + start, rest);
+      carry = skipping ? 0 : rest;
+      pos += n;
+    }
+    return true;
+  }
+
+  uint64_t lines() const { return lines_; }
+
+ private:
+  bool read(uint8_t* to, uint64_t len, uint64_t offset) {
+    while (len > 0) {
+      const ssize_t got = ::pread(fd_, to, len, off_t(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      to += got;
+      offset += uint64_t(got);
+      len -= uint64_t(got);
+    }
+    return true;
+  }
+
+  // The line at buf_[s, e) (without its '\n'): its record, if it has one.
+  bool line(uint64_t s, uint64_t e) {
+    lines_++;
+    const uint8_t* p = buf_ + s;
+    const uint64_t len = e - s;
+    if (spec_.kind == ReaderKind::kLines) {
+      const uint64_t l = len - (len > 0 && p[len - 1] == '\r' ? 1 : 0);
+      if (l > 0) recs_.push_back(ByteView(p, l));
+      return true;
+    }
+    // jsonl: blank lines (JSON whitespace) are no records; a line is an
+    // object with the field, as JsonlSource's simdjson-then-nlohmann verdict.
+    if (std::all_of(p, p + len, [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; })) return true;
+    const char* c = reinterpret_cast<const char*>(p);
+    std::string_view value;
+    const std::string_view text(c, len);
+    const bool surrogate = text.find("\\u") != std::string_view::npos && has_surrogate_escape(text);
+    if (surrogate || !simd_field(parser_, field_, c, len, value)) {
+      if (!h_.parse(c, c + len)) return false;  // open() words the error
+      value = h_.value;
+    }
+    // Bytes equal to the value, as record() returns them: in the line itself
+    // when they lie there verbatim, else a copy of the decoded text.
+    if (const size_t q = verbatim_after_key(text, value, quoted_field_); q != std::string_view::npos) {
+      recs_.push_back(ByteView(p + q, value.size()));
+      return true;
+    }
+    if (arena_.size() + value.size() > arena_.capacity()) return false;
+    const size_t at = arena_.size();
+    arena_.append(value);
+    recs_.push_back(ByteView(reinterpret_cast<const uint8_t*>(arena_.data()) + at, value.size()));
+    return true;
+  }
+
+  const ReaderSpec& spec_;
+  int fd_;
+  uint64_t size_, chunk_;
+  size_t capacity_;
+  uint8_t* buf_ = nullptr;
+  const std::string& field_;
+  const std::string quoted_field_;
+  FieldFinder h_;
+  simdjson::dom::parser parser_;
+  std::string arena_;  // decoded jsonl values, reserved once (never moves)
+  std::vector<ByteView> recs_;
+  uint64_t lines_ = 0;
+};
+
 // tokens: non-overlapping windows of seq_len little-endian token ids of
 // token_bytes bytes each (uint16 or uint32).
 // A regular file is not mapped but read with pread: committing reads a token
@@ -677,21 +839,13 @@ class TokensSource : public RecordSource {
       mem_ = std::make_shared<const FileBytes>(std::make_shared<MappedFile>(path));
       size_ = mem_->size();
     } else {
-      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd_ < 0) throw Error("cannot open: " + errno_text(), path);
+      fd_.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd_.ok()) throw Error("cannot open: " + errno_text(), path);
       struct stat st {};
-      if (::fstat(fd_, &st) != 0) {
-        const int e = errno;
-        ::close(fd_);
-        throw Error("cannot stat: " + errno_text(e), path);
-      }
-      if (S_ISDIR(st.st_mode)) {
-        ::close(fd_);
-        throw Error("is a directory", path);
-      }
+      if (::fstat(fd_.get(), &st) != 0) throw Error("cannot stat: " + errno_text(), path);
+      if (S_ISDIR(st.st_mode)) throw Error("is a directory", path);
       if (!S_ISREG(st.st_mode)) {  // a pipe or device: read it whole, as stdin
-        ::close(fd_);
-        fd_ = -1;
+        fd_.reset();
         mem_ = std::make_shared<const FileBytes>(std::make_shared<MappedFile>(path));
         size_ = mem_->size();
       } else {
@@ -700,16 +854,12 @@ class TokensSource : public RecordSource {
     }
     files_.push_back({path, mem_, size_});
     if (size_ % token_bytes != 0) {
-      if (fd_ >= 0) ::close(fd_);
       const std::string at = display_name(path) + " at byte " + std::to_string(size_ - size_ % token_bytes);
       if (token_bytes == 2) throw Error("token file has odd size", at);
       throw Error("token file size " + std::to_string(size_) + " is not a multiple of " +
                       std::to_string(token_bytes) + " (uint32 ids, --token-bytes 4)",
                   at, "its last id is cut short; was it written with 2-byte ids (--token-bytes 2)?");
     }
-  }
-  ~TokensSource() override {
-    if (fd_ >= 0) ::close(fd_);
   }
   // A trailing partial window is not a record.
   uint64_t count() const override { return size_ / window_; }
@@ -727,14 +877,14 @@ class TokensSource : public RecordSource {
       std::memcpy(buf, mem_->data() + offset, len);
       return;
     }
-    pread_all(fd_, buf, len, offset, path_);
+    pread_all(fd_.get(), buf, len, offset, path_);
   }
 
  private:
   std::string path_;
   uint64_t window_;  // bytes per record
   uint64_t size_ = 0;
-  int fd_ = -1;
+  Fd fd_;
   std::shared_ptr<const FileBytes> mem_;  // stdin or a special file, read whole
   std::vector<SourceFile> files_;
 };
@@ -750,7 +900,7 @@ class FilesSource : public RecordSource {
     fs::file_status st;
     if (dir != "-") {
       st = fs::status(dir, ec);
-      if (ec) throw Error("cannot open: " + lower_first(ec.message()), dir);
+      if (ec) throw Error("cannot open: " + errno_text(ec.value()), dir);
     }
     if (!fs::is_directory(st)) throw Error("the files reader needs a directory", display_name(dir));
 
@@ -762,17 +912,17 @@ class FilesSource : public RecordSource {
       todo.pop_back();
       std::string here = rel.empty() ? dir : prefix + rel;
       fs::directory_iterator it(here, ec), end;
-      if (ec) throw Error("cannot read directory: " + lower_first(ec.message()), here);
+      if (ec) throw Error("cannot read directory: " + errno_text(ec.value()), here);
       for (; it != end; it.increment(ec)) {
         if (ec) break;
         std::string name = rel.empty() ? it->path().filename().string()
                                        : rel + "/" + it->path().filename().string();
         fs::file_status s = it->symlink_status(ec);
-        if (ec) throw Error("cannot stat: " + lower_first(ec.message()), prefix + name);
+        if (ec) throw Error("cannot stat: " + errno_text(ec.value()), prefix + name);
         if (fs::is_directory(s)) todo.push_back(name);
         else if (fs::is_regular_file(s)) rels.push_back(name);
       }
-      if (ec) throw Error("cannot read directory: " + lower_first(ec.message()), here);
+      if (ec) throw Error("cannot read directory: " + errno_text(ec.value()), here);
     }
     // Bytewise, whatever the locale or char signedness.
     std::sort(rels.begin(), rels.end(), [](const std::string& a, const std::string& b) {
@@ -987,6 +1137,42 @@ std::shared_ptr<const FileBytes> FileBytes::load(const std::string& path) {
   });
   ::mprotect(m, capacity, PROT_READ);
   return out;
+}
+
+// ---------------------------------------------------------------- streaming
+
+bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsigned parts, uint64_t align,
+                         const std::function<void(unsigned, const StreamChunk&)>& fn, uint64_t& size) {
+  if ((spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines) || path == "-" || align == 0 ||
+      !spec_problem(spec).empty())
+    return false;
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st {};
+  // Size 0: empty, or a file whose size stat does not know (/proc): read whole.
+  if (!fd.ok() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
+  note_input(fd.get());
+  size = uint64_t(st.st_size);
+  const uint64_t pieces = (size + align - 1) / align;
+  if (parts == 0) parts = default_threads();
+  parts = unsigned(std::max<uint64_t>(1, std::min<uint64_t>(parts, pieces)));
+  const uint64_t chunk = align * std::max<uint64_t>(1, std::min<uint64_t>(16, (pieces + parts - 1) / parts));
+  std::atomic<bool> ok{true};
+  std::atomic<uint64_t> lines{0};
+  parallel_for(parts, parts, 1, [&](uint64_t b, uint64_t e) {
+    for (uint64_t p = b; p < e && ok; p++) {
+      const uint64_t begin = std::min(size, pieces * p / parts * align),
+                     end = std::min(size, pieces * (p + 1) / parts * align);
+      TextStreamer s(spec, fd.get(), size, chunk);
+      if (!s.run(unsigned(p), begin, end, fn)) ok = false;
+      lines += s.lines();
+    }
+  });
+  // The jsonl reader numbers lines in 32 bits: open() refuses more.
+  if (spec.kind == ReaderKind::kJsonl && lines.load() > UINT32_MAX) return false;
+  // A file that grew while read would hold records the digest does not cover.
+  struct stat after {};
+  if (::fstat(fd.get(), &after) != 0 || uint64_t(after.st_size) != size) return false;
+  return ok;
 }
 
 // ---------------------------------------------------------------- RecordSource

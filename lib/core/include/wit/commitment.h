@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/bytes.h"
+#include "wit/parallel.h"
 #include "wit/readers.h"
 
 namespace wit {
@@ -92,6 +93,10 @@ class DataTree {
   // of record i at leaves + i * stride.
   DataTree(const RecordFiles& files, unsigned threads, const std::function<void(uint64_t)>& on_bytes = {},
            const std::function<void(const uint8_t* leaves, size_t stride)>& in_file_order = {});
+  // The tree of leaves already hashed: record i's leaf is the i-th of the
+  // runs taken one after the other (the streamed commit of text files).
+  using LeafRun = std::vector<Hash32, HugePageAllocator<Hash32>>;
+  DataTree(const std::vector<LeafRun>& runs, unsigned threads);
   uint64_t size() const { return n_; }
   uint64_t records() const { return records_; }
   const Hash32* leaves() const { return reinterpret_cast<const Hash32*>(buf_.get()); }
@@ -103,7 +108,14 @@ class DataTree {
   std::optional<uint64_t> find(const Hash32& leaf) const;
 
  private:
-  std::unique_ptr<uint8_t[]> buf_;  // n_ leaves at the front (room for 40 bytes per record)
+  // Sorts the records_ entries (leaf, record number) in buf_, then keeps the
+  // first of equal leaves: n_ leaves at the front, first_ their records.
+  void sort_distinct(unsigned threads);
+  // Keeps the first of equal leaves of the sorted entries (see sort_distinct).
+  void distinct();
+  // 40 bytes per record (huge_alloc), the n_ distinct leaves at the front once built.
+  std::unique_ptr<uint8_t[], HugeFree> buf_;
+  void allocate(uint64_t records);
   std::vector<uint64_t> first_;
   uint64_t n_ = 0, records_ = 0;
 };

@@ -2,6 +2,7 @@
 // bytes are what gets hashed (docs/records.md). The reader spec is part of a
 // commitment, so a query hashes exactly the bytes the commitment did.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -130,5 +131,35 @@ class RecordSource {
   // naming the file if it cannot be read or has changed size.
   virtual void read_bytes(uint64_t offset, uint64_t len, uint8_t* buf) const;
 };
+
+// One call of stream_text_records: `fresh` is the bytes of the file just
+// read, [offset, offset + fresh.size) (whole `align`-byte pieces of the
+// part's range, the last piece of the file excepted); `records` are the
+// part's records completed since the previous call, in file order (views of
+// the read buffer or of decoded text, valid during the call only).
+struct StreamChunk {
+  uint64_t offset = 0;
+  ByteView fresh;
+  const std::vector<ByteView>* records = nullptr;
+};
+
+// Committing a text file in one pass (docs/commitment.md, "Performance"):
+// the records of `path` read with the jsonl or lines reader, exactly those
+// RecordSource::open would give, found while each chunk of the file is in
+// cache instead of after reading the whole file into memory. The file is cut
+// into up to `parts` ranges of whole `align`-byte pieces, streamed on a thread
+// each through one reused buffer of 16 pieces; fn(part, chunk) is called for
+// each chunk of part `part` in file order (calls of different parts run at
+// once). A record belongs to the part in which its line starts.
+// Returns false, having perhaps called fn, when the file cannot be streamed:
+// not a regular file (stdin, a pipe), a file of size 0 (empty, or one whose
+// size stat does not know, as in /proc), another reader, a line of which more
+// than 16 MiB must be carried from one chunk to the next (lines up to 16 MiB
+// always stream), any line RecordSource::open would refuse (malformed JSON, too
+// many lines), a read error or a file that changed size. The caller then
+// discards what fn saw and uses RecordSource::open, which reports the
+// problem in its words. `size` is set to the file's size.
+bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsigned parts, uint64_t align,
+                         const std::function<void(unsigned part, const StreamChunk& chunk)>& fn, uint64_t& size);
 
 }  // namespace wit
