@@ -615,10 +615,9 @@ RunBundle pack_run_bundle(const PackInput& in) {
   }
   for (const auto& f : in.reports) {
     const std::string text = read_file(f);
-    std::string why;
-    const std::string name = match_report(b, text, f, why);
-    if (name.empty()) throw Error("the report answers none of the --challenge files", f);
-    put_named(member::kReports, name, text, f);
+    const Verdict answers = match_report(b, text, f);
+    if (!answers.ok) throw Error("the report answers none of the --challenge files", f);
+    put_named(member::kReports, answers.summary, text, f);
   }
   for (const auto& f : in.eval_checks) {
     const std::string text = read_file(f);
@@ -796,7 +795,7 @@ std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
   return entries;
 }
 
-std::string match_report(const RunBundle& b, const std::string& report_text, const std::string& where, std::string& why) {
+Verdict match_report(const RunBundle& b, const std::string& report_text, const std::string& where) {
   const ReplayReport r = ReplayReport::parse(report_text, where);
   for (const std::string& name : b.names_under(member::kChallenges)) {
     const std::string m = std::string(member::kChallenges) + name + ".json";
@@ -804,13 +803,12 @@ std::string match_report(const RunBundle& b, const std::string& report_text, con
     if (j.is_discarded()) continue;
     try {
       const Challenge c = Challenge::from_json(j, m);
-      if (!r.answer_problem(c)) return name;
+      if (!r.answer_problem(c)) return Verdict::pass(name);
     } catch (const Error&) {
       continue;
     }
   }
-  why = where + " answers no challenge of the bundle (run id, head size and root, and challenge seed must all be a challenge's)";
-  return "";
+  return Verdict::fail(where + " answers no challenge of the bundle (run id, head size and root, and challenge seed must all be a challenge's)");
 }
 
 TreeHead newest_signed_head(const RunBundle& b) {
