@@ -33,6 +33,24 @@ uint64_t u64(const json& j, const char* key, const char* kind, const std::string
   return v.get<uint64_t>();
 }
 
+std::string str(const json& j, const char* key, const char* kind, const std::string& where) {
+  const json& v = need(j, key, kind, where);
+  if (!v.is_string()) bad(kind, std::string("field '") + key + "' is not a string", where);
+  return v.get<std::string>();
+}
+
+double number(const json& j, const char* key, const char* kind, const std::string& where, const std::string& prefix) {
+  const json& v = need(j, key, kind, where);
+  if (!v.is_number()) bad(kind, "field '" + (prefix.empty() ? "" : prefix + ".") + key + "' is not a number", where);
+  return v.get<double>();
+}
+
+int64_t count(const json& v, const std::string& name, const char* kind, const std::string& where) {
+  if (v.is_number_unsigned() && v.get<uint64_t>() <= uint64_t(INT64_MAX)) return int64_t(v.get<uint64_t>());
+  if (v.is_number_integer() && v.get<int64_t>() >= 0) return v.get<int64_t>();
+  bad(kind, "field '" + name + "' is not a non-negative integer", where);
+}
+
 std::vector<Hash32> hashes(const json& j, const char* key, size_t max, const char* kind, const std::string& where) {
   const json& v = need(j, key, kind, where);
   if (!v.is_array()) bad(kind, std::string("field '") + key + "' is not an array", where);
