@@ -16,6 +16,7 @@
 #include "wit/cli.h"
 #include "wit/challenge.h"
 #include "wit/check.h"
+#include "wit/json_fields.h"
 #include "wit/report.h"
 #include "wit/commitment.h"
 #include "wit/contamination.h"
@@ -595,8 +596,7 @@ RunBundle pack_run_bundle(const PackInput& in) {
   if (!in.model_fingerprint.empty()) b.files[member::kModelFingerprint] = read_file(in.model_fingerprint);
   if (!in.model_binding.empty()) {
     const std::string text = read_file(in.model_binding);
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid model binding: not valid json", in.model_binding);
+    const nlohmann::json j = jsonf::parse(text, "invalid model binding", in.model_binding);
     (void)ReleaseBinding::from_json(j, in.model_binding);
     b.files[member::kModelBinding] = text;
   }
@@ -608,8 +608,7 @@ RunBundle pack_run_bundle(const PackInput& in) {
   };
   for (const auto& f : in.challenges) {
     const std::string text = read_file(f);
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid challenge: not valid json", f);
+    const nlohmann::json j = jsonf::parse(text, "invalid challenge", f);
     const Challenge c = Challenge::from_json(j, f);
     put_named(member::kChallenges, challenge_member_name(c.seed), text, f);
   }
@@ -621,15 +620,13 @@ RunBundle pack_run_bundle(const PackInput& in) {
   }
   for (const auto& f : in.eval_checks) {
     const std::string text = read_file(f);
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid eval check: not valid json", f);
+    const nlohmann::json j = jsonf::parse(text, "invalid eval check", f);
     const EvalCheckReport r = EvalCheckReport::from_json(j, f);
     put_named(member::kEvalChecks, challenge_member_name(r.seed), text, f);
   }
   for (const auto& f : in.probe_checks) {
     const std::string text = read_file(f);
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid probe check: not valid json", f);
+    const nlohmann::json j = jsonf::parse(text, "invalid probe check", f);
     const ProbeCheckReport r = ProbeCheckReport::from_json(j, f);
     put_named(member::kProbeChecks, challenge_member_name(r.nonce), text, f);
   }
@@ -812,8 +809,7 @@ Verdict match_report(const RunBundle& b, const std::string& report_text, const s
 }
 
 TreeHead newest_signed_head(const RunBundle& b) {
-  const json j = json::parse(b.get(member::kManifest), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid manifest: not valid json", member::kManifest);
+  const json j = jsonf::parse(b.get(member::kManifest), "invalid manifest", member::kManifest);
   const Manifest mf = Manifest::from_json(j, member::kManifest);
   std::vector<TreeHead> heads;
   try {

@@ -319,9 +319,7 @@ Challenge issue_challenge(const TreeHead& head, const std::string& head_where, c
 
 Challenge Challenge::load(const std::string& path) {
   const std::string where = path == "-" ? "stdin" : path;
-  const json j = json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid challenge: not valid json", where);
-  return from_json(j, where);
+  return from_json(jsonf::parse(read_file(path), "invalid challenge", where), where);
 }
 
 Hash32 nonce_from_args(const std::string& hex, const std::string& file) {

@@ -13,6 +13,12 @@ void bad(const char* kind, const std::string& why, const std::string& where) {
   throw Error(std::string(kind) + ": " + why, where);
 }
 
+json parse(std::string_view text, const char* kind, const std::string& where) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) bad(kind, "not valid json", where);
+  return j;
+}
+
 const json& need(const json& j, const char* key, const char* kind, const std::string& where) {
   if (!j.is_object() || !j.contains(key)) bad(kind, std::string("missing field '") + key + "'", where);
   return j[key];

@@ -558,8 +558,7 @@ std::vector<TreeHead> read_heads(const std::string& path, TornLine torn_line, ui
     const std::string_view s(text.data() + pos, nl - pos);
     pos = nl + 1;
     if (s.empty()) throw Error("invalid tree head: empty line", where);
-    json j = json::parse(s, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid tree head: not valid json", where);
+    const json j = jsonf::parse(s, "invalid tree head", where);
     heads.push_back(TreeHead::from_json(j, where));
   }
   return heads;

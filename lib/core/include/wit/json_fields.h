@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,9 @@
 namespace wit::jsonf {
 
 [[noreturn]] void bad(const char* kind, const std::string& why, const std::string& where);
+// Parses a whole document; text that is not JSON is the one JSON-parse error,
+// "KIND: not valid json: WHERE" (e.g. "invalid challenge: not valid json: c.json").
+nlohmann::json parse(std::string_view text, const char* kind, const std::string& where);
 const nlohmann::json& need(const nlohmann::json& j, const char* key, const char* kind, const std::string& where);
 Hash32 hash(const nlohmann::json& j, const char* key, const char* kind, const std::string& where);
 uint64_t u64(const nlohmann::json& j, const char* key, const char* kind, const std::string& where);
@@ -40,6 +44,7 @@ void only_keys(const nlohmann::json& j, std::initializer_list<const char*> keys,
 struct Fields {
   const char* kind;
   [[noreturn]] void bad(const std::string& why, const std::string& where) const { jsonf::bad(kind, why, where); }
+  nlohmann::json parse(std::string_view text, const std::string& where) const { return jsonf::parse(text, kind, where); }
   const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& where) const {
     return jsonf::need(j, key, kind, where);
   }
