@@ -98,6 +98,17 @@ need_python_torch() {
     { echo "skip: $PY has no cryptography module (Debian's python3-cryptography)" >&2; exit 77; }
 }
 
+# need_torch_references: need_python_torch (PY), and PyTorch's side of the
+# LibTorch tests: GOLDEN (tests/torch/golden_adamw.py, PyTorch's AdamW step),
+# INPUTS (tests/torch/run_step_inputs.py) and MODULE (examples/rnn_module.py).
+need_torch_references() {
+  : "${WIT_SRC:?set WIT_SRC to the source tree}"
+  need_python_torch
+  GOLDEN="$WIT_SRC/tests/torch/golden_adamw.py"
+  INPUTS="$WIT_SRC/tests/torch/run_step_inputs.py"
+  MODULE="$WIT_SRC/examples/rnn_module.py"
+}
+
 # The LibTorch tests' set-up (corpus -> commitment -> key -> train -> certify):
 # nonce N: a 64-hex-digit nonce (or seed) from a number.
 nonce() { printf '%064x' "$1"; }

@@ -11,11 +11,7 @@
 # parameter held in a tuple, a parameter forward never uses, a parameter no
 # default init rule covers (and a config rule for it is honoured).
 source "$(dirname "$0")/lib.sh"
-: "${WIT_SRC:?set WIT_SRC to the source tree}"
-need_python_torch  # sets PY
-GOLDEN="$WIT_SRC/tests/torch/golden_adamw.py"
-INPUTS="$WIT_SRC/tests/torch/run_step_inputs.py"
-MODULE="$WIT_SRC/examples/rnn_module.py"
+need_torch_references  # sets PY, GOLDEN, INPUTS, MODULE
 corpus 72 all.txt
 head -n 60 all.txt >data.txt
 tail -n 12 all.txt >ev.txt

@@ -11,11 +11,7 @@
 #   evaluates it.
 # - "dropout" (the built-in GPT's rate) is refused for a --model run.
 source "$(dirname "$0")/lib.sh"
-: "${WIT_SRC:?set WIT_SRC to the source tree}"
-need_python_torch  # sets PY
-GOLDEN="$WIT_SRC/tests/torch/golden_adamw.py"
-INPUTS="$WIT_SRC/tests/torch/run_step_inputs.py"
-MODULE="$WIT_SRC/examples/rnn_module.py"
+need_torch_references  # sets PY, GOLDEN, INPUTS, MODULE
 corpus 48
 commit_and_key
 config() {  # config EXTRA
