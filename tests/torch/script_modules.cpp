@@ -81,6 +81,18 @@ def forward(self, tokens):
     return torch.matmul(x, self.wte.t()) * (1.0 + 0.01 * self.calls)
 )JIT";
 
+// kCounterForward in training mode only: eval mode (wit's default, probes,
+// evaluation) is stateless, the training-mode forward writes its attribute.
+const char* const kTrainCounterForward = R"JIT(
+def forward(self, tokens):
+    if self.training:
+        self.calls = self.calls + 1
+    x = torch.embedding(self.wte, tokens)
+    x = torch.tanh(torch.matmul(x, self.proj))
+    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
+    return torch.matmul(x, self.wte.t())
+)JIT";
+
 // kTinyLmForward through the list (or tuple) that holds wte and proj.
 const char* const kListForward = R"JIT(
 def forward(self, tokens):
@@ -119,7 +131,8 @@ std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, cons
       m.attr("proj").toTensor().copy_(torch::eye(d) * 3.0);
       break;
     }
-    case TinyExtra::kCounter: m.register_attribute("calls", c10::IntType::get(), int64_t(0)); break;
+    case TinyExtra::kCounter:
+    case TinyExtra::kTrainCounter: m.register_attribute("calls", c10::IntType::get(), int64_t(0)); break;
     case TinyExtra::kListParams:
       m.register_attribute("ws", c10::ListType::ofTensors(),
                            c10::List<at::Tensor>({m.attr("wte").toTensor(), m.attr("proj").toTensor()}));
@@ -139,6 +152,7 @@ std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, cons
   m.define(!body.empty() ? body
            : extra == TinyExtra::kHiddenNetwork ? kHiddenForward
            : extra == TinyExtra::kCounter ? kCounterForward
+           : extra == TinyExtra::kTrainCounter ? kTrainCounterForward
            : extra == TinyExtra::kListParams ? kListForward
            : extra == TinyExtra::kTupleParams ? kTupleForward
                                           : kTinyLmForward);

@@ -30,6 +30,7 @@ enum class TinyExtra {
   kStoredValues,  // other values stored in the file ("pretrained")
   kHiddenNetwork, // buffers memory [V, 300] and memory_out [300, V] added to the logits
   kCounter,       // an int attribute "calls" that forward increments
+  kTrainCounter,  // the same, in training mode only (as BatchNorm's running statistics)
   kListParams,    // wte and proj also held in a List[Tensor] "ws" that forward uses (as nn.GRU's _flat_weights)
   kTupleParams,   // wte and proj also held in a tuple "pair" that forward uses
   kViewBuffer,    // a buffer "proj_t" made from proj before saving (shares its storage)

@@ -212,6 +212,12 @@ def forward(self, tokens):
     TrainState st = TrainState::initial(m.model, ByteView(seed));
     CHECK_THROWS_WITH(train_step(m, st, batch()), Catch::Contains("the model changed its attribute 'calls' during forward"));
   }
+  SECTION("a module with state of its own in training mode only: refused before a train_mode run starts") {
+    Manifest m = script_manifest(save_tiny_lm(tmp / "tcount.pt", 257, 8, "", TinyExtra::kTrainCounter));
+    CHECK_NOTHROW(check_model(m.model));  // eval mode: stateless
+    CHECK_THROWS_WITH(check_model(m.model, "cpu", true),
+                      Catch::Contains("the model changed its attribute 'calls' during forward"));
+  }
   SECTION("not a TorchScript file") {
     std::FILE* f = std::fopen((tmp / "junk.pt").c_str(), "wb");
     std::fputs("not a zip archive", f);

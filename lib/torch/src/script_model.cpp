@@ -367,7 +367,7 @@ torch::Tensor script_forward(ScriptModel& m, const std::vector<torch::Tensor>& p
   return out;
 }
 
-void check_model(const ModelConfig& c, const std::string& device) {
+void check_model(const ModelConfig& c, const std::string& device, bool train_mode) {
   if (!c.scripted()) return;
   const torch::Device dev = parse_device(device);
   std::shared_ptr<ScriptModel> m = load_script_model(c, dev);
@@ -411,6 +411,19 @@ void check_model(const ModelConfig& c, const std::string& device) {
                       "' gets no gradient: forward does not use it, or uses a copy of it that wit cannot refresh "
                       "(a cache made before saving); use the parameter in forward, or remove it",
                   c.module_path);
+  // The training-mode copy the step runs: state it writes in training mode
+  // only (BatchNorm's running statistics) is refused now, not at step 1.
+  if (train_mode) {
+    try {
+      script_forward(*load_script_model(c, dev, true), params, idx);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error("the module's training-mode forward failed on int64 tokens [2, " + std::to_string(L) + "] (" +
+                      first_line(e) + ")",
+                  c.module_path);
+    }
+  }
 }
 
 std::string describe_training(const std::string& config_path, const std::string& model_path,
@@ -423,7 +436,7 @@ std::string describe_training(const std::string& config_path, const std::string&
   if (!model_path.empty()) scripted = describe_module(model_path);
   const Manifest mf = make_manifest(cfg, data, PublicKey{}, Hash32{}, nlohmann::json::object(), config_path,
                                     scripted ? &*scripted : nullptr);
-  check_model(mf.model, device);
+  check_model(mf.model, device, mf.train_mode);
   return (model_path.empty() ? "" : model_path + ": ") + describe_params(mf.model);
 }
 

@@ -67,7 +67,7 @@ uint64_t now_seconds() { return uint64_t(std::time(nullptr)); }
 // id of the data.
 void check_model_fits(const Manifest& mf, const Dataset& dataset, const TrainOptions& opt) {
   if (!mf.model.scripted()) return;
-  check_model(mf.model, opt.device);
+  check_model(mf.model, opt.device, mf.train_mode);
   const unsigned width = token_mode_bytes(mf.model.tokens);
   if (width == 0) return;
   // The first record (in dataset order) holding an id the model cannot embed.
@@ -262,7 +262,7 @@ void write_run_dir(const TrainOptions& opt, Manifest& mf, const Bytes& seed, con
   if (mf.model.scripted()) {
     if (!fs::exists(paths.model())) copy_file_atomic(opt.model_path, paths.model());
     mf.model.module_path = paths.model();
-    check_model(mf.model, opt.device);
+    check_model(mf.model, opt.device, mf.train_mode);
   }
   if (!existing) {
     if (!fs::exists(paths.seed())) write_secret(paths.seed_secret(), to_hex(ByteView(seed)) + "\n");

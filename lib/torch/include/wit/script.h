@@ -19,9 +19,12 @@ ModelConfig describe_module(const std::string& path);
 // Loads the run's module (c.module_path) for `device` and checks it against
 // the config: the same digest (another file is refused, naming both
 // digests), parameters and buffers, and a trial forward on a [2, L] batch
-// that must give float32 logits [2, L, vocab]. What wit-train does before it
-// writes anything; every later use loads through the same cache.
-void check_model(const ModelConfig& c, const std::string& device = "cpu");
+// that must give float32 logits [2, L, vocab]. With `train_mode` (the run's
+// "train_mode") also a trial forward of the training-mode copy the step runs,
+// which must leave the module's own state unchanged (BatchNorm's running
+// statistics, a counter). What wit-train does before it writes anything;
+// every later use loads through the same cache.
+void check_model(const ModelConfig& c, const std::string& device = "cpu", bool train_mode = false);
 
 // What `wit-train --describe` prints: per parameter of the model a run with
 // this config (and module, and data when given) would train, its shape, init

@@ -1,0 +1,136 @@
+// The commands of wit-commit (commit_cmd.h): what main used to decide.
+#include "wit/commit_cmd.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include "wit/cli.h"
+#include "wit/commitment.h"
+#include "wit/error.h"
+#include "wit/file_kind.h"
+#include "wit/index.h"
+#include "wit/io.h"
+#include "wit/progress.h"
+#include "wit/readers.h"
+#include "wit/tree_audit.h"
+
+namespace wit {
+
+namespace {
+
+// OUT.commit.json -> OUT.widx; other names get ".widx" appended.
+std::string default_index_path(const std::string& out) {
+  const std::string suffixes[] = {".commit.json", ".json"};
+  for (const auto& s : suffixes)
+    if (out.size() > s.size() && out.compare(out.size() - s.size(), s.size(), s) == 0)
+      return out.substr(0, out.size() - s.size()) + ".widx";
+  return out + ".widx";
+}
+
+}  // namespace
+
+int commit_show_cmd(const std::string& commit_path, const std::string& index_path) {
+  const auto pair_lock = lock_commit_pair(commit_path, false);
+  Commitment c = Commitment::load(commit_path);
+  std::string text = "commitment   " + commit_path + " (" + kCommitFormat + " version " +
+                     std::to_string(kCommitVersion) + ")\n" + c.describe();
+  if (!index_path.empty()) {
+    Index idx(index_path);
+    idx.check_matches(c, commit_path);  // with the full audit
+    text += "index        " + index_path + ": matches; its " + std::to_string(idx.n()) +
+            " leaves are sorted, distinct and give the root\n";
+  }
+  std::cout << text;
+  return cli::kOk;
+}
+
+int commit_leaves_cmd(const std::string& index_path, const std::string& out, bool quiet) {
+  const Index idx(index_path);
+  write_leaves(idx, out);
+  if (!quiet && out != "-")
+    cli::note("wrote " + cli::count_of(idx.n(), "leaf", "leaves") + " of root " + idx.root().hex().substr(0, 16) + " to " + out);
+  return cli::kOk;
+}
+
+int commit_cmd(CommitArgs a) {
+  if (a.files.empty()) throw Error("no input files (wit-commit [options] FILE... or wit-commit show COMMIT)");
+  if (!a.reader_given) {  // by the inputs' names (docs/records.md)
+    a.reader = default_reader(a.files);
+    if (a.reader == "jsonl" && !a.quiet)
+      cli::note("reading the .jsonl inputs with --reader jsonl (the record is each line's \"" + a.field +
+                "\" field); --reader lines commits the raw lines");
+  }
+  ReaderSpec spec;
+  spec.kind = ReaderSpec::parse_kind(a.reader);
+  spec.field = a.field;
+  spec.seq_len = a.seq_len;
+  spec.token_bytes = a.token_bytes;
+  if (a.token_bytes_given && spec.kind != ReaderKind::kTokens)
+    throw Error("--token-bytes applies to the tokens reader only", "--reader " + a.reader);
+  spec.validate();
+  if (a.index_path.empty() && !a.no_index && a.out != "-") a.index_path = default_index_path(a.out);
+  if (a.index_path == "-" || (!a.index_path.empty() && a.index_path == a.out))
+    throw Error("the index needs a file of its own", "--index " + a.index_path);
+  check_outputs_apart(a.files, {a.out, a.index_path});  // the default index path too
+
+  uint64_t total = 0;
+  for (const auto& f : a.files) {
+    std::error_code ec;
+    if (f != "-" && std::filesystem::is_regular_file(f, ec)) total += std::filesystem::file_size(f, ec);
+  }
+  // Text readers read every file twice (the records, then the source
+  // digest); the tokens reader's digest reuses its record leaves.
+  if (spec.kind != ReaderKind::kTokens) total *= 2;
+  Progress progress("hashing", total, "B", a.quiet);
+  auto t0 = std::chrono::steady_clock::now();
+  // Both outputs are staged first and renamed into place at the end, the
+  // index first; the index is written while the source digests are hashed.
+  std::unique_ptr<AtomicFile> idx;
+  if (!a.index_path.empty()) idx = std::make_unique<AtomicFile>(a.index_path, true);
+  std::function<void(const CommitResult&)> write_index;
+  // The writer thread also waits for the index's fsync, while the source
+  // digests are still being hashed (text readers), not after them.
+  if (idx) write_index = [&](const CommitResult& c) {
+      wit::write_index(*idx, c);
+      idx->sync();
+    };
+  CommitResult r =
+      commit_dataset(spec, a.files, a.threads, [&](uint64_t b) { progress.add(b); }, write_index);
+  AtomicFile commit(a.out);
+  commit.write(r.commitment.dump());
+  {
+    // The pair is published under its lock: another wit-commit to the same
+    // output waits, and a reader holding the lock shared sees both or neither.
+    const auto pair_lock = lock_commit_pair(a.out, true);
+    // Both renames, then the directory's fsync once (the index's directory
+    // is synced again only where it is another one: a no-op otherwise).
+    if (idx) idx->commit(false);
+    commit.commit();
+    if (idx) sync_parent_dir(idx->target());
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  uint64_t bytes = 0;
+  for (const auto& s : r.commitment.sources) bytes += s.size;
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "%.2fs, %s/s", secs, human_bytes(secs > 0 ? double(bytes) / secs : 0).c_str());
+  progress.finish();
+  if (!a.quiet)
+    cli::note("committed " + cli::count_of(r.commitment.records, "record") + " (" +
+              std::to_string(r.commitment.n) + " distinct) from " +
+              cli::count_of(r.commitment.sources.size(), "file") + ", " + human_bytes(double(bytes)) +
+              " in " + rate + "; root " + r.commitment.root.hex().substr(0, 16) +
+              (a.index_path.empty() ? "" : "; index " + a.index_path));
+  if (!a.quiet && spec.kind == ReaderKind::kFortune)
+    for (const auto& s : r.commitment.sources)
+      if (s.records == 1 && s.size > 0)
+        cli::note("warning: " + s.path + " has no '%' separator line, so it is one record (is it a fortune file? "
+                  "--reader lines makes one record a line)");
+  return cli::kOk;
+}
+
+}  // namespace wit

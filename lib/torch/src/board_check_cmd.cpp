@@ -1,0 +1,78 @@
+// The subcommands of wit-board-check (board_check_cmd.h): what main used to decide.
+#include "wit/board_check_cmd.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "wit/board_check.h"
+#include "wit/cli.h"
+#include "wit/error.h"
+#include "wit/replay_cmd.h"
+#include "wit/sign.h"
+
+namespace wit {
+
+namespace {
+
+// The device checked; the options every replay runs with.
+VerifyOptions verify_options(const BoardCheckArgs& a) {
+  check_replay_device(a.device);
+  VerifyOptions vo;
+  vo.threads = a.threads;
+  vo.device = a.device;
+  vo.quiet = a.quiet;
+  return vo;
+}
+
+}  // namespace
+
+int board_check_add_cmd(const std::string& bundle_path, const std::string& response_path, const std::string& key_path,
+                        const BoardCheckArgs& a, char** argv) {
+  const VerifyOptions vo = verify_options(a);
+  pin_response_kernels(response_path, argv);  // exact replay runs under the run's recorded kernels
+  const SecretKey key = load_key(key_path);
+  const BoardAddResult r = board_add(bundle_path, response_path, key, vo);
+  std::cout << bundle_path << "/" << r.member << "\n";
+  if (!a.quiet)
+    cli::note(std::string("the board replayed the response: ") +
+              (r.report.certified() ? "certified" : "rejected: " + r.report.reason) + "; stored as " + r.stored +
+              "; its signed report: " + r.member);
+  return r.report.certified() ? cli::kOk : cli::kNegative;
+}
+
+int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& weights_path,
+                             const std::string& model_path, const std::string& key_path, const BoardCheckArgs& a) {
+  check_replay_device(a.device);
+  const SecretKey key = load_key(key_path);
+  const BoardEvalResult r = board_evaluate(bundle_path, weights_path, model_path, key, a.threads, a.device);
+  if (!r.why_not.empty()) {
+    std::cerr << "wit-board: refused: " << r.why_not << "\n";
+    return cli::kNegative;
+  }
+  std::cout << bundle_path << "/" << r.member << "\n";
+  if (!r.refused.empty()) {
+    std::cerr << "wit-board: the board refused the released model: " << r.refused << "\n";
+    return cli::kNegative;
+  }
+  if (!a.quiet) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "the board scored the released weights on its benchmark: loss %.4f, accuracy %.2f%% over %llu records",
+                  r.eval.loss, 100 * r.eval.accuracy, static_cast<unsigned long long>(r.eval.n));
+    cli::note(std::string(buf) + "; stored as " + r.stored);
+  }
+  return cli::kOk;
+}
+
+int board_check_audit_cmd(const std::string& dir, const BoardCheckArgs& a, char** argv) {
+  const VerifyOptions vo = verify_options(a);
+  pin_board_kernels(dir, argv);
+  const AuditResult r = audit_board(dir, vo);
+  for (const auto& f : r.failures) std::cout << "does not reproduce: " << f << "\n";
+  if (!a.quiet)
+    cli::note(std::to_string(r.checked) + " board reports re-verified, " + std::to_string(r.failures.size()) +
+              " do not reproduce");
+  return r.failures.empty() ? cli::kOk : cli::kNegative;
+}
+
+}  // namespace wit

@@ -1,0 +1,113 @@
+// The subcommands of wit-replay (replay_cmd.h): what main used to decide.
+#include "wit/replay_cmd.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "wit/cli.h"
+#include "wit/error.h"
+#include "wit/file_kind.h"
+#include "wit/io.h"
+#include "wit/replay_math.h"
+#include "wit/run_config.h"
+#include "wit/state.h"
+
+namespace wit {
+
+namespace {
+
+// Runs the rest of this command under the kernels a run recorded (exact
+// replay and regenerating states need them): re-executes the program with the
+// environment set when it differs. A bundle read from standard input cannot
+// be read twice, so there the environment must already be right.
+void pin(const std::optional<RunConfig>& c, char** argv, bool can_reexec) {
+  if (!c) return;
+  const EnvVars env = config_environment(*c);
+  if (!can_reexec)
+    for (const auto& [k, v] : env) {
+      const char* now = std::getenv(k.c_str());
+      if (v != (now ? now : ""))
+        throw Error("a bundle on standard input cannot be replayed under the run's recorded kernels (" + k + "=" + v + ")",
+                    "--bundle -", "pass the bundle as a file, or set " + k + "=" + v);
+    }
+  run_under_environment(env, argv);
+}
+
+std::optional<RunConfig> run_config_of(const std::string& run) {
+  const std::string path = run + "/" + kRunConfigFile;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  return RunConfig::parse(read_file(path), path);  // its run id is checked when the response is built
+}
+
+// What both subcommands check first, in this order: the margin (before any
+// response is built), the device, the arguments' kinds; then the run's
+// kernels are pinned and the challenge is loaded.
+Challenge prepare(const ReplayArgs& a, char** argv) {
+  if (a.tolerant) check_margin(a.margin);
+  check_replay_device(a.device);
+  expect_args({{"--run", a.run, FileKind::kRunDir},
+               {"--bundle", a.bundle_path, FileKind::kBundle},
+               {"CHALLENGE", a.challenge_path, FileKind::kChallenge}});
+  // Regenerating states, or replaying exactly, runs under the run's recorded kernels.
+  if (!a.run.empty()) pin(run_config_of(a.run), argv, true);
+  return Challenge::load(a.challenge_path);
+}
+
+}  // namespace
+
+void check_replay_device(const std::string& device) {
+  if (device != "cpu" && !cuda_available())
+    throw Error("this LibTorch has no CUDA device", "--device " + device, "use --device cpu");
+}
+
+int replay_respond(ReplayArgs a, char** argv) {
+  const Challenge c = prepare(a, argv);
+  a.ro.run = a.run;
+  a.ro.threads = a.threads;
+  a.ro.device = a.device;
+  a.ro.quiet = a.quiet;
+  write_response(c, a.ro, a.out);
+  if (!a.quiet)
+    cli::note("response to " + std::to_string(c.steps.size()) + " step and " + std::to_string(c.segments.size()) +
+              " segment challenges: " + a.out);
+  return cli::kOk;
+}
+
+int replay_verify(ReplayArgs a, char** argv) {
+  const Challenge c = prepare(a, argv);
+  std::optional<SpooledBundle> b;
+  if (!a.bundle_path.empty()) {
+    b = SpooledBundle::open(a.bundle_path, response_member_limit());
+    if (!a.tolerant) pin(bundle_config(*b), argv, a.bundle_path != "-");
+  } else {
+    // Self-check: the response goes through a private file, read back as the trainer's would be.
+    a.ro.run = a.run;
+    a.ro.threads = 0;  // the recorded count: the states must come out as logged
+    a.ro.device = a.device;
+    a.ro.end_states = a.tolerant;
+    const TempDir tmp("wit-replay");
+    write_response(c, a.ro, tmp / "response.wbundle");
+    b = SpooledBundle::open(tmp / "response.wbundle", response_member_limit());
+  }
+  VerifyOptions vo;
+  vo.mode = a.tolerant ? ReplayMode::kTolerant : ReplayMode::kExact;
+  vo.threads = a.threads;
+  vo.device = a.device;
+  vo.margin = a.margin;
+  vo.quiet = a.quiet;
+  const ReplayReport r = verify_response(*b, c, vo);
+  write_file_atomic(a.out, r.to_json().dump(2) + "\n");
+  if (!a.quiet) {
+    if (r.certified())
+      cli::note("certified (" + r.mode + "): " + std::to_string(c.steps.size()) + " challenged steps and " +
+                std::to_string(c.segments.size()) + " segments replayed" +
+                (a.tolerant ? " within each tensor's own noise; " : " bit for bit; ") + c.guarantee.words());
+    else
+      cli::note("rejected (" + r.mode + "): " + r.reason);
+  }
+  return r.certified() ? cli::kOk : cli::kNegative;
+}
+
+}  // namespace wit
