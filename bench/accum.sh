@@ -59,17 +59,8 @@ say "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed '
 # shellcheck disable=SC2086 # module_args: several arguments
 "$py" "$root/examples/gpt2_module.py" $module_args --context "$L" --slim -o model.pt >export.out
 say "$(cat export.out)"
-# B windows of L token ids (xorshift64*, below vocab - 1: 50256 is the pad).
-"$py" - "$((B * L))" "$vocab" >tokens.bin <<'PY'
-import struct, sys
-n, vocab = int(sys.argv[1]), int(sys.argv[2])
-s, M = 0x2545F4914F6CDD1D, (1 << 64) - 1
-out = bytearray()
-for _ in range(n):
-    s ^= s >> 12; s = (s ^ (s << 25)) & M; s ^= s >> 27
-    out += struct.pack('<H', (((s * 0x9E3779B97F4A7C15) & M) >> 32) % (vocab - 1))
-sys.stdout.buffer.write(out)
-PY
+# B windows of L token ids (bench/tokens.py: xorshift64*, below vocab - 1: 50256 is the pad).
+"$py" "$root/bench/tokens.py" "$((B * L))" "$vocab" 0x2545F4914F6CDD1D 0x9E3779B97F4A7C15 >tokens.bin
 "$bin/wit-commit" -q --reader tokens --seq-len "$L" -o tok.commit.json --index tok.widx tokens.bin
 
 # config NAME BATCH [MICRO]: examples/gpt2-small.json, one step, every witness at it.

@@ -94,17 +94,8 @@ log "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed '
 log "$(cat export.out)"
 
 # Deterministic tokens: 512 windows of context0 ids below vocab - 1 (50256 =
-# <|endoftext|> is wit's pad), xorshift64* from a fixed seed.
-"$py" - "$((512 * context0))" "$vocab" > tokens.bin <<'PY'
-import struct, sys
-n, vocab = int(sys.argv[1]), int(sys.argv[2])
-s, M = 0x9E3779B97F4A7C15, (1 << 64) - 1
-out = bytearray()
-for _ in range(n):
-    s ^= s >> 12; s = (s ^ (s << 25)) & M; s ^= s >> 27
-    out += struct.pack('<H', (((s * 0x2545F4914F6CDD1D) & M) >> 32) % (vocab - 1))
-sys.stdout.buffer.write(out)
-PY
+# <|endoftext|> is wit's pad), xorshift64* from a fixed seed (bench/tokens.py).
+"$py" "$root/bench/tokens.py" "$((512 * context0))" "$vocab" 0x9E3779B97F4A7C15 0x2545F4914F6CDD1D > tokens.bin
 "$bin/wit-commit" -q --reader tokens --seq-len "$context0" -o tok.commit.json --index tok.widx tokens.bin
 
 # The example config with this run's steps, shape and a fixed seed.

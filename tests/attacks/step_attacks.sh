@@ -10,11 +10,8 @@
 source "$(dirname "$0")/../cli/lib.sh"
 : "${WIT_ATTACK_BIN:?set WIT_ATTACK_BIN to the folder of wit-forge}"
 FORGE=$WIT_ATTACK_BIN/wit-forge
-nonce() { printf '%064x' "$1"; }
-
-awk 'BEGIN { for (i = 1; i <= 60; i++) { s = "r" i " "; for (j = 0; j < i * 7 % 57; j++) s = s sprintf("%c", 97 + (i + j) % 26); print s } }' >data.txt
-run 0 wit-commit -q -o data.commit.json data.txt
-run 0 wit-log keygen -o key
+corpus 60
+commit_and_key
 config() {  # config EXTRA
   cat <<CFG
 {"model": {"n_layer": 1, "n_head": 2, "d_model": 32, "context": 32},
@@ -43,10 +40,7 @@ check_attack() {
   got=$(jq -c '[.checks[] | select(.pass | not) | .step] | sort' "$r.report.json")
   [ "$want" = "$got" ] && ok || fail "$r: rejected steps $got, tampered $want"
   run 0 wit-train -q -j1 --config "$cfg" --data data.commit.json --index data.widx --key key --out "$r.honest" data.txt
-  wit-log head "$r.honest" >"$r.honest.head.json"
-  run 0 wit-challenge -q --head "$r.honest.head.json" --nonce "$(nonce 1)" -k 10 -o "$r.honest.c.json"
-  run 0 wit-replay respond -q -j1 --run "$r.honest" "$r.honest.c.json" -o "$r.honest.wbundle"
-  run 0 wit-replay verify -q -j1 --bundle "$r.honest.wbundle" "$r.honest.c.json" -o "$r.honest.report.json"
+  certify "$r.honest" 1 10
   echo "dropout-seed forger ($cfg): tampered steps $want, exact replay rejected $got; honest twin $(json_get "$r.honest.report.json" verdict)"
 }
 command -v jq >/dev/null || { echo "skip: jq not found" >&2; exit 77; }

@@ -98,6 +98,41 @@ need_python_torch() {
     { echo "skip: $PY has no cryptography module (Debian's python3-cryptography)" >&2; exit 77; }
 }
 
+# need_torch_references: need_python_torch (PY), and PyTorch's side of the
+# LibTorch tests: GOLDEN (tests/torch/golden_adamw.py, PyTorch's AdamW step),
+# INPUTS (tests/torch/run_step_inputs.py) and MODULE (examples/rnn_module.py).
+need_torch_references() {
+  : "${WIT_SRC:?set WIT_SRC to the source tree}"
+  need_python_torch
+  GOLDEN="$WIT_SRC/tests/torch/golden_adamw.py"
+  INPUTS="$WIT_SRC/tests/torch/run_step_inputs.py"
+  MODULE="$WIT_SRC/examples/rnn_module.py"
+}
+
+# The LibTorch tests' set-up (corpus -> commitment -> key -> train -> certify):
+# nonce N: a 64-hex-digit nonce (or seed) from a number.
+nonce() { printf '%064x' "$1"; }
+# corpus N [FILE]: N short records of varied length ("r1 b", "r2 cdefghij", ...) in FILE (data.txt).
+corpus() {
+  awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++) { s = "r" i " "; for (j = 0; j < i * 7 % 57; j++) s = s sprintf("%c", 97 + (i + j) % 26); print s } }' >"${2:-data.txt}"
+}
+# commit_and_key: data.txt committed (data.commit.json, data.widx) and a trainer key pair (key, key.pub).
+commit_and_key() {
+  run 0 wit-commit -q -o data.commit.json data.txt
+  run 0 wit-log keygen -o key
+}
+# certify RUN NONCE K: K steps of RUN challenged (nonce NONCE), answered by
+# wit-replay respond and replayed by verify (-j1 both): certified, exactly.
+# Leaves RUN.head.json, RUN.c.json, RUN.wbundle and RUN.report.json.
+certify() {
+  wit-log head "$1" >"$1.head.json"
+  run 0 wit-challenge -q --head "$1.head.json" --nonce "$(nonce "$2")" -k "$3" -o "$1.c.json"
+  run 0 wit-replay respond -q -j1 --run "$1" "$1.c.json" -o "$1.wbundle" || return 1
+  run 0 wit-replay verify -q -j1 --bundle "$1.wbundle" "$1.c.json" -o "$1.report.json" || return 1
+  [ "$(json_get "$1.report.json" verdict)" = certified ] && [ "$(json_get "$1.report.json" mode)" = exact ] && ok ||
+    fail "$1: verdict $(json_get "$1.report.json" verdict), mode $(json_get "$1.report.json" mode)"
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -22,11 +22,9 @@
 #    built into a private file) certifies and leaves nothing in TMPDIR.
 source "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { echo "skip: jq not found (apt-get install jq)" >&2; exit 77; }
-nonce() { printf '%064x' "$1"; }
 
 for i in $(seq 1 200); do printf 'record %d of a small corpus for the replay test\n' "$i"; done >data.txt
-run 0 wit-commit -q -o data.commit.json data.txt
-run 0 wit-log keygen -o key
+commit_and_key
 config() {  # config SEED
   cat <<CFG
 {"model": {"n_layer": 1, "n_head": 2, "d_model": 32, "context": 48},

@@ -11,19 +11,12 @@
 # parameter held in a tuple, a parameter forward never uses, a parameter no
 # default init rule covers (and a config rule for it is honoured).
 source "$(dirname "$0")/lib.sh"
-: "${WIT_SRC:?set WIT_SRC to the source tree}"
-need_python_torch  # sets PY
-GOLDEN="$WIT_SRC/tests/torch/golden_adamw.py"
-INPUTS="$WIT_SRC/tests/torch/run_step_inputs.py"
-MODULE="$WIT_SRC/examples/rnn_module.py"
-nonce() { printf '%064x' "$1"; }
-
-awk 'BEGIN { for (i = 1; i <= 72; i++) { s = "r" i " "; for (j = 0; j < i * 7 % 57; j++) s = s sprintf("%c", 97 + (i + j) % 26); print s } }' >all.txt
+need_torch_references  # sets PY, GOLDEN, INPUTS, MODULE
+corpus 72 all.txt
 head -n 60 all.txt >data.txt
 tail -n 12 all.txt >ev.txt
-run 0 wit-commit -q -o data.commit.json data.txt
+commit_and_key
 run 0 wit-commit -q -o ev.commit.json ev.txt
-run 0 wit-log keygen -o key
 cat >cfg.json <<'CFG'
 {"model": {"vocab": 257, "context": 32},
  "optimizer": {"lr": 0.003, "weight_decay": 0.1, "grad_clip": 1.0},
@@ -59,11 +52,7 @@ for arch in gru lstm transformer; do
     --batch "$arch.batch.json" --info "$arch.info.json" --state-out "$arch/ckpt/step-000002.safetensors"
   grep -qx 'golden: bit-identical' out && ok || { fail "$arch: wit-train's step 2 is not PyTorch's"; cat out; }
   # Every step replays and is certified; eval and the release binding.
-  wit-log head "$arch" >"$arch.head.json"
-  run 0 wit-challenge -q --head "$arch.head.json" --nonce "$(nonce 3)" -k 4 -o "$arch.c.json"
-  run 0 wit-replay respond -q -j1 --run "$arch" "$arch.c.json" -o "$arch.wbundle"
-  run 0 wit-replay verify -q -j1 --bundle "$arch.wbundle" "$arch.c.json" -o "$arch.report.json"
-  [ "$(json_get "$arch.report.json" verdict)" = certified ] && ok || fail "$arch: verdict $(json_get "$arch.report.json" verdict)"
+  certify "$arch" 3 4
   run 0 wit-eval run -q -j1 --run "$arch" --commit ev.commit.json --index ev.widx -o "$arch.eval.json" \
     --scores "$arch.scores.json" ev.txt
   [ "$(json_get "$arch.eval.json" step)" = 4 ] && ok || fail "$arch: eval.json: $(head -c 300 "$arch.eval.json")"

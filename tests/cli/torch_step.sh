@@ -12,11 +12,8 @@
 # - bad values are one-line errors, nothing written.
 # The forger that draws other dropout masks is tests/attacks/step_attacks.sh.
 source "$(dirname "$0")/lib.sh"
-nonce() { printf '%064x' "$1"; }
-
-awk 'BEGIN { for (i = 1; i <= 48; i++) { s = "r" i " "; for (j = 0; j < i * 7 % 57; j++) s = s sprintf("%c", 97 + (i + j) % 26); print s } }' >data.txt
-run 0 wit-commit -q -o data.commit.json data.txt
-run 0 wit-log keygen -o key
+corpus 48
+commit_and_key
 config() {  # config EXTRA: the test's config with EXTRA top-level fields (",\"k\": v")
   cat <<CFG
 {"model": {"n_layer": 1, "n_head": 2, "d_model": 32, "context": 32},
@@ -27,16 +24,9 @@ config() {  # config EXTRA: the test's config with EXTRA top-level fields (",\"k
 CFG
 }
 train() { wit-train -q -j1 --data data.commit.json --index data.widx --key key "$@" data.txt; }
-# certify RUN: every step challenged; respond regenerates the states between
-# checkpoints (each must match its logged root), verify replays exactly.
-certify() {
-  wit-log head "$1" >"$1.head.json"
-  run 0 wit-challenge -q --head "$1.head.json" --nonce "$(nonce 5)" -k 6 -o "$1.c.json"
-  run 0 wit-replay respond -q -j1 --run "$1" "$1.c.json" -o "$1.wbundle" || return 1
-  run 0 wit-replay verify -q -j1 --bundle "$1.wbundle" "$1.c.json" -o "$1.report.json" || return 1
-  [ "$(json_get "$1.report.json" verdict)" = certified ] && [ "$(json_get "$1.report.json" mode)" = exact ] && ok ||
-    fail "$1: verdict $(json_get "$1.report.json" verdict), mode $(json_get "$1.report.json" mode)"
-}
+# certify RUN 5 6 (lib.sh): every step challenged; respond regenerates the
+# states between checkpoints (each must match its logged root), verify
+# replays exactly.
 last() { echo "$1/ckpt/step-000006.safetensors"; }
 
 # --- the plain run: no dropout or micro_batch field; their off values are the same run
@@ -54,7 +44,7 @@ grep -q '^  "dropout": 0.2,$' D/run.json && ok || fail "run.json does not record
 cmp -s "$(last P)" "$(last D)" && fail "dropout changed nothing" || ok
 run 0 train --config drop.json --out D2
 same_file "$(last D)" "$(last D2)"   # the same run again: the same masks, the same bits
-certify D
+certify D 5 6
 
 # --- gradient accumulation: micro-batches of 3 (even) and 4 (4 + 2), certified
 config ', "micro_batch": 3' >mb3.json
@@ -62,7 +52,7 @@ config ', "micro_batch": 4' >mb4.json
 config ', "micro_batch": 4, "dropout": 0.2' >mbd.json
 for r in mb3 mb4 mbd; do
   run 0 train --config "$r.json" --out "$r"
-  certify "$r"
+  certify "$r" 5 6
 done
 grep -q '^  "micro_batch": 3,$' mb3/run.json && ok || fail "run.json does not record micro_batch"
 # Accumulation reassociates the gradient's float sums: not claimed bit-identical
@@ -76,7 +66,7 @@ cmp -s "$(last D)" "$(last mbd)" && fail "micro-batched dropout drew the unsplit
 # accumulates its rows' micro-batches; the verifier emulates both ranks.
 config ', "micro_batch": 2, "dropout": 0.1' >dp.json
 run 0 train --config dp.json --out DP --nproc 2
-certify DP
+certify DP 5 6
 
 # --- bad values: one line, exit 2, nothing written
 bad() {  # bad EXTRA PATTERN

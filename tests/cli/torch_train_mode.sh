@@ -11,16 +11,9 @@
 #   evaluates it.
 # - "dropout" (the built-in GPT's rate) is refused for a --model run.
 source "$(dirname "$0")/lib.sh"
-: "${WIT_SRC:?set WIT_SRC to the source tree}"
-need_python_torch  # sets PY
-GOLDEN="$WIT_SRC/tests/torch/golden_adamw.py"
-INPUTS="$WIT_SRC/tests/torch/run_step_inputs.py"
-MODULE="$WIT_SRC/examples/rnn_module.py"
-nonce() { printf '%064x' "$1"; }
-
-awk 'BEGIN { for (i = 1; i <= 48; i++) { s = "r" i " "; for (j = 0; j < i * 7 % 57; j++) s = s sprintf("%c", 97 + (i + j) % 26); print s } }' >data.txt
-run 0 wit-commit -q -o data.commit.json data.txt
-run 0 wit-log keygen -o key
+need_torch_references  # sets PY, GOLDEN, INPUTS, MODULE
+corpus 48
+commit_and_key
 config() {  # config EXTRA
   cat <<CFG
 {"model": {"vocab": 257, "context": 32},
@@ -32,14 +25,6 @@ config() {  # config EXTRA
 CFG
 }
 train() { wit-train -q -j1 --model enc.pt --data data.commit.json --index data.widx --key key "$@" data.txt; }
-certify() {  # certify RUN
-  wit-log head "$1" >"$1.head.json"
-  run 0 wit-challenge -q --head "$1.head.json" --nonce "$(nonce 9)" -k 4 -o "$1.c.json"
-  run 0 wit-replay respond -q -j1 --run "$1" "$1.c.json" -o "$1.wbundle" || return 1
-  run 0 wit-replay verify -q -j1 --bundle "$1.wbundle" "$1.c.json" -o "$1.report.json" || return 1
-  [ "$(json_get "$1.report.json" verdict)" = certified ] && [ "$(json_get "$1.report.json" mode)" = exact ] && ok ||
-    fail "$1: verdict $(json_get "$1.report.json" verdict), mode $(json_get "$1.report.json" mode)"
-}
 last() { echo "$1/ckpt/step-000004.safetensors"; }
 
 run 0 "$PY" "$MODULE" --arch transformer --n-layer 1 --d-model 32 --context 32 --dropout 0.2 -o enc.pt
@@ -62,9 +47,9 @@ grep -q '^  "train_mode": true,$' D/run.json && ok || fail "run.json does not re
 cmp -s "$(last E)" "$(last D)" && fail "train_mode changed nothing (dropout inert)" || ok
 run 0 train --config train.json --out D2
 same_file "$(last D)" "$(last D2)"
-certify D
+certify D 9 4
 run 0 train --config accum.json --out A
-certify A
+certify A 9 4
 # Evaluation of a train_mode run (the eval-mode copy of the module).
 run 0 wit-commit -q -o ev.commit.json data.txt
 run 0 wit-eval run -q -j1 --run D --commit ev.commit.json --index ev.widx -o ev.json --scores ev.scores.json data.txt

@@ -641,13 +641,15 @@ TEST_CASE("board: a .wbundle and a directory give the same verdict - add and mat
   a2.source = c2.source = "";
   CHECK(a2.to_json() == c2.to_json());
   // A report answers the bundle's challenge; another one does not.
-  std::string why;
-  CHECK(match_report(b, Fixture::report(f.challenge).dump(), "r.json", why) == challenge_member_name(f.challenge.seed));
+  const Verdict answers = match_report(b, Fixture::report(f.challenge).dump(), "r.json");
+  CHECK(answers.ok);
+  CHECK(answers.summary == challenge_member_name(f.challenge.seed));
   const Challenge other = issue_challenge(f.heads[1], "h", made_up(11), ChallengeRequest{2, {}, {}, 0, {}});
-  CHECK(match_report(b, Fixture::report(other).dump(), "r.json", why).empty());
-  CHECK(why.find("answers no challenge") != std::string::npos);
-  CHECK_THROWS_AS(match_report(b, "{\"format\": \"wit.report\", \"version\": 1}", "r.json", why), Error);
-  CHECK_THROWS_AS(match_report(b, "{\"format\": \"wit.report\", \"version\": 3}", "r.json", why), Error);
+  const Verdict none = match_report(b, Fixture::report(other).dump(), "r.json");
+  CHECK(!none.ok);
+  CHECK(none.reason.find("answers no challenge") != std::string::npos);
+  CHECK_THROWS_AS(match_report(b, "{\"format\": \"wit.report\", \"version\": 1}", "r.json"), Error);
+  CHECK_THROWS_AS(match_report(b, "{\"format\": \"wit.report\", \"version\": 3}", "r.json"), Error);
   CHECK(newest_signed_head(b).size == 9);
   // Adding a member to a directory bundle keeps it whole.
   RunBundle loaded = RunBundle::load((d / "honest").string());

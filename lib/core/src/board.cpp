@@ -16,6 +16,7 @@
 #include "wit/cli.h"
 #include "wit/challenge.h"
 #include "wit/check.h"
+#include "wit/json_fields.h"
 #include "wit/report.h"
 #include "wit/commitment.h"
 #include "wit/contamination.h"
@@ -595,8 +596,7 @@ RunBundle pack_run_bundle(const PackInput& in) {
   if (!in.model_fingerprint.empty()) b.files[member::kModelFingerprint] = read_file(in.model_fingerprint);
   if (!in.model_binding.empty()) {
     const std::string text = read_file(in.model_binding);
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid model binding: not valid json", in.model_binding);
+    const nlohmann::json j = jsonf::parse(text, "invalid model binding", in.model_binding);
     (void)ReleaseBinding::from_json(j, in.model_binding);
     b.files[member::kModelBinding] = text;
   }
@@ -608,29 +608,25 @@ RunBundle pack_run_bundle(const PackInput& in) {
   };
   for (const auto& f : in.challenges) {
     const std::string text = read_file(f);
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid challenge: not valid json", f);
+    const nlohmann::json j = jsonf::parse(text, "invalid challenge", f);
     const Challenge c = Challenge::from_json(j, f);
     put_named(member::kChallenges, challenge_member_name(c.seed), text, f);
   }
   for (const auto& f : in.reports) {
     const std::string text = read_file(f);
-    std::string why;
-    const std::string name = match_report(b, text, f, why);
-    if (name.empty()) throw Error("the report answers none of the --challenge files", f);
-    put_named(member::kReports, name, text, f);
+    const Verdict answers = match_report(b, text, f);
+    if (!answers.ok) throw Error("the report answers none of the --challenge files", f);
+    put_named(member::kReports, answers.summary, text, f);
   }
   for (const auto& f : in.eval_checks) {
     const std::string text = read_file(f);
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid eval check: not valid json", f);
+    const nlohmann::json j = jsonf::parse(text, "invalid eval check", f);
     const EvalCheckReport r = EvalCheckReport::from_json(j, f);
     put_named(member::kEvalChecks, challenge_member_name(r.seed), text, f);
   }
   for (const auto& f : in.probe_checks) {
     const std::string text = read_file(f);
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid probe check: not valid json", f);
+    const nlohmann::json j = jsonf::parse(text, "invalid probe check", f);
     const ProbeCheckReport r = ProbeCheckReport::from_json(j, f);
     put_named(member::kProbeChecks, challenge_member_name(r.nonce), text, f);
   }
@@ -796,7 +792,7 @@ std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
   return entries;
 }
 
-std::string match_report(const RunBundle& b, const std::string& report_text, const std::string& where, std::string& why) {
+Verdict match_report(const RunBundle& b, const std::string& report_text, const std::string& where) {
   const ReplayReport r = ReplayReport::parse(report_text, where);
   for (const std::string& name : b.names_under(member::kChallenges)) {
     const std::string m = std::string(member::kChallenges) + name + ".json";
@@ -804,18 +800,16 @@ std::string match_report(const RunBundle& b, const std::string& report_text, con
     if (j.is_discarded()) continue;
     try {
       const Challenge c = Challenge::from_json(j, m);
-      if (!r.answer_problem(c)) return name;
+      if (!r.answer_problem(c)) return Verdict::pass(name);
     } catch (const Error&) {
       continue;
     }
   }
-  why = where + " answers no challenge of the bundle (run id, head size and root, and challenge seed must all be a challenge's)";
-  return "";
+  return Verdict::fail(where + " answers no challenge of the bundle (run id, head size and root, and challenge seed must all be a challenge's)");
 }
 
 TreeHead newest_signed_head(const RunBundle& b) {
-  const json j = json::parse(b.get(member::kManifest), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid manifest: not valid json", member::kManifest);
+  const json j = jsonf::parse(b.get(member::kManifest), "invalid manifest", member::kManifest);
   const Manifest mf = Manifest::from_json(j, member::kManifest);
   std::vector<TreeHead> heads;
   try {

@@ -217,8 +217,7 @@ BoardDefinition BoardDefinition::from_json(const json& j, const std::string& whe
 
 BoardDefinition BoardDefinition::load(const std::string& dir) {
   const std::string where = (fs::path(dir) / board_path::kDefinition).string();
-  const json j = json::parse(read_file(where), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid board definition: not valid json", where);
+  const json j = jsonf::parse(read_file(where), "invalid board definition", where);
   BoardDefinition d = from_json(j, where);
   const std::string cpath = (fs::path(dir) / board_path::kBenchmarkCommit).string();
   if (file_digest(cpath) != d.benchmark_digest)

@@ -12,6 +12,7 @@
 
 #include "wit/cli.h"
 #include "wit/error.h"
+#include "wit/json_fields.h"
 #include "wit/hash.h"
 #include "wit/io.h"
 #include "wit/rng.h"
@@ -211,100 +212,76 @@ json Challenge::to_json() const {
 }
 
 Challenge Challenge::from_json(const json& j, const std::string& where) {
-  auto bad = [&](const std::string& why) -> Error { return Error("invalid challenge: " + why, where); };
-  if (!j.is_object()) throw bad("not a json object");
-  if (!j.contains("format") || !j["format"].is_string()) throw bad("missing field 'format'");
+  constexpr jsonf::Fields F{"invalid challenge"};
+  if (!j.is_object()) F.bad("not a json object", where);
+  if (!j.contains("format") || !j["format"].is_string()) F.bad("missing field 'format'", where);
   if (j["format"].get<std::string>() != kChallengeFormat)
-    throw bad("not a challenge (format '" + j["format"].get<std::string>() + "')");
-  if (!j.contains("version") || !j["version"].is_number_integer()) throw bad("missing field 'version'");
+    F.bad("not a challenge (format '" + j["format"].get<std::string>() + "')", where);
+  if (!j.contains("version") || !j["version"].is_number_integer()) F.bad("missing field 'version'", where);
   if (j["version"].get<int64_t>() != kChallengeVersion)
     throw Error("unsupported challenge version " + std::to_string(j["version"].get<int64_t>()) + " (this wit reads " +
                     std::to_string(kChallengeVersion) + ")",
                 where);
-  static const char* const kFields[] = {"format", "version", "run_id",   "head",     "nonce",
-                                        "seed",   "checkpoint_every", "steps", "segments", "guarantee"};
-  for (const auto& kv : j.items())
-    if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return kv.key() == f; }) ==
-        std::end(kFields))
-      throw bad("unknown field '" + kv.key() + "'");
-  auto field = [&](const json& o, const char* key) -> const json& {
-    if (!o.contains(key)) throw bad(std::string("missing field '") + key + "'");
-    return o[key];
-  };
-  auto hash = [&](const json& o, const char* key) {
-    const json& v = field(o, key);
-    Hash32 h;
-    if (!v.is_string() || !Hash32::from_hex(v.get<std::string>(), h))
-      throw bad(std::string("field '") + key + "' is not 64 hex digits");
-    return h;
-  };
-  auto integer = [&](const json& v, const std::string& name) -> int64_t {
-    if (v.is_number_unsigned() && v.get<uint64_t>() <= uint64_t(INT64_MAX)) return int64_t(v.get<uint64_t>());
-    if (v.is_number_integer() && v.get<int64_t>() >= 0) return v.get<int64_t>();
-    throw bad("field '" + name + "' is not a non-negative integer");
-  };
-  auto number = [&](const json& o, const char* key) {
-    const json& v = field(o, key);
-    if (!v.is_number()) throw bad(std::string("field 'guarantee.") + key + "' is not a number");
-    return v.get<double>();
-  };
+  F.only_keys(j, {"format", "version", "run_id", "head", "nonce", "seed", "checkpoint_every", "steps", "segments",
+                  "guarantee"},
+              where);
 
-  const TreeHead head = TreeHead::from_json(field(j, "head"), where);
-  if (auto p = head_problem(head, std::nullopt, std::nullopt)) throw bad(*p);
-  if (head.size < 2 || head.size > kMaxHeadSize) throw bad("the head covers no training steps");
-  if (hash(j, "run_id") != head.run_id) throw bad("field 'run_id' is not the head's run id");
-  const Hash32 nonce = hash(j, "nonce");
-  if (hash(j, "seed") != challenge_seed(head, nonce)) throw bad("the seed is not the one the head and nonce give");
-  const int64_t ckpt = integer(field(j, "checkpoint_every"), "checkpoint_every");
+  const TreeHead head = TreeHead::from_json(F.need(j, "head", where), where);
+  if (auto p = head_problem(head, std::nullopt, std::nullopt)) F.bad(*p, where);
+  if (head.size < 2 || head.size > kMaxHeadSize) F.bad("the head covers no training steps", where);
+  if (F.hash(j, "run_id", where) != head.run_id) F.bad("field 'run_id' is not the head's run id", where);
+  const Hash32 nonce = F.hash(j, "nonce", where);
+  if (F.hash(j, "seed", where) != challenge_seed(head, nonce)) F.bad("the seed is not the one the head and nonce give", where);
+  const int64_t ckpt = F.count(F.need(j, "checkpoint_every", where), "checkpoint_every", where);
 
-  const json& js = field(j, "steps");
-  if (!js.is_array()) throw bad("field 'steps' is not an array");
+  const json& js = F.need(j, "steps", where);
+  if (!js.is_array()) F.bad("field 'steps' is not an array", where);
   std::vector<int64_t> steps;
-  for (const json& v : js) steps.push_back(integer(v, "steps"));
-  const json& jg = field(j, "segments");
-  if (!jg.is_array()) throw bad("field 'segments' is not an array");
+  for (const json& v : js) steps.push_back(F.count(v, "steps", where));
+  const json& jg = F.need(j, "segments", where);
+  if (!jg.is_array()) F.bad("field 'segments' is not an array", where);
   std::vector<Segment> segs;
   for (const json& v : jg) {
-    if (!v.is_object() || v.size() != 2) throw bad("a segment is not an object {\"from\", \"to\"}");
-    segs.push_back({integer(field(v, "from"), "segments.from"), integer(field(v, "to"), "segments.to")});
+    if (!v.is_object() || v.size() != 2) F.bad("a segment is not an object {\"from\", \"to\"}", where);
+    segs.push_back({F.count(F.need(v, "from", where), "segments.from", where),
+                    F.count(F.need(v, "to", where), "segments.to", where)});
   }
 
-  const json& gj = field(j, "guarantee");
-  if (!gj.is_object()) throw bad("field 'guarantee' is not an object");
-  for (const auto& kv : gj.items())
-    if (kv.key() != "steps" && kv.key() != "k" && kv.key() != "fraction" && kv.key() != "bad_steps" &&
-        kv.key() != "detection" && kv.key() != "detection_binomial" && kv.key() != "statement")
-      throw bad("unknown field 'guarantee." + kv.key() + "'");
-  const double fraction = number(gj, "fraction");
-  if (!fraction_ok(fraction)) throw bad("field 'guarantee.fraction' is not in (0, 1]");
+  const json& gj = F.need(j, "guarantee", where);
+  if (!gj.is_object()) F.bad("field 'guarantee' is not an object", where);
+  F.only_keys(gj, {"steps", "k", "fraction", "bad_steps", "detection", "detection_binomial", "statement"}, where,
+              "guarantee");
+  const double fraction = F.number(gj, "fraction", where, "guarantee");
+  if (!fraction_ok(fraction)) F.bad("field 'guarantee.fraction' is not in (0, 1]", where);
 
   const int64_t T = int64_t(head.size) - 1;
   const int64_t k = int64_t(steps.size());
-  if (k < 1 || k > T) throw bad("it has " + std::to_string(k) + " steps for a head covering " + std::to_string(T));
-  if (!segs.empty() && ckpt < 1) throw bad("it has segments but no checkpoint interval");
-  if (segs.empty() && ckpt != 0) throw bad("field 'checkpoint_every' is set without segments");
-  if (ckpt > 0 && int64_t(segs.size()) > (T - 1) / ckpt + 1) throw bad("more segments than checkpoint intervals");
+  if (k < 1 || k > T) F.bad("it has " + std::to_string(k) + " steps for a head covering " + std::to_string(T), where);
+  if (!segs.empty() && ckpt < 1) F.bad("it has segments but no checkpoint interval", where);
+  if (segs.empty() && ckpt != 0) F.bad("field 'checkpoint_every' is set without segments", where);
+  if (ckpt > 0 && int64_t(segs.size()) > (T - 1) / ckpt + 1) F.bad("more segments than checkpoint intervals", where);
 
   Challenge c = derive_challenge(head, nonce, k, int64_t(segs.size()), ckpt, fraction);
-  if (c.steps != steps) throw bad("the steps are not the ones the head and nonce give");
+  if (c.steps != steps) F.bad("the steps are not the ones the head and nonce give", where);
   for (size_t i = 0; i < segs.size(); i++)
     if (segs[i].from != c.segments[i].from || segs[i].to != c.segments[i].to)
-      throw bad("the segments are not the ones the head and nonce give");
+      F.bad("the segments are not the ones the head and nonce give", where);
 
   // The guarantee is derived too. Its probabilities may differ in the last bits
   // between platforms (long double), so they are compared with a tolerance, and
   // the statement is checked against the numbers as written.
   Guarantee g = c.guarantee;
-  if (integer(field(gj, "steps"), "guarantee.steps") != g.steps || integer(field(gj, "k"), "guarantee.k") != g.k ||
-      integer(field(gj, "bad_steps"), "guarantee.bad_steps") != g.bad_steps)
-    throw bad("the guarantee does not match its steps");
-  const double det = number(gj, "detection"), bin = number(gj, "detection_binomial");
+  auto count = [&](const char* key) { return F.count(F.need(gj, key, where), std::string("guarantee.") + key, where); };
+  if (count("steps") != g.steps || count("k") != g.k || count("bad_steps") != g.bad_steps)
+    F.bad("the guarantee does not match its steps", where);
+  const double det = F.number(gj, "detection", where, "guarantee"),
+               bin = F.number(gj, "detection_binomial", where, "guarantee");
   if (!(std::fabs(det - g.detection) <= 1e-9) || !(std::fabs(bin - g.detection_binomial) <= 1e-9))
-    throw bad("the guarantee's probabilities are not the ones its steps give");
+    F.bad("the guarantee's probabilities are not the ones its steps give", where);
   g.detection = det;
   g.detection_binomial = bin;
-  const json& st = field(gj, "statement");
-  if (!st.is_string() || st.get<std::string>() != g.words()) throw bad("the guarantee's statement does not match it");
+  const json& st = F.need(gj, "statement", where);
+  if (!st.is_string() || st.get<std::string>() != g.words()) F.bad("the guarantee's statement does not match it", where);
   c.guarantee = g;
   return c;
 }
@@ -342,9 +319,7 @@ Challenge issue_challenge(const TreeHead& head, const std::string& head_where, c
 
 Challenge Challenge::load(const std::string& path) {
   const std::string where = path == "-" ? "stdin" : path;
-  const json j = json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid challenge: not valid json", where);
-  return from_json(j, where);
+  return from_json(jsonf::parse(read_file(path), "invalid challenge", where), where);
 }
 
 Hash32 nonce_from_args(const std::string& hex, const std::string& file) {

@@ -6,6 +6,7 @@
 #include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/manifest.h"
 #include "wit/runlog.h"
 #include "wit/wlog.h"
@@ -16,9 +17,7 @@ namespace {
 
 TreeHead read_head_file(const std::string& path) {
   const std::string where = path == "-" ? "stdin" : path;
-  const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid tree head: not valid json", where);
-  return TreeHead::from_json(j, where);
+  return TreeHead::from_json(jsonf::parse(read_file(path), "invalid tree head", where), where);
 }
 
 // The latest signed head of a run, which must be the trainer's and name the run.

@@ -101,9 +101,7 @@ std::string num(double d) {
 
 json read_json(const std::string& path, const char* kind) {
   const std::string where = path == "-" ? "stdin" : path;
-  const json j = json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded()) jsonf::bad(kind, "not valid json", where);
-  return j;
+  return jsonf::parse(read_file(path), kind, where);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/sketch.h"
 
 namespace wit {
@@ -61,8 +62,7 @@ Fingerprint Fingerprint::from_json(const json& j, const std::string& where) {
 }
 
 Fingerprint Fingerprint::load(const std::string& path) {
-  json j = json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid fingerprint: not valid json", path);
+  const json j = jsonf::parse(read_file(path), "invalid fingerprint", path);
   return from_json(j, path);
 }
 

@@ -13,6 +13,12 @@ void bad(const char* kind, const std::string& why, const std::string& where) {
   throw Error(std::string(kind) + ": " + why, where);
 }
 
+json parse(std::string_view text, const char* kind, const std::string& where) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) bad(kind, "not valid json", where);
+  return j;
+}
+
 const json& need(const json& j, const char* key, const char* kind, const std::string& where) {
   if (!j.is_object() || !j.contains(key)) bad(kind, std::string("missing field '") + key + "'", where);
   return j[key];
@@ -31,6 +37,24 @@ uint64_t u64(const json& j, const char* key, const char* kind, const std::string
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
     bad(kind, std::string("field '") + key + "' is not a non-negative integer", where);
   return v.get<uint64_t>();
+}
+
+std::string str(const json& j, const char* key, const char* kind, const std::string& where) {
+  const json& v = need(j, key, kind, where);
+  if (!v.is_string()) bad(kind, std::string("field '") + key + "' is not a string", where);
+  return v.get<std::string>();
+}
+
+double number(const json& j, const char* key, const char* kind, const std::string& where, const std::string& prefix) {
+  const json& v = need(j, key, kind, where);
+  if (!v.is_number()) bad(kind, "field '" + (prefix.empty() ? "" : prefix + ".") + key + "' is not a number", where);
+  return v.get<double>();
+}
+
+int64_t count(const json& v, const std::string& name, const char* kind, const std::string& where) {
+  if (v.is_number_unsigned() && v.get<uint64_t>() <= uint64_t(INT64_MAX)) return int64_t(v.get<uint64_t>());
+  if (v.is_number_integer() && v.get<int64_t>() >= 0) return v.get<int64_t>();
+  bad(kind, "field '" + name + "' is not a non-negative integer", where);
 }
 
 std::vector<Hash32> hashes(const json& j, const char* key, size_t max, const char* kind, const std::string& where) {

@@ -7,6 +7,7 @@
 #include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/manifest.h"
 #include "wit/run_lock.h"
 #include "wit/runlog.h"
@@ -135,8 +136,7 @@ int log_check_proof_cmd(const std::string& proof_path, const std::string& key_pa
     pins.run_id = m.run_id();
   }
   const std::string where = proof_path == "-" ? "stdin" : proof_path;
-  nlohmann::json doc = nlohmann::json::parse(read_file(proof_path), nullptr, false);
-  if (doc.is_discarded()) throw Error("invalid log proof: not valid json", where);
+  const nlohmann::json doc = jsonf::parse(read_file(proof_path), "invalid log proof", where);
   return cli::print_verdict(verify_log_proof(doc, pins, where), json_out);
 }
 

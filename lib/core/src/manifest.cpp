@@ -9,6 +9,7 @@
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/tags.h"
 
 namespace wit {
@@ -163,8 +164,7 @@ Manifest Manifest::from_json(const json& j, const std::string& where) {
 
 Manifest Manifest::load(const std::string& path) {
   std::string text = read_file(path);
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) throw Error("invalid manifest: not valid json", path);
+  const json j = jsonf::parse(text, "invalid manifest", path);
   Manifest m = from_json(j, path);
   // The run id is the hash of the canonical text; a file that is not in
   // canonical form would give a different id than the one its log names.

@@ -10,6 +10,7 @@
 #include "wit/file_kind.h"
 #include "wit/index.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/proofs.h"
 #include "wit/readers.h"
 #include "wit/runlog.h"
@@ -170,8 +171,7 @@ int query_verify(const std::string& commit_path, const std::string& proof_path, 
   Commitment c = Commitment::load(commit_path);
   std::string text = read_file(proof_path);
   const std::string where = proof_path == "-" ? "stdin" : proof_path;
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded()) throw Error("invalid proof: not valid json", where);
+  const nlohmann::json doc = jsonf::parse(text, "invalid proof", where);
   Verdict v = verify_document(doc, c, where);
   if (v.ok && !cover_files.empty()) {
     if (doc.value("format", std::string()) != kContaminationFormat)

@@ -317,9 +317,9 @@ ProbeCheckReport ProbeCheckReport::from_json(const json& j, const std::string& w
 }
 
 ProbeCheckReport ProbeCheckReport::load(const std::string& path) {
-  const json j = json::parse(read_file(path), nullptr, false);
+  const std::string text = read_file(path);
   const std::string where = path == "-" ? "stdin" : path;
-  if (j.is_discarded()) throw Error("invalid probe check: not valid json", where);
+  const json j = jsonf::parse(text, "invalid probe check", where);
   return from_json(j, where);
 }
 

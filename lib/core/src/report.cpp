@@ -190,8 +190,7 @@ Calibration Calibration::from_json(const json& j, const std::string& where) {
 }
 
 Calibration Calibration::load(const std::string& path) {
-  json j = json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid calibration: not valid json", path);
+  const json j = jsonf::parse(read_file(path), kCal, path);
   return from_json(j, path);
 }
 

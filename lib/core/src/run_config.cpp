@@ -91,8 +91,7 @@ RunConfig RunConfig::from_json(const json& j, const std::string& where) {
 }
 
 RunConfig RunConfig::parse(const std::string& text, const std::string& where) {
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) throw Error("invalid configuration: not valid json", where);
+  const json j = jsonf::parse(text, kCfg, where);
   return from_json(j, where);
 }
 

@@ -14,6 +14,7 @@
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/tags.h"
 
 namespace wit {
@@ -493,36 +494,19 @@ json TreeHead::to_json() const {
 }
 
 TreeHead TreeHead::from_json(const json& j, const std::string& where) {
-  auto bad = [&](const std::string& why) -> Error { return Error("invalid tree head: " + why, where); };
-  if (!j.is_object()) throw bad("not a json object");
-  for (const auto& kv : j.items()) {
-    const std::string& k = kv.key();
-    if (k != "run_id" && k != "size" && k != "root" && k != "time" && k != "key" && k != "sig")
-      throw bad("unknown field '" + k + "'");
-  }
-  auto str = [&](const char* key) -> std::string {
-    if (!j.contains(key)) throw bad(std::string("missing field '") + key + "'");
-    if (!j[key].is_string()) throw bad(std::string("field '") + key + "' is not a string");
-    return j[key].get<std::string>();
-  };
-  auto num = [&](const char* key) -> uint64_t {
-    if (!j.contains(key)) throw bad(std::string("missing field '") + key + "'");
-    // Parsed text gives unsigned numbers; json built in code may hold a signed one.
-    const json& v = j[key];
-    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-      throw bad(std::string("field '") + key + "' is not a non-negative integer");
-    return v.get<uint64_t>();
-  };
+  constexpr jsonf::Fields F{"invalid tree head"};
+  if (!j.is_object()) F.bad("not a json object", where);
+  F.only_keys(j, {"run_id", "size", "root", "time", "key", "sig"}, where);
   TreeHead h;
-  if (!Hash32::from_hex(str("run_id"), h.run_id)) throw bad("field 'run_id' is not 64 hex digits");
-  if (!Hash32::from_hex(str("root"), h.root)) throw bad("field 'root' is not 64 hex digits");
-  if (!PublicKey::from_hex(str("key"), h.key)) throw bad("field 'key' is not 64 hex digits");
-  const std::string sig = str("sig");
+  if (!Hash32::from_hex(F.str(j, "run_id", where), h.run_id)) F.bad("field 'run_id' is not 64 hex digits", where);
+  if (!Hash32::from_hex(F.str(j, "root", where), h.root)) F.bad("field 'root' is not 64 hex digits", where);
+  if (!PublicKey::from_hex(F.str(j, "key", where), h.key)) F.bad("field 'key' is not 64 hex digits", where);
+  const std::string sig = F.str(j, "sig", where);
   Bytes sb;
-  if (sig.size() != 128 || !from_hex(sig, sb)) throw bad("field 'sig' is not 128 hex digits");
+  if (sig.size() != 128 || !from_hex(sig, sb)) F.bad("field 'sig' is not 128 hex digits", where);
   std::copy(sb.begin(), sb.end(), h.sig.begin());
-  h.size = num("size");
-  h.time = num("time");
+  h.size = F.u64(j, "size", where);
+  h.time = F.u64(j, "time", where);
   return h;
 }
 
@@ -574,8 +558,7 @@ std::vector<TreeHead> read_heads(const std::string& path, TornLine torn_line, ui
     const std::string_view s(text.data() + pos, nl - pos);
     pos = nl + 1;
     if (s.empty()) throw Error("invalid tree head: empty line", where);
-    json j = json::parse(s, nullptr, false);
-    if (j.is_discarded()) throw Error("invalid tree head: not valid json", where);
+    const json j = jsonf::parse(s, "invalid tree head", where);
     heads.push_back(TreeHead::from_json(j, where));
   }
   return heads;

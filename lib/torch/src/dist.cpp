@@ -436,20 +436,17 @@ std::optional<TrainState> logged_checkpoint(const ModelConfig& c, const std::str
 namespace {
 
 int free_port(const std::string& addr) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw Error("cannot open a socket to find a free port", addr);
+  const Fd fd(::socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd.ok()) throw Error("cannot open a socket to find a free port", addr);
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_port = 0;
   ::inet_pton(AF_INET, is_loopback(addr) ? "127.0.0.1" : "0.0.0.0", &sa.sin_addr);
   socklen_t len = sizeof sa;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
-    ::close(fd);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len) != 0)
     throw Error("cannot find a free port", addr);
-  }
-  ::close(fd);
-  return ntohs(sa.sin_port);
+  return ntohs(sa.sin_port);  // the socket closes here: the port is free for the store
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/order.h"
 #include "wit/sketch.h"
 
@@ -20,8 +21,7 @@ json ProbeSet::to_json(const Manifest& mf) const {
 }
 
 ProbeSet ProbeSet::load(const std::string& path, const Manifest& mf, const std::optional<Bytes>& seed) {
-  json j = json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded()) throw Error("invalid probe set: not valid json", path);
+  const json j = jsonf::parse(read_file(path), "invalid probe set", path);
   return from_json(j, mf, seed, path);
 }
 

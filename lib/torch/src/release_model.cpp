@@ -113,6 +113,7 @@ ProbeCheckReport probe_check(const ProbeCheckOptions& o) {
   const unsigned tb = o.threads_b ? o.threads_b : std::max(2u, std::thread::hardware_concurrency());
   const auto ref = score_all(o.threads ? o.threads : 1);
   const auto other = score_all(tb);
+  // Filled field by field, as TrainState::clone copies its own: alike by shape only, on purpose.
   ProbeCheckReport r;
   r.run_id = f.mf.run_id();
   r.nonce = o.nonce;

@@ -269,84 +269,6 @@ struct Verifier {
     return it->second;
   }
 
-  void load_common() {
-    check_answers(b, c);
-    try {
-      load_common_members();
-    } catch (const NotAnAnswer&) {
-      throw;
-    } catch (const Error& e) {
-      // Anything the trainer's bundle lacks or gets wrong rejects the run.
-      reject_at("bundle", e.what());
-    }
-  }
-
-  void load_common_members() {
-    const std::string mf_text = b.get_text("manifest.json");
-    json mj = json::parse(mf_text, nullptr, false);
-    if (mj.is_discarded()) reject_at("manifest", "manifest is not valid json");
-    mf = Manifest::from_json(mj, "manifest.json");
-    if (mf.dump() != mf_text) reject_at("manifest", "manifest is not in canonical form");
-    run_id = mf.run_id();
-    if (run_id != c.head.run_id)
-      throw NotAnAnswer("the bundle answers another run than the challenged head", b.where,
-                        "verify the bundle with the challenge it answers");
-    if (auto p = head_problem(c.head, run_id, mf.trainer_key)) reject_at("head", *p);
-    config = bundle_config(b);
-    if (config) world = config->world;
-    seed = parse_seed_hex(b.get_text("seed"), "seed");
-    if (auto why = seed_problem(mf, ByteView(seed))) reject_at("seed", *why);
-    if (mf.model.scripted()) {
-      if (!b.has(kModelFileName)) reject_at("model", std::string("the bundle lacks the run's model (") + kModelFileName + ")");
-      model_file = std::make_unique<TempFile>("wit-model");
-      const Bytes module = b.get(kModelFileName);
-      write_file_atomic(model_file->path, std::string(module.begin(), module.end()), true);
-      if (model_file_digest(model_file->path) != mf.model.file)
-        reject_at("model", std::string("the bundle's ") + kModelFileName + " is not the model the manifest binds");
-      mf.model.module_path = model_file->path;
-    }
-    for (const std::string& name : b.names()) {
-      if (name.rfind("log/", 0) != 0) continue;
-      const Bytes bytes = b.get(name);
-      json e = json::parse(std::string(bytes.begin(), bytes.end()), nullptr, false);
-      if (e.is_discarded() || !e.is_object()) reject_at("log", name + " is not valid json");
-      InclusionProof p;
-      Bytes enc;
-      if (!e.contains("entry_hex") || !e["entry_hex"].is_string() || !from_hex(e["entry_hex"].get<std::string>(), enc))
-        reject_at("log", name + " has no entry bytes");
-      json body = {{"leaf", entry_leaf(ByteView(enc)).hex()}, {"index", e.value("index", json(-1))},
-                   {"size", c.head.size}, {"path", e.value("path", json::array())}};
-      try {
-        p = parse_inclusion_body(body, name);
-      } catch (const Error& err) {
-        reject_at("log", err.what());
-      }
-      ProofError pe = verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, c.head.root);
-      if (pe != ProofError::kOk)
-        reject_at("log", "log entry " + std::to_string(p.index) + " is not in the signed log: " + to_string(pe));
-      LogEntry le;
-      try {
-        le = decode_entry(ByteView(enc), name);
-      } catch (const Error& err) {
-        reject_at("log", err.what());
-      }
-      if (auto why = entry_problem(le, p.index, run_id)) reject_at(p.index == 0 ? "genesis" : "log", *why);
-      entries[int64_t(p.index)] = std::move(le);
-    }
-    const LogEntry& g = entry(0);  // a genesis of this run: entry_problem above
-    if (g.g.init_root != initial_state_root(mf.model, ByteView(seed)))
-      reject_at("genesis", "the initial state is not the one generated from the committed seed");
-    order = std::make_unique<DataOrder>(run_id, ByteView(seed), mf.data_n, uint64_t(mf.batch_size));
-    if (b.has("probe.json")) {
-      json pj = json::parse(b.get_text("probe.json"), nullptr, false);
-      try {
-        probe = ProbeSet::from_json(pj, mf, seed, "probe.json");
-      } catch (const Error& err) {
-        reject_at("probe", err.what());
-      }
-    }
-  }
-
   // The records of step s, each proved to be committed data at the position
   // the data order gives, and together matching the logged batch root.
   BatchRecords batch(int64_t s) {
@@ -417,6 +339,135 @@ struct Verifier {
 };
 
 
+// ---- the checks of the whole bundle (docs/replay.md, 1 to 6)
+
+// 1. manifest.json is valid JSON, a valid manifest, in canonical form; its
+// run id must be the challenged head's (else the bundle answers nothing).
+void check_manifest(Verifier& v) {
+  const std::string mf_text = v.b.get_text("manifest.json");
+  json mj = json::parse(mf_text, nullptr, false);
+  if (mj.is_discarded()) reject_at("manifest", "manifest is not valid json");
+  v.mf = Manifest::from_json(mj, "manifest.json");
+  if (v.mf.dump() != mf_text) reject_at("manifest", "manifest is not in canonical form");
+  v.run_id = v.mf.run_id();
+  if (v.run_id != v.c.head.run_id)
+    throw NotAnAnswer("the bundle answers another run than the challenged head", v.b.where,
+                      "verify the bundle with the challenge it answers");
+}
+
+// 2. The challenged head is signed by the manifest's trainer key.
+void check_head(Verifier& v) {
+  if (auto p = head_problem(v.c.head, v.run_id, v.mf.trainer_key)) reject_at("head", *p);
+}
+
+// config.json, when present, is this run's (else the bundle answers
+// nothing); its world is the one the replay emulates.
+void read_config(Verifier& v) {
+  v.config = bundle_config(v.b);
+  if (v.config) v.world = v.config->world;
+}
+
+// 3. The revealed seed opens the manifest's seed commitment.
+void check_seed(Verifier& v) {
+  v.seed = parse_seed_hex(v.b.get_text("seed"), "seed");
+  if (auto why = seed_problem(v.mf, ByteView(v.seed))) reject_at("seed", *why);
+}
+
+// 3b. A TorchScript run's model.pt is the module the manifest binds.
+void check_model_file(Verifier& v) {
+  if (!v.mf.model.scripted()) return;
+  if (!v.b.has(kModelFileName)) reject_at("model", std::string("the bundle lacks the run's model (") + kModelFileName + ")");
+  v.model_file = std::make_unique<TempFile>("wit-model");
+  const Bytes module = v.b.get(kModelFileName);
+  write_file_atomic(v.model_file->path, std::string(module.begin(), module.end()), true);
+  if (model_file_digest(v.model_file->path) != v.mf.model.file)
+    reject_at("model", std::string("the bundle's ") + kModelFileName + " is not the model the manifest binds");
+  v.mf.model.module_path = v.model_file->path;
+}
+
+// 4. Every log/ member, in name order: an entry proved into the head's root,
+// decoded strictly, in its place.
+void check_log_entries(Verifier& v) {
+  for (const std::string& name : v.b.names()) {
+    if (name.rfind("log/", 0) != 0) continue;
+    const Bytes bytes = v.b.get(name);
+    json e = json::parse(std::string(bytes.begin(), bytes.end()), nullptr, false);
+    if (e.is_discarded() || !e.is_object()) reject_at("log", name + " is not valid json");
+    InclusionProof p;
+    Bytes enc;
+    if (!e.contains("entry_hex") || !e["entry_hex"].is_string() || !from_hex(e["entry_hex"].get<std::string>(), enc))
+      reject_at("log", name + " has no entry bytes");
+    json body = {{"leaf", entry_leaf(ByteView(enc)).hex()}, {"index", e.value("index", json(-1))},
+                 {"size", v.c.head.size}, {"path", e.value("path", json::array())}};
+    try {
+      p = parse_inclusion_body(body, name);
+    } catch (const Error& err) {
+      reject_at("log", err.what());
+    }
+    ProofError pe = verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, v.c.head.root);
+    if (pe != ProofError::kOk)
+      reject_at("log", "log entry " + std::to_string(p.index) + " is not in the signed log: " + to_string(pe));
+    LogEntry le;
+    try {
+      le = decode_entry(ByteView(enc), name);
+    } catch (const Error& err) {
+      reject_at("log", err.what());
+    }
+    if (auto why = entry_problem(le, p.index, v.run_id)) reject_at(p.index == 0 ? "genesis" : "log", *why);
+    v.entries[int64_t(p.index)] = std::move(le);
+  }
+}
+
+// 5. Entry 0 is present (a genesis of this run: entry_problem in 4), and its
+// initial root that of the state generated from the revealed seed.
+void check_genesis(Verifier& v) {
+  const LogEntry& g = v.entry(0);
+  if (g.g.init_root != initial_state_root(v.mf.model, ByteView(v.seed)))
+    reject_at("genesis", "the initial state is not the one generated from the committed seed");
+}
+
+// The data order the seed gives (whose batches check 8 proves).
+void derive_data_order(Verifier& v) {
+  v.order = std::make_unique<DataOrder>(v.run_id, ByteView(v.seed), v.mf.data_n, uint64_t(v.mf.batch_size));
+}
+
+// 6. probe.json, when present, is the probe set the seed chooses.
+void check_probe(Verifier& v) {
+  if (!v.b.has("probe.json")) return;
+  json pj = json::parse(v.b.get_text("probe.json"), nullptr, false);
+  try {
+    v.probe = ProbeSet::from_json(pj, v.mf, v.seed, "probe.json");
+  } catch (const Error& err) {
+    reject_at("probe", err.what());
+  }
+}
+
+// Checks 1 to 6, in the order of docs/replay.md, after the bundle is found
+// to answer the challenge at all (check_answers; NotAnAnswer passes, as from
+// checks 1 and read_config). Anything else the trainer's bundle lacks or gets
+// wrong (a wit::Error: a member missing, a reader's message) rejects the run
+// as the failure of check "bundle".
+std::optional<Rejection> check_bundle(Verifier& v) {
+  check_answers(v.b, v.c);
+  try {
+    return run_checks<Verifier>(v, {
+        check_manifest,     // 1
+        check_head,         // 2
+        read_config,        //   (config.json: this run's, or the bundle answers nothing)
+        check_seed,         // 3
+        check_model_file,   // 3b
+        check_log_entries,  // 4
+        check_genesis,      // 5
+        derive_data_order,  //   (the data order of checks 8)
+        check_probe,        // 6
+    });
+  } catch (const NotAnAnswer&) {
+    throw;
+  } catch (const Error& e) {
+    return Rejection{"bundle", e.what()};
+  }
+}
+
 // One replay of transition s from the exact state before it, on `shares`
 // emulated data-parallel ranks.
 struct Replayed {
@@ -482,8 +533,6 @@ double sketch_replay_distance(Verifier& v, int64_t s, const Replayed& r) {
                    rel(l2_distance(rs.v, logged.s.sketch_v), l2_distance(logged.s.sketch_v, prev.v))});
 }
 
-// ---- exact mode
-
 // The first tensor in which two states of one model differ bit for bit:
 // its name, how many of its elements differ, and the largest difference in
 // units in the last place; nullopt when they are identical.
@@ -515,109 +564,148 @@ std::optional<FirstDifference> first_difference(const TrainState& a, const Train
   return std::nullopt;
 }
 
-// Exact checks 11 and 12: the replay of step s must be the logged state after
-// s (its root), and the logged losses, gradient norm and probe those of the
-// replay, bit for bit. When the bundle holds the end state too, a failure
-// names the first tensor that differs.
-void compare_exactly(Verifier& v, int64_t s, const Replayed& r, ReportCheck& chk) {
-  const LogEntry& logged = v.entry(s);
-  if (r.after.root() != logged.s.state_root) {
+// ---- the checks of each replayed transition s (docs/replay.md, 7 to 12)
+
+// What the checks of transition s share: its report entry (filled as they
+// pass), the batch check 8 proves, and the replay check 11 makes.
+struct Transition {
+  Verifier& v;
+  ReportCheck& chk;
+  Calibration& cal;        // tolerant: the noise measured, run-wide
+  unsigned other_threads;  // tolerant: the second replay's thread count
+  int64_t s;
+  BatchRecords batch;
+  Replayed r;              // exact: on the recorded world; tolerant: one thread, one rank
+  TransitionNoise noise;   // tolerant: this transition's own noise
+};
+
+// 7. L_s's learning rate is the schedule's.
+void check_lr(Transition& t) { t.v.check_lr(t.s); }
+
+// 8. The batch of step s: committed records at the positions the order gives, the logged batch root.
+void check_batch(Transition& t) { t.batch = t.v.batch(t.s); }
+
+// 11. (its last part) The replay ends at step s.
+void check_replay_step(const Transition& t) {
+  if (t.r.after.step() != t.s)
+    reject_at("state", "the replay of step " + std::to_string(t.s) + " ends at another step");
+}
+
+// -- exact mode
+
+// 9 (exact). The exact state after s - 1: the bundle's, root checked, or the
+// previous transition's replay that matched its logged root (a segment).
+void check_start_state(Transition& t) { t.v.state(t.s - 1); }
+
+// 11 (exact). One replay under the recorded configuration, on the recorded world.
+void replay_once(Transition& t) {
+  t.r = replay_from(t.v, t.s, t.batch, t.v.world);
+  check_replay_step(t);
+  t.chk.distances["sketch_replay"] = sketch_replay_distance(t.v, t.s, t.r);
+}
+
+// 12 (exact). The replay is the logged state after s: its root. When the
+// bundle holds the end state too, a failure names the first tensor that differs.
+void check_replayed_root(Transition& t) {
+  Verifier& v = t.v;
+  const int64_t s = t.s;
+  if (t.r.after.root() != v.entry(s).s.state_root) {
     std::string why = "the replay of step " + std::to_string(s) + " does not reproduce its logged state root";
     std::string failed = "state_root";
     if (v.b.has(member("state", s, "safetensors"))) {
       const TrainState& after = v.state(s);  // its root is the logged one, or this throws
-      if (auto d = first_difference(after, r.after)) {
+      if (auto d = first_difference(after, t.r.after)) {
         failed = state_field(d->tensor) ? state_field(d->tensor) : "state";
         why += "; first differing tensor " + d->tensor + " (" + std::to_string(d->elements) + " of " +
                std::to_string(d->numel) + " elements, up to " + std::to_string(d->max_ulp) + " ulp)";
-        const std::vector<TensorDistance> dist = compare_states(v.state(s - 1).tensors(), after.tensors(), r.after.tensors());
-        for (const TensorDistance& t : dist)
-          if (t.name == d->tensor) chk.worst_tensors[t.field] = WorstTensor{t.name, t.floors, 0};
+        const std::vector<TensorDistance> dist = compare_states(v.state(s - 1).tensors(), after.tensors(), t.r.after.tensors());
+        for (const TensorDistance& d2 : dist)
+          if (d2.name == d->tensor) t.chk.worst_tensors[d2.field] = WorstTensor{d2.name, d2.floors, 0};
       }
     }
     reject_at(failed, why);
   }
-  chk.distances["state_root"] = 0;
-  chk.thresholds["state_root"] = 0;
-  check_sketches(v, s, r.after, chk);
+  t.chk.distances["state_root"] = 0;
+  t.chk.thresholds["state_root"] = 0;
+}
+
+// 10 (exact). The logged sketches are the replay's.
+void check_replayed_sketches(Transition& t) { check_sketches(t.v, t.s, t.r.after, t.chk); }
+
+// 12 (exact). The logged losses, gradient norm and probe are the replay's, bit for bit.
+void check_replayed_outputs(Transition& t) {
+  const LogEntry& logged = t.v.entry(t.s);
   auto same = [&](const char* field, bool eq) {
-    chk.distances[field] = eq ? 0.0 : INFINITY;
-    chk.thresholds[field] = 0;
+    t.chk.distances[field] = eq ? 0.0 : INFINITY;
+    t.chk.thresholds[field] = 0;
     if (!eq)
-      reject_at(field, std::string("the logged ") + field + " of step " + std::to_string(s) +
-                                        " are not the replay's, bit for bit");
+      reject_at(field, std::string("the logged ") + field + " of step " + std::to_string(t.s) +
+                           " are not the replay's, bit for bit");
   };
-  same("losses", r.out.losses == logged.s.losses);
-  same("grad_norm", float(r.out.grad_norm) == float(logged.s.grad_norm));
-  if (logged.s.probe && r.probe) same("probe", *r.probe == *logged.s.probe);
+  same("losses", t.r.out.losses == logged.s.losses);
+  same("grad_norm", float(t.r.out.grad_norm) == float(logged.s.grad_norm));
+  if (logged.s.probe && t.r.probe) same("probe", *t.r.probe == *logged.s.probe);
 }
 
-// Transition s in exact mode, checks 7 to 12: the exact state after s - 1
-// (the bundle's, root checked, or the previous transition's replay that
-// matched its logged root), replayed once under the recorded configuration on
-// the batch the committed order gives; the result must be the logged state
-// after s. It is kept as the start of transition s + 1 (a segment).
-void check_transition_exact(Verifier& v, ReportCheck& chk) {
-  const int64_t s = chk.step;
-  v.forget_before(s - 1);
-  v.check_lr(s);                                            // 7
-  const BatchRecords batch = v.batch(s);                    // 8
-  v.state(s - 1);                                           // 9
-  Replayed r = replay_from(v, s, batch, v.world);           // 11
-  if (r.after.step() != s) reject_at("state", "the replay of step " + std::to_string(s) + " ends at another step");
-  chk.distances["sketch_replay"] = sketch_replay_distance(v, s, r);
-  compare_exactly(v, s, r, chk);                            // 10, 12
-  v.states.emplace(s, std::move(r.after));
+// -- tolerant mode
+
+// 9 (tolerant). The bundle's exact states after s and after s - 1, both roots checked.
+void check_both_states(Transition& t) {
+  t.v.state(t.s);
+  t.v.state(t.s - 1);
 }
 
-// ---- tolerant mode
-
-struct ToleranceResult {
-  Replayed replay;
-  TransitionNoise noise;
-};
-
-// Tolerant checks 11 and 12: the transition replayed three ways (one thread;
-// the verifier's other thread count; the gradient from two shares), the noise
-// of every tensor measured on this transition alone; then each tensor of the
-// one-thread replay within margin x max(1, its own noise) floors of the
-// logged state after s, and each scalar field likewise.
-void compare_tolerantly(Verifier& v, int64_t s, const BatchRecords& batch, unsigned other_threads, Calibration& cal,
-                        ReportCheck& chk) {
-  Replayed a{TrainState(), {}, {}};
+// 11 (tolerant). The transition replayed three ways (one thread; the
+// verifier's other thread count; the gradient from two shares): the
+// one-thread replay, and the noise of every tensor measured on this
+// transition alone.
+void replay_measuring_noise(Transition& t) {
+  Verifier& v = t.v;
   const std::optional<BatchRecords> probe =
-      v.entry(s).s.probe && v.probe ? std::optional<BatchRecords>(v.probe->records) : std::nullopt;
-  const TransitionNoise noise =
-      measure_transition_noise(v.mf, v.state(s - 1), batch, 1, other_threads, probe, &a.after, &a.out, &a.probe,
-                               ByteView(v.seed));
-  cal.steps.push_back(s);
-  if (a.after.step() != s) reject_at("state", "the replay of step " + std::to_string(s) + " ends at another step");
+      v.entry(t.s).s.probe && v.probe ? std::optional<BatchRecords>(v.probe->records) : std::nullopt;
+  t.noise = measure_transition_noise(v.mf, v.state(t.s - 1), t.batch, 1, t.other_threads, probe, &t.r.after, &t.r.out,
+                                     &t.r.probe, ByteView(v.seed));
+  t.cal.steps.push_back(t.s);
+  check_replay_step(t);
+}
+
+// 10 (tolerant). The logged sketches are those of the bundle's state after s.
+void check_logged_sketches(Transition& t) { check_sketches(t.v, t.s, t.v.state(t.s), t.chk); }
+
+// 12 (tolerant). Each tensor of the one-thread replay within margin x max(1,
+// its own noise) floors of the logged state after s, and each scalar field
+// likewise; the first failing tensor in state order decides the field.
+void compare_tolerantly(Transition& t) {
+  Verifier& v = t.v;
+  ReportCheck& chk = t.chk;
+  Calibration& cal = t.cal;
+  const int64_t s = t.s;
+  const Replayed& a = t.r;
   const TrainState& after = v.state(s);
-  check_sketches(v, s, after, chk);
   chk.distances["sketch_replay"] = sketch_replay_distance(v, s, a);
   const double margin = v.opt.margin;
   auto noise_of = [&](const std::string& k) {
-    auto it = noise.floors.find(k);
-    return it == noise.floors.end() ? 0.0 : it->second;
+    auto it = t.noise.floors.find(k);
+    return it == t.noise.floors.end() ? 0.0 : it->second;
   };
   std::string failed, where;
   // Each field's report entry: the tensor closest to its own threshold, and the loosest threshold (the slack).
   std::map<std::string, double> worst_ratio;
-  for (const TensorDistance& t : compare_states(v.state(s - 1).tensors(), after.tensors(), a.after.tensors())) {
-    const double tf = threshold_floors(margin, noise_of(t.name));
-    const double ratio = std::isnan(t.floors) ? INFINITY : t.floors / tf;
-    cal.noise[t.field] = std::max(cal.noise_of(t.field), noise_of(t.name));
-    if (!worst_ratio.count(t.field) || ratio > worst_ratio[t.field]) {
-      worst_ratio[t.field] = ratio;
-      chk.worst_tensors[t.field] = WorstTensor{t.name, t.floors, tf};
-      chk.distances[t.field] = t.distance;
-      chk.thresholds[t.field] = tf * t.floor;
+  for (const TensorDistance& d : compare_states(v.state(s - 1).tensors(), after.tensors(), a.after.tensors())) {
+    const double tf = threshold_floors(margin, noise_of(d.name));
+    const double ratio = std::isnan(d.floors) ? INFINITY : d.floors / tf;
+    cal.noise[d.field] = std::max(cal.noise_of(d.field), noise_of(d.name));
+    if (!worst_ratio.count(d.field) || ratio > worst_ratio[d.field]) {
+      worst_ratio[d.field] = ratio;
+      chk.worst_tensors[d.field] = WorstTensor{d.name, d.floors, tf};
+      chk.distances[d.field] = d.distance;
+      chk.thresholds[d.field] = tf * d.floor;
     }
-    if (!chk.slack.count(t.field) || tf > chk.slack[t.field].threshold_floors)
-      chk.slack[t.field] = WorstTensor{t.name, t.floors, tf};
-    if (failed.empty() && !within(t.floors, tf)) {
-      failed = t.field;
-      where = t.name;
+    if (!chk.slack.count(d.field) || tf > chk.slack[d.field].threshold_floors)
+      chk.slack[d.field] = WorstTensor{d.name, d.floors, tf};
+    if (failed.empty() && !within(d.floors, tf)) {
+      failed = d.field;
+      where = d.name;
     }
   }
   const LogEntry& logged = v.entry(s);
@@ -634,33 +722,46 @@ void compare_tolerantly(Verifier& v, int64_t s, const BatchRecords& batch, unsig
   }
   if (!failed.empty())
     reject_at(failed, failed + " differs beyond its own replay noise at step " + std::to_string(s) +
-                                       (where.empty() ? "" : " (tensor " + where + ")"));
+                          (where.empty() ? "" : " (tensor " + where + ")"));
 }
 
-// Transition s in tolerant mode, checks 7 to 12 against the bundle's exact
-// states after s - 1 and after s (both roots checked).
-void check_transition_tolerant(Verifier& v, unsigned other_threads, Calibration& cal, ReportCheck& chk) {
-  const int64_t s = chk.step;
-  v.forget_before(s - 1);
-  v.check_lr(s);                          // 7
-  const BatchRecords batch = v.batch(s);  // 8
-  v.state(s);                             // 9
-  v.state(s - 1);
-  compare_tolerantly(v, s, batch, other_threads, cal, chk);  // 10 to 12
+// Checks 7 to 12 of transition s, in the order of docs/replay.md's table for
+// the mode; the first that fails is the transition's. An exact replay that
+// passed is kept as the start of transition s + 1 (a segment).
+std::optional<Rejection> check_transition(Transition& t) {
+  t.v.forget_before(t.s - 1);
+  if (t.v.opt.mode == ReplayMode::kTolerant)
+    return run_checks<Transition>(t, {
+        check_lr,                // 7
+        check_batch,             // 8
+        check_both_states,       // 9
+        replay_measuring_noise,  // 11
+        check_logged_sketches,   // 10
+        compare_tolerantly,      // 12
+    });
+  std::optional<Rejection> no = run_checks<Transition>(t, {
+      check_lr,                 // 7
+      check_batch,              // 8
+      check_start_state,        // 9
+      replay_once,              // 11
+      check_replayed_root,      // 12
+      check_replayed_sketches,  // 10
+      check_replayed_outputs,   // 12
+  });
+  if (!no) t.v.states.emplace(t.s, std::move(t.r.after));
+  return no;
 }
 
 // A transition checked and added to the report, pass or fail (a failure is
 // recorded, never thrown past verify): "" or the reason it failed.
 std::string record_transition(Verifier& v, ReplayReport& rep, ReportCheck chk, unsigned other_threads) {
   auto ts = std::chrono::steady_clock::now();
-  try {
-    if (v.opt.mode == ReplayMode::kExact) check_transition_exact(v, chk);
-    else check_transition_tolerant(v, other_threads, rep.calibration, chk);
-    chk.pass = true;
-  } catch (const Rejection& r) {
-    chk.pass = false;
-    chk.failed = r.check;
-    chk.reason = r.reason;
+  Transition t{v, chk, rep.calibration, other_threads, chk.step, {}, {}, {}};
+  const std::optional<Rejection> no = check_transition(t);
+  chk.pass = !no;
+  if (no) {
+    chk.failed = no->check;
+    chk.reason = no->reason;
   }
   chk.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
   rep.replay_seconds += chk.seconds;
@@ -761,11 +862,7 @@ ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const V
   rep.mode = replay_mode_name(opt.mode);
   rep.margin = opt.mode == ReplayMode::kTolerant ? opt.margin : 0;
   std::string verdict_reason;
-  try {
-    v.load_common();  // 1 to 6
-  } catch (const Rejection& r) {
-    verdict_reason = r.reason;
-  }
+  if (const std::optional<Rejection> no = check_bundle(v)) verdict_reason = no->reason;  // 1 to 6
   if (v.config) rep.configuration = v.config->to_json();
   const unsigned other_threads = opt.threads > 1 ? opt.threads : 2;
   if (opt.mode == ReplayMode::kExact) {

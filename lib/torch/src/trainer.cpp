@@ -22,6 +22,7 @@
 #include "wit/readers.h"
 #include "wit/index.h"
 #include "wit/io.h"
+#include "wit/json_fields.h"
 #include "wit/manifest.h"
 #include "wit/merkle.h"
 #include "wit/order.h"
@@ -128,7 +129,7 @@ TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady
   dist.broadcast(m);
   dist.broadcast(sd);
   dist.broadcast(sts);
-  Manifest mf = Manifest::from_json(nlohmann::json::parse(m), "rank 0's manifest");
+  Manifest mf = Manifest::from_json(jsonf::parse(m, "invalid manifest", "rank 0's manifest"), "rank 0's manifest");
   if (mf.data_root != data.root)
     throw Error("rank 0 trains on another data commitment", opt.commit_path);
   // Every rank loads the module from its own --model; the digest must be rank 0's.

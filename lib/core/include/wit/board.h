@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/board_def.h"
+#include "wit/check.h"
 #include "wit/manifest.h"
 #include "wit/report.h"
 #include "wit/run_bundle.h"
@@ -157,9 +158,10 @@ uint64_t next_draw_number(const RunBundle& b);
 // seed (reports/NAME.json answers challenges/NAME.json).
 std::string challenge_member_name(const Hash32& challenge_seed);
 // Which of the bundle's challenges a replay report answers (same run, same
-// head, same challenge seed): the challenge's member name, or "" with the
-// reason in `why`. Throws wit::Error when the report is not a report at all.
-std::string match_report(const RunBundle& b, const std::string& report_text, const std::string& where, std::string& why);
+// head, same challenge seed): passes with the challenge's member name as its
+// summary, or fails with the reason. Throws wit::Error when the report is not
+// a report at all.
+Verdict match_report(const RunBundle& b, const std::string& report_text, const std::string& where);
 // The bundle's newest signed head, checked (signature, the manifest's run and
 // key); throws wit::Error naming the member on any problem.
 TreeHead newest_signed_head(const RunBundle& b);
