@@ -113,6 +113,9 @@ int Dist::world() const { return impl_->world; }
 const Dist::Traffic& Dist::traffic() const { return impl_->traffic; }
 
 std::unique_ptr<Dist> Dist::connect(const DistEnv& env) {
+  // A peer that dies mid-send closes its socket: the send must fail (and the
+  // rank report the lost peer, exit 2), not end this process by SIGPIPE (141).
+  ::signal(SIGPIPE, SIG_IGN);
   auto impl = std::make_unique<Impl>();
   impl->rank = env.rank;
   impl->world = env.world;

@@ -193,7 +193,7 @@ namespace {
 // default 64-byte alignment. Where the memory lies never changes a result.
 void free_block(void* p) { std::free(p); }
 
-struct HugePageAllocator final : c10::Allocator {
+struct HugePageTensorAllocator final : c10::Allocator {
   static constexpr size_t kHuge = size_t(2) << 20;
   c10::DataPtr allocate(size_t n) const override {
     const bool huge = n >= kHuge;
@@ -218,7 +218,7 @@ void set_torch_threads(unsigned n) {
   static const bool blas_pinned = [] {
     using SetThreads = void (*)(int);
     if (auto f = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(1);
-    static HugePageAllocator huge_pages;
+    static HugePageTensorAllocator huge_pages;
     c10::SetCPUAllocator(&huge_pages, /*priority=*/1);
     return true;
   }();
