@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -165,19 +168,18 @@ LeavesAudit audit_leaves(const ReadFn& read, const std::string& where, uint64_t 
 LeavesAudit audit_leaves_file(const std::string& path, const Commitment& c, unsigned threads) {
   const bool std_in = path == "-";
   const std::string where = std_in ? "stdin" : path;
-  FILE* opened = std_in ? nullptr : std::fopen(path.c_str(), "rb");
-  if (!std_in && !opened) throw Error("cannot open: " + errno_text(), path);
-  struct Closer {
-    FILE* f;
-    ~Closer() {
-      if (f) std::fclose(f);
+  Fd opened;
+  if (!std_in) {
+    opened.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!opened.ok()) throw Error("cannot open: " + errno_text(), path);
+  }
+  const int fd = std_in ? STDIN_FILENO : opened.get();
+  const ReadFn read = [fd, &where](uint8_t* b, size_t len) -> size_t {
+    for (;;) {
+      const ssize_t r = ::read(fd, b, len);
+      if (r >= 0) return size_t(r);
+      if (errno != EINTR) throw Error("cannot read: " + errno_text(), where);
     }
-  } closer{opened};
-  FILE* fp = std_in ? stdin : opened;
-  const ReadFn read = [fp, &where](uint8_t* b, size_t len) -> size_t {
-    const size_t r = std::fread(b, 1, len, fp);
-    if (r == 0 && std::ferror(fp)) throw Error("cannot read", where);
-    return r;
   };
   return audit_leaves(read, where, c.n, c.root, threads);
 }
