@@ -131,8 +131,12 @@ std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, cons
       m.attr("proj").toTensor().copy_(torch::eye(d) * 3.0);
       break;
     }
-    case TinyExtra::kCounter:
-    case TinyExtra::kTrainCounter: m.register_attribute("calls", c10::IntType::get(), int64_t(0)); break;
+    case TinyExtra::kCounter: m.register_attribute("calls", c10::IntType::get(), int64_t(0)); break;
+    case TinyExtra::kTrainCounter:
+      m.register_attribute("calls", c10::IntType::get(), int64_t(0));
+      // A module built in C++ has no `training` flag until one is registered (torch.nn.Module's has one).
+      if (!m.hasattr("training")) m.register_attribute("training", c10::BoolType::get(), true);
+      break;
     case TinyExtra::kListParams:
       m.register_attribute("ws", c10::ListType::ofTensors(),
                            c10::List<at::Tensor>({m.attr("wte").toTensor(), m.attr("proj").toTensor()}));
