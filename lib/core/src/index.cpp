@@ -94,6 +94,19 @@ std::optional<FileLock> lock_commit_pair(const std::string& commit_path, bool ex
   }
 }
 
+CommitPair load_commit_pair(const std::string& commit_path, const std::string& index_path, IndexUse use,
+                            unsigned threads) {
+  if (index_path.empty() && use == IndexUse::kIndexNeeded)
+    throw Error("no data index for this commitment", commit_path, "give --index, the .widx wit-commit wrote beside it");
+  const auto pair_lock = lock_commit_pair(commit_path, false);
+  CommitPair p{Commitment::load(commit_path), nullptr};
+  if (!index_path.empty()) {
+    p.index = std::make_unique<Index>(index_path);
+    p.index->check_matches(p.commit, commit_path, threads);
+  }
+  return p;
+}
+
 Index::Index(const std::string& path) : where_(path), file_(new MappedFile(path)) { parse(file_->view()); }
 
 Index::Index(ByteView bytes, const std::string& where) : where_(where) { parse(bytes); }

@@ -30,10 +30,8 @@ struct Loaded {
 // audits the whole index, O(n)): an exclusion or a usage claim rests on it,
 // since a gap between two leaves means absence only in a sorted distinct tree.
 Loaded load(const std::string& commit_path, const std::string& index_path) {
-  const auto pair_lock = lock_commit_pair(commit_path, false);  // not while wit-commit replaces the pair
-  Loaded l{Commitment::load(commit_path), std::make_unique<Index>(index_path)};
-  l.index->check_matches(l.commit, commit_path);
-  return l;
+  CommitPair p = load_commit_pair(commit_path, index_path, IndexUse::kIndexNeeded);
+  return Loaded{std::move(p.commit), std::move(p.index)};
 }
 
 // "position P of N distinct records (first at FILE, record K)".

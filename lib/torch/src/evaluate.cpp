@@ -193,8 +193,7 @@ EvalSet open_eval_set(const EvalOptions& o) {
   if (o.commit_path.empty()) throw Error("missing --commit EVAL.commit.json", "", "the eval set's commitment from wit-commit");
   if (o.files.empty()) throw Error("missing the eval set's files", "", "give the files the eval commitment was made from");
   EvalSet s;
-  s.commit = Commitment::load(o.commit_path);
-  if (!o.index_path.empty()) Index(o.index_path).check_matches(s.commit, o.commit_path);
+  s.commit = load_commit_pair(o.commit_path, o.index_path, IndexUse::kIndexOptional).commit;
   if (s.commit.n < 1) throw Error("the eval set is empty", o.commit_path);
   if (s.commit.n > kMaxEvalExamples) throw Error("the eval set has too many records", o.commit_path);
   s.data = std::make_unique<Dataset>(s.commit, o.files, o.threads);

@@ -85,8 +85,7 @@ ProbeCheckReport probe_check(const ProbeCheckOptions& o) {
   std::vector<std::string> texts;
   if (!d.indices.empty()) {
     const RunDataFiles df = run_data_files(o.run, o.data);
-    const Commitment c = Commitment::load(df.commit);
-    if (!df.index.empty()) Index(df.index).check_matches(c, df.commit);
+    const Commitment c = load_commit_pair(df.commit, df.index, IndexUse::kIndexOptional).commit;
     if (c.root != f.mf.data_root) throw Error("the data commitment is not the run's", df.commit);
     const Dataset data(c, df.files, o.threads);
     for (uint64_t i : d.indices) texts.push_back(data.record(i).substr(0, size_t(max_len)));

@@ -143,9 +143,9 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
   } else if (opt.threads == 0) {
     set_torch_threads(settings.threads);
   }
-  Commitment data = Commitment::load(commit_path);
-  Index index(index_path);
-  index.check_matches(data, commit_path);
+  CommitPair pair = load_commit_pair(commit_path, index_path, IndexUse::kIndexNeeded);
+  const Commitment& data = pair.commit;
+  const Index& index = *pair.index;
   if (data.root != mf.data_root) throw Error("the data commitment is not the run's", commit_path);
   Dataset dataset(data, files, 0);
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));

@@ -412,9 +412,9 @@ TrainSummary train(const TrainOptions& opt) {
     }
   }
 
-  Commitment data = Commitment::load(opt.commit_path);
-  Index index(opt.index_path);
-  index.check_matches(data, opt.commit_path);
+  CommitPair pair = load_commit_pair(opt.commit_path, opt.index_path, IndexUse::kIndexNeeded);
+  const Commitment& data = pair.commit;
+  const Index& index = *pair.index;
   Dataset dataset(data, opt.files, 0);
   TrainConfig cfg = TrainConfig::load(opt.config_path);
 

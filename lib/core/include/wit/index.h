@@ -71,4 +71,16 @@ class Index {
   std::unique_ptr<MerkleTree> tree_;
 };
 
+// A commitment and its index, loaded under the pair's shared lock (never
+// while wit-commit replaces the pair) and checked against each other in
+// full (Index::check_matches). Without an index path `index` is null, or,
+// where the caller needs the index (kIndexNeeded), an error.
+struct CommitPair {
+  Commitment commit;
+  std::unique_ptr<Index> index;
+};
+enum class IndexUse { kIndexNeeded, kIndexOptional };
+CommitPair load_commit_pair(const std::string& commit_path, const std::string& index_path, IndexUse use,
+                            unsigned threads = 0);
+
 }  // namespace wit
