@@ -608,7 +608,7 @@ LeafSet hash_records(const ReaderSpec& spec, const std::vector<std::string>& pat
 namespace {
 
 // The leaves of `recs` into out[0 .. recs.size()), hash_lanes() at a time.
-void hash_views(const std::vector<ByteView>& recs, Hash32* out) {
+void hash_views(const RecordViews& recs, Hash32* out) {
   LaneBatcher batch;
   for (size_t i = 0; i < recs.size(); i++) batch.add(recs[i], &out[i]);
   batch.finish();

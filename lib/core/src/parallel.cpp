@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <exception>
@@ -64,16 +65,33 @@ double now_ms(clockid_t clock) {
 
 }  // namespace
 
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+// Large mappings start on a 2 MiB boundary, so huge pages cover them from
+// their first byte (an unaligned mapping's head is 4 KiB pages, each touched
+// one a fault); small ones are not worth the alignment.
+size_t huge_span(size_t bytes) { return bytes >= kHugePage ? (bytes + kHugePage - 1) / kHugePage * kHugePage : bytes; }
+}  // namespace
+
 void* huge_alloc(size_t bytes) {
   if (bytes == 0) bytes = 1;
-  void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const size_t span = huge_span(bytes);
+  const size_t extra = bytes >= kHugePage ? kHugePage : 0;
+  void* m = ::mmap(nullptr, span + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw std::bad_alloc();
-  ::madvise(m, bytes, MADV_HUGEPAGE);
-  return m;
+  uint8_t* p = static_cast<uint8_t*>(m);
+  if (extra) {
+    const size_t head = (kHugePage - reinterpret_cast<uintptr_t>(p) % kHugePage) % kHugePage;
+    if (head) ::munmap(p, head);
+    if (extra - head) ::munmap(p + head + span, extra - head);
+    p += head;
+  }
+  ::madvise(p, span, MADV_HUGEPAGE);
+  return p;
 }
 
 void huge_free(void* p, size_t bytes) {
-  if (p) ::munmap(p, bytes == 0 ? 1 : bytes);
+  if (p) ::munmap(p, huge_span(bytes == 0 ? 1 : bytes));
 }
 
 void phase_done(const char* name) {

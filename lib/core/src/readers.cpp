@@ -690,15 +690,15 @@ class TextStreamer {
         capacity_((chunk + 2 * kMaxCarry + simdjson::SIMDJSON_PADDING + (size_t(2) << 20) - 1) /
                   (size_t(2) << 20) * (size_t(2) << 20)),
         field_(spec.field), quoted_field_("\"" + spec.field + "\""), h_(field_) {
-    void* m = ::mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return;
-    buf_ = static_cast<uint8_t*>(m);
-    ::madvise(m, capacity_, MADV_HUGEPAGE);
+    try {
+      buf_ = static_cast<uint8_t*>(huge_alloc(capacity_));
+    } catch (const std::bad_alloc&) {
+      return;
+    }
     if (spec.kind == ReaderKind::kJsonl) arena_.reserve(capacity_);
+    recs_.reserve(size_t(chunk / 64) + 1024);  // grown, rarely, for shorter lines
   }
-  ~TextStreamer() {
-    if (buf_) ::munmap(buf_, capacity_);
-  }
+  ~TextStreamer() { huge_free(buf_, capacity_); }
   TextStreamer(const TextStreamer&) = delete;
   TextStreamer& operator=(const TextStreamer&) = delete;
 
@@ -821,7 +821,7 @@ class TextStreamer {
   FieldFinder h_;
   simdjson::dom::parser parser_;
   std::string arena_;  // decoded jsonl values, reserved once (never moves)
-  std::vector<ByteView> recs_;
+  RecordViews recs_;
   uint64_t lines_ = 0;
 };
 

@@ -103,7 +103,7 @@ class DataTree {
   const Hash32& leaf(uint64_t i) const { return leaves()[i]; }
   // Global record number of the first occurrence of leaf i.
   uint64_t first(uint64_t i) const { return first_[i]; }
-  const std::vector<uint64_t>& firsts() const { return first_; }
+  const std::vector<uint64_t, HugePageAllocator<uint64_t>>& firsts() const { return first_; }
   // Position of `leaf`, if present (binary search).
   std::optional<uint64_t> find(const Hash32& leaf) const;
 
@@ -116,7 +116,7 @@ class DataTree {
   // 40 bytes per record (huge_alloc), the n_ distinct leaves at the front once built.
   std::unique_ptr<uint8_t[], HugeFree> buf_;
   void allocate(uint64_t records);
-  std::vector<uint64_t> first_;
+  std::vector<uint64_t, HugePageAllocator<uint64_t>> first_;
   uint64_t n_ = 0, records_ = 0;
 };
 
