@@ -382,3 +382,45 @@ TEST_CASE("a streamed commit of text files equals the tree and digests of the op
     }
   }
 }
+
+TEST_CASE("the index written in two steps while committing is write_index's bytes; a writer's error is rethrown",
+          "[index]") {
+  TmpDir d;
+  std::string text;
+  for (int i = 0; i < 70000; i++) text += "record " + std::to_string(i % 50000) + "\n";  // > one 2^16-entry piece
+  const std::string f = d.file("a.txt", text);
+  for (unsigned threads : {1u, 2u}) {
+    const std::string path = (d.p / ("a" + std::to_string(threads) + ".widx")).string();
+    AtomicFile out(path, true);
+    IndexWriter w(out);
+    IndexSink sink;
+    bool entries_first = false, finished = false;
+    sink.entries = [&](const DataTree& t) {
+      entries_first = !finished;
+      w.entries(t);
+    };
+    sink.finish = [&](const CommitResult& c) {
+      w.finish(c);
+      finished = true;
+    };
+    const CommitResult r = commit_dataset(lines(), {f}, threads, {}, sink);
+    CHECK(entries_first);
+    CHECK(finished);
+    out.commit();
+    std::ifstream in(path, std::ios::binary);
+    const std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const Bytes want = encode_index(r);
+    CHECK(r.tree.size() == 50000);
+    REQUIRE(got.size() == want.size());
+    CHECK(std::memcmp(got.data(), want.data(), want.size()) == 0);
+    Index(path).check_matches(r.commitment, "a.commit.json", threads);
+  }
+  // A sink that fails at either step: commit_dataset rethrows its error (and does not hang).
+  IndexSink bad_entries;
+  bad_entries.entries = [](const DataTree&) { throw Error("disk full (entries)"); };
+  bad_entries.finish = [](const CommitResult&) { FAIL("finish after a failed entries step"); };
+  CHECK_THROWS_WITH(commit_dataset(lines(), {f}, 2, {}, bad_entries), Contains("disk full (entries)"));
+  IndexSink bad_finish;
+  bad_finish.finish = [](const CommitResult&) { throw Error("disk full (finish)"); };
+  CHECK_THROWS_WITH(commit_dataset(lines(), {f}, 2, {}, bad_finish), Contains("disk full (finish)"));
+}

@@ -88,18 +88,18 @@ int commit_cmd(CommitArgs a) {
   Progress progress("hashing", total, "B", a.quiet);
   auto t0 = std::chrono::steady_clock::now();
   // Both outputs are staged first and renamed into place at the end, the
-  // index first; the index is written while the source digests are hashed.
+  // index first; its entries are written while the tree is hashed, and its
+  // fsync waited for on the writer's thread (IndexWriter).
   std::unique_ptr<AtomicFile> idx;
-  if (!a.index_path.empty()) idx = std::make_unique<AtomicFile>(a.index_path, true);
-  std::function<void(const CommitResult&)> write_index;
-  // The writer thread also waits for the index's fsync, while the source
-  // digests are still being hashed (text readers), not after them.
-  if (idx) write_index = [&](const CommitResult& c) {
-      wit::write_index(*idx, c);
-      idx->sync();
-    };
-  CommitResult r =
-      commit_dataset(spec, a.files, a.threads, [&](uint64_t b) { progress.add(b); }, write_index);
+  std::unique_ptr<IndexWriter> writer;
+  IndexSink sink;
+  if (!a.index_path.empty()) {
+    idx = std::make_unique<AtomicFile>(a.index_path, true);
+    writer = std::make_unique<IndexWriter>(*idx);
+    sink.entries = [&](const DataTree& t) { writer->entries(t); };
+    sink.finish = [&](const CommitResult& c) { writer->finish(c); };
+  }
+  CommitResult r = commit_dataset(spec, a.files, a.threads, [&](uint64_t b) { progress.add(b); }, sink);
   AtomicFile commit(a.out);
   commit.write(r.commitment.dump());
   {

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <exception>
+#include <future>
 #include <numeric>
 #include <thread>
 
@@ -669,9 +670,54 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
 
 }  // namespace
 
+namespace {
+
+// The index sink's thread (commit_dataset): entries() at once, finish() once
+// the caller says the tree is done; wait() joins it and rethrows its error.
+// Destroyed without done(), as when the caller throws, it tells the thread to
+// stop before finish() and joins it.
+class IndexThread {
+ public:
+  IndexThread(const IndexSink& sink, const CommitResult& r) : sink_(sink) {
+    if (!sink_) return;
+    thread_ = std::thread([this, &r] {
+      try {
+        if (sink_.entries) sink_.entries(r.tree);
+        if (tree_done_.get_future().get() && sink_.finish) sink_.finish(r);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+  ~IndexThread() {
+    if (!thread_.joinable()) return;
+    if (!told_) tree_done_.set_value(false);
+    thread_.join();
+  }
+  IndexThread(const IndexThread&) = delete;
+  IndexThread& operator=(const IndexThread&) = delete;
+  void done() {
+    if (thread_.joinable() && !told_) tree_done_.set_value(true);
+    told_ = true;
+  }
+  void wait() {
+    done();
+    if (thread_.joinable()) thread_.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  const IndexSink& sink_;
+  std::promise<bool> tree_done_;
+  bool told_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace
+
 CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
-                            const std::function<void(uint64_t)>& on_bytes,
-                            const std::function<void(const CommitResult&)>& write_index) {
+                            const std::function<void(uint64_t)>& on_bytes, const IndexSink& index) {
   phase_done("start of commit");
   CommitResult r;
   Commitment& c = r.commitment;
@@ -704,33 +750,21 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
   }
   c.records = r.tree.records();
   c.n = r.tree.size();
+  // The index's entries are written while the tree is built, its levels while
+  // the source digests (if not known yet) are hashed.
+  IndexThread writer(index, r);
   // The tree is built once, at the index's cache level, and its levels kept for
   // the index, so the leaves are hashed into nodes only once.
   MerkleTree tree(kBlake2bTree, r.tree.leaves(), r.tree.size(), kIndexCacheLevel, threads);
   c.root = tree.root();
   r.levels.assign(tree.levels(), tree.levels() + MerkleTree::level_entries(r.tree.size(), kIndexCacheLevel));
   phase_done("tree");
-
-  // The index is written while the text readers' digests hash the files.
-  std::exception_ptr write_error;
-  std::thread writer;
-  if (write_index) writer = std::thread([&] {
-      try {
-        write_index(r);
-      } catch (...) {
-        write_error = std::current_exception();
-      }
-    });
-  try {
-    c.sources = have_sources ? std::move(early_sources) : source_digests(spec, files, threads, on_bytes);
-  } catch (...) {
-    if (writer.joinable()) writer.join();
-    throw;
-  }
+  writer.done();
+  if (!have_sources) c.sources = source_digests(spec, files, threads, on_bytes);
+  else c.sources = std::move(early_sources);
   phase_done("source digests");
-  if (writer.joinable()) writer.join();
+  writer.wait();
   phase_done("wait for the index writer");
-  if (write_error) std::rethrow_exception(write_error);
   return r;
 }
 

@@ -23,24 +23,37 @@ constexpr size_t kOffVersion = 8, kOffLevel = 12, kOffN = 16, kOffRecords = 24, 
 
 uint64_t body_size(uint64_t n, unsigned level) { return 40 * n + 32 * MerkleTree::level_entries(n, level); }
 
-// The body in order, as pieces of at most a few MiB (the first-occurrence
-// section is encoded a chunk at a time), for writing and checksumming alike.
+// The body's sections in order, as pieces of at most a few MiB (the
+// first-occurrence section is encoded a chunk at a time), for writing and
+// checksumming alike: the entries (sorted leaves, then where each first
+// occurs), then the cached levels.
+constexpr uint64_t kChunk = uint64_t(1) << 16;  // entries
+
 template <class F>
-void for_each_body_piece(const CommitResult& c, F&& f) {
-  const uint64_t n = c.tree.size();
-  const uint8_t* leaves = reinterpret_cast<const uint8_t*>(c.tree.leaves());
-  constexpr uint64_t kChunk = uint64_t(1) << 16;  // entries
+void for_each_entries_piece(const DataTree& t, F&& f) {
+  const uint64_t n = t.size();
+  const uint8_t* leaves = reinterpret_cast<const uint8_t*>(t.leaves());
   for (uint64_t i = 0; i < n; i += kChunk) f(ByteView(leaves + 32 * i, 32 * std::min(kChunk, n - i)));
   Bytes buf;
   for (uint64_t i = 0; i < n; i += kChunk) {
     const uint64_t e = std::min(n, i + kChunk);
     buf.resize(8 * (e - i));
-    for (uint64_t k = i; k < e; k++) put_le64(buf.data() + 8 * (k - i), c.tree.first(k));
+    for (uint64_t k = i; k < e; k++) put_le64(buf.data() + 8 * (k - i), t.first(k));
     f(ByteView(buf));
   }
+}
+
+template <class F>
+void for_each_levels_piece(const CommitResult& c, F&& f) {
   const uint8_t* lv = c.levels.empty() ? nullptr : c.levels.front().data();
   const uint64_t m = c.levels.size();
   for (uint64_t i = 0; i < m; i += kChunk) f(ByteView(lv + 32 * i, 32 * std::min(kChunk, m - i)));
+}
+
+template <class F>
+void for_each_body_piece(const CommitResult& c, F&& f) {
+  for_each_entries_piece(c.tree, f);
+  for_each_levels_piece(c, f);
 }
 
 std::array<uint8_t, kIndexHeaderSize> header_of(const CommitResult& c) {
@@ -67,6 +80,26 @@ void write_index(AtomicFile& out, const CommitResult& c) {
   const auto h = header_of(c);
   out.write(ByteView(h.data(), h.size()));
   for_each_body_piece(c, [&](ByteView v) { out.write(v); });
+}
+
+void IndexWriter::entries(const DataTree& tree) {
+  if (!out_.seekable()) return;
+  const std::array<uint8_t, kIndexHeaderSize> placeholder{};
+  out_.write(ByteView(placeholder.data(), placeholder.size()));
+  for_each_entries_piece(tree, [&](ByteView v) { out_.write(v); });
+  out_.start_writeback();
+  early_ = true;
+}
+
+void IndexWriter::finish(const CommitResult& c) {
+  if (!early_) {
+    write_index(out_, c);
+  } else {
+    for_each_levels_piece(c, [&](ByteView v) { out_.write(v); });
+    const auto h = header_of(c);
+    out_.write_at(0, ByteView(h.data(), h.size()));
+  }
+  out_.sync();
 }
 
 void write_index(const std::string& path, const CommitResult& c) {

@@ -233,6 +233,11 @@ void AtomicFile::sync() {
   synced_ = true;
 }
 
+void AtomicFile::start_writeback() {
+  if (done_ || stdout_ || direct_) return;
+  ::sync_file_range(fd_.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 void AtomicFile::commit(bool sync_dir) {
   if (done_) return;
   if (stdout_) {

@@ -137,13 +137,20 @@ struct CommitResult {
 // The level from which an index caches tree nodes: a proof then costs at most
 // about 2^8 hashes per path node below the cache.
 inline constexpr unsigned kIndexCacheLevel = 8;
-// Commits the records of `paths`. `write_index` (may be empty) is called on a
-// thread of its own with the finished tree and levels while the source
-// digests are hashed, so writing the index overlaps hashing; its exception, if
-// any, is rethrown.
+// Where commit_dataset sends the index while it works (IndexWriter, index.h).
+// Both are called on one thread of its own: `entries` as soon as the sorted
+// distinct leaves are known (while the tree above them is hashed), `finish`
+// once the root and the cached levels are (while the source digests of the
+// ordinary path are hashed). Either may be empty.
+struct IndexSink {
+  std::function<void(const DataTree&)> entries;
+  std::function<void(const CommitResult&)> finish;
+  explicit operator bool() const { return entries || finish; }
+};
+// Commits the records of `paths`, sending the index to `index` as it goes;
+// the sink's exception, if any, is rethrown.
 CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
-                            const std::function<void(uint64_t)>& on_bytes = {},
-                            const std::function<void(const CommitResult&)>& write_index = {});
+                            const std::function<void(uint64_t)>& on_bytes = {}, const IndexSink& index = {});
 
 // The first difference between what `files` hold and commitment `c`, in the
 // order a person can act on (number of files, each file's record count and

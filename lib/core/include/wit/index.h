@@ -19,6 +19,25 @@ inline constexpr size_t kIndexHeaderSize = 128;
 
 // Writes the index of a commit to `out` (sections in order, no copy of the tree).
 void write_index(AtomicFile& out, const CommitResult& c);
+
+// Writes an index in two steps, so that most of its bytes are on their way to
+// disk while the tree above the leaves is still being hashed (commit_dataset's
+// IndexSink): entries() writes a placeholder header, the sorted leaves and
+// their first occurrences (40 of every 40 + 32/2^8 bytes a record) and starts
+// their write-back; finish() writes the cached levels, then the real header
+// over the placeholder (its body checksum covers all), and fsyncs. The bytes
+// are write_index's. An output that cannot go back (stdout, a fifo) gets
+// everything in order from finish().
+class IndexWriter {
+ public:
+  explicit IndexWriter(AtomicFile& out) : out_(out) {}
+  void entries(const DataTree& tree);
+  void finish(const CommitResult& c);
+
+ private:
+  AtomicFile& out_;
+  bool early_ = false;  // entries() wrote the leaves and first occurrences
+};
 // Writes the index of a commit atomically to `path`.
 void write_index(const std::string& path, const CommitResult& c);
 // The index bytes (what write_index writes), for tests and fuzzing.

@@ -102,6 +102,10 @@ class AtomicFile {
   // wait for it on another thread while it works on; commit() then skips its
   // own fsync unless more was written since. Throws wit::Error naming the file.
   void sync();
+  // Asks the kernel to start writing what was written so far to disk without
+  // waiting for it (sync_file_range), so that a later sync() waits less. A
+  // hint: errors are left to sync() and commit().
+  void start_writeback();
   // fsync (unless sync() covered it), rename into place, and fsync the
   // directory. sync_dir = false leaves the directory's fsync to the caller
   // (sync_parent_dir), for several files renamed into one directory.
