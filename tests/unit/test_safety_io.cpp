@@ -91,7 +91,7 @@ TEST_CASE("no output goes inside a run directory unless the process writes that 
   d.put("copied/run.json", "{}");
   d.put("copied/run.wlog", "");
   d.put("copied/ckpt/step-000001.safetensors", "x");
-  for (const std::string& out : {"locked/out.json", "copied/run.wlog", "copied/new.json", "copied/ckpt/step-000001.safetensors",
+  for (const char* out : {"locked/out.json", "copied/run.wlog", "copied/new.json", "copied/ckpt/step-000001.safetensors",
                                 "copied/ckpt/deeper/new.json"})
     CHECK_THROWS_WITH(write_file_atomic((d.p / out).string(), "x"), Contains("output is inside the run directory"));
   CHECK(slurp((d.p / "copied/ckpt/step-000001.safetensors").string()) == "x");
