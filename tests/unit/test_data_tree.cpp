@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -423,4 +424,29 @@ TEST_CASE("the index written in two steps while committing is write_index's byte
   IndexSink bad_finish;
   bad_finish.finish = [](const CommitResult&) { throw Error("disk full (finish)"); };
   CHECK_THROWS_WITH(commit_dataset(lines(), {f}, 2, {}, bad_finish), Contains("disk full (finish)"));
+}
+
+TEST_CASE("a commit's byte count never passes its total, also when the one pass gives up on a file", "[commit]") {
+  // b.txt has a line of 34 MiB: the one pass streams a.txt, reads into b.txt
+  // (reporting those bytes), cannot carry the line (over 16 MiB left at the
+  // end of a 16 MiB chunk), and gives up; the
+  // ordinary path then reads both files again. The progress count must not
+  // count the bytes twice: each file counts twice (records, source digest).
+  TmpDir t;
+  std::string a;
+  for (int i = 0; i < 20000; i++) a += "line " + std::to_string(i) + "\n";
+  const std::string fa = t.file("a.txt", a), fb = t.file("b.txt", "short\n" + std::string(34u << 20, 'x') + "\nend\n");
+  const uint64_t total = 2 * (fs::file_size(fa) + fs::file_size(fb));
+  for (unsigned threads : {1u, 2u}) {
+    std::atomic<uint64_t> seen{0};
+    const CommitResult r = commit_dataset(lines(), {fa, fb}, threads, [&](uint64_t b) { seen += b; });
+    CHECK(r.commitment.records == 20003);
+    // The ordinary path counts a record's bytes without its newline.
+    CHECK(seen.load() <= total);
+    CHECK(seen.load() + 20003 >= total);
+  }
+  // A file the one pass takes whole: counted twice, once each.
+  std::atomic<uint64_t> seen{0};
+  commit_dataset(lines(), {fa}, 2, [&](uint64_t b) { seen += b; });
+  CHECK(seen.load() == 2 * fs::file_size(fa));
 }

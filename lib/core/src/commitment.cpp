@@ -729,9 +729,24 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
   std::vector<SourceInfo> early_sources;
   bool have_sources = false;
   RecordFiles files;
+  // Progress: the bytes the one pass reported before it gave up (a file it
+  // cannot take) are not reported again by the ordinary path that follows,
+  // so the count never passes the total (or goes back).
+  std::atomic<uint64_t> streamed{0}, again{0};
+  std::function<void(uint64_t)> stream_bytes, rest_bytes;
+  if (on_bytes) {
+    stream_bytes = [&](uint64_t b) {
+      streamed += b;
+      on_bytes(b);
+    };
+    rest_bytes = [&](uint64_t b) {
+      const uint64_t before = again.fetch_add(b), shown = streamed.load();
+      if (before + b > shown) on_bytes(before + b - std::max(before, shown));
+    };
+  }
   {
     std::vector<DataTree::LeafRun> runs;
-    if (stream_commit(spec, paths, threads, on_bytes, runs, early_sources)) {
+    if (stream_commit(spec, paths, threads, stream_bytes, runs, early_sources)) {
       phase_done("stream the files: records, leaves, source digests");
       r.tree = DataTree(runs, threads);
       have_sources = true;
@@ -743,7 +758,7 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
   if (!have_sources) {
     files = RecordFiles::open(spec, paths);
     phase_done("open the readers");
-    r.tree = DataTree(files, threads, on_bytes, [&](const uint8_t* leaves, size_t stride) {
+    r.tree = DataTree(files, threads, rest_bytes, [&](const uint8_t* leaves, size_t stride) {
       if (tokens) early_sources = source_digests(spec, files, threads, {}, leaves, stride);
     });
     have_sources = tokens;
@@ -760,7 +775,7 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
   r.levels.assign(tree.levels(), tree.levels() + MerkleTree::level_entries(r.tree.size(), kIndexCacheLevel));
   phase_done("tree");
   writer.done();
-  if (!have_sources) c.sources = source_digests(spec, files, threads, on_bytes);
+  if (!have_sources) c.sources = source_digests(spec, files, threads, rest_bytes);
   else c.sources = std::move(early_sources);
   phase_done("source digests");
   writer.wait();
