@@ -121,7 +121,7 @@ namespace {
 constexpr int kLiveSlots = 64;
 struct LiveSlot {
   std::atomic<int> state{0};
-  char path[4096];
+  char path[4096]{};  // initialised: the table is then constant-initialised (no start-up loop over 64 pages)
 };
 LiveSlot g_live[kLiveSlots];
 
