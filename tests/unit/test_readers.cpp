@@ -5,6 +5,8 @@
 
 #include "skip.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -553,7 +555,67 @@ TEST_CASE("text readers: stdin, special files and missing files keep their behav
         "is a directory: " + t.path());
   auto null_dev = RecordSource::open(spec_of(ReaderKind::kLines), "/dev/null");
   CHECK(null_dev->count() == 0);
-  CHECK(!null_dev->files().at(0).content->was_read());
+  CHECK(null_dev->files().at(0).content->was_read());  // a device is read to its end, as a pipe
+}
+
+TEST_CASE("text and token readers: a pipe (a fifo, stdin) gives the records of the same bytes in a file",
+          "[readers]") {
+  // Pipes are read to their end into memory that grows without copying (from
+  // 64 MiB, doubling): one input past that, so it grows.
+  FilesDir t;
+  std::string big;
+  for (int i = 0; big.size() < (size_t(66) << 20); i++) big += "{\"text\":\"record " + std::to_string(i) + "\"}\n";
+  const std::vector<std::pair<ReaderSpec, std::string>> cases = {
+      {spec_of(ReaderKind::kLines), "a\r\nbb\n\nlast"},
+      {spec_of(ReaderKind::kFortune), "one\n%\ntwo\r\n"},
+      {jsonl_spec(), "{\"text\":\"caf\xc3\xa9\"}\n\n{\"text\":\"x\\u00e9\"}"},
+      {tokens_spec(4), std::string("\x01\x00\x02\x00\x03\x00\x04\x00\x05\x00", 10)},
+      {jsonl_spec(), big},
+  };
+  // feed(content, fd): writes content into the pipe's write end and closes it.
+  auto feed = [](const std::string& content, int fd) {
+    for (size_t at = 0; at < content.size();) {
+      const ssize_t w = ::write(fd, content.data() + at, content.size() - at);
+      if (w <= 0) break;
+      at += size_t(w);
+    }
+    ::close(fd);
+  };
+  for (size_t k = 0; k < cases.size(); k++) {
+    INFO("case " << k);
+    const std::string f = t.write("in" + std::to_string(k), cases[k].second);
+    const auto want = all_records(*RecordSource::open(cases[k].first, f));
+    REQUIRE(!want.empty());
+    // A fifo named on the command line (as bash's <(...) gives).
+    const std::string fifo = t.path() + "/fifo" + std::to_string(k);
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::thread writer([&] { feed(cases[k].second, ::open(fifo.c_str(), O_WRONLY)); });
+    auto src = RecordSource::open(cases[k].first, fifo);
+    writer.join();
+    CHECK(src->files().at(0).content->was_read());
+    CHECK(src->files().at(0).content->size() == cases[k].second.size());
+    CHECK(all_records(*src) == want);
+    // stdin: a pipe on fd 0 for the call.
+    int p[2];
+    REQUIRE(::pipe(p) == 0);
+    const int saved = ::dup(0);
+    ::dup2(p[0], 0);
+    ::close(p[0]);
+    std::thread in_writer([&] { feed(cases[k].second, p[1]); });
+    std::vector<std::string> got;
+    try {
+      got = all_records(*RecordSource::open(cases[k].first, "-"));
+    } catch (...) {
+      in_writer.join();
+      ::dup2(saved, 0);
+      ::close(saved);
+      throw;
+    }
+    in_writer.join();
+    ::dup2(saved, 0);
+    ::close(saved);
+    CHECK(got == want);
+  }
 }
 
 TEST_CASE("text readers: a file read (not mapped) is still an input no output may replace", "[readers][safety]") {

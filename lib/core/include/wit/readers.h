@@ -69,6 +69,8 @@ class FileBytes {
   // Throws wit::Error naming the file ("cannot open: ...", "is a directory",
   // "cannot read: ...", "file changed while reading ...").
   static std::shared_ptr<const FileBytes> load(const std::string& path);
+  // stdin, a pipe or a device (`name` for messages): read to its end.
+  static std::shared_ptr<const FileBytes> read_all(int fd, const std::string& name);
   explicit FileBytes(std::shared_ptr<MappedFile> mapped);
   FileBytes(uint8_t* buf, size_t size, size_t capacity);  // takes an anonymous mapping
   ~FileBytes();
