@@ -349,12 +349,6 @@ inline bool entry_less(const Entry& a, const Entry& b) {
   return c < 0 || (c == 0 && a.rec < b.rec);
 }
 
-// Sorts [e, e + n) in place on up to `threads` threads, with no second
-// buffer: the leaves are hashes, so their first byte spreads them evenly over
-// 256 buckets; one pass moves every entry into its bucket (American flag
-// sort), then the buckets are sorted at once.
-using Buckets = std::array<uint64_t, 257>;
-
 // Sorts each bucket [start[b], start[b + 1]) of e, b < start.size() - 1, on
 // up to `threads` threads.
 template <class Starts>
@@ -364,49 +358,37 @@ void sort_buckets(Entry* e, const Starts& start, unsigned threads) {
   });
 }
 
-void parallel_sort(Entry* e, uint64_t n, unsigned threads) {
-  if (n < (uint64_t(1) << 14)) {
-    std::sort(e, e + n, entry_less);
-    return;
-  }
-  Buckets start{};
-  for (uint64_t i = 0; i < n; i++) start[size_t(e[i].leaf.b[0]) + 1]++;
-  for (size_t b = 0; b < 256; b++) start[b + 1] += start[b];
-  std::array<uint64_t, 256> next;
-  std::copy(start.begin(), start.begin() + 256, next.begin());
-  for (size_t b = 0; b < 256; b++) {
-    while (next[b] < start[b + 1]) {
-      const size_t c = e[next[b]].leaf.b[0];
-      if (c == b) next[b]++;
-      else std::swap(e[next[b]], e[next[c]++]);
-    }
-  }
-  sort_buckets(e, start, threads);
-}
-
 }  // namespace
 
 DataTree::DataTree(const RecordFiles& files, unsigned threads, const std::function<void(uint64_t)>& on_bytes,
-                   const std::function<void(const uint8_t*, size_t)>& in_file_order)
-    : records_(files.records) {
+                   const std::function<void(const uint8_t*, size_t)>& in_file_order) {
   const uint64_t total = files.records;
-  allocate(total);
-  Entry* e = reinterpret_cast<Entry*>(buf_.get());
-  hash_leaves(files, buf_.get(), sizeof(Entry), threads, on_bytes);
+  LeafRun leaves(total);
+  hash_leaves(files, reinterpret_cast<uint8_t*>(leaves.data()), sizeof(Hash32), threads, on_bytes);
   phase_done("record leaves");
   if (in_file_order) {
-    in_file_order(buf_.get(), sizeof(Entry));
+    in_file_order(reinterpret_cast<const uint8_t*>(leaves.data()), sizeof(Hash32));
     phase_done("leaves in file order (token digests)");
   }
-  parallel_for(total, threads, 1 << 16, [&](uint64_t b, uint64_t end) {
-    for (uint64_t i = b; i < end; i++) e[i].rec = i;
-  });
-  sort_distinct(threads);
+  // The leaves in file order, cut into one run a thread for the bucket pass.
+  const unsigned t = threads == 0 ? default_threads() : threads;
+  std::vector<Span> runs;
+  for (unsigned r = 0; r < t; r++) {
+    const uint64_t b = total * r / t, e = total * (r + 1) / t;
+    runs.push_back({leaves.data() + b, e - b});
+  }
+  bucket_sort(runs, threads);
 }
 
 DataTree::DataTree(const std::vector<LeafRun>& runs, unsigned threads) {
+  std::vector<Span> spans;
+  for (const auto& run : runs) spans.push_back({run.data(), run.size()});
+  bucket_sort(spans, threads);
+}
+
+void DataTree::bucket_sort(const std::vector<Span>& runs, unsigned threads) {
   uint64_t total = 0;
-  for (const auto& run : runs) total += run.size();
+  for (const auto& run : runs) total += run.size;
   records_ = total;
   allocate(total);
   Entry* e = reinterpret_cast<Entry*>(buf_.get());
@@ -421,11 +403,11 @@ DataTree::DataTree(const std::vector<LeafRun>& runs, unsigned threads) {
   const size_t m = runs.size();
   std::vector<std::vector<uint64_t>> count(m, std::vector<uint64_t>(nb, 0));
   std::vector<uint64_t> first(m + 1, 0);
-  for (size_t r = 0; r < m; r++) first[r + 1] = first[r] + runs[r].size();
+  for (size_t r = 0; r < m; r++) first[r + 1] = first[r] + runs[r].size;
   parallel_for(m, threads, 1, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t r = lo; r < hi; r++) {
       std::vector<uint64_t>& c = count[r];
-      for (const Hash32& h : runs[r]) c[key(h)]++;
+      for (uint64_t i = 0; i < runs[r].size; i++) c[key(runs[r].data[i])]++;
     }
   });
   std::vector<uint64_t> start(nb + 1, 0);
@@ -441,8 +423,8 @@ DataTree::DataTree(const std::vector<LeafRun>& runs, unsigned threads) {
   parallel_for(m, threads, 1, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t r = lo; r < hi; r++) {
       std::vector<uint64_t>& to = count[r];
-      const LeafRun& run = runs[r];
-      for (uint64_t i = 0; i < run.size(); i++) e[to[key(run[i])]++] = Entry{run[i], first[r] + i};
+      const Span& run = runs[r];
+      for (uint64_t i = 0; i < run.size; i++) e[to[key(run.data[i])]++] = Entry{run.data[i], first[r] + i};
     }
   });
   phase_done("leaves into the tree's buffer, by their first bits");
@@ -454,12 +436,6 @@ DataTree::DataTree(const std::vector<LeafRun>& runs, unsigned threads) {
 void DataTree::allocate(uint64_t records) {
   const size_t bytes = size_t(std::max<uint64_t>(1, records) * sizeof(Entry));
   buf_ = std::unique_ptr<uint8_t[], HugeFree>(static_cast<uint8_t*>(huge_alloc(bytes)), HugeFree{bytes});
-}
-
-void DataTree::sort_distinct(unsigned threads) {
-  parallel_sort(reinterpret_cast<Entry*>(buf_.get()), records_, threads);
-  phase_done("sort");
-  distinct();
 }
 
 void DataTree::distinct() {

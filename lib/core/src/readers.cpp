@@ -90,8 +90,8 @@ uint64_t line_count(ByteView v) {
 // line) builds it (line 1-based). Returns false, having built nothing, when
 // some line has `too_long` bytes or more (with its '\r') or the file has
 // `max_lines` lines or more, so that the caller's serial pass reports it.
-template <class Rec, class Keep, class Make>
-bool split_lines(ByteView v, std::vector<Rec>& out, uint64_t too_long, uint64_t max_lines, Keep&& keep,
+template <class Table, class Keep, class Make>
+bool split_lines(ByteView v, Table& out, uint64_t too_long, uint64_t max_lines, Keep&& keep,
                  Make&& make) {
   constexpr uint64_t kMinPiece = uint64_t(1) << 20;
   const uint64_t pieces = std::max<uint64_t>(1, std::min<uint64_t>(default_threads(), v.size / kMinPiece));
@@ -175,7 +175,7 @@ class LinesSource : public SingleFileSource {
   uint64_t line_of(uint64_t i) const override { return recs_[i].line; }
 
  private:
-  std::vector<LineRecord> recs_;
+  std::vector<LineRecord, HugePageAllocator<LineRecord>> recs_;
 };
 
 // fortune: the lines between "%" lines, joined with '\n'. A record without
@@ -234,7 +234,7 @@ class FortuneSource : public SingleFileSource {
   struct Rec : LineRecord {
     bool inner_cr = false;  // some line other than the last ended in "\r\n"
   };
-  std::vector<Rec> recs_;
+  std::vector<Rec, HugePageAllocator<Rec>> recs_;
 };
 
 // SAX handler that checks one JSONL line is an object and extracts the string
@@ -673,7 +673,7 @@ class JsonlSource : public SingleFileSource {
 
   std::string field_;
   std::string quoted_field_;  // "field", as it appears unescaped in a line
-  std::vector<Rec> recs_;
+  std::vector<Rec, HugePageAllocator<Rec>> recs_;
 };
 
 // One part of stream_text_records: lines starting in [begin, end) of the

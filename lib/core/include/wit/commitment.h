@@ -83,8 +83,9 @@ LeafSet hash_records(const ReaderSpec& spec, const std::vector<std::string>& pat
 
 // The one data tree of some files: the distinct record leaves in ascending byte
 // order (memcmp), each with the global number of the record's first occurrence.
-// Built in one buffer of 40 bytes per record read, so peak memory is that plus
-// the readers' per-record tables.
+// Built from the leaves in file order (32 bytes a record) into one buffer of
+// 40 bytes a record (leaf, record number), sorted there; peak memory is those
+// 72 bytes a record plus the readers' per-record tables.
 class DataTree {
  public:
   DataTree() = default;
@@ -108,10 +109,16 @@ class DataTree {
   std::optional<uint64_t> find(const Hash32& leaf) const;
 
  private:
-  // Sorts the records_ entries (leaf, record number) in buf_, then keeps the
-  // first of equal leaves: n_ leaves at the front, first_ their records.
-  void sort_distinct(unsigned threads);
-  // Keeps the first of equal leaves of the sorted entries (see sort_distinct).
+  // Leaves in file order: record numbers count on from one run to the next.
+  struct Span {
+    const Hash32* data;
+    uint64_t size;
+  };
+  // Sorts the runs' leaves with their record numbers into buf_ (a bucket pass
+  // on a thread a run, then the buckets sorted), then keeps the first of equal
+  // leaves: n_ leaves at the front, first_ their records.
+  void bucket_sort(const std::vector<Span>& runs, unsigned threads);
+  // Keeps the first of equal leaves of the sorted entries (see bucket_sort).
   void distinct();
   // 40 bytes per record (huge_alloc), the n_ distinct leaves at the front once built.
   std::unique_ptr<uint8_t[], HugeFree> buf_;

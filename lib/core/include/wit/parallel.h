@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <new>
+#include <utility>
 
 namespace wit {
 
@@ -31,7 +32,10 @@ struct HugeFree {
   void operator()(uint8_t* p) const { huge_free(p, bytes); }
 };
 
-// An allocator over huge_alloc, for std::vector.
+// An allocator over huge_alloc, for std::vector of tables written once.
+// resize() default-initialises new elements (a trivial type's bytes are left
+// unset, not zeroed: the caller writes them), so a table filled on several
+// threads has its fresh pages first touched on those threads, once.
 template <class T>
 struct HugePageAllocator {
   using value_type = T;
@@ -40,6 +44,14 @@ struct HugePageAllocator {
   HugePageAllocator(const HugePageAllocator<U>&) {}
   T* allocate(size_t n) { return static_cast<T*>(huge_alloc(n * sizeof(T))); }
   void deallocate(T* p, size_t n) { huge_free(p, n * sizeof(T)); }
+  template <class U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
   template <class U>
   bool operator==(const HugePageAllocator<U>&) const { return true; }
   template <class U>
