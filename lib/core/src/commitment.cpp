@@ -363,11 +363,15 @@ void sort_buckets(Entry* e, const Starts& start, unsigned threads) {
 DataTree::DataTree(const RecordFiles& files, unsigned threads, const std::function<void(uint64_t)>& on_bytes,
                    const std::function<void(const uint8_t*, size_t)>& in_file_order) {
   const uint64_t total = files.records;
-  LeafRun leaves(total);
-  hash_leaves(files, reinterpret_cast<uint8_t*>(leaves.data()), sizeof(Hash32), threads, on_bytes);
+  // Raw memory, not a LeafRun: its zeroing would be one thread's first touch
+  // of every page; the hashing threads touch their own.
+  const size_t bytes = size_t(std::max<uint64_t>(1, total) * sizeof(Hash32));
+  const std::unique_ptr<uint8_t[], HugeFree> raw(static_cast<uint8_t*>(huge_alloc(bytes)), HugeFree{bytes});
+  const Hash32* leaves = reinterpret_cast<const Hash32*>(raw.get());
+  hash_leaves(files, raw.get(), sizeof(Hash32), threads, on_bytes);
   phase_done("record leaves");
   if (in_file_order) {
-    in_file_order(reinterpret_cast<const uint8_t*>(leaves.data()), sizeof(Hash32));
+    in_file_order(raw.get(), sizeof(Hash32));
     phase_done("leaves in file order (token digests)");
   }
   // The leaves in file order, cut into one run a thread for the bucket pass.
@@ -375,7 +379,7 @@ DataTree::DataTree(const RecordFiles& files, unsigned threads, const std::functi
   std::vector<Span> runs;
   for (unsigned r = 0; r < t; r++) {
     const uint64_t b = total * r / t, e = total * (r + 1) / t;
-    runs.push_back({leaves.data() + b, e - b});
+    runs.push_back({leaves + b, e - b});
   }
   bucket_sort(runs, threads);
 }
