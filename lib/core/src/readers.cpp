@@ -461,10 +461,9 @@ bool has_surrogate_escape(std::string_view line) {
 // simdjson's verdict on the `len` bytes at `in` (SIMDJSON_PADDING readable
 // bytes after them): true when they are an object with `field` once, as a
 // string, whose decoded value is then `value` (in the parser's buffer).
-bool simd_field(simdjson::dom::parser& parser, const std::string& field, const char* in, size_t len,
-                std::string_view& value) {
-  simdjson::dom::element doc;
-  if (parser.parse(in, len, false).get(doc)) return false;
+// True when `doc` is an object with `field` once, as a string, whose decoded
+// value is then `value` (in its parser's buffer).
+bool object_field(simdjson::dom::element doc, const std::string& field, std::string_view& value) {
   simdjson::dom::object obj;
   if (doc.get_object().get(obj)) return false;
   int found = 0;
@@ -473,6 +472,13 @@ bool simd_field(simdjson::dom::parser& parser, const std::string& field, const c
       if (++found > 1 || kv.value.get_string().get(value)) return false;
     }
   return found == 1;
+}
+
+bool simd_field(simdjson::dom::parser& parser, const std::string& field, const char* in, size_t len,
+                std::string_view& value) {
+  simdjson::dom::element doc;
+  if (parser.parse(in, len, false).get(doc)) return false;
+  return object_field(doc, field, value);
 }
 
 // Where `value` lies verbatim in `line` as the literal right after the first
@@ -684,6 +690,9 @@ class TextStreamer {
  public:
   // The longest line (or run of bytes before a part's first line) streamed.
   static constexpr uint64_t kMaxCarry = uint64_t(16) << 20;
+  // Bytes per stage 1 of a document stream (simdjson's batch size: 64 KiB
+  // to 1 MiB measured alike): a longer line is parsed alone.
+  static constexpr uint64_t kBatch = kJsonlStreamBatch;
 
   TextStreamer(const ReaderSpec& spec, int fd, uint64_t size, uint64_t chunk)
       : spec_(spec), fd_(fd), size_(size), chunk_(chunk),
@@ -696,6 +705,9 @@ class TextStreamer {
       return;
     }
     if (spec.kind == ReaderKind::kJsonl) arena_.reserve(capacity_);
+#ifdef SIMDJSON_THREADS_ENABLED
+    many_.threaded = false;  // no lookahead thread: the parts are the threads
+#endif
     recs_.reserve(size_t(chunk / 64) + 1024);  // grown, rarely, for shorter lines
   }
   ~TextStreamer() { huge_free(buf_, capacity_); }
@@ -730,6 +742,13 @@ class TextStreamer {
       }
       recs_.clear();
       arena_.clear();
+      if (spec_.kind == ReaderKind::kJsonl) {
+        if (const void* nl = start < stop ? ::memrchr(buf_ + start, '\n', stop - start) : nullptr) {
+          const uint64_t t = uint64_t(static_cast<const uint8_t*>(nl) - buf_) + 1;
+          if (!jsonl_lines(start, t)) return false;
+          start = t;
+        }
+      }
       while (start < stop) {
         const void* nl = std::memchr(buf_ + start, '\n', stop - start);
         if (!nl) break;
@@ -793,11 +812,77 @@ class TextStreamer {
     const char* c = reinterpret_cast<const char*>(p);
     std::string_view value;
     const std::string_view text(c, len);
-    const bool surrogate = text.find("\\u") != std::string_view::npos && has_surrogate_escape(text);
-    if (surrogate || !simd_field(parser_, field_, c, len, value)) {
+    if (surrogate_escape(text) || !simd_field(parser_, field_, c, len, value)) {
       if (!h_.parse(c, c + len)) return false;  // open() words the error
       value = h_.value;
     }
+    return emit(p, text, value);
+  }
+
+  static bool surrogate_escape(std::string_view text) {
+    return text.find("\\u") != std::string_view::npos && has_surrogate_escape(text);
+  }
+
+  // The complete jsonl lines at buf_[s, t) (buf_[t - 1] is '\n'), parsed by
+  // simdjson's document stream: one stage 1 over a batch of many lines
+  // instead of one per line. A document is taken as a line's only when it is
+  // an object that starts at the line's first non-blank byte and ends before
+  // its '\n' with only blanks after it: it is then the line's bytes, parsed
+  // as line() would parse them alone (no string can cross a '\n': simdjson
+  // refuses a raw control character in a string). A line that is not an
+  // object with the field once, as a string, or has a surrogate escape goes
+  // to line(), which decides; a line the stream does not match (an error,
+  // a document spanning lines, two on one line, a scalar) goes to line() too
+  // and the stream restarts after it, a bounded number of times per call so
+  // that a file of such lines costs at most about one more stage 1.
+  bool jsonl_lines(uint64_t s, uint64_t t) {
+    auto blank = [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; };
+    for (uint64_t restarts = 4 + (t - s) / kBatch; s < t;) {
+      if (restarts > 0) {
+        restarts--;
+        simdjson::dom::document_stream docs;
+        if (!many_.parse_many(buf_ + s, t - s, kBatch).get(docs)) {
+          const uint64_t base = s;
+          auto it = docs.begin();
+          while (s < t) {
+            const uint8_t* p = buf_ + s;
+            const uint64_t len = uint64_t(static_cast<const uint8_t*>(std::memchr(p, '\n', t - s)) - p);
+            uint64_t b = 0;
+            while (b < len && blank(p[b])) b++;
+            if (b == len) {  // a blank line: no record, no document
+              lines_++;
+              s += len + 1;
+              continue;
+            }
+            simdjson::dom::element doc;
+            if (p[b] != '{' || !(it != docs.end()) || it.current_index() != s + b - base || (*it).get(doc))
+              break;
+            const uint64_t doc_end = b + it.source().size();
+            if (doc_end > len || !std::all_of(p + doc_end, p + len, blank)) break;
+            const std::string_view text(reinterpret_cast<const char*>(p), len);
+            std::string_view value;
+            if (surrogate_escape(text) || !object_field(doc, field_, value)) {
+              if (!line(s, s + len)) return false;
+            } else {
+              lines_++;
+              if (!emit(p, text, value)) return false;
+            }
+            ++it;
+            s += len + 1;
+          }
+          if (s == t) break;
+        }
+      }
+      // This line alone, then a new stream after it.
+      const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s, '\n', t - s)) - buf_);
+      if (!line(s, e)) return false;
+      s = e + 1;
+    }
+    return true;
+  }
+
+  // Adds the record of a jsonl line whose field decodes to `value`.
+  bool emit(const uint8_t* p, std::string_view text, std::string_view value) {
     // Bytes equal to the value, as record() returns them: in the line itself
     // when they lie there verbatim, else a copy of the decoded text.
     if (const size_t q = verbatim_after_key(text, value, quoted_field_); q != std::string_view::npos) {
@@ -819,7 +904,8 @@ class TextStreamer {
   const std::string& field_;
   const std::string quoted_field_;
   FieldFinder h_;
-  simdjson::dom::parser parser_;
+  simdjson::dom::parser parser_;  // one line at a time
+  simdjson::dom::parser many_;    // document streams of many lines
   std::string arena_;  // decoded jsonl values, reserved once (never moves)
   RecordViews recs_;
   uint64_t lines_ = 0;
