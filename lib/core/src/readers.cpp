@@ -444,6 +444,7 @@ bool find_escaped_literal(std::string_view line, std::string_view value, size_t&
 
 // A line with a \u escape of a UTF-16 surrogate (\uD800-\uDFFF): simdjson and
 // nlohmann might disagree on a lone one, so nlohmann, the reference, decides.
+// A line without a backslash costs one memchr.
 bool has_surrogate_escape(std::string_view line) {
   for (size_t i = line.find('\\'); i != std::string_view::npos && i + 3 < line.size(); i = line.find('\\', i + 1)) {
     if (line[i + 1] == '\\') {
@@ -484,9 +485,18 @@ bool simd_field(simdjson::dom::parser& parser, const std::string& field, const c
 // Where `value` lies verbatim in `line` as the literal right after the first
 // `quoted_field` ("field"), the usual case; npos when it does not.
 size_t verbatim_after_key(std::string_view line, std::string_view value, std::string_view quoted_field) {
-  const size_t k = line.find(quoted_field);
-  if (k == std::string_view::npos) return k;
-  size_t q = k + quoted_field.size();
+  // line.find(quoted_field), but a memcmp only where the '"' is followed by
+  // the field's first byte (string_view::find compares at every '"').
+  const char* const b = line.data();
+  const char* const e = b + line.size();
+  const size_t n = quoted_field.size();  // at least 3: the field is not empty
+  const char* k = b;
+  for (;; k++) {
+    k = static_cast<const char*>(std::memchr(k, '"', size_t(e - k)));
+    if (!k || size_t(e - k) < n) return std::string_view::npos;
+    if (k[1] == quoted_field[1] && std::memcmp(k, quoted_field.data(), n) == 0) break;
+  }
+  size_t q = size_t(k - b) + n;
   while (q < line.size() && (line[q] == ' ' || line[q] == '\t' || line[q] == ':')) q++;
   if (q < line.size() && line[q] == '"' && line.size() - q - 1 > value.size() && line[q + 1 + value.size()] == '"' &&
       std::memcmp(line.data() + q + 1, value.data(), value.size()) == 0)
@@ -622,7 +632,7 @@ class JsonlSource : public SingleFileSource {
   bool fast_parse(simdjson::dom::parser& parser, Rec& r, const char* p, uint64_t avail, std::string& padded,
                   std::string& check) const {
     std::string_view line(p, r.len);
-    if (line.find("\\u") != std::string_view::npos && has_surrogate_escape(line)) return false;
+    if (has_surrogate_escape(line)) return false;
     const char* in = p;
     if (avail < uint64_t(r.len) + simdjson::SIMDJSON_PADDING) {
       padded.assign(p, r.len);
@@ -812,15 +822,11 @@ class TextStreamer {
     const char* c = reinterpret_cast<const char*>(p);
     std::string_view value;
     const std::string_view text(c, len);
-    if (surrogate_escape(text) || !simd_field(parser_, field_, c, len, value)) {
+    if (has_surrogate_escape(text) || !simd_field(parser_, field_, c, len, value)) {
       if (!h_.parse(c, c + len)) return false;  // open() words the error
       value = h_.value;
     }
     return emit(p, text, value);
-  }
-
-  static bool surrogate_escape(std::string_view text) {
-    return text.find("\\u") != std::string_view::npos && has_surrogate_escape(text);
   }
 
   // The complete jsonl lines at buf_[s, t) (buf_[t - 1] is '\n'), parsed by
@@ -861,7 +867,7 @@ class TextStreamer {
             if (doc_end > len || !std::all_of(p + doc_end, p + len, blank)) break;
             const std::string_view text(reinterpret_cast<const char*>(p), len);
             std::string_view value;
-            if (surrogate_escape(text) || !object_field(doc, field_, value)) {
+            if (has_surrogate_escape(text) || !object_field(doc, field_, value)) {
               if (!line(s, s + len)) return false;
             } else {
               lines_++;
