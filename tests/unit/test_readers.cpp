@@ -660,6 +660,8 @@ TEST_CASE("streamed jsonl records are open()'s where simdjson's document stream 
       ok + "   \t\r\n\n  {\"text\" : \"a b\" }  \t\r\n\r\n" + ok,
       ok + "{\"text\":\"\\ud83d\\ude00\\u00e9\\\"\"}\n{\"text\":\"caf\xc3\xa9\"}\n" + ok,
       ok + "{\"x\":{\"text\":\"inner\"},\"text\":\"outer\"}\n{\"a\":\"text\",\"text\":\"text\"}\n" + ok,
+      // The key far into the line, after near misses ("tex, "\"text\"").
+      ok + "{\"meta\":\"" + std::string(70, 'm') + " \\\"tex \\\"text\\\"\",\"text\":\"far\"}\n{\"t\":1,\"text\":\"x\"}\n",
       // No newline at the end; a last line of blanks only.
       ok + "{\"text\":\"last\"}",
       ok + ok + "  ",

@@ -486,15 +486,20 @@ bool simd_field(simdjson::dom::parser& parser, const std::string& field, const c
 // `quoted_field` ("field"), the usual case; npos when it does not.
 size_t verbatim_after_key(std::string_view line, std::string_view value, std::string_view quoted_field) {
   // line.find(quoted_field), but a memcmp only where the '"' is followed by
-  // the field's first byte (string_view::find compares at every '"').
-  const char* const b = line.data();
-  const char* const e = b + line.size();
+  // the field's first byte (string_view::find compares at every '"'), and a
+  // plain loop over the line's first bytes, where the key most often is,
+  // before memchr calls.
   const size_t n = quoted_field.size();  // at least 3: the field is not empty
+  if (line.size() < n) return std::string_view::npos;
+  const char* const b = line.data();
+  const char* const last = b + (line.size() - n);  // the last place the key can start
+  auto at = [&](const char* k) { return k[1] == quoted_field[1] && std::memcmp(k, quoted_field.data(), n) == 0; };
   const char* k = b;
-  for (;; k++) {
-    k = static_cast<const char*>(std::memchr(k, '"', size_t(e - k)));
-    if (!k || size_t(e - k) < n) return std::string_view::npos;
-    if (k[1] == quoted_field[1] && std::memcmp(k, quoted_field.data(), n) == 0) break;
+  for (const char* stop = std::min(last + 1, b + 64); k < stop && !(*k == '"' && at(k));) k++;
+  if (k > last) return std::string_view::npos;
+  while (*k != '"' || !at(k)) {
+    k = static_cast<const char*>(std::memchr(k + 1, '"', size_t(last - k)));
+    if (!k) return std::string_view::npos;
   }
   size_t q = size_t(k - b) + n;
   while (q < line.size() && (line[q] == ' ' || line[q] == '\t' || line[q] == ':')) q++;
@@ -850,6 +855,10 @@ class TextStreamer {
         if (!many_.parse_many(buf_ + s, t - s, kBatch).get(docs)) {
           const uint64_t base = s;
           auto it = docs.begin();
+          // Bytes before `clear` hold no '\\' (one memchr over a window of
+          // many lines): lines without one, most often all, have no surrogate
+          // escape to look for.
+          uint64_t clear = s;
           while (s < t) {
             const uint8_t* p = buf_ + s;
             const uint64_t len = uint64_t(static_cast<const uint8_t*>(std::memchr(p, '\n', t - s)) - p);
@@ -866,8 +875,13 @@ class TextStreamer {
             const uint64_t doc_end = b + it.source().size();
             if (doc_end > len || !std::all_of(p + doc_end, p + len, blank)) break;
             const std::string_view text(reinterpret_cast<const char*>(p), len);
+            if (clear < s + len) {
+              const uint64_t w = std::min<uint64_t>(t - s, std::max<uint64_t>(len, 16 << 10));
+              const void* q = std::memchr(p, '\\', w);
+              clear = q ? uint64_t(static_cast<const uint8_t*>(q) - buf_) : s + w;
+            }
             std::string_view value;
-            if (has_surrogate_escape(text) || !object_field(doc, field_, value)) {
+            if ((clear < s + len && has_surrogate_escape(text)) || !object_field(doc, field_, value)) {
               if (!line(s, s + len)) return false;
             } else {
               lines_++;
