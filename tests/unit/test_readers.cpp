@@ -678,6 +678,28 @@ TEST_CASE("streamed jsonl records are open()'s where simdjson's document stream 
         CHECK(s.records == want);
       }
   }
+  // Runs of lines longer than a stream's segment (256 KiB), cut by lines
+  // with surrogate escapes (decided alone) and lines with other escapes and
+  // an escaped backslash before "ud83d" (no surrogate: streamed).
+  std::string runs;
+  for (int i = 0; i < 30000; i++) {
+    runs += "{\"id\":" + std::to_string(i) + ",\"text\":\"r" + std::to_string(i * 7919 % 1000) + "\"}\n";
+    if (i % 997 == 0) runs += "{\"text\":\"\\ud83d\\ude00 " + std::to_string(i) + "\"}\n";
+    if (i % 1009 == 0) runs += "{\"text\":\"\\\\ud83d\\n\\u00e9\"}\n";
+    if (i % 4999 == 0) runs += "{\"text\":\"\\ud83d\\ude00\"}\n{\"text\":\"\\uD83D\\uDE00\"}\n";
+  }
+  {
+    const std::string f = t.write("runs", runs);
+    const auto want = all_records(*RecordSource::open(jsonl_spec(), f));
+    REQUIRE(want.size() > 30000);
+    for (uint64_t align : {4096, 1 << 20})
+      for (unsigned parts : {1u, 2u}) {
+        INFO("runs, align " << align << ", parts " << parts);
+        const Streamed s = stream(jsonl_spec(), f, parts, align);
+        REQUIRE(s.ok);
+        CHECK(s.records == want);
+      }
+  }
   // Lines around the stream's batch size: one shorter, one as long, one
   // longer (parsed alone), between ordinary lines.
   std::string big;

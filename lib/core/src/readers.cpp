@@ -708,6 +708,10 @@ class TextStreamer {
   // Bytes per stage 1 of a document stream (simdjson's batch size: 64 KiB
   // to 1 MiB measured alike): a longer line is parsed alone.
   static constexpr uint64_t kBatch = kJsonlStreamBatch;
+  // Bytes of lines per document stream (at most: streams end before a line
+  // with a surrogate escape), so that they are read from cache by stage 1
+  // after the scan for '\\'.
+  static constexpr uint64_t kSegment = uint64_t(256) << 10;
 
   TextStreamer(const ReaderSpec& spec, int fd, uint64_t size, uint64_t chunk)
       : spec_(spec), fd_(fd), size_(size), chunk_(chunk),
@@ -834,31 +838,68 @@ class TextStreamer {
     return emit(p, text, value);
   }
 
-  // The complete jsonl lines at buf_[s, t) (buf_[t - 1] is '\n'), parsed by
-  // simdjson's document stream: one stage 1 over a batch of many lines
+  // The complete jsonl lines at buf_[s, t) (buf_[t - 1] is '\n'). Lines with
+  // a surrogate escape go to line() (nlohmann decides them); the runs of
+  // lines between them, up to kSegment bytes each, to stream_lines().
+  bool jsonl_lines(uint64_t s, uint64_t t) {
+    uint64_t restarts = 4 + (t - s) / kBatch;  // streams stream_lines may start again
+    while (s < t) {
+      const uint64_t seg = segment_end(s, t);
+      if (seg > s && !stream_lines(s, seg, restarts)) return false;
+      s = seg;
+      if (s < t) {
+        const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s, '\n', t - s)) - buf_);
+        if (!line(s, e)) return false;
+        s = e + 1;
+      }
+    }
+    return true;
+  }
+
+  // The end of the run of lines from s (a line start) before the first line
+  // with a surrogate escape, or after about kSegment bytes (at a line's
+  // end), whichever is first: one memchr for '\\' over the run, which
+  // stage 1 then reads from cache; only lines with a '\\' are looked at.
+  uint64_t segment_end(uint64_t s, uint64_t t) const {
+    uint64_t limit = t;
+    if (t - s > kSegment)
+      limit = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s + kSegment, '\n', t - s - kSegment)) - buf_) + 1;
+    for (uint64_t from = s; from < limit;) {
+      const void* q = std::memchr(buf_ + from, '\\', limit - from);
+      if (!q) break;
+      const uint64_t at = uint64_t(static_cast<const uint8_t*>(q) - buf_);
+      const void* before = ::memrchr(buf_ + s, '\n', at - s);
+      const uint64_t b = before ? uint64_t(static_cast<const uint8_t*>(before) - buf_) + 1 : s;
+      const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + at, '\n', t - at)) - buf_);
+      if (has_surrogate_escape(std::string_view(reinterpret_cast<const char*>(buf_) + b, e - b))) return b;
+      from = e + 1;
+    }
+    return limit;
+  }
+
+  // The complete jsonl lines at buf_[s, t), none with a surrogate escape,
+  // parsed by simdjson's document stream: one stage 1 over all of them
   // instead of one per line. A document is taken as a line's only when it is
   // an object that starts at the line's first non-blank byte and ends before
   // its '\n' with only blanks after it: it is then the line's bytes, parsed
   // as line() would parse them alone (no string can cross a '\n': simdjson
   // refuses a raw control character in a string). A line that is not an
-  // object with the field once, as a string, or has a surrogate escape goes
-  // to line(), which decides; a line the stream does not match (an error,
-  // a document spanning lines, two on one line, a scalar) goes to line() too
-  // and the stream restarts after it, a bounded number of times per call so
+  // object with the field once, as a string, goes to line(), which decides;
+  // a line the stream does not match (an error, a document spanning lines,
+  // two on one line, a scalar) goes to line() too and the stream restarts
+  // after it, `restarts` times at most (then line() takes every line), so
   // that a file of such lines costs at most about one more stage 1.
-  bool jsonl_lines(uint64_t s, uint64_t t) {
+  bool stream_lines(uint64_t s, uint64_t t, uint64_t& restarts) {
     auto blank = [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; };
-    for (uint64_t restarts = 4 + (t - s) / kBatch; s < t;) {
-      if (restarts > 0) {
-        restarts--;
+    bool first = true;
+    while (s < t) {
+      if (first || restarts > 0) {
+        if (!first) restarts--;
+        first = false;
         simdjson::dom::document_stream docs;
         if (!many_.parse_many(buf_ + s, t - s, kBatch).get(docs)) {
           const uint64_t base = s;
           auto it = docs.begin();
-          // Bytes before `clear` hold no '\\' (one memchr over a window of
-          // many lines): lines without one, most often all, have no surrogate
-          // escape to look for.
-          uint64_t clear = s;
           while (s < t) {
             const uint8_t* p = buf_ + s;
             const uint64_t len = uint64_t(static_cast<const uint8_t*>(std::memchr(p, '\n', t - s)) - p);
@@ -875,13 +916,8 @@ class TextStreamer {
             const uint64_t doc_end = b + it.source().size();
             if (doc_end > len || !std::all_of(p + doc_end, p + len, blank)) break;
             const std::string_view text(reinterpret_cast<const char*>(p), len);
-            if (clear < s + len) {
-              const uint64_t w = std::min<uint64_t>(t - s, std::max<uint64_t>(len, 16 << 10));
-              const void* q = std::memchr(p, '\\', w);
-              clear = q ? uint64_t(static_cast<const uint8_t*>(q) - buf_) : s + w;
-            }
             std::string_view value;
-            if ((clear < s + len && has_surrogate_escape(text)) || !object_field(doc, field_, value)) {
+            if (!object_field(doc, field_, value)) {
               if (!line(s, s + len)) return false;
             } else {
               lines_++;
