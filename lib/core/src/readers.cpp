@@ -712,6 +712,9 @@ class TextStreamer {
   // with a surrogate escape), so that they are read from cache by stage 1
   // after the scan for '\\'.
   static constexpr uint64_t kSegment = uint64_t(256) << 10;
+  // A shorter run of lines is parsed one line at a time, and so are the
+  // next kAlone bytes (lines with surrogate escapes are thick there).
+  static constexpr uint64_t kMinStream = 1024, kAlone = uint64_t(64) << 10;
 
   TextStreamer(const ReaderSpec& spec, int fd, uint64_t size, uint64_t chunk)
       : spec_(spec), fd_(fd), size_(size), chunk_(chunk),
@@ -831,27 +834,45 @@ class TextStreamer {
     const char* c = reinterpret_cast<const char*>(p);
     std::string_view value;
     const std::string_view text(c, len);
-    if (has_surrogate_escape(text) || !simd_field(parser_, field_, c, len, value)) {
-      if (!h_.parse(c, c + len)) return false;  // open() words the error
-      value = h_.value;
-    }
+    if (has_surrogate_escape(text) || !simd_field(parser_, field_, c, len, value)) return reference(s, e);
     return emit(p, text, value);
   }
 
+  // The jsonl line at buf_[s, e) as the reference parser (nlohmann) decides.
+  bool reference(uint64_t s, uint64_t e) {
+    const char* c = reinterpret_cast<const char*>(buf_ + s);
+    if (!h_.parse(c, c + (e - s))) return false;  // open() words the error
+    return emit(buf_ + s, std::string_view(c, e - s), h_.value);
+  }
+
   // The complete jsonl lines at buf_[s, t) (buf_[t - 1] is '\n'). Lines with
-  // a surrogate escape go to line() (nlohmann decides them); the runs of
-  // lines between them, up to kSegment bytes each, to stream_lines().
+  // a surrogate escape go to the reference parser (nlohmann decides them);
+  // the runs of lines between them, up to kSegment bytes each, to
+  // stream_lines(). Where such lines come closer than kMinStream bytes apart
+  // (a stream would not pay for itself), the next kAlone bytes of lines are
+  // parsed one at a time by line(), as they always were.
   bool jsonl_lines(uint64_t s, uint64_t t) {
     uint64_t restarts = 4 + (t - s) / kBatch;  // streams stream_lines may start again
+    uint64_t alone_until = s;                  // lines starting before this go to line()
     while (s < t) {
-      const uint64_t seg = segment_end(s, t);
-      if (seg > s && !stream_lines(s, seg, restarts)) return false;
-      s = seg;
-      if (s < t) {
-        const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s, '\n', t - s)) - buf_);
-        if (!line(s, e)) return false;
-        s = e + 1;
+      if (s >= alone_until) {
+        const uint64_t seg = segment_end(s, t);
+        if (seg - s >= kMinStream) {
+          if (!stream_lines(s, seg, restarts)) return false;
+          s = seg;
+          if (s < t) {  // a line with a surrogate escape
+            const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s, '\n', t - s)) - buf_);
+            lines_++;
+            if (!reference(s, e)) return false;
+            s = e + 1;
+          }
+          continue;
+        }
+        alone_until = s + kAlone;
       }
+      const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s, '\n', t - s)) - buf_);
+      if (!line(s, e)) return false;
+      s = e + 1;
     }
     return true;
   }
