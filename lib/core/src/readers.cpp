@@ -459,9 +459,6 @@ bool has_surrogate_escape(std::string_view line) {
   return false;
 }
 
-// simdjson's verdict on the `len` bytes at `in` (SIMDJSON_PADDING readable
-// bytes after them): true when they are an object with `field` once, as a
-// string, whose decoded value is then `value` (in the parser's buffer).
 // True when `doc` is an object with `field` once, as a string, whose decoded
 // value is then `value` (in its parser's buffer).
 bool object_field(simdjson::dom::element doc, const std::string& field, std::string_view& value) {
@@ -475,6 +472,9 @@ bool object_field(simdjson::dom::element doc, const std::string& field, std::str
   return found == 1;
 }
 
+// simdjson's verdict on the `len` bytes at `in` (SIMDJSON_PADDING readable
+// bytes after them): true when they are an object with `field` once, as a
+// string, whose decoded value is then `value` (in the parser's buffer).
 bool simd_field(simdjson::dom::parser& parser, const std::string& field, const char* in, size_t len,
                 std::string_view& value) {
   simdjson::dom::element doc;
@@ -909,7 +909,8 @@ class TextStreamer {
   // a line the stream does not match (an error, a document spanning lines,
   // two on one line, a scalar) goes to line() too and the stream restarts
   // after it, `restarts` times at most (then line() takes every line), so
-  // that a file of such lines costs at most about one more stage 1.
+  // that a file of such lines costs at most about two more stage 1 passes
+  // (each segment's first stream, and the restarts).
   bool stream_lines(uint64_t s, uint64_t t, uint64_t& restarts) {
     auto blank = [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; };
     bool first = true;
