@@ -1,6 +1,9 @@
 // libFuzzer target for the text readers: the input is opened as a file with the
 // jsonl, lines and fortune readers. Only wit::Error may escape them, and each
-// jsonl record must equal what nlohmann's DOM parser gives for its line.
+// jsonl record must equal what nlohmann's DOM parser gives for its line. The
+// jsonl and lines readers' one-pass streaming (stream_text_records, with its
+// simdjson document streams) must agree with open(): the same records when
+// open() accepts the file, no stream when it refuses it.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -8,6 +11,8 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -44,18 +49,49 @@ std::string_view line_at(std::string_view in, uint64_t n) {
   return in.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b);
 }
 
+// stream_text_records' records of the file in `parts` parts of `align`-byte
+// pieces; false when it did not stream.
+bool streamed(const wit::ReaderSpec& spec, const std::string& path, unsigned parts, uint64_t align,
+              std::vector<std::string>& out) {
+  std::vector<std::vector<std::string>> per(parts);
+  uint64_t size = 0;
+  const bool ok = wit::stream_text_records(spec, path, parts, align, [&](unsigned p, const wit::StreamChunk& c) {
+    for (const wit::ByteView& r : *c.records) per[p].emplace_back(r.str());  // parts run at once: own vectors
+  }, size);
+  for (auto& v : per) out.insert(out.end(), v.begin(), v.end());
+  return ok;
+}
+
+// Streaming agrees with open(): `want` is open()'s records, or null when it
+// refused the file. Piece sizes from the input's first byte, so that chunk
+// and part boundaries fall anywhere.
+void check_stream(const wit::ReaderSpec& spec, const std::string& path, std::string_view in,
+                  const std::vector<std::string>* want) {
+  if (spec.kind != wit::ReaderKind::kJsonl && spec.kind != wit::ReaderKind::kLines) return;
+  const uint64_t small = in.empty() ? 1 : 1 + uint8_t(in[0]) % 97;
+  for (const auto& [parts, align] : {std::pair<unsigned, uint64_t>{1, uint64_t(1) << 20}, {2, small}}) {
+    std::vector<std::string> got;
+    const bool ok = streamed(spec, path, parts, align, got);
+    if (!want) check(!ok);
+    else if (!in.empty()) check(ok && got == *want);  // an empty file is not streamed
+  }
+}
+
 void run(const wit::ReaderSpec& spec, const std::string& path, std::string_view in) {
   std::unique_ptr<wit::RecordSource> src;
   try {
     src = wit::RecordSource::open(spec, path);
   } catch (const wit::Error&) {
     wit_fuzz::note('r');
+    check_stream(spec, path, in, nullptr);
     return;  // malformed input, reported as it should be
   }
+  std::vector<std::string> records;
   std::string scratch;
   uint64_t prev_line = 0;
   for (uint64_t i = 0; i < src->count(); i++) {
     std::string_view rec = src->record(i, scratch).str();
+    records.emplace_back(rec);
     uint64_t line = src->line_of(i);
     check(line > prev_line);
     prev_line = line;
@@ -75,6 +111,7 @@ void run(const wit::ReaderSpec& spec, const std::string& path, std::string_view 
         break;
     }
   }
+  check_stream(spec, path, in, &records);
   wit_fuzz::note('a');
 }
 

@@ -699,6 +699,120 @@ TEST_CASE("streamed text records are open()'s records at any piece size and part
   }
 }
 
+TEST_CASE("streamed jsonl records are open()'s where simdjson's document stream and the lines disagree",
+          "[readers]") {
+  // The streamed pass parses many lines per simdjson document stream; every
+  // line the stream does not match one document for one line (or that
+  // simdjson refuses and nlohmann accepts) is decided alone. Each case has
+  // ordinary lines before and after the odd ones, so the stream restarts.
+  FilesDir t;
+  const std::string ok = "{\"id\":7,\"text\":\"plain\"}\n";
+  std::string many_odd;  // more odd lines than the stream restarts for
+  for (int i = 0; i < 40; i++)
+    many_odd += ok + "\xef\xbb\xbf{\"text\":\"bom " + std::to_string(i) + "\"}\n{\"text\":\"big\",\"n\":1" +
+                std::string(30, '0') + "}\n";
+  const std::vector<std::string> cases = {
+      // simdjson refuses, nlohmann accepts: a big integer, deep nesting, a BOM.
+      ok + "{\"text\":\"x\",\"n\":123456789012345678901234567890}\n" + ok,
+      ok + "{\"text\":\"deep\",\"a\":" + std::string(1500, '[') + std::string(1500, ']') + "}\n" + ok,
+      ok + "\xef\xbb\xbf{\"text\":\"bom\"}\n" + ok,
+      many_odd,
+      // Blank lines and blanks around the object; CRLF; escapes and
+      // surrogate pairs between ordinary lines; the field nested too.
+      ok + "   \t\r\n\n  {\"text\" : \"a b\" }  \t\r\n\r\n" + ok,
+      ok + "{\"text\":\"\\ud83d\\ude00\\u00e9\\\"\"}\n{\"text\":\"caf\xc3\xa9\"}\n" + ok,
+      ok + "{\"x\":{\"text\":\"inner\"},\"text\":\"outer\"}\n{\"a\":\"text\",\"text\":\"text\"}\n" + ok,
+      // The key far into the line, after near misses ("tex, "\"text\"").
+      ok + "{\"meta\":\"" + std::string(70, 'm') + " \\\"tex \\\"text\\\"\",\"text\":\"far\"}\n{\"t\":1,\"text\":\"x\"}\n",
+      // No newline at the end; a last line of blanks only.
+      ok + "{\"text\":\"last\"}",
+      ok + ok + "  ",
+  };
+  for (size_t k = 0; k < cases.size(); k++) {
+    const std::string f = t.write("m" + std::to_string(k), cases[k]);
+    const auto want = all_records(*RecordSource::open(jsonl_spec(), f));
+    REQUIRE(!want.empty());
+    for (uint64_t align : {1, 7, 64, 4096, 1 << 20})
+      for (unsigned parts : {1u, 2u, 3u}) {
+        INFO("case " << k << ", align " << align << ", parts " << parts);
+        const Streamed s = stream(jsonl_spec(), f, parts, align);
+        REQUIRE(s.ok);
+        CHECK(s.records == want);
+      }
+  }
+  // Runs of lines longer than a stream's segment (256 KiB), cut by lines
+  // with surrogate escapes (decided alone) and lines with other escapes and
+  // an escaped backslash before "ud83d" (no surrogate: streamed).
+  std::string runs;
+  for (int i = 0; i < 30000; i++) {
+    runs += "{\"id\":" + std::to_string(i) + ",\"text\":\"r" + std::to_string(i * 7919 % 1000) + "\"}\n";
+    if (i % 997 == 0) runs += "{\"text\":\"\\ud83d\\ude00 " + std::to_string(i) + "\"}\n";
+    if (i % 1009 == 0) runs += "{\"text\":\"\\\\ud83d\\n\\u00e9\"}\n";
+    if (i % 4999 == 0) runs += "{\"text\":\"\\ud83d\\ude00\"}\n{\"text\":\"\\uD83D\\uDE00\"}\n";
+  }
+  {
+    const std::string f = t.write("runs", runs);
+    const auto want = all_records(*RecordSource::open(jsonl_spec(), f));
+    REQUIRE(want.size() > 30000);
+    for (uint64_t align : {4096, 1 << 20})
+      for (unsigned parts : {1u, 2u}) {
+        INFO("runs, align " << align << ", parts " << parts);
+        const Streamed s = stream(jsonl_spec(), f, parts, align);
+        REQUIRE(s.ok);
+        CHECK(s.records == want);
+      }
+  }
+  // Lines around the stream's batch size: one shorter, one as long, one
+  // longer (parsed alone), between ordinary lines.
+  std::string big;
+  for (int64_t d : {-1, 0, 1}) {
+    const uint64_t len = uint64_t(int64_t(kJsonlStreamBatch) + d);
+    big += ok + "{\"text\":\"" + std::string(len - 11, 'b') + "\"}\n";
+    REQUIRE(big.size() - big.rfind('{') == len + 1);
+  }
+  big += ok;
+  const std::string f = t.write("big", big);
+  const auto want = all_records(*RecordSource::open(jsonl_spec(), f));
+  REQUIRE(want.size() == 7);
+  for (uint64_t align : {4096, 1 << 20, 3 << 20})
+    for (unsigned parts : {1u, 2u}) {
+      INFO("batch-size lines, align " << align << ", parts " << parts);
+      const Streamed s = stream(jsonl_spec(), f, parts, align);
+      REQUIRE(s.ok);
+      CHECK(s.records == want);
+    }
+}
+
+TEST_CASE("a jsonl file with one line that is not one object is not streamed", "[readers]") {
+  // Lines a document stream would split other than at the newlines: each
+  // among ordinary lines, and open() refuses each.
+  FilesDir t;
+  std::string ok;
+  for (int i = 0; i < 50; i++) ok += "{\"text\":\"line " + std::to_string(i) + "\"}\n";
+  const std::vector<std::string> odd = {
+      "{\"text\":\"a\"}{\"text\":\"b\"}",   // two objects on one line
+      "{\"text\":\"a\"} {\"text\":\"b\"}",  // ... with a blank between
+      "{\"text\":\n\"a\"}",                 // one object on two lines
+      "{\"text\":\"a\",\n\"b\":1}",
+      "{\"text\":\"a\n\"}",                 // a newline in a string
+      "1", "[{\"text\":\"a\"}]", "\"text\"", "null", "{\"text\":\"a\"}1",
+      "{\"text\":\"a\"} x", "{\"text\":\"a\"},", "{\"text\":\"a\"}}", "{\"text\":\"a\"",
+      "{\"text\":\"a\"}\x0c", "{\"text\":tru}", "{\"text\":\"a\",\"n\":truex}", "{\"text\":\"\xff\"}",
+      "{\"text\":\"\\ud800\"}", "{\"text\":1}", "{\"n\":1}",
+  };
+  for (size_t k = 0; k < odd.size(); k++)
+    for (const std::string& content : {ok + odd[k] + "\n" + ok, ok + odd[k], odd[k] + "\n" + ok}) {
+      const std::string f = t.write("o" + std::to_string(k), content);
+      INFO("case " << k << ": " << content);
+      CHECK_THROWS_AS(RecordSource::open(jsonl_spec(), f), Error);
+      for (uint64_t align : {3, 64, 1 << 20})
+        for (unsigned parts : {1u, 2u}) {
+          INFO("align " << align << ", parts " << parts);
+          CHECK(!stream(jsonl_spec(), f, parts, align).ok);
+        }
+    }
+}
+
 TEST_CASE("a text file that open() refuses, or that is not a regular file, is not streamed", "[readers]") {
   // The caller then opens it the ordinary way, which words the error.
   FilesDir t;

@@ -444,6 +444,7 @@ bool find_escaped_literal(std::string_view line, std::string_view value, size_t&
 
 // A line with a \u escape of a UTF-16 surrogate (\uD800-\uDFFF): simdjson and
 // nlohmann might disagree on a lone one, so nlohmann, the reference, decides.
+// A line without a backslash costs one memchr.
 bool has_surrogate_escape(std::string_view line) {
   for (size_t i = line.find('\\'); i != std::string_view::npos && i + 3 < line.size(); i = line.find('\\', i + 1)) {
     if (line[i + 1] == '\\') {
@@ -458,13 +459,9 @@ bool has_surrogate_escape(std::string_view line) {
   return false;
 }
 
-// simdjson's verdict on the `len` bytes at `in` (SIMDJSON_PADDING readable
-// bytes after them): true when they are an object with `field` once, as a
-// string, whose decoded value is then `value` (in the parser's buffer).
-bool simd_field(simdjson::dom::parser& parser, const std::string& field, const char* in, size_t len,
-                std::string_view& value) {
-  simdjson::dom::element doc;
-  if (parser.parse(in, len, false).get(doc)) return false;
+// True when `doc` is an object with `field` once, as a string, whose decoded
+// value is then `value` (in its parser's buffer).
+bool object_field(simdjson::dom::element doc, const std::string& field, std::string_view& value) {
   simdjson::dom::object obj;
   if (doc.get_object().get(obj)) return false;
   int found = 0;
@@ -475,12 +472,36 @@ bool simd_field(simdjson::dom::parser& parser, const std::string& field, const c
   return found == 1;
 }
 
+// simdjson's verdict on the `len` bytes at `in` (SIMDJSON_PADDING readable
+// bytes after them): true when they are an object with `field` once, as a
+// string, whose decoded value is then `value` (in the parser's buffer).
+bool simd_field(simdjson::dom::parser& parser, const std::string& field, const char* in, size_t len,
+                std::string_view& value) {
+  simdjson::dom::element doc;
+  if (parser.parse(in, len, false).get(doc)) return false;
+  return object_field(doc, field, value);
+}
+
 // Where `value` lies verbatim in `line` as the literal right after the first
 // `quoted_field` ("field"), the usual case; npos when it does not.
 size_t verbatim_after_key(std::string_view line, std::string_view value, std::string_view quoted_field) {
-  const size_t k = line.find(quoted_field);
-  if (k == std::string_view::npos) return k;
-  size_t q = k + quoted_field.size();
+  // line.find(quoted_field), but a memcmp only where the '"' is followed by
+  // the field's first byte (string_view::find compares at every '"'), and a
+  // plain loop over the line's first bytes, where the key most often is,
+  // before memchr calls.
+  const size_t n = quoted_field.size();  // at least 3: the field is not empty
+  if (line.size() < n) return std::string_view::npos;
+  const char* const b = line.data();
+  const char* const last = b + (line.size() - n);  // the last place the key can start
+  auto at = [&](const char* k) { return k[1] == quoted_field[1] && std::memcmp(k, quoted_field.data(), n) == 0; };
+  const char* k = b;
+  for (const char* stop = std::min(last + 1, b + 64); k < stop && !(*k == '"' && at(k));) k++;
+  if (k > last) return std::string_view::npos;
+  while (*k != '"' || !at(k)) {
+    k = static_cast<const char*>(std::memchr(k + 1, '"', size_t(last - k)));
+    if (!k) return std::string_view::npos;
+  }
+  size_t q = size_t(k - b) + n;
   while (q < line.size() && (line[q] == ' ' || line[q] == '\t' || line[q] == ':')) q++;
   if (q < line.size() && line[q] == '"' && line.size() - q - 1 > value.size() && line[q + 1 + value.size()] == '"' &&
       std::memcmp(line.data() + q + 1, value.data(), value.size()) == 0)
@@ -616,7 +637,7 @@ class JsonlSource : public SingleFileSource {
   bool fast_parse(simdjson::dom::parser& parser, Rec& r, const char* p, uint64_t avail, std::string& padded,
                   std::string& check) const {
     std::string_view line(p, r.len);
-    if (line.find("\\u") != std::string_view::npos && has_surrogate_escape(line)) return false;
+    if (has_surrogate_escape(line)) return false;
     const char* in = p;
     if (avail < uint64_t(r.len) + simdjson::SIMDJSON_PADDING) {
       padded.assign(p, r.len);
@@ -684,6 +705,16 @@ class TextStreamer {
  public:
   // The longest line (or run of bytes before a part's first line) streamed.
   static constexpr uint64_t kMaxCarry = uint64_t(16) << 20;
+  // Bytes per stage 1 of a document stream (simdjson's batch size: 64 KiB
+  // to 1 MiB measured alike): a longer line is parsed alone.
+  static constexpr uint64_t kBatch = kJsonlStreamBatch;
+  // Bytes of lines per document stream (at most: streams end before a line
+  // with a surrogate escape), so that they are read from cache by stage 1
+  // after the scan for '\\'.
+  static constexpr uint64_t kSegment = uint64_t(256) << 10;
+  // A shorter run of lines is parsed one line at a time, and so are the
+  // next kAlone bytes (lines with surrogate escapes are thick there).
+  static constexpr uint64_t kMinStream = 1024, kAlone = uint64_t(64) << 10;
 
   TextStreamer(const ReaderSpec& spec, int fd, uint64_t size, uint64_t chunk)
       : spec_(spec), fd_(fd), size_(size), chunk_(chunk),
@@ -696,6 +727,9 @@ class TextStreamer {
       return;
     }
     if (spec.kind == ReaderKind::kJsonl) arena_.reserve(capacity_);
+#ifdef SIMDJSON_THREADS_ENABLED
+    many_.threaded = false;  // no lookahead thread: the parts are the threads
+#endif
     recs_.reserve(size_t(chunk / 64) + 1024);  // grown, rarely, for shorter lines
   }
   ~TextStreamer() { huge_free(buf_, capacity_); }
@@ -730,6 +764,13 @@ class TextStreamer {
       }
       recs_.clear();
       arena_.clear();
+      if (spec_.kind == ReaderKind::kJsonl) {
+        if (const void* nl = start < stop ? ::memrchr(buf_ + start, '\n', stop - start) : nullptr) {
+          const uint64_t t = uint64_t(static_cast<const uint8_t*>(nl) - buf_) + 1;
+          if (!jsonl_lines(start, t)) return false;
+          start = t;
+        }
+      }
       while (start < stop) {
         const void* nl = std::memchr(buf_ + start, '\n', stop - start);
         if (!nl) break;
@@ -793,11 +834,133 @@ class TextStreamer {
     const char* c = reinterpret_cast<const char*>(p);
     std::string_view value;
     const std::string_view text(c, len);
-    const bool surrogate = text.find("\\u") != std::string_view::npos && has_surrogate_escape(text);
-    if (surrogate || !simd_field(parser_, field_, c, len, value)) {
-      if (!h_.parse(c, c + len)) return false;  // open() words the error
-      value = h_.value;
+    if (has_surrogate_escape(text) || !simd_field(parser_, field_, c, len, value)) return reference(s, e);
+    return emit(p, text, value);
+  }
+
+  // The jsonl line at buf_[s, e) as the reference parser (nlohmann) decides.
+  bool reference(uint64_t s, uint64_t e) {
+    const char* c = reinterpret_cast<const char*>(buf_ + s);
+    if (!h_.parse(c, c + (e - s))) return false;  // open() words the error
+    return emit(buf_ + s, std::string_view(c, e - s), h_.value);
+  }
+
+  // The complete jsonl lines at buf_[s, t) (buf_[t - 1] is '\n'). Lines with
+  // a surrogate escape go to the reference parser (nlohmann decides them);
+  // the runs of lines between them, up to kSegment bytes each, to
+  // stream_lines(). Where such lines come closer than kMinStream bytes apart
+  // (a stream would not pay for itself), the next kAlone bytes of lines are
+  // parsed one at a time by line(), as they always were.
+  bool jsonl_lines(uint64_t s, uint64_t t) {
+    uint64_t restarts = 4 + (t - s) / kBatch;  // streams stream_lines may start again
+    uint64_t alone_until = s;                  // lines starting before this go to line()
+    while (s < t) {
+      if (s >= alone_until) {
+        const uint64_t seg = segment_end(s, t);
+        if (seg - s >= kMinStream) {
+          if (!stream_lines(s, seg, restarts)) return false;
+          s = seg;
+          if (s < t) {  // a line with a surrogate escape
+            const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s, '\n', t - s)) - buf_);
+            lines_++;
+            if (!reference(s, e)) return false;
+            s = e + 1;
+          }
+          continue;
+        }
+        alone_until = s + kAlone;
+      }
+      const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s, '\n', t - s)) - buf_);
+      if (!line(s, e)) return false;
+      s = e + 1;
     }
+    return true;
+  }
+
+  // The end of the run of lines from s (a line start) before the first line
+  // with a surrogate escape, or after about kSegment bytes (at a line's
+  // end), whichever is first: one memchr for '\\' over the run, which
+  // stage 1 then reads from cache; only lines with a '\\' are looked at.
+  uint64_t segment_end(uint64_t s, uint64_t t) const {
+    uint64_t limit = t;
+    if (t - s > kSegment)
+      limit = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s + kSegment, '\n', t - s - kSegment)) - buf_) + 1;
+    for (uint64_t from = s; from < limit;) {
+      const void* q = std::memchr(buf_ + from, '\\', limit - from);
+      if (!q) break;
+      const uint64_t at = uint64_t(static_cast<const uint8_t*>(q) - buf_);
+      const void* before = ::memrchr(buf_ + s, '\n', at - s);
+      const uint64_t b = before ? uint64_t(static_cast<const uint8_t*>(before) - buf_) + 1 : s;
+      const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + at, '\n', t - at)) - buf_);
+      if (has_surrogate_escape(std::string_view(reinterpret_cast<const char*>(buf_) + b, e - b))) return b;
+      from = e + 1;
+    }
+    return limit;
+  }
+
+  // The complete jsonl lines at buf_[s, t), none with a surrogate escape,
+  // parsed by simdjson's document stream: one stage 1 over all of them
+  // instead of one per line. A document is taken as a line's only when it is
+  // an object that starts at the line's first non-blank byte and ends before
+  // its '\n' with only blanks after it: it is then the line's bytes, parsed
+  // as line() would parse them alone (no string can cross a '\n': simdjson
+  // refuses a raw control character in a string). A line that is not an
+  // object with the field once, as a string, goes to line(), which decides;
+  // a line the stream does not match (an error, a document spanning lines,
+  // two on one line, a scalar) goes to line() too and the stream restarts
+  // after it, `restarts` times at most (then line() takes every line), so
+  // that a file of such lines costs at most about two more stage 1 passes
+  // (each segment's first stream, and the restarts).
+  bool stream_lines(uint64_t s, uint64_t t, uint64_t& restarts) {
+    auto blank = [](uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; };
+    bool first = true;
+    while (s < t) {
+      if (first || restarts > 0) {
+        if (!first) restarts--;
+        first = false;
+        simdjson::dom::document_stream docs;
+        if (!many_.parse_many(buf_ + s, t - s, kBatch).get(docs)) {
+          const uint64_t base = s;
+          auto it = docs.begin();
+          while (s < t) {
+            const uint8_t* p = buf_ + s;
+            const uint64_t len = uint64_t(static_cast<const uint8_t*>(std::memchr(p, '\n', t - s)) - p);
+            uint64_t b = 0;
+            while (b < len && blank(p[b])) b++;
+            if (b == len) {  // a blank line: no record, no document
+              lines_++;
+              s += len + 1;
+              continue;
+            }
+            simdjson::dom::element doc;
+            if (p[b] != '{' || !(it != docs.end()) || it.current_index() != s + b - base || (*it).get(doc))
+              break;
+            const uint64_t doc_end = b + it.source().size();
+            if (doc_end > len || !std::all_of(p + doc_end, p + len, blank)) break;
+            const std::string_view text(reinterpret_cast<const char*>(p), len);
+            std::string_view value;
+            if (!object_field(doc, field_, value)) {
+              if (!line(s, s + len)) return false;
+            } else {
+              lines_++;
+              if (!emit(p, text, value)) return false;
+            }
+            ++it;
+            s += len + 1;
+          }
+          if (s == t) break;
+        }
+      }
+      // This line alone, then a new stream after it.
+      const uint64_t e = uint64_t(static_cast<const uint8_t*>(std::memchr(buf_ + s, '\n', t - s)) - buf_);
+      if (!line(s, e)) return false;
+      s = e + 1;
+    }
+    return true;
+  }
+
+  // Adds the record of a jsonl line whose field decodes to `value`.
+  bool emit(const uint8_t* p, std::string_view text, std::string_view value) {
     // Bytes equal to the value, as record() returns them: in the line itself
     // when they lie there verbatim, else a copy of the decoded text.
     if (const size_t q = verbatim_after_key(text, value, quoted_field_); q != std::string_view::npos) {
@@ -819,7 +982,8 @@ class TextStreamer {
   const std::string& field_;
   const std::string quoted_field_;
   FieldFinder h_;
-  simdjson::dom::parser parser_;
+  simdjson::dom::parser parser_;  // one line at a time
+  simdjson::dom::parser many_;    // document streams of many lines
   std::string arena_;  // decoded jsonl values, reserved once (never moves)
   RecordViews recs_;
   uint64_t lines_ = 0;

@@ -165,6 +165,10 @@ struct StreamChunk {
 // many lines), a read error or a file that changed size. The caller then
 // discards what fn saw and uses RecordSource::open, which reports the
 // problem in its words. `size` is set to the file's size.
+// jsonl lines are parsed as simdjson document streams of this many bytes (one
+// stage 1 over many lines); a longer line is parsed alone, as is any line the
+// stream does not match line for line (the verdict is always open()'s).
+inline constexpr uint64_t kJsonlStreamBatch = uint64_t(1) << 20;
 bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsigned parts, uint64_t align,
                          const std::function<void(unsigned part, const StreamChunk& chunk)>& fn, uint64_t& size);
 
