@@ -5,8 +5,9 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 #include <exception>
+#include <string>
+#include <system_error>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -42,14 +43,19 @@ void parallel_for(uint64_t n, unsigned threads, uint64_t min_per_thread,
   for (uint64_t i = 0; i < t; i++) {
     uint64_t b = i * chunk, e = std::min(n, b + chunk);
     if (b >= e) break;
-    pool.emplace_back([&, b, e] {
+    auto run = [&, b, e] {
       try {
         fn(b, e);
       } catch (...) {
         std::lock_guard<std::mutex> g(mu);
         if (!err) err = std::current_exception();
       }
-    });
+    };
+    try {
+      pool.emplace_back(run);
+    } catch (const std::system_error&) {
+      run();  // no thread to be had (a process or memory limit): this range runs here
+    }
   }
   for (auto& th : pool) th.join();
   if (err) std::rethrow_exception(err);
