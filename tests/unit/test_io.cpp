@@ -285,10 +285,22 @@ TEST_CASE("io: huge_alloc starts a large table on a 2 MiB boundary; every size i
   CHECK(v[599999] == 599999);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define WIT_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WIT_TEST_ASAN 1
+#endif
+#endif
+
 TEST_CASE("parallel_for runs every range when no thread can be created", "[io]") {
   // A child whose address space cannot hold another thread's stack: each
   // range that gets no thread runs on the caller, so every index is covered
   // once (it used to end in std::terminate).
+#ifdef WIT_TEST_ASAN
+  WARN("not under AddressSanitizer: its shadow memory and an address-space limit do not mix");
+  return;
+#endif
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
