@@ -1312,13 +1312,14 @@ std::shared_ptr<const FileBytes> FileBytes::load(const std::string& path) {
   // (a file larger than a quarter of the memory stays evictable page cache).
   const uint64_t memory = uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGESIZE));
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+  const bool known = ::stat(path.c_str(), &st) == 0;
+  if (known && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd.ok()) throw Error("cannot open: " + errno_text(), path);
     note_input(fd.get());
     return read_all(fd.get(), path);
   }
-  if ((!force && !huge_pages_available()) || ::stat(path.c_str(), &st) != 0 ||
+  if ((!force && !huge_pages_available()) || !known ||
       !S_ISREG(st.st_mode) || st.st_size == 0 || uint64_t(st.st_size) < min_read ||
       uint64_t(st.st_size) > memory / 4)
     return std::make_shared<const FileBytes>(std::make_shared<MappedFile>(path));
