@@ -172,6 +172,12 @@ for v in -1 18446744073709551616 99999999999999999999999 9223372036854775808; do
   judge "wit-log sign --time $v" "2" "run" "" wit-log sign run --key run/trainer.key --time "$v"
   judge "wit-log show --from $v" "2" "run" "" wit-log show run --from "$v"
 done
+# NaN and the infinities (issue 33): a fraction, a confidence, a count.
+for v in nan inf -inf 1e999; do
+  judge "wit-challenge --confidence=$v" "2" "run" "o.json" wit-challenge --run run --nonce "$NONCE" --confidence="$v" --fraction 0.1 -o o.json
+  judge "wit-challenge --fraction=$v" "2" "run" "o.json" wit-challenge --run run --nonce "$NONCE" --confidence 0.9 --fraction="$v" -o o.json
+  judge "wit-challenge -k=$v" "2" "run" "o.json" wit-challenge --run run --nonce "$NONCE" -k="$v" -o o.json
+done
 for j in 10000 1025 -3; do
   judge "wit-commit -j $j" "2" "train.txt" "o.json o.widx" wit-commit -q -j "$j" -o o.json train.txt
 done
@@ -190,7 +196,8 @@ for sig in INT TERM KILL; do
   tried=$((tried + 1))
   wit-commit -o s.commit.json fifo 2>s.err &
   pid=$!
-  for _ in $(seq 1 100); do compgen -G "s.widx.tmp.*" >/dev/null && break; sleep 0.05; done
+  # Its index's temporary is open (unnamed, where the file system allows).
+  for _ in $(seq 1 500); do holds_temporary "$pid" s.widx && break; sleep 0.01; done
   kill -"$sig" "$pid"
   wait "$pid"
   rc=$?

@@ -70,6 +70,51 @@ absent() {
   ok
 }
 
+# execed PID TOOL: waits (5 s at most) until background job PID is TOOL, no
+# longer the shell that forked it. A signal before that ends the shell's
+# child, not the tool: no tool can speak for it.
+execed() {
+  local i
+  for i in $(seq 1 500); do
+    [ "$(cat /proc/"$1"/comm 2>/dev/null)" = "${2:0:15}" ] && return 0
+    sleep 0.01
+  done
+  return 1
+}
+
+# holds_temporary PID NAME: process PID has a temporary of output NAME open,
+# named (NAME.tmp.*) or unnamed (O_TMPFILE: "DIR/#INODE (deleted)").
+holds_temporary() {
+  local l
+  for l in /proc/"$1"/fd/*; do
+    case "$(readlink "$l" 2>/dev/null)" in */"$2".tmp.* | */\#*" (deleted)") return 0 ;; esac
+  done
+  return 1
+}
+
+# finite_options TOOL...: every numeric option of every (sub)command of the
+# tools, as their --help lists it (the type names cli.cpp calls numeric),
+# refuses NaN and the infinities with the one-line error, exit 2 (issue 33).
+finite_options() {
+  local tool sub opt v subs count=0 args
+  for tool in "$@"; do
+    subs=$("$tool" --help 2>&1 | sed -n '/^Subcommands:/,$s/^  \([a-z][a-z-]*\) .*/\1/p')
+    for sub in "" $subs; do
+      # shellcheck disable=SC2086
+      for opt in $("$tool" $sub --help 2>&1 |
+        sed -nE 's/^  (-[a-zA-Z],)?(--?[a-z][a-z0-9-]*) (INT|UINT|FLOAT|NUMBER|N|K|P|F|STEP|SIZE)( .*)?$/\2/p'); do
+        for v in nan NaN inf Infinity 1e999 -inf; do
+          case "$opt$v" in --*) args=("$opt=$v") ;; *-inf) continue ;; *) args=("$opt" "$v") ;; esac
+          # shellcheck disable=SC2086
+          run 2 "$tool" $sub "${args[@]}" && error_is "$tool" "^$tool: error: $opt must be a finite number: $v\$"
+        done
+        count=$((count + 1))
+      done
+    done
+  done
+  [ "$count" -gt 0 ] && ok || fail "finite_options: no numeric option found in $*"
+}
+
 same_file() {
   if cmp -s "$1" "$2"; then ok; else fail "files differ: $1 $2"; fi
 }

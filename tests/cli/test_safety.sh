@@ -145,14 +145,19 @@ grep -q "not finished" err && fail "a finished run called unfinished: $(cat err)
 rm -f fifo && mkfifo fifo
 wit-commit -o sig.commit.json fifo 2>sig.err &
 pid=$!
-for _ in $(seq 1 100); do compgen -G "sig.widx.tmp.*" >/dev/null && break; sleep 0.05; done
-compgen -G "sig.widx.tmp.*" >/dev/null && ok || fail "wit-commit made no temporary while waiting for its input"
+for _ in $(seq 1 500); do holds_temporary "$pid" sig.widx && break; sleep 0.01; done
+holds_temporary "$pid" sig.widx && ok || fail "wit-commit made no temporary while waiting for its input"
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
 [ "$rc" = 143 ] && ok || fail "SIGTERM exit $rc (want 143)"
 grep -q "^wit-commit: terminated; nothing was written$" sig.err && ok || fail "SIGTERM message: $(cat sig.err)"
 absent sig.commit.json sig.widx
+
+# Issue 33: no numeric option of any tool takes NaN or an infinity.
+finite_options wit-commit wit-query wit-log wit-challenge wit-board
+run 2 wit-challenge --run finished --nonce "$(printf 'ab%.0s' $(seq 32))" --confidence nan --fraction 0.1 &&
+  error_is wit-challenge "^wit-challenge: error: --confidence must be a finite number: nan$"
 
 # Subcommands: the unknown one is named, with the valid ones.
 run 2 wit-log shw run && error_is wit-log "unknown subcommand 'shw' \(valid: keygen, show,"

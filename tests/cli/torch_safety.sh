@@ -182,6 +182,34 @@ set +m
 [ "$rc" = 130 ] && ok || fail "early Ctrl-C exit $rc (want 130)"
 [ "$(grep -c . EE.err)" = 1 ] && grep -q "^wit-train: interrupted; " EE.err && ok || fail "early Ctrl-C message: '$(cat EE.err)'"
 rm -rf EE
+# Issue 33: and while the dynamic loader still maps LibTorch, before any of
+# the tool's code can run (the first stage holds the signal until then): at
+# once after the exec, and at moments through the start-up. Never a silent
+# 130 or 143.
+set -m
+for delay in 0 0 0.005 0.02 0.05 0.1 0.2 0.3; do
+  for sig in INT TERM; do
+    word=$([ $sig = INT ] && echo interrupted || echo terminated)
+    want=$([ $sig = INT ] && echo 130 || echo 143)
+    wit-train -q -j1 --data data.commit.json --index data.widx --config long.json --out EE data.txt >/dev/null 2>EE.err &
+    pid=$!
+    execed "$pid" wit-train
+    [ "$delay" = 0 ] || sleep "$delay"
+    kill -$sig "$pid"
+    wait "$pid"
+    rc=$?
+    [ "$rc" = "$want" ] && [ "$(grep -c . EE.err)" = 1 ] && grep -q "^wit-train: $word; " EE.err && ok ||
+      fail "SIG$sig after ${delay}s of start-up: exit $rc, '$(cat EE.err)'"
+    rm -rf EE
+  done
+done
+set +m
+
+# Issue 33: no numeric option of a LibTorch tool takes NaN or an infinity
+# ("wit-sketch match --tolerance nan" was accepted, exit 0).
+finite_options wit-sketch wit-train wit-replay wit-eval wit-board-check
+run 2 wit-sketch match --run R --tolerance nan R/ckpt/step-000016.safetensors &&
+  error_is wit-sketch "^wit-sketch: error: --tolerance must be a finite number: nan$"
 
 # Item 7: a LibTorch tool's failed stdout write is an error.
 if [ -w /dev/full ]; then

@@ -99,21 +99,57 @@ TEST_CASE("io: sync() early, more written after it, commit without the directory
   fs::remove_all(d);
 }
 
+namespace {
+
+// A pid that is no process: a child's, reaped.
+pid_t dead_pid() {
+  const pid_t p = ::fork();
+  if (p == 0) ::_exit(0);
+  ::waitpid(p, nullptr, 0);
+  return p;
+}
+
+// Whether the file system of `dir` makes unnamed files (O_TMPFILE).
+bool unnamed_files_in(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+std::vector<std::string> names_in(const fs::path& d) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(d)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("io: a killed writer's temporaries are removed by the next writer, a live one's are not", "[io]") {
   const fs::path d = fresh_dir("stale");
   const fs::path out = d / "x.widx";
   const auto old = fs::file_time_type::clock::now() - std::chrono::minutes(5);
-  std::ofstream(d / "x.widx.tmp.AbC123") << "half";
+  const std::string gone = std::to_string(dead_pid()), alive = std::to_string(::getpid());
+  std::ofstream(d / "x.widx.tmp.AbC123") << "half";  // a writer's from before the pid was in the name: by age
   fs::last_write_time(d / "x.widx.tmp.AbC123", old);
   std::ofstream(d / "x.widx.tmp.young1") << "half";  // too young to judge
+  std::ofstream(d / ("x.widx.tmp." + gone + ".Young2")) << "half";  // young, but its writer is gone
+  std::ofstream(d / ("x.widx.tmp." + alive + ".Young3")) << "half";  // young, its writer alive (not locked yet)
+  std::ofstream(d / ("x.widx.tmp." + alive + ".Old456")) << "half";  // old and unlocked: its writer lost it
+  fs::last_write_time(d / ("x.widx.tmp." + alive + ".Old456"), old);
+  std::ofstream(d / "x.widx.tmp.not.a.temporary") << "kept";  // not a name AtomicFile makes
+  fs::last_write_time(d / "x.widx.tmp.not.a.temporary", old);
   std::ofstream(d / "y.widx.tmp.Other1") << "half";  // another output's
   fs::last_write_time(d / "y.widx.tmp.Other1", old);
-  // A live writer's temporary: a child holds one open and locked.
+  // A live writer's temporary: a child holds one open and locked, named (as
+  // on a file system without O_TMPFILE) and old.
   int ready[2];
   REQUIRE(::pipe(ready) == 0);
   const pid_t p = ::fork();
   REQUIRE(p >= 0);
   if (p == 0) {
+    ::setenv("WIT_NAMED_TEMPORARIES", "1", 1);
     AtomicFile f(out.string());
     f.write("live");
     [[maybe_unused]] ssize_t w = ::write(ready[1], "r", 1);
@@ -122,21 +158,73 @@ TEST_CASE("io: a killed writer's temporaries are removed by the next writer, a l
   }
   char c;
   REQUIRE(::read(ready[0], &c, 1) == 1);
+  const std::string childs = "x.widx.tmp." + std::to_string(p) + ".";
+  int child_temporaries = 0;
   for (const auto& e : fs::directory_iterator(d))
-    if (e.path().filename().string().rfind("x.widx.tmp.", 0) == 0 && e.path().filename() != "x.widx.tmp.AbC123" &&
-        e.path().filename() != "x.widx.tmp.young1")
+    if (e.path().filename().string().rfind(childs, 0) == 0) {
       fs::last_write_time(e.path(), old);
+      child_temporaries++;
+    }
+  CHECK(child_temporaries == 1);
   write_file_atomic(out.string(), "done");
   CHECK(slurp(out) == "done");
   CHECK_FALSE(fs::exists(d / "x.widx.tmp.AbC123"));
+  CHECK_FALSE(fs::exists(d / ("x.widx.tmp." + gone + ".Young2")));
+  CHECK_FALSE(fs::exists(d / ("x.widx.tmp." + alive + ".Old456")));
   CHECK(fs::exists(d / "x.widx.tmp.young1"));
+  CHECK(fs::exists(d / ("x.widx.tmp." + alive + ".Young3")));
+  CHECK(fs::exists(d / "x.widx.tmp.not.a.temporary"));
   CHECK(fs::exists(d / "y.widx.tmp.Other1"));
   int live = 0;
-  for (const auto& e : fs::directory_iterator(d)) live += e.path().filename().string().rfind("x.widx.tmp.", 0) == 0;
-  CHECK(live == 2);  // young1 and the child's
+  for (const auto& e : fs::directory_iterator(d)) live += e.path().filename().string().rfind(childs, 0) == 0;
+  CHECK(live == 1);  // the child's, locked
   ::kill(p, SIGKILL);
   ::waitpid(p, nullptr, 0);
+  // The child is gone: its temporary goes with the next write at once, however young.
+  for (const auto& e : fs::directory_iterator(d))
+    if (e.path().filename().string().rfind(childs, 0) == 0) fs::last_write_time(e.path(), fs::file_time_type::clock::now());
+  write_file_atomic(out.string(), "again");
+  live = 0;
+  for (const auto& e : fs::directory_iterator(d)) live += e.path().filename().string().rfind(childs, 0) == 0;
+  CHECK(live == 0);
   fs::remove_all(d);
+}
+
+TEST_CASE("io: the name of a temporary, and the output it is for", "[io]") {
+  CHECK(temporary_target("d/x.widx.tmp.1234.AbC123") == "d/x.widx");
+  CHECK(temporary_target("x.widx.tmp.AbC123") == "x.widx");  // a writer's from before the pid
+  CHECK(temporary_target("/a/b.tmp.c/x.json.tmp.77.zzzzzz") == "/a/b.tmp.c/x.json");
+  CHECK(temporary_target("x.widx.tmp.12a.AbC123") == "");
+  CHECK(temporary_target("x.widx.tmp.1234.AbC12") == "");
+  CHECK(temporary_target("x.widx.tmp.AbC12!") == "");
+  CHECK(temporary_target("d/.tmp.AbC123") == "");
+  CHECK(temporary_target("x.widx") == "");
+}
+
+TEST_CASE("io: an output has no name on disk until it is committed, and a named one only while written", "[io]") {
+  for (const bool named : {false, true}) {
+    const fs::path d = fresh_dir(named ? "named" : "unnamed");
+    if (named) ::setenv("WIT_NAMED_TEMPORARIES", "1", 1);
+    {
+      AtomicFile a((d / "a.json").string());
+      a.write("whole");
+      if (named) {
+        const auto in = names_in(d);
+        REQUIRE(in.size() == 1);
+        CHECK(in[0].rfind("a.json.tmp." + std::to_string(::getpid()) + ".", 0) == 0);
+        CHECK(temporary_target((d / in[0]).string()) == (d / "a.json").string());
+      } else if (unnamed_files_in(d)) {
+        CHECK(names_in(d).empty());
+      }
+      a.commit();
+      AtomicFile b((d / "b.json").string());
+      b.write("dropped");
+    }
+    ::unsetenv("WIT_NAMED_TEMPORARIES");
+    CHECK(names_in(d) == std::vector<std::string>{"a.json"});
+    CHECK(slurp(d / "a.json") == "whole");
+    fs::remove_all(d);
+  }
 }
 
 TEST_CASE("io: a lock is exclusive and its loser is told who holds it", "[io][lock]") {
@@ -180,24 +268,83 @@ TEST_CASE("io: no output may be one of the inputs", "[io]") {
   fs::remove_all(d);
 }
 
+namespace {
+
+// The signal path of a child: what cli.cpp's handler does, then the exit.
+void child_handler(int) {
+  remove_live_temporaries();
+  ::_exit(143);
+}
+
+}  // namespace
+
 TEST_CASE("io: an interrupted process leaves no temporary behind", "[io]") {
-  const fs::path d = fresh_dir("live");
+  for (const bool named : {false, true}) {
+    const fs::path d = fresh_dir("live");
+    const pid_t p = ::fork();
+    REQUIRE(p >= 0);
+    if (p == 0) {
+      if (named) ::setenv("WIT_NAMED_TEMPORARIES", "1", 1);
+      AtomicFile a((d / "a.json").string()), b((d / "b.widx").string(), true);
+      a.write("half");
+      b.write("half");
+      { AtomicFile c((d / "c.json").string()); c.write("whole"); c.commit(); }
+      remove_live_temporaries();  // what the Ctrl-C handler does before it exits
+      ::_exit(0);
+    }
+    int st = 0;
+    ::waitpid(p, &st, 0);
+    REQUIRE(WIFEXITED(st));
+    CHECK(names_in(d) == std::vector<std::string>{"c.json"});
+    fs::remove_all(d);
+  }
+}
+
+TEST_CASE("io: a signal waits for an output being published; none is begun after it", "[io]") {
+  for (const bool named : {false, true}) {
+    const fs::path d = fresh_dir("section");
+    const pid_t p = ::fork();
+    REQUIRE(p >= 0);
+    if (p == 0) {
+      if (named) ::setenv("WIT_NAMED_TEMPORARIES", "1", 1);
+      ::signal(SIGTERM, child_handler);
+      AtomicFile a((d / "a.json").string()), b((d / "b.json").string()), c((d / "c.json").string());
+      a.write("pair");
+      b.write("pair");
+      c.write("never");
+      {
+        const OutputSection pair;
+        ::kill(::getpid(), SIGTERM);  // held until the section ends: a and b go in together
+        a.commit();
+        b.commit();
+      }
+      ::_exit(0);  // not reached: the signal ends the process at the section's end
+    }
+    int st = 0;
+    ::waitpid(p, &st, 0);
+    CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 143));
+    CHECK(names_in(d) == (std::vector<std::string>{"a.json", "b.json"}));
+    fs::remove_all(d);
+  }
+  // A thread that would begin an output once the signal path has begun stops there.
+  const fs::path d = fresh_dir("ending");
   const pid_t p = ::fork();
   REQUIRE(p >= 0);
   if (p == 0) {
-    AtomicFile a((d / "a.json").string()), b((d / "b.widx").string(), true);
-    a.write("half");
-    b.write("half");
-    { AtomicFile c((d / "c.json").string()); c.write("whole"); c.commit(); }
-    remove_live_temporaries();  // what the Ctrl-C handler does before it exits
-    ::_exit(0);
+    ::setenv("WIT_NAMED_TEMPORARIES", "1", 1);  // a named one would show
+    remove_live_temporaries();
+    std::thread late([&] {
+      AtomicFile late_one((d / "late.json").string());  // stops inside, for good
+      ::_exit(3);
+    });
+    late.detach();
+    ::usleep(100000);
+    ::_exit(143);
   }
   int st = 0;
   ::waitpid(p, &st, 0);
-  REQUIRE(WIFEXITED(st));
-  std::vector<std::string> left;
-  for (const auto& e : fs::directory_iterator(d)) left.push_back(e.path().filename().string());
-  CHECK(left == std::vector<std::string>{"c.json"});
+  CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 143));
+  CHECK(names_in(d).empty());
   fs::remove_all(d);
 }
 

@@ -12,6 +12,7 @@
 #include "wit/board_cmd.h"
 #include "wit/cli.h"
 #include "wit/error.h"
+#include "wit/io.h"
 
 namespace fs = std::filesystem;
 
@@ -32,7 +33,7 @@ void hand_over_replaying_steps(int argc, char** argv) {
   std::vector<char*> args(argv, argv + argc);
   args[0] = const_cast<char*>(exe.c_str());
   args.push_back(nullptr);
-  ::execv(exe.c_str(), args.data());
+  wit::exec_holding_signals(exe.c_str(), args.data());
 }
 
 }  // namespace
@@ -83,17 +84,17 @@ int main(int argc, char** argv) {
   pack->add_option("-o,--output", p_out, "Bundle to create: a directory, or a file ending in .wbundle")->required()->type_name("BUNDLE");
   pack->add_option("--name", p_name, "The run's name on the board (1 to 64 of A-Z a-z 0-9 . _ -)")->required()->type_name("NAME");
   pack->add_option("--run", p_run, "The finished run directory")->required()->type_name("RUN");
-  pack->add_option("--data-commit", p_data, "The training data commitment")->required()->type_name("F");
-  pack->add_option("--eval-commit", p_evalc, "The eval set commitment")->required()->type_name("F");
-  pack->add_option("--eval", p_eval, "The eval commitment (wit-eval run -o)")->required()->type_name("F");
-  pack->add_option("--eval-scores", p_scores, "Its per-example scores (wit-eval run --scores)")->required()->type_name("F");
-  pack->add_option("--contamination", p_cont, "The eval set's contamination certificate (wit-query contamination)")->required()->type_name("F");
-  pack->add_option("--eval-check", p_checks, "An eval spot-check report (wit-eval check); repeat for more")->type_name("F");
-  pack->add_option("--challenge", p_challenges, "A challenge (wit-challenge); repeat for more")->type_name("F");
-  pack->add_option("--report", p_reports, "A replay report answering one of the challenges (wit-replay verify)")->type_name("F");
-  pack->add_option("--model-fingerprint", p_fp, "The released model's fingerprint (wit-sketch fingerprint; information only)")->type_name("F");
-  pack->add_option("--model-binding", p_binding, "The released weights file bound to the final state (wit-sketch match --json)")->type_name("F");
-  pack->add_option("--probe-check", p_probe_checks, "A fresh-probe check of a model behind an API (wit-sketch probe-check -o); repeat for more")->type_name("F");
+  pack->add_option("--data-commit", p_data, "The training data commitment")->required()->type_name("FILE");
+  pack->add_option("--eval-commit", p_evalc, "The eval set commitment")->required()->type_name("FILE");
+  pack->add_option("--eval", p_eval, "The eval commitment (wit-eval run -o)")->required()->type_name("FILE");
+  pack->add_option("--eval-scores", p_scores, "Its per-example scores (wit-eval run --scores)")->required()->type_name("FILE");
+  pack->add_option("--contamination", p_cont, "The eval set's contamination certificate (wit-query contamination)")->required()->type_name("FILE");
+  pack->add_option("--eval-check", p_checks, "An eval spot-check report (wit-eval check); repeat for more")->type_name("FILE");
+  pack->add_option("--challenge", p_challenges, "A challenge (wit-challenge); repeat for more")->type_name("FILE");
+  pack->add_option("--report", p_reports, "A replay report answering one of the challenges (wit-replay verify)")->type_name("FILE");
+  pack->add_option("--model-fingerprint", p_fp, "The released model's fingerprint (wit-sketch fingerprint; information only)")->type_name("FILE");
+  pack->add_option("--model-binding", p_binding, "The released weights file bound to the final state (wit-sketch match --json)")->type_name("FILE");
+  pack->add_option("--probe-check", p_probe_checks, "A fresh-probe check of a model behind an API (wit-sketch probe-check -o); repeat for more")->type_name("FILE");
   pack->add_flag("--no-log", p_nolog, "Leave run.wlog out (smaller; no loss curve)");
   pack->add_flag("-q,--quiet", quiet, "No status on stderr");
 

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   auto* o_head = app.add_option("--head", head_path, "Signed tree head JSON, as `wit-log head` prints it (- = stdin)")->type_name("HEAD.json");
   auto* o_run = app.add_option("--run", run, "Run directory: challenge its latest signed head (instead of --head)")->type_name("RUN");
   auto* o_nonce = app.add_option("--nonce", nonce_hex, "Nonce the trainer does not control: 64 hex digits")->type_name("HEX");
-  auto* o_nfile = app.add_option("--nonce-file", nonce_file, "File holding the nonce as 64 hex digits (- = stdin)")->type_name("F");
+  auto* o_nfile = app.add_option("--nonce-file", nonce_file, "File holding the nonce as 64 hex digits (- = stdin)")->type_name("FILE");
   auto* o_k = app.add_option("-k", k, "Number of steps to challenge, 1..T")->type_name("N");
   auto* o_conf = app.add_option("--confidence", confidence, "Pick the smallest k that catches --fraction with this probability, 0 < P < 1")->type_name("P");
   auto* o_frac = app.add_option("--fraction", fraction, "Fraction of tampered steps the guarantee is for, 0 < F <= 1 (with -k only: 0.05)")->type_name("F");

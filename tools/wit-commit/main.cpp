@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   leaves->add_option("--index", leaves_index, "Data index (.widx) whose leaves to export")->required()->type_name("I");
   wit::cli::mark_output(leaves->add_option("-o,--output", leaves_out, "Leaves file to write (- = stdout, not a terminal)"))
       ->required()
-      ->type_name("F");
+      ->type_name("FILE");
   app.require_subcommand(0, 1);
 
   return wit::cli::run(app, argc, argv, [&] {

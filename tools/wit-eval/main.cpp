@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     s->add_option("--causal-cuts", a.o.causal_cuts, "Cut points of the causal check per record, 1..64")->default_str("1")->type_name("N");
   }
   auto* o_cnonce = run->add_option("--nonce", a.cut_nonce_hex, "Nonce the causal check's cut points are drawn from: 64 hex digits (default: the checkpoint root)")->type_name("HEX");
-  auto* o_cnfile = run->add_option("--nonce-file", a.cut_nonce_file, "File holding that nonce as 64 hex digits (- = stdin)")->type_name("F");
+  auto* o_cnfile = run->add_option("--nonce-file", a.cut_nonce_file, "File holding that nonce as 64 hex digits (- = stdin)")->type_name("FILE");
   o_cnonce->excludes(o_cnfile);
   run->add_option("-o,--output", a.out, "Eval commitment to write (eval.json)")->required()->type_name("FILE");
   wit::cli::mark_output(run->add_option("--scores", a.scores_path, "Per-example scores to write (eval.scores.json)"))->required()->type_name("FILE");
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   check->add_option("--eval", a.eval_path, "The eval commitment checked (eval.json)")->required()->type_name("EVAL.json");
   check->add_option("--scores", a.scores_path, "Its per-example scores")->required()->type_name("SCORES.json");
   auto* o_nonce = check->add_option("--nonce", a.nonce_hex, "Nonce the evaluator does not control: 64 hex digits")->type_name("HEX");
-  auto* o_nfile = check->add_option("--nonce-file", a.nonce_file, "File holding the nonce as 64 hex digits (- = stdin)")->type_name("F");
+  auto* o_nfile = check->add_option("--nonce-file", a.nonce_file, "File holding the nonce as 64 hex digits (- = stdin)")->type_name("FILE");
   auto* o_k = check->add_option("-k", a.k, "Number of examples to re-evaluate, 1..n")->type_name("N");
   auto* o_conf = check->add_option("--confidence", a.confidence, "Pick the smallest k that catches --fraction with this probability")->type_name("P");
   check->add_option("--fraction", a.fraction, "Fraction of inflated scores the guarantee is for, 0 < F <= 1 (with -k only: 0.05)")->type_name("F");

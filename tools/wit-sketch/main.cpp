@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   std::string nonce_hex, nonce_file;
   pc->add_option("--run", po.run, "Run directory (its final checkpoint and data)")->required();
   auto* o_nonce = pc->add_option("--nonce", nonce_hex, "Nonce the trainer does not control: 64 hex digits")->type_name("HEX");
-  auto* o_nfile = pc->add_option("--nonce-file", nonce_file, "File holding the nonce as 64 hex digits (- = stdin)")->type_name("F");
+  auto* o_nfile = pc->add_option("--nonce-file", nonce_file, "File holding the nonce as 64 hex digits (- = stdin)")->type_name("FILE");
   o_nonce->excludes(o_nfile);
   pc->add_option("--model-cmd", po.model_cmd, "Command that scores texts for the model (sh -c; JSONL requests on stdin, answers on stdout)")->required()->type_name("CMD");
   pc->add_option("--records", po.records, "Committed records to draw")->default_str("48");

@@ -333,24 +333,19 @@ BoardDefinition init_board(const BoardInit& in) {
     save_key(in.key_path, key);
   }
   d.key = key.pub();
-  // Build the folder beside DIR and rename it into place.
-  const fs::path target = fs::path(in.dir);
-  const fs::path tmp = target.parent_path() / (target.filename().string() + ".tmp-init");
-  fs::remove_all(tmp, ec);
-  try {
-    for (const auto& [rel, text] : files) {
-      fs::create_directories((tmp / rel).parent_path());
-      write_file_atomic((tmp / rel).string(), text, true);
-    }
-    fs::create_directories(tmp / board_path::kRuns);
-    fs::create_directories(tmp / board_path::kResponses);
-    write_file_atomic((tmp / board_path::kDefinition).string(), d.dump());
-    if (fs::exists(target, ec)) fs::remove(target, ec);  // the empty folder checked above
-    fs::rename(tmp, target);
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
+  // Build the folder beside DIR and rename it into place (over the empty
+  // folder checked above); an error, a signal or the next writer after a
+  // kill removes it.
+  TemporaryTree tree(in.dir);
+  const fs::path tmp = tree.path();
+  for (const auto& [rel, text] : files) {
+    fs::create_directories((tmp / rel).parent_path());
+    write_file_atomic((tmp / rel).string(), text, true);
   }
+  fs::create_directories(tmp / board_path::kRuns);
+  fs::create_directories(tmp / board_path::kResponses);
+  write_file_atomic((tmp / board_path::kDefinition).string(), d.dump());
+  tree.commit();
   return d;
 }
 

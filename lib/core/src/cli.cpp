@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -40,44 +42,68 @@ namespace {
 
 std::set<const CLI::Option*> g_outputs;
 
-// The interrupt line, ready before any signal can come (a handler may only
-// write(2) what already exists).
-std::string g_interrupt_line[2];
+// What the interrupt line says was kept (set_interrupt_note), ready before
+// any signal can come (a handler may only write(2) what already exists);
+// empty: the handler says what was written, or that nothing was.
+std::string g_interrupt_note[2];
 volatile std::sig_atomic_t g_interrupt_slot = 0;
+std::atomic<bool> g_handling{false};
+
+void say(const char* s, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(2, s, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    s += w;
+    n -= size_t(w);
+  }
+}
+void say(const char* s) { say(s, std::strlen(s)); }
 
 void on_signal(int sig) {
-  remove_live_temporaries();  // an output half-written is no output
-  const std::string& line = g_interrupt_line[g_interrupt_slot];
-  if (::isatty(2)) {
-    [[maybe_unused]] ssize_t w = ::write(2, "\r\033[K", 4);  // the progress bar's line
-  }
+  // A second signal, on another thread, waits for the first to end the process.
+  if (g_handling.exchange(true)) for (;;) ::pause();
+  remove_live_temporaries();  // an output half-written is no output; none is begun or published after this
+  if (::isatty(2)) say("\r\033[K");  // the progress bar's line
   // "TOOL: interrupted; ..." for Ctrl-C, "TOOL: terminated; ..." for SIGTERM.
-  const size_t colon = g_tool.size() + 2;
-  const char* word = sig == SIGTERM ? "terminated" : "interrupted";
-  const size_t semi = line.find(';');
-  if (sig == SIGTERM && semi != std::string::npos && line.size() > colon) {
-    [[maybe_unused]] ssize_t a = ::write(2, line.data(), colon);
-    [[maybe_unused]] ssize_t b = ::write(2, word, std::strlen(word));
-    [[maybe_unused]] ssize_t c = ::write(2, line.data() + semi, line.size() - semi);
+  say(g_tool.data(), g_tool.size());
+  say(sig == SIGTERM ? ": terminated; " : ": interrupted; ");
+  const std::string& note = g_interrupt_note[g_interrupt_slot];
+  static char written[2048];
+  if (!note.empty()) {
+    say(note.data(), note.size());
+  } else if (written_outputs(written, sizeof written) == 0) {
+    say("nothing was written");
   } else {
-    [[maybe_unused]] ssize_t w = ::write(2, line.data(), line.size());
+    say("it had already written ");
+    say(written);
   }
+  say("\n");
   ::_exit(128 + sig);
 }
 
-// Installs on_signal for SIGINT and SIGTERM, unless the process was started
-// with the signal ignored (a background job of a script keeps it so).
+// Installs `handler` for SIGINT and SIGTERM, unless the process was started
+// with the signal ignored (a background job of a script keeps it so). Each
+// blocks both while it runs, so one never interrupts the other on a thread.
 void catch_signals(void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGINT);
+  sigaddset(&sa.sa_mask, SIGTERM);
+  sa.sa_flags = SA_RESTART;
   for (int sig : {SIGINT, SIGTERM}) {
     struct sigaction old {};
-    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) std::signal(sig, handler);
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) ::sigaction(sig, &sa, nullptr);
   }
 }
 
 // Before main: a tool linked with LibTorch spends about half a second in its
 // libraries' start-up before main runs, and a signal then would end it
 // without a word. This runs first (.preinit_array, before any library's
-// initialiser) and says the one true thing: nothing was written yet.
+// initialiser) and says the one true thing: nothing was written yet. The
+// dynamic loader's part of the start-up, before this can run, is covered by
+// the first stage (tools/launch), which holds the signals until here.
 char g_early_line[256];
 size_t g_early_len = 0;
 void on_early_signal(int sig) {
@@ -91,14 +117,29 @@ void early_signals(int argc, char** argv, char** envp) {
   for (char** e = envp; e && *e; e++)
     if (std::strncmp(*e, "WIT_LOCAL_LAUNCH=", 17) == 0 || (std::strncmp(*e, "RANK=", 5) == 0 && std::strcmp(*e, "RANK=0") != 0))
       silent = true;
-  if (silent || argc < 1 || !argv || !argv[0]) return;
-  const char* base = std::strrchr(argv[0], '/');
-  base = base ? base + 1 : argv[0];
-  const size_t n = std::min(std::strlen(base), sizeof g_early_line - 3);
-  std::memcpy(g_early_line, base, n);
-  std::memcpy(g_early_line + n, ": ", 2);
-  g_early_len = n + 2;
-  catch_signals(on_early_signal);
+  if (!silent && argc >= 1 && argv && argv[0]) {
+    const char* base = std::strrchr(argv[0], '/');
+    base = base ? base + 1 : argv[0];
+    const size_t n = std::min(std::strlen(base), sizeof g_early_line - 3);
+    std::memcpy(g_early_line, base, n);
+    std::memcpy(g_early_line + n, ": ", 2);
+    g_early_len = n + 2;
+    catch_signals(on_early_signal);
+  }
+  // The signals a first stage held while LibTorch loaded (tools/launch,
+  // exec_holding_signals), let through now that they are caught: one that
+  // came meanwhile is handled at once. The variable leaves the environment
+  // (no libc here that allocates: the array is shifted in place).
+  for (char** e = envp; e && *e; e++) {
+    if (std::strncmp(*e, "WIT_UNBLOCK=", 12) != 0) continue;
+    sigset_t held;
+    sigemptyset(&held);
+    if (std::strstr(*e, "INT,")) sigaddset(&held, SIGINT);
+    if (std::strstr(*e, "TERM,")) sigaddset(&held, SIGTERM);
+    for (char** f = e; *f; f++) f[0] = f[1];
+    ::sigprocmask(SIG_UNBLOCK, &held, nullptr);
+    break;
+  }
 }
 __attribute__((section(".preinit_array"), used)) void (*g_early_signals)(int, char**, char**) = early_signals;
 
@@ -152,6 +193,33 @@ void check_range(const CLI::Option* o, const std::string& v) {
   const std::string max = o->get_type_name() == "UINT" ? "18446744073709551615" : "9223372036854775807";
   if (digits.size() > max.size() || (digits.size() == max.size() && digits > max))
     throw Error(option_words(o) + " is out of range (at most " + max + ")", v);
+}
+
+// NaN and the infinities are no value any option means (a tolerance of nan
+// accepts everything; an infinite fraction or timeout means nothing), yet
+// CLI11 takes "nan", "inf" and "1e999" (which overflows to inf). Every
+// numeric option checks its values as they are parsed, before CLI11 says
+// that a required option is missing, so the message names the real fault.
+class NotFinite : public CLI::ParseError {
+ public:
+  explicit NotFinite(const std::string& msg) : CLI::ParseError("NotFinite", msg, CLI::ExitCodes::ValidationError) {}
+};
+
+void finite_numbers(CLI::App& app) {
+  for (CLI::Option* o : app.get_options({})) {
+    if (!numeric_type(o->get_type_name())) continue;
+    o->check(CLI::Validator(
+        [o](std::string& v) -> std::string {
+          char* end = nullptr;
+          const double d = std::strtod(v.c_str(), &end);
+          // Not a ValidationError, which CLI11 would prefix with the option's name: this is the whole line.
+          if (!v.empty() && end == v.c_str() + v.size() && !std::isfinite(d))
+            throw NotFinite(option_words(o) + " must be a finite number: " + v);
+          return "";
+        },
+        ""));
+  }
+  for (CLI::App* s : app.get_subcommands({})) finite_numbers(*s);
 }
 
 void check_threads(const CLI::Option* o, const std::string& v) {
@@ -239,7 +307,7 @@ CLI::Option* mark_output(CLI::Option* o) {
 
 void set_interrupt_note(const std::string& note) {
   const std::sig_atomic_t next = 1 - g_interrupt_slot;
-  g_interrupt_line[next] = g_tool + ": interrupted; " + note + "\n";
+  g_interrupt_note[next] = note;
   g_interrupt_slot = next;
 }
 
@@ -258,12 +326,9 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
   init_crypto();
   // Ranks started by a launcher stay silent: the launcher speaks for them.
   const char* rank = std::getenv("RANK");
-  if (!std::getenv("WIT_LOCAL_LAUNCH") && (!rank || std::strcmp(rank, "0") == 0)) {
-    g_interrupt_line[0] = g_tool + ": interrupted; nothing was written\n";
-    g_interrupt_line[1] = g_interrupt_line[0];
-    catch_signals(on_signal);
-  }
+  if (!std::getenv("WIT_LOCAL_LAUNCH") && (!rank || std::strcmp(rank, "0") == 0)) catch_signals(on_signal);
   one_value_each(app);
+  finite_numbers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -28,6 +28,12 @@ CommandResult run_command(const std::string& cmd, const std::string& input, doub
   const pid_t pid = ::fork();
   if (pid < 0) throw Error("cannot start the command: " + errno_text(), cmd);
   if (pid == 0) {
+    // Not the tool's handlers: a signal here must not remove the parent's
+    // temporaries or speak for it (exec would reset them; this comes first).
+    for (int sig : {SIGINT, SIGTERM}) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) ::signal(sig, SIG_DFL);
+    }
     ::setpgid(0, 0);  // its own group, so a timeout ends everything it started
     ::dup2(in[0].get(), 0);
     ::dup2(out[1].get(), 1);

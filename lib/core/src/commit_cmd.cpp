@@ -107,9 +107,17 @@ int commit_cmd(CommitArgs a) {
     // output waits, and a reader holding the lock shared sees both or neither.
     const auto pair_lock = lock_commit_pair(a.out, true);
     // Both renames, then the directory's fsync once (the index's directory
-    // is synced again only where it is another one: a no-op otherwise).
-    if (idx) idx->commit(false);
-    commit.commit();
+    // is synced again only where it is another one: a no-op otherwise). A
+    // signal waits for the pair: it finds both in place or neither. The
+    // slow half of each commit (fsync, the output rules) comes first.
+    if (idx) idx->prepare();
+    commit.prepare();
+    {
+      const OutputSection pair;
+      if (idx) idx->commit(false);
+      commit.commit(false);
+    }
+    if (a.out != "-") sync_parent_dir(commit.target());
     if (idx) sync_parent_dir(idx->target());
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -16,12 +17,20 @@ namespace {
 struct Plan {
   std::string name;
   long at = 0;
+  int sig = SIGKILL;
   std::atomic<long> seen{0};
   Plan() {
     const char* e = std::getenv("WIT_CRASH_AT");
     if (!e) return;
     std::string s(e);
+    // NAME[:N[:SIG]]: a third field (INT, TERM or KILL) picks the signal.
     size_t colon = s.rfind(':');
+    if (colon != std::string::npos && colon + 1 < s.size() && !std::isdigit(static_cast<unsigned char>(s[colon + 1]))) {
+      const std::string sig_name = s.substr(colon + 1);
+      sig = sig_name == "INT" ? SIGINT : sig_name == "TERM" ? SIGTERM : SIGKILL;
+      s.resize(colon);
+      colon = s.rfind(':');
+    }
     name = s.substr(0, colon);
     at = colon == std::string::npos ? 1 : std::atol(s.c_str() + colon + 1);
   }
@@ -35,7 +44,9 @@ Plan& plan() {
 void crash_point(const char* name) {
   Plan& p = plan();
   if (p.name.empty() || p.name != name) return;
-  if (++p.seen == p.at) ::kill(::getpid(), SIGKILL);
+  // To the process, not this thread: any thread that does not hold the signal
+  // takes it, as with a kill from outside.
+  if (++p.seen == p.at) ::kill(::getpid(), p.sig);
 }
 
 bool write_all(int fd, const void* buf, size_t n, const char* crash_name) {

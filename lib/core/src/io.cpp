@@ -2,18 +2,24 @@
 #include "wit/io.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <ctime>
+#include <random>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -117,24 +123,73 @@ namespace {
 
 // The temporaries of live AtomicFiles, where a signal handler can reach them:
 // a slot is free (0), being filled (1) or holds a path (2); lock-free atomics
-// and unlink(2) are all a handler may use.
+// and unlink(2) are all a handler may use. A slot is taken and given back
+// only inside an OutputSection, which the handler waits out, so it never
+// sees one half-filled.
 constexpr int kLiveSlots = 64;
 struct LiveSlot {
   std::atomic<int> state{0};
+  bool tree = false;  // a TemporaryTree: removed with what is in it
   char path[4096]{};  // initialised: the table is then constant-initialised (no start-up loop over 64 pages)
 };
 LiveSlot g_live[kLiveSlots];
 
-int live_add(const std::string& p) {
+// Removes `name` in directory `dir`, a file or a whole tree, with system calls
+// only (async-signal-safe: no allocation, no libc directory streams).
+void remove_tree_at(int dir, const char* name, int depth) noexcept {
+  if (::unlinkat(dir, name, 0) == 0 || (errno != EISDIR && errno != EPERM) || depth > 32) return;
+  const int fd = ::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  struct Entry {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[1];
+  };
+  alignas(8) char buf[2048];
+  // Entries removed while the directory is read may hide others: read it again until it is empty.
+  for (int pass = 0; pass < 8; pass++) {
+    bool any = false;
+    ::lseek(fd, 0, SEEK_SET);
+    for (long n; (n = ::syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;)
+      for (long at = 0; at < n;) {
+        const Entry* e = reinterpret_cast<const Entry*>(buf + at);
+        at += e->reclen;
+        if (std::strcmp(e->name, ".") == 0 || std::strcmp(e->name, "..") == 0) continue;
+        remove_tree_at(fd, e->name, depth + 1);
+        any = true;
+      }
+    if (!any) break;
+  }
+  ::close(fd);
+  ::unlinkat(dir, name, AT_REMOVEDIR);
+}
+
+// OutputSections held now, by all threads, and whether the signal path has
+// begun (then no section starts again).
+std::atomic<int> g_sections{0};
+std::atomic<bool> g_ending{false};
+
+// The outputs published so far: how many, and the first few names.
+constexpr int kWrittenNames = 3;
+char g_written[kWrittenNames][1024]{};
+std::atomic<int> g_written_count{0};
+
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free,
+              "the signal path needs lock-free atomics");
+
+int live_add(const std::string& p, bool tree = false) {
   if (p.size() >= sizeof g_live[0].path) return -1;
   for (int i = 0; i < kLiveSlots; i++) {
     int free = 0;
     if (!g_live[i].state.compare_exchange_strong(free, 1)) continue;
+    g_live[i].tree = tree;
     std::memcpy(g_live[i].path, p.c_str(), p.size() + 1);
     g_live[i].state.store(2);
     return i;
   }
-  return -1;  // more than kLiveSlots at once: the next writer's stale clean-up removes it
+  return -1;
 }
 
 void live_remove(int& slot) {
@@ -142,11 +197,105 @@ void live_remove(int& slot) {
   slot = -1;
 }
 
+// Inside an OutputSection: an output is in place (or partly in a fifo).
+void note_written(const std::string& name, const char* suffix = "") {
+  const int i = g_written_count.load();
+  if (i < kWrittenNames) {
+    std::snprintf(g_written[i], sizeof g_written[i], "%s%s", name.c_str(), suffix);
+  }
+  g_written_count.store(i + 1);
+}
+
+// The signals that end a tool, which the handler (cli.cpp) catches.
+sigset_t ending_signals() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGTERM);
+  return s;
+}
+
+[[noreturn]] void stop_here() {
+  for (;;) ::pause();
+}
+
 }  // namespace
 
+OutputSection::OutputSection() {
+  const sigset_t ending = ending_signals();
+  ::pthread_sigmask(SIG_BLOCK, &ending, &old_);
+  // Sequentially consistent: either the handler sees this section, or this
+  // sees that the handler began (and never goes on into it).
+  g_sections.fetch_add(1);
+  if (g_ending.load()) {
+    g_sections.fetch_sub(1);
+    stop_here();
+  }
+}
+
+OutputSection::~OutputSection() {
+  g_sections.fetch_sub(1);
+  ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+}
+
 void remove_live_temporaries() noexcept {
+  g_ending.store(true);
+  // Sections take microseconds; the bound only keeps a stuck file system from hanging the handler.
+  for (int waited = 0; g_sections.load() > 0 && waited < 10000; waited++) {
+    const struct timespec ms = {0, 1000000};
+    ::nanosleep(&ms, nullptr);
+  }
   for (LiveSlot& s : g_live)
-    if (s.state.load() == 2) ::unlink(s.path);
+    if (s.state.load() == 2) {
+      if (s.tree) remove_tree_at(AT_FDCWD, s.path, 0);
+      else ::unlink(s.path);
+    }
+}
+
+void exec_holding_signals(const char* path, char* const argv[]) {
+  const sigset_t ending = ending_signals();
+  sigset_t before;
+  ::sigprocmask(SIG_BLOCK, &ending, &before);
+  std::string unblock;  // what the new image lets through: what was not blocked before
+  if (!sigismember(&before, SIGINT)) unblock += "INT,";
+  if (!sigismember(&before, SIGTERM)) unblock += "TERM,";
+  if (!unblock.empty()) ::setenv("WIT_UNBLOCK", unblock.c_str(), 1);
+  ::execv(path, argv);
+  const int err = errno;
+  ::unsetenv("WIT_UNBLOCK");
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);
+  errno = err;
+}
+
+size_t written_outputs(char* buf, size_t n) noexcept {
+  if (n == 0) return 0;
+  const int count = g_written_count.load();
+  size_t at = 0;
+  auto put = [&](const char* t) {
+    for (; *t && at + 1 < n; t++) buf[at++] = *t;
+  };
+  const int named = std::min(count, kWrittenNames);
+  for (int i = 0; i < named; i++) {
+    if (i > 0) put(i + 1 == named && count <= kWrittenNames ? " and " : ", ");
+    put(g_written[i]);
+  }
+  if (count > kWrittenNames) {
+    char more[32];
+    int m = count - kWrittenNames, k = 0;
+    char digits[16];
+    do {
+      digits[k++] = char('0' + m % 10);
+      m /= 10;
+    } while (m > 0);
+    size_t j = 0;
+    for (const char* t = " and "; *t;) more[j++] = *t++;
+    while (k > 0) more[j++] = digits[--k];
+    for (const char* t = " more"; *t;) more[j++] = *t++;
+    more[j] = 0;
+    put(more);
+  }
+  buf[at] = 0;
+  return size_t(count);
 }
 
 bool exists(const std::string& path) {
@@ -185,29 +334,97 @@ AtomicFile::AtomicFile(const std::string& path, bool binary, mode_t mode) : path
       fd_.reset(::open(target_.c_str(), O_WRONLY | O_CLOEXEC));
       if (!fd_.ok()) throw Error("cannot open: " + errno_text(), path);
       direct_ = true;
+      direct_counts_ = !S_ISCHR(st.st_mode);  // a fifo's reader has what was written; a device is no output to keep
       return;
     }
   }
   remove_stale_temporaries(target_);
-  tmp_ = target_ + ".tmp.XXXXXX";
-  fd_.reset(::mkstemp(tmp_.data()));
-  if (!fd_.ok()) {
-    tmp_.clear();
-    throw Error("cannot create: " + errno_text(), path);
+  create_temporary(mode);
+}
+
+namespace {
+
+// TARGET.tmp.PID.XXXXXX: the pid lets the next writer tell a dead writer's
+// temporary from a live one's; XXXXXX makes it unique within the process.
+std::string temporary_name(const std::string& target) {
+  static const char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}() ^ (uint64_t(::getpid()) << 32)};
+  std::string name = target + ".tmp." + std::to_string(::getpid()) + ".";
+  for (int i = 0; i < 6; i++) name += kChars[rng() % (sizeof kChars - 1)];
+  return name;
+}
+
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+// Unnamed files need /proc to be linked. WIT_NAMED_TEMPORARIES=1 turns them
+// off, so the tests reach the named path a file system without O_TMPFILE takes.
+bool can_link_unnamed() {
+  static const bool proc = ::access("/proc/self/fd", X_OK) == 0;
+  const char* named = std::getenv("WIT_NAMED_TEMPORARIES");
+  return proc && !(named && *named && std::strcmp(named, "0") != 0);
+}
+
+}  // namespace
+
+// Sections allocate nothing where they succeed: a signal handler that waits
+// for one may have interrupted its own thread inside malloc.
+void AtomicFile::create_temporary(mode_t mode) {
+  const std::string dir = dir_of(target_);
+  bool unnamed = can_link_unnamed();
+  for (int tries = 0;; tries++) {
+    std::string name = temporary_name(target_);
+    int err = 0;
+    {
+      const OutputSection section;  // the name is known to the signal path before anything exists
+      live_ = live_add(name);
+      if (live_ >= 0) {
+        tmp_.swap(name);
+#ifdef O_TMPFILE
+        if (unnamed) {
+          fd_.reset(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+          unnamed_ = fd_.ok();
+        }
+#endif
+        // A file system without unnamed files: a named temporary, locked at once.
+        if (!fd_.ok()) fd_.reset(::open(tmp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+        err = errno;
+        if (fd_.ok()) {
+          crash_point("atomic-create");
+          // Held until the file is renamed or removed: a locked temporary is a live writer's.
+          ::flock(fd_.get(), LOCK_EX);
+          ::fchmod(fd_.get(), mode);
+        } else {
+          live_remove(live_);
+        }
+      }
+    }
+    if (fd_.ok()) return;
+    if (live_ < 0 && err == 0) throw Error("too many outputs open at once", path_);
+    unnamed = false;  // refused (EOPNOTSUPP, EISDIR, ...): the named path says what is wrong, if anything
+    if (err != EEXIST || tries >= 100) {
+      tmp_.clear();
+      throw Error("cannot create: " + errno_text(err), path_);
+    }
   }
-  // Held until the file is renamed or removed: a locked temporary is a live writer's.
-  ::flock(fd_.get(), LOCK_EX);
-  ::fchmod(fd_.get(), mode);
-  live_ = live_add(tmp_);
 }
 
 AtomicFile::~AtomicFile() {
+  if (stdout_ || direct_ || done_ || tmp_.empty()) return;
+  const OutputSection section;
+  crash_point("atomic-discard");
+  if (!unnamed_) ::unlink(tmp_.c_str());  // before the slot goes: never a moment the signal path could miss it
   live_remove(live_);
   fd_.reset();
-  if (!stdout_ && !direct_ && !done_ && !tmp_.empty()) ::unlink(tmp_.c_str());
 }
 
 void AtomicFile::write(ByteView v) {
+  if (direct_ && written_ == 0 && v.size > 0 && direct_counts_) {
+    const OutputSection section;
+    note_written(path_, " (in part)");
+  }
   if (!write_all(stdout_ ? 1 : fd_.get(), v.data, v.size, "atomic-write"))
     throw Error("cannot write: " + errno_text(), stdout_ ? std::string("stdout") : path_);
   written_ += v.size;
@@ -238,6 +455,14 @@ void AtomicFile::start_writeback() {
   ::sync_file_range(fd_.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
 }
 
+void AtomicFile::prepare() {
+  if (done_ || stdout_ || direct_ || prepared_) return;
+  if (!synced_ && ::fsync(fd_.get()) != 0) throw Error("cannot sync: " + errno_text(), path_);
+  synced_ = true;
+  check_output_place(path_);  // again: an input read since the constructor is never replaced either
+  prepared_ = true;
+}
+
 void AtomicFile::commit(bool sync_dir) {
   if (done_) return;
   if (stdout_) {
@@ -249,20 +474,109 @@ void AtomicFile::commit(bool sync_dir) {
     done_ = true;
     return;
   }
-  if (!synced_ && ::fsync(fd_.get()) != 0) throw Error("cannot sync: " + errno_text(), path_);
-  check_output_place(path_);  // again: an input read since the constructor is never replaced either
+  prepare();
+  char proc[64];
+  std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_.get());
+  {
+    const OutputSection section;  // a signal finds the output either not yet named or in place
+    // Linking by descriptor (AT_EMPTY_PATH) needs a capability most users lack; /proc/self/fd does not.
+    if (unnamed_ && ::linkat(fd_.get(), "", AT_FDCWD, tmp_.c_str(), AT_EMPTY_PATH) != 0 &&
+        ::linkat(AT_FDCWD, proc, AT_FDCWD, tmp_.c_str(), AT_SYMLINK_FOLLOW) != 0)
+      throw Error("cannot link into place: " + errno_text(), path_);
+    crash_point("atomic-publish");
+    if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(tmp_.c_str());
+      live_remove(live_);
+      done_ = true;
+      throw Error("cannot rename into place: " + errno_text(err), path_);
+    }
+    crash_point("atomic-renamed");
+    ::flock(fd_.get(), LOCK_UN);  // the output is no temporary now: nobody waits on it for our sake
+    note_written(path_);
+    live_remove(live_);
+    done_ = true;
+  }
   fd_.reset();
-  if (::rename(tmp_.c_str(), target_.c_str()) != 0)
-    throw Error("cannot rename into place: " + errno_text(), path_);
-  live_remove(live_);
-  done_ = true;
   // Make the rename durable too.
   if (sync_dir) sync_parent_dir(target_);
 }
 
+std::string temporary_target(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;
+  const size_t t = path.rfind(".tmp.");
+  if (t == std::string::npos || t <= base) return "";
+  const std::string tail = path.substr(t + 5);  // PID.XXXXXX, or XXXXXX from writers before the pid
+  const size_t dot = tail.find('.');
+  const std::string pid = dot == std::string::npos ? "" : tail.substr(0, dot), rand = tail.substr(dot + 1);
+  auto alnum = [](const std::string& x) {
+    return std::all_of(x.begin(), x.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+  };
+  if (rand.size() != 6 || !alnum(rand)) return "";
+  if (dot != std::string::npos && (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos)) return "";
+  return path.substr(0, t);
+}
+
+TemporaryTree::TemporaryTree(const std::string& target) : target_(target) {
+  while (target_.size() > 1 && target_.back() == '/') target_.pop_back();  // "board/" is "board"
+  check_output_place(target);
+  remove_stale_temporaries(target_);
+  for (int tries = 0;; tries++) {
+    std::string name = temporary_name(target_);
+    int err = 0;
+    {
+      const OutputSection section;  // known to the signal path before it exists
+      live_ = live_add(name, true);
+      if (live_ >= 0) {
+        tmp_.swap(name);
+        if (::mkdir(tmp_.c_str(), 0755) == 0) {
+          fd_.reset(::open(tmp_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+          if (fd_.ok()) ::flock(fd_.get(), LOCK_EX);
+        }
+        err = errno;
+        if (!fd_.ok()) {
+          remove_tree_at(AT_FDCWD, tmp_.c_str(), 0);
+          live_remove(live_);
+        }
+      }
+    }
+    if (fd_.ok()) return;
+    if (live_ < 0 && err == 0) throw Error("too many outputs open at once", target);
+    if (err != EEXIST || tries >= 100) {
+      tmp_.clear();
+      throw Error("cannot create directory: " + errno_text(err), target);
+    }
+  }
+}
+
+TemporaryTree::~TemporaryTree() {
+  if (done_ || tmp_.empty()) return;
+  const OutputSection section;
+  remove_tree_at(AT_FDCWD, tmp_.c_str(), 0);
+  live_remove(live_);
+}
+
+void TemporaryTree::commit() {
+  if (done_) return;
+  sync_parent_dir(tmp_ + "/.");  // the tree's own entries
+  {
+    const OutputSection section;
+    if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
+      const int err = errno;
+      throw Error("cannot rename into place: " + errno_text(err), target_);
+    }
+    note_written(target_);
+    live_remove(live_);
+    done_ = true;
+  }
+  fd_.reset();
+  sync_parent_dir(target_);
+}
+
 void remove_stale_temporaries(const std::string& path) {
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir = dir_of(path);
   const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
   DIR* d = ::opendir(dir.c_str());
   if (!d) return;
@@ -270,11 +584,16 @@ void remove_stale_temporaries(const std::string& path) {
   while (const dirent* e = ::readdir(d)) {
     if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
     const std::string p = dir + "/" + e->d_name;
+    if (temporary_target(p) != dir + "/" + prefix.substr(0, prefix.size() - 5)) continue;
     struct stat st {};
-    // Young temporaries are left alone: their writer may not hold its lock yet.
-    if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || now - st.st_mtime < 60) continue;
+    if (::lstat(p.c_str(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) continue;
+    // The writer's pid, where the name has one: a pid that is no process is a writer gone.
+    const long pid = std::strtol(e->d_name + prefix.size(), nullptr, 10);
+    const bool gone = std::strchr(e->d_name + prefix.size(), '.') && pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+    // Otherwise only an old one: a young one's writer may not hold its lock yet.
+    if (!gone && now - st.st_mtime < 60) continue;
     const Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    if (fd.ok() && ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) ::unlink(p.c_str());
+    if (fd.ok() && ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) remove_tree_at(AT_FDCWD, p.c_str(), 0);
   }
   ::closedir(d);
 }

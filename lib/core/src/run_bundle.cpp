@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -245,20 +244,14 @@ void RunBundle::save_new() const {
     to_container(files).save(path);
     return;
   }
-  // Build beside the target and rename, so no half-written bundle is ever at `path`.
-  std::random_device rd;
-  const std::string tmp = path + ".tmp." + std::to_string(rd());
+  // Built beside the target and renamed, so no half-written bundle is ever at
+  // `path`; an error, a signal or the next writer after a kill removes it.
   try {
-    fs::create_directory(tmp);
-    for (const auto& [name, data] : files) write_dir_member(tmp, name, data);
-    fs::rename(tmp, path);
-    sync_parent_dir(path);
+    TemporaryTree tree(path);
+    for (const auto& [name, data] : files) write_dir_member(tree.path(), name, data);
+    tree.commit();
   } catch (const fs::filesystem_error& e) {
-    fs::remove_all(tmp, ec);
     throw Error("cannot write bundle: " + e.code().message(), path);
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
   }
 }
 
@@ -274,17 +267,14 @@ RepairResult repair_run_bundle(const std::string& path, const std::string& name)
   const FileLock lock = lock_run_bundle(path);
   RepairResult out;
   if (S_ISDIR(st.st_mode)) {
-    // A killed writer's temporaries (MEMBER.tmp.XXXXXX) are not members.
-    std::vector<std::string> temps;
+    // A killed writer's temporaries (MEMBER.tmp.PID.XXXXXX) are not members.
+    std::vector<std::pair<std::string, std::string>> temps;
     std::error_code ec;
     for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string p = it->path().string();
-      const std::string base = it->path().filename().string();
-      const size_t t = base.rfind(".tmp.");
-      if (it->is_regular_file() && t != std::string::npos && t > 0 && base.size() - t == 11) temps.push_back(p);
+      const std::string p = it->path().string(), target = temporary_target(p);
+      if (it->is_regular_file() && !target.empty()) temps.emplace_back(p, target);
     }
-    for (const auto& p : temps) {
-      const std::string target = p.substr(0, p.size() - 11);
+    for (const auto& [p, target] : temps) {
       remove_stale_temporaries(target);
       if (!fs::exists(p)) out.changes.push_back("removed the stale temporary " + fs::relative(p, path).generic_string());
     }

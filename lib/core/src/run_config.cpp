@@ -189,7 +189,7 @@ void run_under_environment(const EnvVars& env, char** argv) {
     else ::setenv(k.c_str(), v.c_str(), 1);
   }
   ::setenv("WIT_PINNED_ENV", want.c_str(), 1);
-  ::execv("/proc/self/exe", argv);
+  exec_holding_signals("/proc/self/exe", argv);  // LibTorch loads again: a signal meanwhile is still said
   throw Error("cannot re-execute with the pinned kernel environment: " + errno_text(), argv[0]);
 }
 

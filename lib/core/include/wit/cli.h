@@ -29,16 +29,24 @@ void setup(CLI::App& app, const std::string& tool);
 //    given is an input;
 //  - no numeric option takes a negative value (CLI11 would wrap -1 into
 //    2^64 - 1 for an unsigned one), nor a whole number beyond its type's
-//    range (CLI11 would saturate), nor a thread count above kMaxThreads;
+//    range (CLI11 would saturate), nor a thread count above kMaxThreads,
+//    nor NaN or an infinity ("--OPT must be a finite number: nan", checked
+//    while parsing). A numeric option is one whose type name says so
+//    (INT, UINT, FLOAT, NUMBER, N, K, P, F, STEP, SIZE): an option that
+//    names a file is typed FILE, never F;
 //  - every non-positional option takes one value per occurrence (a repeated
 //    file option never swallows the positional argument after it);
 //  - an unknown or missing subcommand is named, with the valid ones listed.
 // After `body`, stdout is flushed and checked: a failed write is exit 2.
 // Ctrl-C (SIGINT) ends the tool with exit 130 after one line on stderr:
-// "TOOL: interrupted" and what set_interrupt_note says was kept; SIGTERM the
-// same way ("TOOL: terminated; ...", exit 143). Both remove the temporaries
-// of unfinished outputs. A signal before main (while LibTorch loads) gets
-// "TOOL: interrupted; nothing was written" too.
+// "TOOL: interrupted; " and what set_interrupt_note says was kept, or else
+// "nothing was written" when no output was published, or "it had already
+// written A and B" when some were; SIGTERM the same way ("TOOL: terminated;
+// ...", exit 143). Both wait for any output being created or published
+// (OutputSection, io.h) and remove the temporaries of unfinished outputs,
+// whichever thread made them. A signal before main (while LibTorch loads:
+// the first stage, tools/launch, holds it until the handler is in place)
+// gets "TOOL: interrupted; nothing was written" too.
 int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
 
 // Marks an option whose value is a file the tool writes (besides --output).

@@ -1,7 +1,9 @@
 // Crash points for the crash-safety tests: with WIT_CRASH_AT="NAME:N" in the
 // environment, the N-th time the process passes crash_point("NAME") it kills
 // itself with SIGKILL, as kill -9 or a power cut would, in the middle of the
-// write the point sits in. Without the variable a crash point costs one branch.
+// write the point sits in. WIT_CRASH_AT="NAME:N:TERM" (or INT) sends that
+// signal instead, to test what a catchable signal at that exact point leaves.
+// Without the variable a crash point costs one branch.
 #pragma once
 #include <cstddef>
 

@@ -3,6 +3,7 @@
 // never leaves a partial output behind, exclusive locks for read-modify-write
 // and the rule that no output is one of the tool's own inputs.
 #pragma once
+#include <signal.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -74,11 +75,19 @@ class MappedFile {
 // Reads a whole file ("-" is stdin) into a string.
 std::string read_file(const std::string& path);
 
-// Writes `path` atomically: bytes go to a temporary file beside it
-// (PATH.tmp.XXXXXX, locked while it is written), which is fsync'd and renamed
-// over `path` by commit(). Destroying an uncommitted writer removes the
-// temporary file; temporaries that a killed writer left (unlocked, older
-// than a minute) are removed by the next AtomicFile for the same path.
+// Writes `path` atomically. The bytes go to an unnamed file in the output's
+// directory (O_TMPFILE), which commit() fsyncs, links in as a temporary
+// (PATH.tmp.PID.XXXXXX) and renames over `path` at once; a process killed
+// in any way before that, even by SIGKILL, leaves nothing behind. Where the
+// file system has no unnamed files (O_TMPFILE refused), the temporary is
+// named from the start, with the writer's pid in its name, and locked while
+// it is written; the next AtomicFile for the same path removes the
+// temporaries of writers that are gone (an unlocked one whose pid is no
+// process, or that is older than a minute). Destroying an uncommitted
+// writer discards its file. Creating and publishing happen in an
+// OutputSection, so a signal that ends the process never splits them, and
+// every temporary is known to the signal path (remove_live_temporaries)
+// before it has a name on disk.
 // "-" writes to stdout instead (commit flushes), refusing binary output to a
 // terminal when `binary` is set. Nothing that is not a regular file is ever
 // replaced by rename: a symbolic link is followed (its target is replaced,
@@ -106,19 +115,51 @@ class AtomicFile {
   // waiting for it (sync_file_range), so that a later sync() waits less. A
   // hint: errors are left to sync() and commit().
   void start_writeback();
-  // fsync (unless sync() covered it), rename into place, and fsync the
-  // directory. sync_dir = false leaves the directory's fsync to the caller
-  // (sync_parent_dir), for several files renamed into one directory.
+  // fsync (unless sync() covered it), link and rename into place, and fsync
+  // the directory. sync_dir = false leaves the directory's fsync to the
+  // caller (sync_parent_dir), for several files renamed into one directory.
   void commit(bool sync_dir = true);
+  // commit's first half, the slow one (fsync, the output rules again), for a
+  // caller that then commits several outputs inside one OutputSection.
+  void prepare();
   // The file replaced (a symbolic link's target), for sync_parent_dir.
   const std::string& target() const { return target_; }
 
  private:
-  std::string path_, target_, tmp_;
+  void create_temporary(mode_t mode);
+  std::string path_, target_, tmp_;  // tmp_: the temporary's name (an unnamed file gets it at commit)
   Fd fd_;
   int live_ = -1;  // live_: this temporary's slot for remove_live_temporaries
   uint64_t written_ = 0;
   bool stdout_ = false, direct_ = false, done_ = false, synced_ = false;
+  bool unnamed_ = false;        // an O_TMPFILE file: no name until commit
+  bool prepared_ = false;       // prepare() done
+  bool direct_counts_ = false;  // a fifo written in place: bytes written are an output in part
+};
+
+// A directory built beside `target` (TARGET.tmp.PID.XXXXXX, locked while it
+// is built) and renamed into place whole by commit(), for an output that is
+// a folder (a run bundle, a board). Known to the signal path before it
+// exists, which removes it with everything in it, as does destroying it
+// uncommitted; one left by SIGKILL goes with the next TemporaryTree or
+// AtomicFile for the same target (remove_stale_temporaries). Throws
+// wit::Error naming the target.
+class TemporaryTree {
+ public:
+  explicit TemporaryTree(const std::string& target);
+  ~TemporaryTree();
+  TemporaryTree(const TemporaryTree&) = delete;
+  TemporaryTree& operator=(const TemporaryTree&) = delete;
+  const std::string& path() const { return tmp_; }
+  // Renames the tree over the target (which must not exist, or be an empty
+  // directory) and fsyncs the directory above.
+  void commit();
+
+ private:
+  std::string target_, tmp_;
+  Fd fd_;  // the tree, locked: a live writer's
+  int live_ = -1;
+  bool done_ = false;
 };
 
 // A private directory (mode 0700) under $TMPDIR (else /tmp), removed with
@@ -202,12 +243,53 @@ struct TempFile {
 // (a large file is never held in memory).
 void copy_file_atomic(const std::string& from, const std::string& to);
 
-// Async-signal-safe: removes the temporary file of every AtomicFile not yet
-// committed or destroyed, for a signal handler that ends the process (Ctrl-C).
+// While one exists, the signals that end a tool (SIGINT, SIGTERM) wait: they
+// are blocked in the thread that holds it, and the handler, on whatever
+// thread it runs, waits until no thread holds one. AtomicFile creates,
+// publishes and discards its temporaries in one, so a signal never finds a
+// temporary half-made or an output half-renamed; a caller that publishes
+// several outputs that belong together (a commitment and its index) holds
+// one around their commits, so a signal leaves both or neither. Sections are
+// short (no waiting for locks or input inside). Once the signal path has
+// begun, a thread that enters a section stops there for good (the handler
+// is ending the process). Nests.
+class OutputSection {
+ public:
+  OutputSection();
+  ~OutputSection();
+  OutputSection(const OutputSection&) = delete;
+  OutputSection& operator=(const OutputSection&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
+// Async-signal-safe, for a signal handler that ends the process (Ctrl-C):
+// waits for every OutputSection to end (ten seconds at most), stops every
+// thread from creating or publishing an output from then on, and removes
+// the temporary file of every AtomicFile not yet committed or destroyed.
+// The process must end after it.
 void remove_live_temporaries() noexcept;
 
-// Removes PATH.tmp.* files beside `path` that no live writer holds (see
-// AtomicFile), so a kill during a write leaves nothing behind for long.
+// Async-signal-safe: how many outputs this process has published (renamed
+// into place, or written in part to a fifo), and their names, the first few
+// of them, into buf ("a.json, b.widx and 3 more"; NUL-terminated, cut to n).
+size_t written_outputs(char* buf, size_t n) noexcept;
+
+// execv(path, argv) with SIGINT and SIGTERM held (blocked) across the exec,
+// for a program that re-executes a tool that links LibTorch: the new image
+// lets them through once its first instructions catch them (cli.cpp), so a
+// signal while LibTorch loads is said, not silent. Returns only when the exec
+// failed (errno set), with the signals as they were.
+void exec_holding_signals(const char* path, char* const argv[]);
+
+// If `path` is the name of an AtomicFile's temporary (TARGET.tmp.PID.XXXXXX,
+// or an older writer's TARGET.tmp.XXXXXX), the output it was for; else "".
+std::string temporary_target(const std::string& path);
+
+// Removes the temporaries beside `path` (see AtomicFile) whose writer is
+// gone: not locked, and either named for a pid that is no process or older
+// than a minute. A kill during a write then leaves nothing behind for long.
 void remove_stale_temporaries(const std::string& path);
 
 // An exclusive advisory lock (flock) held for the object's lifetime, for a
