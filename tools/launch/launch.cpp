@@ -32,9 +32,11 @@ int main(int argc, char** argv) {
   if (!sigismember(&before, SIGINT)) strcat(unblock, "INT,");
   if (!sigismember(&before, SIGTERM)) strcat(unblock, "TERM,");
   if (unblock[0]) setenv("WIT_UNBLOCK", unblock, 1);
+  // This program's folder: /proc/self/exe (links resolved), else argv[0]'s.
   char self[PATH_MAX], exe[PATH_MAX + 64];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0 && argv[0] && strchr(argv[0], '/')) n = (ssize_t)snprintf(self, sizeof self, "%s", argv[0]);
+  if (n > 0 && (size_t)n < sizeof self) {
     self[n] = 0;
     char* slash = strrchr(self, '/');
     if (slash) *slash = 0;
