@@ -95,6 +95,7 @@ holds_temporary() {
 # finite_options TOOL...: every numeric option of every (sub)command of the
 # tools, as their --help lists it (the type names cli.cpp calls numeric),
 # refuses NaN and the infinities with the one-line error, exit 2 (issue 33).
+# FINITE_VALUES: the values tried (a LibTorch tool takes a second to start).
 finite_options() {
   local tool sub opt v subs count=0 args
   for tool in "$@"; do
@@ -103,7 +104,7 @@ finite_options() {
       # shellcheck disable=SC2086
       for opt in $("$tool" $sub --help 2>&1 |
         sed -nE 's/^  (-[a-zA-Z],)?(--?[a-z][a-z0-9-]*) (INT|UINT|FLOAT|NUMBER|N|K|P|F|STEP|SIZE)( .*)?$/\2/p'); do
-        for v in nan NaN inf Infinity 1e999 -inf; do
+        for v in ${FINITE_VALUES:-nan NaN inf Infinity 1e999 -inf}; do
           case "$opt$v" in --*) args=("$opt=$v") ;; *-inf) continue ;; *) args=("$opt" "$v") ;; esac
           # shellcheck disable=SC2086
           run 2 "$tool" $sub "${args[@]}" && error_is "$tool" "^$tool: error: $opt must be a finite number: $v\$"

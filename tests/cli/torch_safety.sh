@@ -207,7 +207,7 @@ set +m
 
 # Issue 33: no numeric option of a LibTorch tool takes NaN or an infinity
 # ("wit-sketch match --tolerance nan" was accepted, exit 0).
-finite_options wit-sketch wit-train wit-replay wit-eval wit-board-check
+FINITE_VALUES="nan -inf" finite_options wit-sketch wit-train wit-replay wit-eval wit-board-check
 run 2 wit-sketch match --run R --tolerance nan R/ckpt/step-000016.safetensors &&
   error_is wit-sketch "^wit-sketch: error: --tolerance must be a finite number: nan$"
 
