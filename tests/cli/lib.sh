@@ -97,9 +97,11 @@ holds_temporary() {
 # refuses NaN and the infinities with the one-line error, exit 2 (issue 33).
 # FINITE_VALUES: the values tried (a LibTorch tool takes a second to start).
 finite_options() {
-  local tool sub opt v subs count=0 args
+  local tool sub opt v subs count=0 args name
   for tool in "$@"; do
     subs=$("$tool" --help 2>&1 | sed -n '/^Subcommands:/,$s/^  \([a-z][a-z-]*\) .*/\1/p')
+    # The name it speaks as (wit-board-check is wit-board's companion and says wit-board).
+    name=$("$tool" --help 2>&1 | sed -n 's/^Usage: \([^ ]*\).*/\1/p' | head -n 1)
     for sub in "" $subs; do
       # shellcheck disable=SC2086
       for opt in $("$tool" $sub --help 2>&1 |
@@ -107,7 +109,7 @@ finite_options() {
         for v in ${FINITE_VALUES:-nan NaN inf Infinity 1e999 -inf}; do
           case "$opt$v" in --*) args=("$opt=$v") ;; *-inf) continue ;; *) args=("$opt" "$v") ;; esac
           # shellcheck disable=SC2086
-          run 2 "$tool" $sub "${args[@]}" && error_is "$tool" "^$tool: error: $opt must be a finite number: $v\$"
+          run 2 "$tool" $sub "${args[@]}" && error_is "$name" "^$name: error: $opt must be a finite number: $v\$"
         done
         count=$((count + 1))
       done
