@@ -194,12 +194,14 @@ set -m  # job control: a background job takes Ctrl-C (SIGINT) instead of ignorin
 for sig in INT TERM KILL; do
   rm -f fifo && mkfifo fifo
   tried=$((tried + 1))
-  wit-commit -o s.commit.json fifo 2>s.err &
+  # env --default-signal: the tool starts catching SIGINT even where this
+  # script was started with it ignored (a background job's), as a user's is.
+  env --default-signal=INT,TERM wit-commit -o s.commit.json fifo 2>s.err &
   pid=$!
   # Its index's temporary is open (unnamed, where the file system allows).
   for _ in $(seq 1 500); do holds_temporary "$pid" s.widx && break; sleep 0.01; done
   kill -"$sig" "$pid"
-  wait "$pid"
+  reap "$pid"
   rc=$?
   want=$([ $sig = INT ] && echo 130 || { [ $sig = TERM ] && echo 143 || echo 137; })
   [ "$rc" = "$want" ] && right=$((right + 1)) || bad_cases+=("wit-commit SIG$sig: exit $rc (want $want)")
@@ -257,7 +259,7 @@ if [ "$TORCH" = 1 ]; then
   for sig in INT TERM KILL; do
     tried=$((tried + 1))
     rm -rf TK
-    wit-train -q -j1 --data data.commit.json --index data.widx --config cfg.json --out TK data.txt 2>k.err &
+    env --default-signal=INT,TERM wit-train -q -j1 --data data.commit.json --index data.widx --config cfg.json --out TK data.txt 2>k.err &
     pid=$!
     for _ in $(seq 1 200); do [ -s TK/run.wlog ] && break; sleep 0.05; done
     kill -"$sig" "$pid"

@@ -82,6 +82,19 @@ execed() {
   return 1
 }
 
+# reap PID: waits for background job PID (after a signal was sent to it) and
+# returns its exit status; one still running after 30 s is killed (137), so
+# a tool that ignores the signal fails the test instead of hanging it.
+reap() {
+  local i
+  for i in $(seq 1 300); do
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -9 "$1" 2>/dev/null
+  wait "$1"
+}
+
 # holds_temporary PID NAME: process PID has a temporary of output NAME open,
 # named (NAME.tmp.*) or unnamed (O_TMPFILE: "DIR/#INODE (deleted)").
 holds_temporary() {

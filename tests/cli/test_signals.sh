@@ -52,7 +52,9 @@ judge() {
   rm -f s.* s.*.tmp.*
 }
 
-set -m  # job control: a background job takes SIGINT instead of ignoring it
+# Job control, and env --default-signal where this script itself was started
+# with SIGINT ignored: the tool catches SIGINT as a user's would.
+set -m
 for mode in unnamed named; do
   named=$([ $mode = named ] && echo 1 || echo)
   # 1. Exact points: the temporaries' creation, the index writer's writes (on
@@ -62,13 +64,13 @@ for mode in unnamed named; do
     atomic-publish:1 atomic-publish:2 atomic-renamed:1 atomic-renamed:2; do
     for sig in INT TERM; do
       want=$([ $sig = INT ] && echo 130 || echo 143)
-      WIT_NAMED_TEMPORARIES=$named WIT_CRASH_AT=$point:$sig wit-commit -q -o s.commit.json data.txt 2>s.err
+      WIT_NAMED_TEMPORARIES=$named WIT_CRASH_AT=$point:$sig env --default-signal=INT,TERM wit-commit -q -o s.commit.json data.txt 2>s.err
       judge "$mode $point:$sig" $? $want
     done
   done
   for sig in INT TERM; do
     want=$([ $sig = INT ] && echo 130 || echo 143)
-    WIT_NAMED_TEMPORARIES=$named WIT_CRASH_AT=atomic-discard:1:$sig wit-commit -q -o s.commit.json bad.jsonl 2>s.err
+    WIT_NAMED_TEMPORARIES=$named WIT_CRASH_AT=atomic-discard:1:$sig env --default-signal=INT,TERM wit-commit -q -o s.commit.json bad.jsonl 2>s.err
     judge "$mode atomic-discard:1:$sig (a failed run)" $? $want
   done
 
@@ -92,11 +94,11 @@ for mode in unnamed named; do
   for round in $(seq 1 $((ROUNDS / 5))); do
     sig=$([ $((round % 2)) = 0 ] && echo INT || echo TERM)
     want=$([ $sig = INT ] && echo 130 || echo 143)
-    WIT_NAMED_TEMPORARIES=$named wit-commit -q -o s.commit.json fifo 2>s.err &
+    WIT_NAMED_TEMPORARIES=$named env --default-signal=INT,TERM wit-commit -q -o s.commit.json fifo 2>s.err &
     pid=$!
     for _ in $(seq 1 200); do holds_temporary $pid s.widx && break; sleep 0.01; done
     kill -$sig $pid
-    wait $pid
+    reap $pid
     judge "$mode fifo round $round $sig" $? $want
   done
 
@@ -105,12 +107,12 @@ for mode in unnamed named; do
   for round in $(seq 1 "$ROUNDS"); do
     sig=$([ $((round % 2)) = 0 ] && echo INT || echo TERM)
     want=$([ $sig = INT ] && echo 130 || echo 143)
-    WIT_NAMED_TEMPORARIES=$named wit-commit -q -o s.commit.json data.txt 2>s.err &
+    WIT_NAMED_TEMPORARIES=$named env --default-signal=INT,TERM wit-commit -q -o s.commit.json data.txt 2>s.err &
     pid=$!
     execed $pid wit-commit
     sleep "0.$(printf '%03d' $((RANDOM % 250)))"
     kill -$sig $pid 2>/dev/null
-    wait $pid
+    reap $pid
     judge "$mode round $round $sig" $? $want
   done
 done

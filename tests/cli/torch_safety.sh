@@ -191,7 +191,7 @@ for delay in 0 0 0.005 0.02 0.05 0.1 0.2 0.3; do
   for sig in INT TERM; do
     word=$([ $sig = INT ] && echo interrupted || echo terminated)
     want=$([ $sig = INT ] && echo 130 || echo 143)
-    wit-train -q -j1 --data data.commit.json --index data.widx --config long.json --out EE data.txt >/dev/null 2>EE.err &
+    env --default-signal=INT,TERM wit-train -q -j1 --data data.commit.json --index data.widx --config long.json --out EE data.txt >/dev/null 2>EE.err &
     pid=$!
     execed "$pid" wit-train
     [ "$delay" = 0 ] || sleep "$delay"
