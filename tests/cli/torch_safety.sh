@@ -91,6 +91,14 @@ run 0 wit-log verify R
 
 # Item 5: a repeated file option takes one value; CHALLENGE stays positional.
 run 0 wit-replay respond --run R --file data.txt chal.json -o resp.wbundle
+# Issue 33: kill -9 in the middle of writing the response leaves nothing (an
+# unnamed file until it is whole), where it used to leave OUT.wbundle.tmp.*.
+for point in atomic-write:1 atomic-write:3; do
+  WIT_CRASH_AT=$point wit-replay respond -q --run R --file data.txt chal.json -o killed.wbundle 2>/dev/null
+  rc=$?
+  [ "$rc" = 137 ] && ok || fail "respond with WIT_CRASH_AT=$point: exit $rc (want 137)"
+  absent killed.wbundle
+done
 [ -s resp.wbundle ] && ok || fail "respond with --file wrote no bundle"
 
 # Item 2: a log lost or cut below the newest signed head is an error naming
