@@ -198,12 +198,11 @@ void live_remove(int& slot) {
 }
 
 // Inside an OutputSection: an output is in place (or partly in a fifo).
+// Two threads publishing at once take different lines; the handler reads
+// them only once every section has ended.
 void note_written(const std::string& name, const char* suffix = "") {
-  const int i = g_written_count.load();
-  if (i < kWrittenNames) {
-    std::snprintf(g_written[i], sizeof g_written[i], "%s%s", name.c_str(), suffix);
-  }
-  g_written_count.store(i + 1);
+  const int i = g_written_count.fetch_add(1);
+  if (i < kWrittenNames) std::snprintf(g_written[i], sizeof g_written[i], "%s%s", name.c_str(), suffix);
 }
 
 // The signals that end a tool, which the handler (cli.cpp) catches.
