@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     s->add_option("-j,--threads", common.threads, "LibTorch threads (0 = all cores)")->type_name("N");
     s->add_option("--device", common.device, "Replay on this device (cpu, cuda, cuda:N)")->type_name("DEV");
     s->add_flag("-q,--quiet", common.quiet, "No progress or summary on stderr");
+    s->add_option("--sealed", common.sealed, "The board's sealed set (kept outside the folder): scored, and checked for overlap")->type_name("PATH");
   }
 
   return wit::cli::run(app, argc, argv, [&]() -> int {

@@ -15,6 +15,7 @@ struct BoardCheckArgs {
   unsigned threads = 0;
   std::string device = "cpu";
   bool quiet = false;
+  std::string sealed;  // --sealed PATH: the current epoch's sealed set, kept outside the folder
 };
 
 // add: verify `response_path` against the bundle's challenge and file the
