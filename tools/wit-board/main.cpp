@@ -68,6 +68,19 @@ int main(int argc, char** argv) {
   init->add_option("--overlap-share", i_policy.overlap_share, "Share of a benchmark record's text a training record must cover to count, 0 < S <= 1")->default_str("0.5")->type_name("S");
   init->add_option("--overlap-action", i_policy.overlap_action, "What such a training record does: reject (default) or flag")->type_name("ACTION");
 
+  // reveal, seal: an epoch's sealed set
+  std::string v_dir, v_key, v_sealed;
+  std::vector<std::string> v_files;
+  auto* reveal = app.add_subcommand("reveal", "End the epoch: publish its sealed records and salts in the folder");
+  auto* seal = app.add_subcommand("seal", "Seal the next epoch's records (kept outside the folder; their commitment signed)");
+  for (auto* s : {reveal, seal}) {
+    s->add_option("board", v_dir, "The board folder")->required()->type_name("DIR");
+    s->add_option("--key", v_key, "The board's secret key file")->required()->type_name("KEY");
+    s->add_option("--sealed", v_sealed, "The sealed set file (outside DIR)")->required()->type_name("PATH");
+    s->add_flag("-q,--quiet", quiet, "No note on stderr");
+  }
+  seal->add_option("--sealed-records", v_files, "The next epoch's records (the benchmark's reader)")->required()->type_name("FILE");
+
   // submit
   std::string u_dir, u_bundle;
   auto* submit = app.add_subcommand("submit", "Put a run bundle on a board (DIR/runs/NAME), checked against its definition");
@@ -173,6 +186,8 @@ int main(int argc, char** argv) {
       return wit::board_init_cmd(in, quiet);
     }
     if (submit->parsed()) return wit::board_submit_cmd(u_dir, u_bundle, quiet);
+    if (reveal->parsed()) return wit::board_reveal_cmd(v_dir, v_key, v_sealed, quiet);
+    if (seal->parsed()) return wit::board_seal_cmd(v_dir, v_key, v_sealed, v_files, quiet);
     if (leaves->parsed()) return wit::board_leaves_cmd(l_bundle, l_file, l_key, l_threads, quiet);
     if (pack->parsed()) {
       wit::PackInput in;

@@ -87,6 +87,29 @@ int board_init_cmd(const BoardInit& in, bool quiet) {
   return cli::kOk;
 }
 
+int board_reveal_cmd(const std::string& dir, const std::string& key_path, const std::string& sealed_path, bool quiet) {
+  const SecretKey key = load_key(key_path);
+  const BoardDefinition d = reveal_sealed(dir, key, sealed_path);
+  const auto& r = d.revealed.back();
+  std::cout << (fs::path(dir) / r.file).string() << "\n";
+  if (!quiet)
+    cli::note("revealed epoch " + std::to_string(r.commit.epoch) + ": " + std::to_string(r.commit.n) +
+              " sealed records and their salts are now in the folder; anyone re-scores them with 'wit-board audit " + dir +
+              "'; seal the next epoch with 'wit-board seal'");
+  return cli::kOk;
+}
+
+int board_seal_cmd(const std::string& dir, const std::string& key_path, const std::string& sealed_path,
+                   const std::vector<std::string>& files, bool quiet) {
+  const SecretKey key = load_key(key_path);
+  const BoardDefinition d = seal_board(dir, key, sealed_path, files);
+  std::cout << (fs::path(dir) / board_path::kDefinition).string() << "\n";
+  if (!quiet)
+    cli::note("sealed epoch " + std::to_string(d.sealed->epoch) + ": " + std::to_string(d.sealed->n) +
+              " records, kept with their salts in " + sealed_path + " (outside the folder); root " + d.sealed->root.hex());
+  return cli::kOk;
+}
+
 int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool quiet) {
   if (!is_board_dir(u_dir)) throw Error("not a board (no board.def.json)", u_dir, "make one with 'wit-board init'");
   const BoardDefinition def = BoardDefinition::load(u_dir);

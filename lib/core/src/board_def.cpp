@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
 
 #include "wit/error.h"
 #include "wit/eval.h"
@@ -159,8 +161,8 @@ std::string file_digest(const std::string& path, uint64_t* bytes) {
 std::string revealed_file(uint64_t epoch) { return std::string(board_path::kRevealed) + "epoch-" + std::to_string(epoch) + ".json"; }
 
 Hash32 sealed_leaf(const Hash32& salt, ByteView record) {
-  Bytes b(salt.data(), salt.data() + 32);
-  put_bytes(b, record.data, record.size);
+  std::string b(reinterpret_cast<const char*>(salt.data()), 32);
+  b.append(reinterpret_cast<const char*>(record.data), record.size);
   return hash_tagged(tags::kBoardSealedLeaf, ByteView(b));
 }
 
@@ -490,6 +492,95 @@ BoardFiling::BoardFiling(const std::string& bundle_path, const SecretKey& key, c
       bundle_lock(lock_run_bundle(bundle_path)),
       bundle(load_whole(bundle_path)) {}
 
+namespace {
+
+// The records of `files` (read with `reader`) for a sealed set; one that
+// `published` says anyone has read is refused.
+std::vector<std::string> sealed_records(const ReaderSpec& reader, const std::vector<std::string>& files,
+                                        const std::function<bool(ByteView)>& published) {
+  const RecordFiles rf = RecordFiles::open(reader, files);
+  std::vector<std::string> recs;
+  std::string scratch;
+  for (uint64_t i = 0; i < rf.records; i++) {
+    const ByteView r = rf.record(i, scratch);
+    if (published(r))
+      throw Error("sealed record " + std::to_string(i + 1) + " is also a record of the published benchmark", files.front(),
+                  "the sealed split must be records nobody outside the board has read");
+    recs.emplace_back(reinterpret_cast<const char*>(r.data), r.size);
+  }
+  if (recs.empty()) throw Error("the sealed records files hold no record", files.front());
+  return recs;
+}
+
+// The definition at DIR, with `key` checked to be the board's, for a writer holding the board's lock.
+BoardDefinition definition_for_key(const std::string& dir, const SecretKey& key) {
+  if (!is_board_dir(dir)) throw Error("not a board (no board.def.json)", dir, "make one with 'wit-board init'");
+  BoardDefinition d = BoardDefinition::load(dir);
+  if (key.pub() != d.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", dir);
+  return d;
+}
+
+}  // namespace
+
+BoardDefinition reveal_sealed(const std::string& dir, const SecretKey& key, const std::string& sealed_path) {
+  const FileLock lock = lock_board(dir);
+  BoardDefinition d = definition_for_key(dir, key);
+  if (!d.sealed) throw Error("the board has no sealed epoch to reveal", dir, "'wit-board seal' seals the next one");
+  const SealedSet s = SealedSet::load(sealed_path);
+  if (auto p = s.problem(d.name, *d.sealed)) throw Error("the sealed set " + *p, sealed_path);
+  const std::string rel = revealed_file(s.epoch);
+  const std::string text = s.dump();
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / board_path::kRevealed, ec);
+  if (fs::exists(fs::path(dir) / rel, ec)) throw Error("the epoch is already revealed", (fs::path(dir) / rel).string());
+  write_file_atomic((fs::path(dir) / rel).string(), text);
+  d.revealed.push_back({*d.sealed, rel, member_digest(text)});
+  d.sealed.reset();
+  d.sign_with(key);
+  write_file_atomic((fs::path(dir) / board_path::kDefinition).string(), d.dump());
+  return d;
+}
+
+BoardDefinition seal_board(const std::string& dir, const SecretKey& key, const std::string& sealed_path,
+                           const std::vector<std::string>& files) {
+  const FileLock lock = lock_board(dir);
+  BoardDefinition d = definition_for_key(dir, key);
+  if (d.sealed)
+    throw Error("epoch " + std::to_string(d.sealed->epoch) + " is still sealed", dir,
+                "'wit-board reveal' ends it before a new set is sealed");
+  if (files.empty()) throw Error("a sealed set needs its records (--sealed-records FILE...)", dir);
+  if (inside(sealed_path, dir))
+    throw Error("the sealed records must be kept outside the board folder", sealed_path,
+                "the folder is published; the sealed set is what the board ranks on");
+  std::error_code ec;
+  if (fs::exists(sealed_path, ec)) throw Error("the sealed set file exists", sealed_path, "a sealed set is never overwritten; pick a new path");
+  // Nobody outside may have read a record: none of the benchmark's, none of a revealed epoch's.
+  std::vector<std::string> paths;
+  for (const auto& r : d.records) paths.push_back((fs::path(dir) / r.file).string());
+  const Dataset published(d.benchmark, paths, 1);
+  std::set<Hash32> revealed;
+  uint64_t epoch = 0;
+  for (const auto& r : d.revealed) {
+    for (const auto& x : SealedSet::load((fs::path(dir) / r.file).string()).records) revealed.insert(record_leaf(ByteView(x.record)));
+    epoch = std::max(epoch, r.commit.epoch + 1);
+  }
+  const SealedSet s = SealedSet::seal(d.name, epoch, sealed_records(d.benchmark.reader, files, [&](ByteView r) {
+                                        const Hash32 l = record_leaf(r);
+                                        return bool(published.tree().find(l)) || revealed.count(l) != 0;
+                                      }));
+  d.sealed = s.commit();
+  d.sign_with(key);
+  write_file_atomic(sealed_path, s.dump());
+  ::chmod(sealed_path.c_str(), 0600);
+  try {
+    write_file_atomic((fs::path(dir) / board_path::kDefinition).string(), d.dump());
+  } catch (...) {
+    fs::remove(sealed_path, ec);
+    throw;
+  }
+  return d;
+}
+
 void parse_models_policy(const std::string& which, BoardPolicy& policy) {
   policy.model_digests.clear();
   if (which == "any" || which == "builtin") {
@@ -535,20 +626,10 @@ BoardDefinition init_board(const BoardInit& in) {
   // The records must be the commitment's (the board keeps what it scores on).
   const Dataset check(c, in.record_files, 1);
   std::optional<SealedSet> sealed;
-  if (!in.sealed_files.empty()) {
-    const RecordFiles rf = RecordFiles::open(c.reader, in.sealed_files);
-    std::vector<std::string> recs;
-    std::string scratch;
-    for (uint64_t i = 0; i < rf.records; i++) {
-      const ByteView r = rf.record(i, scratch);
-      if (check.tree().find(record_leaf(r)))
-        throw Error("sealed record " + std::to_string(i + 1) + " is also a record of the published benchmark",
-                    in.sealed_files.front(), "the sealed split must be records nobody outside the board has read");
-      recs.emplace_back(reinterpret_cast<const char*>(r.data), r.size);
-    }
-    if (recs.empty()) throw Error("the sealed records files hold no record", in.sealed_files.front());
-    sealed = SealedSet::seal(in.name, 0, recs);
-  }
+  if (!in.sealed_files.empty())
+    sealed = SealedSet::seal(in.name, 0, sealed_records(c.reader, in.sealed_files, [&](ByteView r) {
+                               return bool(check.tree().find(record_leaf(r)));
+                             }));
   BoardDefinition d;
   d.name = in.name;
   d.policy = in.policy;

@@ -171,6 +171,18 @@ struct BoardInit {
   std::vector<std::string> sealed_files;
 };
 BoardDefinition init_board(const BoardInit& in);
+// `wit-board reveal`: ends the current epoch. Publishes its sealed set (the
+// records and salts, checked against the definition's commitment) as
+// benchmark/sealed/epoch-E.json, moves the commitment to `revealed` and
+// re-signs the definition; the board then has no sealed split until `seal`.
+// Holds the board's lock. Throws wit::Error (nothing written).
+BoardDefinition reveal_sealed(const std::string& dir, const SecretKey& key, const std::string& sealed_path);
+// `wit-board seal`: a new sealed set for the next epoch (one more than any
+// before) from `files` (the benchmark's reader; none a published or
+// revealed record), written to `sealed_path` (outside DIR, new) and
+// committed in the re-signed definition. Refused while an epoch is sealed.
+BoardDefinition seal_board(const std::string& dir, const SecretKey& key, const std::string& sealed_path,
+                           const std::vector<std::string>& files);
 // --models WHICH: "any", "builtin" or comma-separated module digests (64 hex
 // digits each) into `policy`; throws wit::Error naming a bad one.
 void parse_models_policy(const std::string& which, BoardPolicy& policy);
