@@ -343,8 +343,11 @@ rep=$(ls board-x/runs/honest/board-reports/*.json | head -1)
 jq '.report.verdict = "rejected" | .report.reason = "step 1: weights differ"' "$rep" >"$T/r.json" && mv "$T/r.json" "$rep"
 (cd board-x/runs/honest && b=$(jq --arg m "board-reports/$(basename "$rep")" --arg d "$(b2sum -l 256 "board-reports/$(basename "$rep")" | cut -d' ' -f1)" \
   '.members[$m] = $d' bundle.json) && printf '%s\n' "$b" >bundle.json)
-run 1 wit-board show board-x/runs/honest
-grep -q 'has a bad signature (not the board key.s)' out && ok || fail "an edited board report was believed: $(cat out)"
+# A board document the board key did not sign is the folder's error (exit 2, the file named), never a verdict.
+run 2 wit-board show board-x/runs/honest
+error_is wit-board 'has a bad signature .not the board key.s.: board-x/runs/honest/board-reports/'
+run 2 wit-board build -q board-x -o xsite
+absent xsite
 run 1 wit-board audit -q -j1 board-x
 grep -q "does not reproduce: runs/honest/board-reports/.*bad signature" out && ok || fail "audit missed the edited report: $(cat out)"
 # An edited stored response.
