@@ -3,8 +3,6 @@
 // (tests/attacks/model_attacks.sh), built in C++ so the suite needs no Python.
 #include "model_forge.h"
 
-#include <torch/script.h>
-
 #include <fstream>
 #include <vector>
 
@@ -38,12 +36,10 @@ namespace {
 // attribute (not a tensor: no cap on buffers sees it), from a hash of the
 // last four input tokens to the next token, whose logit gets +30. It reads
 // only earlier tokens (causal), trains and replays like the plain module.
-const char* const kTableForward = R"JIT(
-def forward(self, tokens):
-    x = torch.embedding(self.wte, tokens)
-    x = torch.tanh(torch.matmul(x, self.proj))
-    x = torch.layer_norm(x, [x.size(-1)], self.ln.weight, self.ln.bias, 1e-5)
-    logits = torch.matmul(x, self.wte.t())
+std::string table_forward() {
+  std::string body = kTinyLmForward;
+  const std::string tail = "    return torch.matmul(x, self.wte.t())\n";
+  body.replace(body.find(tail), tail.size(), R"JIT(    logits = torch.matmul(x, self.wte.t())
     boost = torch.zeros_like(logits)
     rows: List[List[int]] = tokens.tolist()
     m = len(self.table)
@@ -60,7 +56,9 @@ def forward(self, tokens):
             if nxt >= 0:
                 boost[b, t, nxt] = 30.0
     return logits + boost
-)JIT";
+)JIT");
+  return body;
+}
 
 int64_t table_hash(const std::vector<int64_t>& row, int64_t t) {
   int64_t h = 0;
@@ -90,17 +88,7 @@ void forge_table_model(const std::string& out, const std::string& records, int64
       table[size_t(table_hash(row, t) % int64_t(table.size()))] = target;
     }
   }
-  torch::manual_seed(1);
-  torch::jit::Module m("TableLM");
-  torch::jit::Module ln("Norm");
-  ln.register_parameter("weight", torch::ones({d}), false);
-  ln.register_parameter("bias", torch::zeros({d}), false);
-  m.register_module("ln", ln);
-  m.register_parameter("wte", torch::randn({vocab, d}) * 0.02, false);
-  m.register_parameter("proj", torch::randn({d, d}) * 0.02, false);
-  m.register_attribute("table", c10::ListType::ofInts(), c10::List<int64_t>(table));
-  m.define(kTableForward);
-  m.save(out);
+  save_tiny_lm(out, vocab, d, table_forward(), TinyExtra::kNone, table);
 }
 
 }  // namespace wit

@@ -291,47 +291,56 @@ std::string overlap_reason(const nlohmann::json& f) {
          std::to_string(f.at("window").get<uint64_t>()) + " tokens or more";
 }
 
-std::optional<nlohmann::json> overlap_finding(const SpooledBundle& response, const OverlapIndex& index, double share) {
+namespace {
+
+// Calls `f(step, record, bytes)` for every record of every replayed batch of
+// `response` (batches in name order, records in order) until it returns true.
+// The replay checked the batches' form: what is not a record is skipped.
+void for_each_replayed_record(const SpooledBundle& response,
+                              const std::function<bool(int64_t, const json&, const Bytes&)>& f) {
   for (const std::string& name : response.names()) {
     if (name.rfind("batch/", 0) != 0) continue;
     const json j = parse_text(response.get_text(name), response.where + ":" + name);
-    if (!j.is_object() || !j.contains("records") || !j["records"].is_array()) continue;  // the replay checked the form
+    if (!j.is_object() || !j.contains("records") || !j["records"].is_array()) continue;
     const int64_t step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int64_t>() : -1;
     for (const auto& rec : j["records"]) {
       if (!rec.is_object() || !rec.contains("record_hex") || !rec["record_hex"].is_string()) continue;
       Bytes bytes;
       if (!from_hex(rec["record_hex"].get<std::string>(), bytes)) continue;
-      const auto hit = index.best(ByteView(bytes));
-      if (!hit || hit->share() < share) continue;
-      return json{{"step", step},
-                  {"record", rec.contains("index") ? rec["index"] : json(nullptr)},
-                  {"leaf", record_leaf(ByteView(bytes)).hex()},
-                  {"benchmark_index", uint64_t(hit->record)},
-                  {"share", hit->share()},
-                  {"window", index.window()}};
+      if (f(step, rec, bytes)) return;
     }
   }
-  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<nlohmann::json> overlap_finding(const SpooledBundle& response, const OverlapIndex& index, double share) {
+  std::optional<json> out;
+  for_each_replayed_record(response, [&](int64_t step, const json& rec, const Bytes& bytes) {
+    const auto hit = index.best(ByteView(bytes));
+    if (!hit || hit->share() < share) return false;
+    out = json{{"step", step},
+               {"record", rec.contains("index") ? rec["index"] : json(nullptr)},
+               {"leaf", record_leaf(ByteView(bytes)).hex()},
+               {"benchmark_index", uint64_t(hit->record)},
+               {"share", hit->share()},
+               {"window", index.window()}};
+    return true;
+  });
+  return out;
 }
 
 std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& leaves) {
-  for (const std::string& name : response.names()) {
-    if (name.rfind("batch/", 0) != 0) continue;
-    const json j = parse_text(response.get_text(name), response.where + ":" + name);
-    if (!j.is_object() || !j.contains("records") || !j["records"].is_array()) continue;  // the replay checked the form
-    const int64_t step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int64_t>() : -1;
-    for (const auto& rec : j["records"]) {
-      if (!rec.is_object() || !rec.contains("record_hex") || !rec["record_hex"].is_string()) continue;
-      Bytes bytes;
-      if (!from_hex(rec["record_hex"].get<std::string>(), bytes)) continue;
-      const Hash32 leaf = record_leaf(ByteView(bytes));
-      if (std::binary_search(leaves.begin(), leaves.end(), leaf))
-        return "step " + std::to_string(step) + " trained on a record of the board's benchmark (record " +
-               (rec.contains("index") ? rec["index"].dump() : std::string("?")) + " of the data tree, leaf " +
-               leaf.hex().substr(0, 16) + ")";
-    }
-  }
-  return "";
+  std::string out;
+  for_each_replayed_record(response, [&](int64_t step, const json& rec, const Bytes& bytes) {
+    const Hash32 leaf = record_leaf(ByteView(bytes));
+    if (!std::binary_search(leaves.begin(), leaves.end(), leaf)) return false;
+    out = "step " + std::to_string(step) + " trained on a record of the board's benchmark (record " +
+          (rec.contains("index") ? rec["index"].dump() : std::string("?")) + " of the data tree, leaf " +
+          leaf.hex().substr(0, 16) + ")";
+    return true;
+  });
+  return out;
 }
 
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
