@@ -470,6 +470,7 @@ void check_board_eval(Ctx& c) {
     c.entry.gap_observed = g.observed;
     c.entry.gap_p = c.entry.gap_adjusted = g.p;
     c.entry.gap_permutations = g.permutations;
+    c.entry.gap_detectable = g.detectable;
   }
   c.entry.eval_by = "board";
   c.entry.eval_known = true;
@@ -1033,6 +1034,7 @@ json RunEntry::to_json() const {
                                              {"p", num(gap_p)},
                                              {"runs", gap_runs},
                                              {"adjusted", num(gap_adjusted)},
+                                             {"detectable", num(gap_detectable)},
                                              {"flagged", flagged}}}}
                              : json(nullptr);
   j["ignored"] = ignored;
@@ -1096,9 +1098,11 @@ std::string RunEntry::describe() const {
                     sealed_loss, 100 * sealed_accuracy, static_cast<unsigned long long>(sealed_n),
                     static_cast<unsigned long long>(sealed_epoch));
       o << buf;
-      std::snprintf(buf, sizeof buf, "gap test: sealed - public loss %.4f, p = %.3g (%llu permutations), %.3g after Bonferroni over %zu runs%s\n",
+      std::snprintf(buf, sizeof buf,
+                    "gap test: sealed - public loss %.4f, p = %.3g (%llu permutations), %.3g after Bonferroni over %zu runs%s; "
+                    "it detects a gap of about %.3g nats/byte at these sizes\n",
                     gap_observed, gap_p, static_cast<unsigned long long>(gap_permutations), gap_adjusted, gap_runs,
-                    flagged ? ": flagged" : "");
+                    flagged ? ": flagged" : "", gap_detectable);
       o << buf;
     }
     o << "eval spot checks: " << cli::count_of(eval_checks.size(), "report") << ", "

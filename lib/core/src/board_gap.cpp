@@ -94,13 +94,14 @@ json GapTest::to_json() const {
           {"permutations", permutations},
           {"at_least", at_least},
           {"p", p},
+          {"detectable", std::isfinite(detectable) ? json(detectable) : json(nullptr)},
           {"seed", seed.hex()}};
 }
 
 GapTest GapTest::from_json(const json& j, const std::string& where) {
   const char* kind = "gap test";
   if (!j.is_object()) throw Error("invalid gap test: not an object", where);
-  jsonf::only_keys(j, {"test", "observed", "n_public", "n_sealed", "permutations", "at_least", "p", "seed"}, kind, where);
+  jsonf::only_keys(j, {"test", "observed", "n_public", "n_sealed", "permutations", "at_least", "p", "detectable", "seed"}, kind, where);
   GapTest g;
   auto num = [&](const char* k) {
     const json& v = jsonf::need(j, k, kind, where);
@@ -113,6 +114,7 @@ GapTest GapTest::from_json(const json& j, const std::string& where) {
   g.permutations = jsonf::u64(j, "permutations", kind, where);
   g.at_least = jsonf::u64(j, "at_least", kind, where);
   g.p = num("p");
+  g.detectable = j.contains("detectable") && j["detectable"].is_number() ? j["detectable"].get<double>() : INFINITY;
   g.seed = jsonf::hash(j, "seed", kind, where);
   if (g.at_least > g.permutations || g.p != double(1 + g.at_least) / double(1 + g.permutations))
     throw Error("invalid gap test: p is not (1 + at_least) / (1 + permutations)", where);

@@ -355,9 +355,10 @@ std::string render_run_html(const RunEntry& e) {
     o << "<dt>sealed score</dt><dd id=\"sealed\">" << html_escape(buf) << "</dd>\n";
     std::snprintf(buf, sizeof buf,
                   "mean sealed loss - mean public loss = %.4f; one-sided permutation test, %llu permutations: p = %.3g, "
-                  "%.3g after Bonferroni over %zu runs%s",
+                  "%.3g after Bonferroni over %zu runs%s. At these sizes it detects a gap of about %.3g nats/byte.",
                   e.gap_observed, static_cast<unsigned long long>(e.gap_permutations), e.gap_p, e.gap_adjusted, e.gap_runs,
-                  e.flagged ? ": flagged, the run does better on the published records than on sealed ones" : "");
+                  e.flagged ? ": flagged, the run does better on the published records than on sealed ones" : "",
+                  e.gap_detectable);
     o << "<dt>gap test</dt><dd id=\"gap\">" << html_escape(buf) << "</dd>\n";
   }
   if (!e.ignored.empty()) {

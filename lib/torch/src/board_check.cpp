@@ -210,6 +210,7 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
   }
   out.sealed = commit_scores(fin.run_id, fin.steps, fin.state_root, sealed->root(), ss, scov);
   out.gap = gap_test(out.public_losses, sealed_losses, gap_seed(out.eval.scores_root, out.sealed->scores_root));
+  out.gap->detectable = detectable_gap(out.public_losses, sealed_losses, def.policy.gap_threshold);
   return out;
 }
 

@@ -122,6 +122,7 @@ struct RunEntry {
   uint64_t sealed_epoch = 0, sealed_n = 0;
   double sealed_loss = 0, sealed_accuracy = 0;
   double gap_observed = 0, gap_p = 1, gap_adjusted = 1;
+  double gap_detectable = 0;  // the smallest gap the test finds half the time at these sizes (GapTest::detectable)
   uint64_t gap_permutations = 0;
   size_t gap_runs = 1;     // the Bonferroni factor
   bool flagged = false;    // adjusted p below the policy's gap_threshold, or an overlap flagged: not ranked among certified runs

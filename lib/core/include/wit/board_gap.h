@@ -30,6 +30,9 @@ struct GapTest {
   uint64_t at_least = 0;  // relabellings whose statistic is >= observed
   double p = 1;           // (1 + at_least) / (1 + permutations)
   Hash32 seed;            // gap_seed(public scores root, sealed scores root)
+  // detectable_gap at the board's threshold (before Bonferroni): the gap
+  // this test finds half the time at these sizes and this spread (information).
+  double detectable = 0;
 
   nlohmann::json to_json() const;
   static GapTest from_json(const nlohmann::json& j, const std::string& where);
