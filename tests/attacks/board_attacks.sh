@@ -16,20 +16,22 @@ source "$(dirname "$0")/../cli/lib.sh"
 : "${WIT_ATTACK_BIN:?set WIT_ATTACK_BIN to the folder of wit-forge}"
 FORGE=$WIT_ATTACK_BIN/wit-forge
 
-# Records of about 120 bytes: words drawn by a fixed rule, so a small model learns little of any one.
-lines() {  # lines PREFIX FROM TO
-  awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN {
-    split("amber basalt cobalt dune ember fjord garnet heron indigo jasper kelp lichen marble nectar onyx pumice quartz raven sable tundra umber violet willow xenon yarrow zinc", w, " ")
-    for (i = a; i <= b; i++) { s = p " " i ":"; for (j = 1; j <= 16; j++) s = s " " w[1 + (i * 7 + j * j * 3 + i * j) % 26]; print s } }'
+# Records of about 120 bytes: random letters in words of 3 to 8 (awk's generator, fixed seeds), so no
+# two records share a long span and what one record's text says of another's is only letter frequencies.
+lines() {  # lines SEED COUNT
+  awk -v seed="$1" -v n="$2" 'BEGIN { srand(seed)
+    for (i = 1; i <= n; i++) { s = ""
+      while (length(s) < 120) { s = s " "; k = 3 + int(rand() * 6); for (j = 0; j < k; j++) s = s sprintf("%c", 97 + int(rand() * 26)) }
+      print s } }'
 }
-lines train 1 80 >train.txt
-lines bench 1 60 >pool.txt
+lines 11 80 >data.txt
+lines 12 60 >pool.txt
 # The benchmark pool split at random (a fixed shuffle here): 30 published, 30 sealed.
 awk 'NR % 2 == 1' pool.txt >public.txt
 awk 'NR % 2 == 0' pool.txt >sealed.txt
-# Attack 21's data: half the training records, and every public record with "#!" added every 40 bytes.
-{ head -n 40 train.txt; awk '{ s = ""; for (i = 1; i <= length($0); i += 40) s = s substr($0, i, 40) "#!"; print s }' public.txt; } >near.txt
-run 0 wit-commit -q -o data.commit.json train.txt
+# Attack 21's data: half the training records, and every public record with "#!" added every 60 bytes.
+{ head -n 40 data.txt; awk '{ s = ""; for (i = 1; i <= length($0); i += 60) s = s substr($0, i, 60) "#!"; print s }' public.txt; } >near.txt
+run 0 wit-commit -q -o data.commit.json data.txt
 run 0 wit-commit -q -o near.commit.json near.txt
 run 0 wit-commit -q -o public.commit.json public.txt
 run 0 wit-log keygen -o key
@@ -79,16 +81,16 @@ first_sealed=$(head -n 1 sealed.txt)
 grep -rqF "$first_sealed" board && fail "a sealed record is in the folder" || ok
 grep -rqi "$(head -n 1 sealed.txt | od -An -tx1 | tr -d ' \n' | cut -c1-40)" board && fail "a sealed record's bytes are in the folder" || ok
 
-for r in P T N; do run 0 wit-board submit -q board "$r.bundle"; done
-board_run() {  # board_run NAME EXPECTED_ADD_STATUS
+for r in P T N; do run 0 wit-board submit board "$r.bundle"; done
+board_run() {  # board_run NAME EXPECTED_ADD_STATUS [-v: add says why]
   run 0 wit-board challenge -q "board/runs/$1" --key board.key -o "$1.d0.json"
   run 0 wit-replay respond -q -j1 --run "$1" "$1.d0.json" -o "$1.d0.wbundle"
-  run "$2" wit-board add -q -j1 "board/runs/$1" "$1.d0.wbundle" --key board.key --sealed sealed.keep
+  run "$2" wit-board add $([ "${3:-}" = -v ] || echo -q) -j1 "board/runs/$1" "$1.d0.wbundle" --key board.key --sealed sealed.keep
 }
 board_run P 0
 board_run T 0
 # Attack 21: the overlap test names the step, the training record and the benchmark record.
-board_run N 1
+board_run N 1 -v
 grep -q "trained on a near-copy of benchmark record [0-9]* (leaf [0-9a-f]*): record [0-9]* of the data tree (leaf [0-9a-f]*) shares [0-9]*% of its text" err &&
   ok || fail "no overlap finding: $(cat err)"
 for r in P T; do
@@ -114,7 +116,7 @@ ta=$(jq '.runs[] | select(.name == "T") | .eval.accuracy' site/board.json)
 ps=$(jq '.runs[] | select(.name == "P") | .sealed.accuracy' site/board.json)
 ts=$(jq '.runs[] | select(.name == "T") | .sealed.accuracy' site/board.json)
 echo "attack 20: public accuracy honest $pa, table $ta; sealed accuracy honest $ps, table $ts" >&2
-awk -v p="$pa" -v t="$ta" -v ps="$ps" -v ts="$ts" 'BEGIN { exit !(t > p + 0.4 && ts < ps + 0.1) }' && ok ||
+awk -v p="$pa" -v t="$ta" -v ps="$ps" -v ts="$ts" 'BEGIN { exit !(t > p + 0.5 && ts < ps + 0.05) }' && ok ||
   fail "public $pa vs $ta, sealed $ps vs $ts"
 grep -q '<th data-type="num" title="loss on the sealed records[^"]*">sealed loss</th>' site/index.html && ok || fail "no sealed column"
 # Ranked on the sealed score: the certified honest run first, the flagged one after it.
@@ -149,11 +151,13 @@ run 0 wit-board pack -q -o P2.bundle --name P2 --run P --data-commit data.commit
 run 2 wit-board submit board P2.bundle
 error_is wit-board 'is already on the board as P: one run, one entry'
 absent board/runs/P2
-cp -r board board-c && cp -r board-c/runs/P board-c/runs/Q
+# A copy under a name that sorts first (put in the folder without submit) does not push the certified run off.
+cp -r board board-c && run 0 wit-board pack -q -o board-c/runs/A --name A --run P --data-commit data.commit.json \
+  --eval-commit public.commit.json --eval P.eval.json --eval-scores P.scores.json --contamination P.clean.json
 run 0 wit-board build -q board-c -o site-c
-jq -e '[.runs[] | select(.status == "certified")] | length == 1' site-c/board.json >/dev/null && ok || fail "one run ranked twice"
-jq -e '.runs[] | select(.name == "Q") | .reason | test("is on the board as P: one run, one entry")' site-c/board.json >/dev/null &&
-  ok || fail "the copy is not named: $(jq -c '.runs[] | select(.name == "Q")' site-c/board.json)"
+jq -e '[.runs[] | select(.status == "certified") | .name] == ["P"]' site-c/board.json >/dev/null && ok || fail "one run ranked twice"
+jq -e '.runs[] | select(.name == "A") | .reason | test("is on the board as P: one run, one entry")' site-c/board.json >/dev/null &&
+  ok || fail "the copy is not named: $(jq -c '.runs[] | select(.name == "A") | [.status, .reason]' site-c/board.json)"
 
 # Model policy: a board that takes the built-in GPT only refuses a module, naming its digest.
 run 0 wit-board init board-g --name gpt-only --key board.key --benchmark public.commit.json public.txt --models builtin
@@ -161,8 +165,8 @@ run 2 wit-board submit board-g P.bundle
 error_is wit-board 'takes the built-in GPT only .policy.models., not the TorchScript module [0-9a-f]{64}'
 
 # audit: every stored response, weights file and tree re-verified; the sealed half with the sealed set.
-run 0 wit-board audit -j1 board --sealed sealed.keep
+run 0 wit-board audit -j1 board --sealed sealed.keep || cat out >&2
 grep -q 'sealed scores not re-scored' err && fail "sealed scores skipped with the sealed set given: $(cat err)" || ok
-run 0 wit-board audit -j1 board
+run 0 wit-board audit -j1 board || cat out >&2
 grep -q '2 sealed scores not re-scored' err && ok || fail "audit without the sealed set: $(cat err)"
 finish

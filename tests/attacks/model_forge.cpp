@@ -34,7 +34,7 @@ namespace {
 
 // Attack 20: the plain module's network plus a lookup table in a List[int]
 // attribute (not a tensor: no cap on buffers sees it), from a hash of the
-// last four input tokens to the next token, whose logit gets +30. It reads
+// last eight input tokens to the next token, whose logit gets +30. It reads
 // only earlier tokens (causal), trains and replays like the plain module.
 std::string table_forward() {
   std::string body = kTinyLmForward;
@@ -47,7 +47,7 @@ std::string table_forward() {
         row = rows[b]
         for t in range(len(row)):
             h = 0
-            for j in range(t - 3, t + 1):
+            for j in range(t - 7, t + 1):
                 v = 1000
                 if j >= 0:
                     v = row[j]
@@ -62,7 +62,7 @@ std::string table_forward() {
 
 int64_t table_hash(const std::vector<int64_t>& row, int64_t t) {
   int64_t h = 0;
-  for (int64_t j = t - 3; j <= t; j++) {
+  for (int64_t j = t - 7; j <= t; j++) {
     const int64_t v = j >= 0 ? row[size_t(j)] : 1000;
     h = (h * 1000003 + v + 1) % 2147483647;
   }

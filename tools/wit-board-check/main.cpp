@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
     if (*add) return wit::board_check_add_cmd(a_bundle, a_response, a_key, common, argv);
-    if (*evaluate) return wit::board_check_evaluate_cmd(e_bundle, e_weights, e_model, e_key, common);
+    if (*evaluate) return wit::board_check_evaluate_cmd(e_bundle, e_weights, e_model, e_key, common, argv);
     return wit::board_check_audit_cmd(u_dir, common, argv);
   });
 }

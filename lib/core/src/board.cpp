@@ -856,15 +856,22 @@ std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefiniti
     out.push_back(std::move(e));
   }
   out = order_board(std::move(out));
-  // One run, one entry: the same run id under a second name is shown once
-  // (the first in board order); the copy counts for nothing.
-  std::map<std::string, std::string> first_name;
-  for (auto& e : out) {
+  // One run, one entry: the same run id under a second name is shown once.
+  // The entry that keeps it is the furthest along (certified before pending,
+  // then the first in board order), so a copy cannot push the run it copies
+  // off the board; the others count for nothing.
+  std::map<std::string, size_t> keeper;
+  for (size_t i = 0; i < out.size(); i++) {
+    const RunEntry& e = out[i];
     if (e.run_id.empty() || e.status == BoardStatus::kRejected) continue;
-    auto [at, fresh] = first_name.emplace(e.run_id, e.name);
-    if (fresh) continue;
+    auto [at, fresh] = keeper.emplace(e.run_id, i);
+    if (!fresh && e.status == BoardStatus::kCertified && out[at->second].status != BoardStatus::kCertified) at->second = i;
+  }
+  for (size_t i = 0; i < out.size(); i++) {
+    RunEntry& e = out[i];
+    if (e.run_id.empty() || e.status == BoardStatus::kRejected || keeper.at(e.run_id) == i) continue;
     e.status = BoardStatus::kRejected;
-    e.reason = "the same run (run id " + e.run_id.substr(0, 16) + ") is on the board as " + at->second +
+    e.reason = "the same run (run id " + e.run_id.substr(0, 16) + ") is on the board as " + out[keeper.at(e.run_id)].name +
                ": one run, one entry";
   }
   apply_gap_test(out, def);

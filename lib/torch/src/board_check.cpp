@@ -118,6 +118,17 @@ BoardVerdict board_verdict(const SpooledBundle& resp, const Challenge& ch, const
   return v;
 }
 
+// The fields of two documents that differ: "loss 2.31 now 2.29, scores_root differs".
+std::string differing_fields(const json& was, const json& now) {
+  std::string out;
+  for (const auto& [k, v] : was.items()) {
+    const json w = now.contains(k) ? now[k] : json(nullptr);
+    if (v == w) continue;
+    out += (out.empty() ? "" : ", ") + k + (v.is_primitive() && w.is_primitive() ? " " + v.dump() + " now " + w.dump() : " differs");
+  }
+  return out.empty() ? "fields added" : out;
+}
+
 std::string same_verdict_problem(const ReplayReport& stored, const ReplayReport& now) {
   if (stored.verdict != now.verdict)
     return std::string("the board's verdict ") + verdict_name(stored.verdict) + " does not reproduce: the replay now says " +
@@ -505,11 +516,13 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
       if (sc.refused != be.refused && !unseen_sealed_refusal)
         throw Error("the board's causal check does not reproduce: " + (sc.refused.empty() ? "the model now passes" : sc.refused));
       if (be.refused.empty() && sc.eval.to_json() != be.eval)
-        throw Error("the board's score does not reproduce from the stored weights");
+        throw Error("the board's score does not reproduce from the stored weights (" + differing_fields(be.eval, sc.eval.to_json()) +
+                    ")");
       if (be.refused.empty() && sealed) {
         if (!sc.sealed || sc.sealed->to_json() != be.sealed_eval)
           throw Error("the board's sealed score does not reproduce from the stored weights and the sealed set of epoch " +
-                      std::to_string(be.sealed_epoch));
+                      std::to_string(be.sealed_epoch) +
+                      (sc.sealed ? " (" + differing_fields(be.sealed_eval, sc.sealed->to_json()) + ")" : std::string()));
         if (sc.gap->to_json() != be.gap) throw Error("the board's gap test does not reproduce");
       }
     } catch (const std::exception& x) {

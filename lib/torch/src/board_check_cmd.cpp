@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "wit/board_check.h"
+#include "wit/board_def.h"
 #include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/replay_cmd.h"
@@ -43,8 +44,12 @@ int board_check_add_cmd(const std::string& bundle_path, const std::string& respo
 }
 
 int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& weights_path,
-                             const std::string& model_path, const std::string& key_path, const BoardCheckArgs& a) {
+                             const std::string& model_path, const std::string& key_path, const BoardCheckArgs& a,
+                             char** argv) {
   check_replay_device(a.device);
+  // Scored under the kernels audit re-scores with (the board's stored responses' recorded ones), so the
+  // board's scores reproduce bit for bit.
+  if (const std::string dir = board_of_bundle(bundle_path); !dir.empty()) pin_board_kernels(dir, argv);
   const SecretKey key = load_key(key_path);
   const BoardEvalResult r = board_evaluate(bundle_path, weights_path, model_path, key, a.threads, a.device, a.sealed);
   if (!r.why_not.empty()) {
