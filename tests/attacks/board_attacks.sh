@@ -71,7 +71,7 @@ run 2 wit-board init board --name sealed --key board.key --benchmark public.comm
 error_is wit-board 'sealed records must be kept outside the board folder'
 run 2 wit-board init board --name sealed --key board.key --benchmark public.commit.json public.txt \
   --sealed sealed.keep --sealed-records public.txt
-error_is wit-board 'is also a record of the published benchmark'
+error_is wit-board 'is already published'
 absent board sealed.keep
 run 0 wit-board init board --name sealed --key board.key --benchmark public.commit.json public.txt \
   --sealed sealed.keep --sealed-records sealed.txt --confidence 0.5 -k 4
@@ -116,6 +116,7 @@ ta=$(jq '.runs[] | select(.name == "T") | .eval.accuracy' site/board.json)
 ps=$(jq '.runs[] | select(.name == "P") | .sealed.accuracy' site/board.json)
 ts=$(jq '.runs[] | select(.name == "T") | .sealed.accuracy' site/board.json)
 echo "attack 20: public accuracy honest $pa, table $ta; sealed accuracy honest $ps, table $ts" >&2
+jq -r '.runs[] | select(.sealed != null) | "\(.name): gap \(.sealed.gap.observed) nats/byte, p \(.sealed.gap.p), corrected \(.sealed.gap.adjusted), detectable \(.sealed.gap.detectable)"' site/board.json >&2
 awk -v p="$pa" -v t="$ta" -v ps="$ps" -v ts="$ts" 'BEGIN { exit !(t > p + 0.5 && ts < ps + 0.05) }' && ok ||
   fail "public $pa vs $ta, sealed $ps vs $ts"
 grep -q '<th data-type="num" title="loss on the sealed records[^"]*">sealed loss</th>' site/index.html && ok || fail "no sealed column"
@@ -169,4 +170,35 @@ run 0 wit-board audit -j1 board --sealed sealed.keep || cat out >&2
 grep -q 'sealed scores not re-scored' err && fail "sealed scores skipped with the sealed set given: $(cat err)" || ok
 run 0 wit-board audit -j1 board || cat out >&2
 grep -q '2 sealed scores not re-scored' err && ok || fail "audit without the sealed set: $(cat err)"
+
+# The epoch ends: the sealed records and salts are published; someone holding only the folder
+# (no key, no sealed file) re-scores every sealed score of the epoch and checks the commitment.
+run 2 wit-board reveal board --key board.key --sealed board-g/board.def.json
+run 0 wit-board reveal board --key board.key --sealed sealed.keep
+[ -f board/benchmark/sealed/epoch-0.json ] && jq -e '.revealed[0].epoch == 0 and (.sealed == null)' board/board.def.json >/dev/null &&
+  ok || fail "the reveal is not in the definition"
+grep -qF "$first_sealed" board/benchmark/sealed/epoch-0.json 2>/dev/null || grep -q "$(head -n 1 sealed.txt | od -An -tx1 | tr -d ' \n' | cut -c1-40)" board/benchmark/sealed/epoch-0.json &&
+  ok || fail "the revealed file does not hold the sealed records"
+mkdir outsider && cp -r board outsider/board
+run 0 wit-board audit -j1 outsider/board
+grep -q 'not re-scored' err && fail "the revealed epoch was not re-scored: $(cat err)" || ok
+run 0 wit-board build -q outsider/board -o outsider/site
+jq -e '.runs[] | select(.name == "P") | .status == "certified" and .sealed.epoch == 0' outsider/site/board.json >/dev/null && ok ||
+  fail "the epoch's ranking is gone after the reveal"
+# A revealed record edited (its salt): the folder no longer matches its signed definition.
+cp -r board board-r
+jq '.records[0].salt = "00'"$(printf '%062d' 0)"'"' board-r/benchmark/sealed/epoch-0.json >"$T/r.json" && mv "$T/r.json" board-r/benchmark/sealed/epoch-0.json
+run 2 wit-board build -q board-r -o site-r
+error_is wit-board 'sealed'
+# Nothing is scored until the next epoch is sealed; a revealed or published record cannot be sealed again.
+run 2 wit-board evaluate -q -j1 board/runs/N N.release.safetensors --model N/model.pt --key board.key
+error_is wit-board 'is revealed: the board seals the next one'
+run 2 wit-board seal board --key board.key --sealed next.keep --sealed-records sealed.txt
+error_is wit-board 'is already published'
+lines 13 30 >next.txt
+run 0 wit-board seal board --key board.key --sealed next.keep --sealed-records next.txt
+jq -e '.sealed.epoch == 1 and .sealed.n == 30' board/board.def.json >/dev/null && ok || fail "epoch 1 not sealed"
+run 0 wit-board build -q board -o site2
+jq -e '.runs[] | select(.name == "P") | .status == "certified" and .sealed.epoch == 0' site2/board.json >/dev/null && ok ||
+  fail "epoch 0's ranking is gone after epoch 1 was sealed"
 finish

@@ -504,7 +504,8 @@ std::vector<std::string> sealed_records(const ReaderSpec& reader, const std::vec
   for (uint64_t i = 0; i < rf.records; i++) {
     const ByteView r = rf.record(i, scratch);
     if (published(r))
-      throw Error("sealed record " + std::to_string(i + 1) + " is also a record of the published benchmark", files.front(),
+      throw Error("sealed record " + std::to_string(i + 1) + " is already published (a benchmark record, or a revealed epoch's)",
+                  files.front(),
                   "the sealed split must be records nobody outside the board has read");
     recs.emplace_back(reinterpret_cast<const char*>(r.data), r.size);
   }

@@ -230,7 +230,13 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
 // needs it: it ranks on the sealed score.
 std::optional<SealedSet> sealed_for(const BoardDefinition& def, const std::string& sealed_path, bool required) {
   if (!def.sealed) {
-    if (!sealed_path.empty()) throw Error("the board has no sealed split", sealed_path);
+    if (!sealed_path.empty()) throw Error("the board has no sealed split (none sealed, or its epoch revealed)", sealed_path);
+    // After a reveal, nothing is scored until the next epoch is sealed: a run
+    // ranked on public records only would sit beside runs ranked on sealed ones.
+    if (required && !def.revealed.empty())
+      throw Error("board " + def.name + "'s sealed epoch " + std::to_string(def.revealed.back().commit.epoch) +
+                      " is revealed: the board seals the next one before it scores again",
+                  "", "wit-board seal DIR --key KEY --sealed NEW.json --sealed-records FILE...");
     return std::nullopt;
   }
   if (sealed_path.empty()) {
