@@ -227,7 +227,7 @@ grep -q '"secret"' board/board.def.json && fail "the board's secret key is in th
 # Runs go on the board by submit, checked against the definition.
 mkdir onboard
 pack onboard/honest honest A A --model-binding A.binding.json
-pack onboard/claims claims A A --challenge a1.json --report a1.report.json  # a trainer's own report: a claim
+pack onboard/claims claims B B --challenge b1.json --report b1.report.json  # a trainer's own report: a claim (one run, one entry: B)
 run 0 wit-board submit board onboard/honest
 run 0 wit-board submit board onboard/claims
 run 2 wit-board submit board onboard/honest
@@ -307,7 +307,9 @@ d=$(jq -r .response.digest board/runs/honest/board-reports/*.json | sort | head 
 
 # A forged (tampered) run: the board replays the forger's answer and rejects it, on evidence anyone re-verifies.
 if [ -x "$FORGE" ]; then
-  run 0 "$FORGE" train skip --fraction 0.5 --attack-seed 3 -j1 --config cfg.json --data data.commit.json \
+  # Its own seed: a forged copy of run A's manifest would be refused as A's second entry.
+  sed 's/"seed": "b0a4/"seed": "d0a4/' cfg.json >cfg3.json
+  run 0 "$FORGE" train skip --fraction 0.5 --attack-seed 3 -j1 --config cfg3.json --data data.commit.json \
     --index data.widx --key key --out F train.txt
   evaluate F eval.commit.json eval.txt F
   pack onboard/forged forged F F
