@@ -59,9 +59,11 @@ int main(int argc, char** argv) {
   init->add_option("--confidence", i_policy.confidence, "Confidence a run must reach to show as certified, 0 < P < 1")->default_str("0.99")->type_name("P");
   init->add_option("-k", i_policy.k, "Steps per board challenge (default: the smallest k reaching --confidence at once)")->type_name("N");
   std::string i_sealed, i_models;
+  uint64_t i_split = 0;
   std::vector<std::string> i_sealed_files;
   init->add_option("--sealed", i_sealed, "Where the board keeps its sealed records and salts: a new file outside DIR")->type_name("PATH");
   init->add_option("--sealed-records", i_sealed_files, "The sealed records (read with the benchmark's reader; never published before reveal)")->type_name("FILE");
+  init->add_option("--split", i_split, "Seal N of the benchmark's records drawn at random and publish only the rest")->type_name("N");
   init->add_option("--gap-threshold", i_policy.gap_threshold, "Flag a run whose corrected gap-test p-value is below this, 0 < A < 1")->default_str("0.01")->type_name("A");
   init->add_option("--models", i_models, "Models the board takes: any (default), builtin, or digests of reviewed modules, comma-separated")->type_name("WHICH");
   init->add_option("--overlap-window", i_policy.overlap_window, "Tokens a shared span must have to count as overlap (8 to 4096)")->default_str("50")->type_name("N");
@@ -182,6 +184,7 @@ int main(int argc, char** argv) {
       in.policy = i_policy;
       in.sealed_path = i_sealed;
       in.sealed_files = i_sealed_files;
+      in.split = i_split;
       if (!i_models.empty()) wit::parse_models_policy(i_models, in.policy);
       return wit::board_init_cmd(in, quiet);
     }

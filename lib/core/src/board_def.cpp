@@ -20,6 +20,7 @@
 #include "wit/json_fields.h"
 #include "wit/merkle.h"
 #include "wit/readers.h"
+#include "wit/rng.h"
 #include "wit/run_bundle.h"
 #include "wit/tags.h"
 #include "wit/tree_audit.h"
@@ -494,6 +495,65 @@ BoardFiling::BoardFiling(const std::string& bundle_path, const SecretKey& key, c
 
 namespace {
 
+// `wit-board init --split N`: N of the benchmark's distinct records drawn at
+// random become the sealed set; the rest, in tree order, written in the
+// reader's format (benchmark/records/public.EXT, its bytes), is what is published.
+std::pair<std::vector<std::string>, std::pair<std::string, std::string>> split_benchmark(const Commitment& c,
+                                                                                      const Dataset& ds, uint64_t n,
+                                                                                      const std::string& dir) {
+  if (n >= ds.size())
+    throw Error("--split must leave records to publish: " + std::to_string(n) + " of " + std::to_string(ds.size()) +
+                    " distinct records",
+                dir);
+  Hash32 key;
+  randombytes_buf(key.data(), 32);  // secret: which records are sealed is what nobody outside may know
+  const std::vector<uint64_t> perm = random_permutation(key, ds.size());
+  std::vector<bool> is_sealed(size_t(ds.size()), false);
+  for (uint64_t i = 0; i < n; i++) is_sealed[size_t(perm[size_t(i)])] = true;
+  std::vector<std::string> sealed;
+  std::string out, ext;
+  for (uint64_t i = 0; i < ds.size(); i++) {
+    const std::string r = ds.record(i);
+    if (is_sealed[size_t(i)]) {
+      sealed.push_back(r);
+      continue;
+    }
+    switch (c.reader.kind) {
+      case ReaderKind::kLines: out += r + "\n"; ext = "txt"; break;
+      case ReaderKind::kFortune: out += r + "\n%\n"; ext = "txt"; break;
+      case ReaderKind::kJsonl: out += json{{c.reader.field, r}}.dump() + "\n"; ext = "jsonl"; break;
+      case ReaderKind::kTokens: out += r; ext = "bin"; break;
+      case ReaderKind::kFiles:
+        throw Error("--split cannot publish records of the files reader as one file", dir,
+                    "give the sealed records with --sealed-records");
+    }
+  }
+  return {std::move(sealed), {std::string(board_path::kBenchmarkRecords) + "public." + ext, std::move(out)}};
+}
+
+// The commitment of the published part written by split_benchmark, checked to
+// give back exactly its records; its paths are the folder's.
+Commitment commit_public(const ReaderSpec& reader, const std::pair<std::string, std::string>& pub, const std::string& dir) {
+  const fs::path tmp = fs::temp_directory_path() / ("wit-board-split-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::create_directories(tmp, ec);
+  const std::string path = (tmp / fs::path(pub.first).filename()).string();
+  write_file_atomic(path, pub.second, true);
+  CommitResult r;
+  try {
+    r = commit_dataset(reader, {path}, 1);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  fs::remove_all(tmp, ec);
+  Commitment c = r.commitment;
+  for (auto& s : c.sources) s.path = pub.first;
+  c.inputs = {pub.first};
+  (void)dir;
+  return c;
+}
+
 // The records of `files` (read with `reader`) for a sealed set; one that
 // `published` says anyone has read is refused.
 std::vector<std::string> sealed_records(const ReaderSpec& reader, const std::vector<std::string>& files,
@@ -621,26 +681,50 @@ BoardDefinition init_board(const BoardInit& in) {
                 "the folder is published; the sealed set is what the board ranks on");
   if (!in.sealed_path.empty() && fs::exists(in.sealed_path, ec))
     throw Error("the sealed set file exists", in.sealed_path, "a sealed set is never overwritten; pick a new path");
-  if (in.sealed_path.empty() != in.sealed_files.empty())
-    throw Error("a sealed split needs both --sealed PATH (where the board keeps it) and --sealed-records FILE...", in.dir);
-  const Commitment c = Commitment::load(in.commit_path);
+  if (!in.sealed_files.empty() && in.split > 0)
+    throw Error("give the sealed records (--sealed-records) or a number to split off (--split), not both", in.dir);
+  if (in.sealed_path.empty() != (in.sealed_files.empty() && in.split == 0))
+    throw Error("a sealed split needs both --sealed PATH (where the board keeps it) and --sealed-records FILE... or --split N",
+                in.dir);
+  Commitment c = Commitment::load(in.commit_path);
   // The records must be the commitment's (the board keeps what it scores on).
   const Dataset check(c, in.record_files, 1);
   std::optional<SealedSet> sealed;
+  std::optional<std::pair<std::string, std::string>> public_file;  // relative path, bytes (a split)
   if (!in.sealed_files.empty())
     sealed = SealedSet::seal(in.name, 0, sealed_records(c.reader, in.sealed_files, [&](ByteView r) {
                                return bool(check.tree().find(record_leaf(r)));
                              }));
+  if (in.split > 0) {
+    const auto [sealed_recs, pub] = split_benchmark(c, check, in.split, in.dir);
+    sealed = SealedSet::seal(in.name, 0, sealed_recs);
+    public_file = pub;
+    const uint64_t pool = c.n;
+    c = commit_public(c.reader, pub, in.dir);
+    // What was written reads back as exactly the records that were not sealed.
+    std::set<Hash32> sealed_leaves;
+    for (const auto& r : sealed_recs) sealed_leaves.insert(record_leaf(ByteView(r)));
+    std::vector<Hash32> kept;
+    for (uint64_t i = 0; i < check.size(); i++)
+      if (!sealed_leaves.count(check.leaf(i))) kept.push_back(check.leaf(i));
+    if (c.n != pool - in.split || c.root != merkle_root(kBlake2bTree, kept))
+      throw Error("the published part does not read back as the records that were not sealed", in.commit_path,
+                  "give the sealed records with --sealed-records instead");
+  }
   BoardDefinition d;
   d.name = in.name;
   d.policy = in.policy;
   d.metric = kEvalMetric;
   d.benchmark = c;
   std::vector<std::pair<std::string, std::string>> files;  // relative path, bytes
-  const std::string ctext = read_file(in.commit_path);
+  const std::string ctext = public_file ? c.dump() : read_file(in.commit_path);
   files.emplace_back(board_path::kBenchmarkCommit, ctext);
   d.benchmark_digest = member_digest(ctext);
-  for (const auto& f : in.record_files) {
+  if (public_file) {
+    d.records.push_back({public_file->first, member_digest(public_file->second)});
+    files.push_back(*public_file);
+  }
+  for (const auto& f : public_file ? std::vector<std::string>{} : in.record_files) {
     const std::string base = fs::path(f).filename().string();
     if (!run_bundle_name_ok(base)) throw Error("a benchmark file name must be 1 to 64 of A-Z a-z 0-9 . _ -", f);
     const std::string rel = std::string(board_path::kBenchmarkRecords) + base;

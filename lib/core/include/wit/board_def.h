@@ -169,6 +169,12 @@ struct BoardInit {
   // them a record of the published benchmark) with a random salt each.
   std::string sealed_path;
   std::vector<std::string> sealed_files;
+  // Or, with `split` > 0, that many of the given benchmark's distinct records
+  // drawn at random (libsodium) are sealed, and only the rest is published:
+  // written as benchmark/records/public.EXT in the reader's format and
+  // committed anew (benchmark/eval.commit.json is that commitment; trainers
+  // evaluate on it). Not for the files reader.
+  uint64_t split = 0;
 };
 BoardDefinition init_board(const BoardInit& in);
 // `wit-board reveal`: ends the current epoch. Publishes its sealed set (the
