@@ -901,6 +901,10 @@ bool ranks_before(const RunEntry& a, const RunEntry& b) {
   auto rank = [](const RunEntry& e) { return e.status == BoardStatus::kCertified ? 0 : e.status == BoardStatus::kPending ? 1 : 2; };
   if (rank(a) != rank(b)) return rank(a) < rank(b);
   if (rank(a) != 0) return false;
+  // Each epoch's ranking stays whole: the newest epoch's sealed scores first, then the older ones'
+  // (scores on different sealed sets are not compared).
+  if (a.sealed_known && b.sealed_known && a.sealed_epoch != b.sealed_epoch) return a.sealed_epoch > b.sealed_epoch;
+  if (a.sealed_known != b.sealed_known) return a.sealed_known;
   // What a board ranks on: the sealed score where there is one.
   const double la = a.sealed_known ? a.sealed_loss : a.eval_loss, lb = b.sealed_known ? b.sealed_loss : b.eval_loss;
   return la < lb;

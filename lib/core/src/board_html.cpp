@@ -303,7 +303,8 @@ std::string render_index_html(const std::vector<RunEntry>& runs, double fraction
     o << "</td>";
     if (sealed) {
       const bool sk = e.sealed_known && e.status != BoardStatus::kRejected;
-      o << "<td class=\"num\" data-v=\"" << (sk ? fixed(e.sealed_loss, 6) : "1e300") << "\">" << (sk ? fixed(e.sealed_loss, 4) : "&#8212;") << "</td>";
+      o << "<td class=\"num\" data-v=\"" << (sk ? fixed(e.sealed_loss, 6) : "1e300") << "\">"
+        << (sk ? fixed(e.sealed_loss, 4) + " <small>(epoch " + std::to_string(e.sealed_epoch) + ")</small>" : "&#8212;") << "</td>";
       o << "<td class=\"num\" data-v=\"" << (sk ? fixed(e.sealed_accuracy, 6) : "-1") << "\">"
         << (sk ? fixed(100 * e.sealed_accuracy, 2) + "%" : "&#8212;") << "</td>";
       o << "<td class=\"num\" data-v=\"" << (sk ? sci(e.gap_adjusted) : "2") << "\">" << (sk ? html_escape(number_text(e.gap_adjusted)) : "&#8212;")
