@@ -77,22 +77,26 @@ say "8. the leaderboard: a defined board draws a challenge per run, the trainers
 echo "   The board's benchmark is the eval set; its key (outside the board folder) draws the nonces, so no"
 echo "   trainer can choose them, and signs the board's own reports on the responses it replayed and its"
 echo "   own scores of the released weights on its benchmark (with the causal check) and its audit of the"
-echo "   training tree's sorted leaves."
+echo "   training tree's sorted leaves. It ranks on a sealed split (every 20th fortune, kept outside the folder"
+echo "   with its salts; only a salted commitment is published): the public score is feedback, and a gap test"
+echo "   flags a run that does better on the published records than on the sealed ones."
 mk site/index.html
 # show exits 1 for a rejected run: that verdict is what the demo shows.
 for b in honest tampered; do wit-board show "$OUT/board/runs/$b" | sed 's/^/   /' || true; echo; done
 
 say "9. anyone re-verifies the board's verdicts from the stored evidence; the board draws again"
-wit-board audit "$OUT/board"
+wit-board audit "$OUT/board" --sealed "$OUT/board.sealed.json"
 wit-board challenge "$OUT/board/runs/honest" --key "$OUT/board.key" -o "$OUT/honest/board-challenge-again.json"
 wit-board show "$OUT/board/runs/honest" | grep -E '^(honest|pending):' | sed 's/^/   /' || true
 wit-replay respond --run "$OUT/honest/run" "$OUT/honest/board-challenge-again.json" -o "$OUT/honest/board-response-again.wbundle"
-wit-board add "$OUT/board/runs/honest" "$OUT/honest/board-response-again.wbundle" --key "$OUT/board.key" || true
+wit-board add "$OUT/board/runs/honest" "$OUT/honest/board-response-again.wbundle" --key "$OUT/board.key" \
+  --sealed "$OUT/board.sealed.json" || true
 wit-board build -q "$OUT/board" -o "$OUT/site"
-wit-board show "$OUT/board/runs/honest" | grep -E '^(honest|challenges|confidence):' | sed 's/^/   /' || true
+wit-board show "$OUT/board/runs/honest" | grep -E '^(honest|challenges|confidence|eval|sealed|gap test):' | sed 's/^/   /' || true
 
 say "done in $(($(date +%s) - start)) s"
 echo "   the board:     file://$OUT/site/index.html  (and $OUT/site/board.json)"
 echo "   the artifacts: $OUT  (rerun a step: make -C examples OUT=$OUT $OUT/honest/report.json)"
-echo "   the board:     $OUT/board (board.def.json, runs/, responses/); its key: $OUT/board.key"
+echo "   the board:     $OUT/board (board.def.json, runs/, responses/); its key: $OUT/board.key;"
+echo "                  its sealed split (outside the folder until wit-board reveal): $OUT/board.sealed.json"
 echo "   draw again:    wit-board challenge $OUT/board/runs/honest --key $OUT/board.key -o c.json"

@@ -210,13 +210,18 @@ int main(int argc, char** argv) {
   }
 
   // Attack 14: module files, and a response bundle answered with another module.
-  auto* mdl = app.add_subcommand("model", "Write a TorchScript module: plain, stored, hidden or swapped");
+  auto* mdl = app.add_subcommand("model", "Write a TorchScript module: plain, stored, hidden, swapped or table");
   std::string model_kind, model_file;
   int64_t model_vocab = 257, model_d = 16;
   mdl->add_option("KIND", model_kind)->required();
   mdl->add_option("--vocab", model_vocab);
   mdl->add_option("--d", model_d);
   mdl->add_option("-o,--output", out)->required();
+  // Attack 20: a module carrying the public benchmark's answers (kind "table").
+  std::string table_records;
+  int64_t table_context = 32;
+  mdl->add_option("--records", table_records, "table: the records whose next bytes the module carries (one a line)");
+  mdl->add_option("--context", table_context);
   auto* swm = app.add_subcommand("swap-model", "Replace a response bundle's model.pt with another file");
   swm->add_option("--bundle", in)->required();
   swm->add_option("--model", model_file)->required();
@@ -270,7 +275,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*mdl) {
-      forge_model_file(model_kind, out, model_vocab, model_d);
+      if (model_kind == "table") forge_table_model(out, table_records, model_vocab, model_d, table_context);
+      else forge_model_file(model_kind, out, model_vocab, model_d);
       return 0;
     }
     if (*swm) {

@@ -227,7 +227,7 @@ grep -q '"secret"' board/board.def.json && fail "the board's secret key is in th
 # Runs go on the board by submit, checked against the definition.
 mkdir onboard
 pack onboard/honest honest A A --model-binding A.binding.json
-pack onboard/claims claims A A --challenge a1.json --report a1.report.json  # a trainer's own report: a claim
+pack onboard/claims claims B B --challenge b1.json --report b1.report.json  # a trainer's own report: a claim (one run, one entry: B)
 run 0 wit-board submit board onboard/honest
 run 0 wit-board submit board onboard/claims
 run 2 wit-board submit board onboard/honest
@@ -307,7 +307,9 @@ d=$(jq -r .response.digest board/runs/honest/board-reports/*.json | sort | head 
 
 # A forged (tampered) run: the board replays the forger's answer and rejects it, on evidence anyone re-verifies.
 if [ -x "$FORGE" ]; then
-  run 0 "$FORGE" train skip --fraction 0.5 --attack-seed 3 -j1 --config cfg.json --data data.commit.json \
+  # Its own seed: a forged copy of run A's manifest would be refused as A's second entry.
+  sed 's/"seed": "b0a4/"seed": "d0a4/' cfg.json >cfg3.json
+  run 0 "$FORGE" train skip --fraction 0.5 --attack-seed 3 -j1 --config cfg3.json --data data.commit.json \
     --index data.widx --key key --out F train.txt
   evaluate F eval.commit.json eval.txt F
   pack onboard/forged forged F F
@@ -343,8 +345,11 @@ rep=$(ls board-x/runs/honest/board-reports/*.json | head -1)
 jq '.report.verdict = "rejected" | .report.reason = "step 1: weights differ"' "$rep" >"$T/r.json" && mv "$T/r.json" "$rep"
 (cd board-x/runs/honest && b=$(jq --arg m "board-reports/$(basename "$rep")" --arg d "$(b2sum -l 256 "board-reports/$(basename "$rep")" | cut -d' ' -f1)" \
   '.members[$m] = $d' bundle.json) && printf '%s\n' "$b" >bundle.json)
-run 1 wit-board show board-x/runs/honest
-grep -q 'has a bad signature (not the board key.s)' out && ok || fail "an edited board report was believed: $(cat out)"
+# A board document the board key did not sign is the folder's error (exit 2, the file named), never a verdict.
+run 2 wit-board show board-x/runs/honest
+error_is wit-board 'has a bad signature .not the board key.s.: board-x/runs/honest/board-reports/'
+run 2 wit-board build -q board-x -o xsite
+absent xsite
 run 1 wit-board audit -q -j1 board-x
 grep -q "does not reproduce: runs/honest/board-reports/.*bad signature" out && ok || fail "audit missed the edited report: $(cat out)"
 # An edited stored response.

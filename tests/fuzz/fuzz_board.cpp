@@ -1,14 +1,18 @@
 // Fuzz target for the defined board's documents (board_def.h,
 // docs/board.md): the board definition, a board draw, a board report and
-// the board's evaluation and its audit of a training tree.
+// the board's evaluation and its audit of a training tree, a sealed set (the
+// records and salts kept outside the folder, published at a reveal) and a
+// gap test.
 // Every input is rejected with a wit::Error or accepted; an accepted document
 // survives to_json() and a re-parse unchanged. Verdict letters (outcome.h):
-// one each for the definition, draw, report, evaluation and tree-audit parsers.
+// one each for the definition, draw, report, evaluation, tree-audit, sealed-set
+// and gap-test parsers.
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
 
 #include "wit/board_def.h"
+#include "wit/board_gap.h"
 #include "wit/error.h"
 #include "json_round_trip.h"
 #include "outcome.h"
@@ -37,5 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parse<wit::BoardReport>(j);
   parse<wit::BoardEval>(j);
   parse<wit::BoardLeaves>(j);
+  parse<wit::SealedSet>(j);
+  parse<wit::GapTest>(j);
   return 0;
 }

@@ -111,7 +111,8 @@ def forward(self, tokens):
 
 }  // namespace
 
-std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, const std::string& body, TinyExtra extra) {
+std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, const std::string& body, TinyExtra extra,
+                         const std::vector<int64_t>& table) {
   torch::manual_seed(1);
   torch::jit::Module m("TinyLM");
   torch::jit::Module ln("Norm");
@@ -153,6 +154,7 @@ std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, cons
       m.register_buffer("memory_out", torch::randn({300, vocab}));
       break;
   }
+  if (!table.empty()) m.register_attribute("table", c10::ListType::ofInts(), c10::List<int64_t>(table));
   m.define(!body.empty() ? body
            : extra == TinyExtra::kHiddenNetwork ? kHiddenForward
            : extra == TinyExtra::kCounter ? kCounterForward

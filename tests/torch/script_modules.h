@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace wit {
 
@@ -38,9 +39,10 @@ enum class TinyExtra {
 };
 
 // Saves a module with parameters ln.weight, ln.bias [d], wte [vocab, d] and
-// proj [d, d], forward `body` (default kTinyLmForward) and `extra`; returns path.
+// proj [d, d], forward `body` (default kTinyLmForward) and `extra`, and, when
+// `table` is not empty, a List[int] attribute "table" holding it; returns path.
 std::string save_tiny_lm(const std::string& path, int64_t vocab, int64_t d, const std::string& body = "",
-                         TinyExtra extra = TinyExtra::kNone);
+                         TinyExtra extra = TinyExtra::kNone, const std::vector<int64_t>& table = {});
 
 // The address of a fresh float32 CPU tensor of `bytes` bytes, from LibTorch's
 // current CPU allocator (for the test of wit's huge-page allocator).

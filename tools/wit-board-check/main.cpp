@@ -34,11 +34,12 @@ int main(int argc, char** argv) {
     s->add_option("-j,--threads", common.threads, "LibTorch threads (0 = all cores)")->type_name("N");
     s->add_option("--device", common.device, "Replay on this device (cpu, cuda, cuda:N)")->type_name("DEV");
     s->add_flag("-q,--quiet", common.quiet, "No progress or summary on stderr");
+    s->add_option("--sealed", common.sealed, "The board's sealed set (kept outside the folder): scored, and checked for overlap")->type_name("PATH");
   }
 
   return wit::cli::run(app, argc, argv, [&]() -> int {
     if (*add) return wit::board_check_add_cmd(a_bundle, a_response, a_key, common, argv);
-    if (*evaluate) return wit::board_check_evaluate_cmd(e_bundle, e_weights, e_model, e_key, common);
+    if (*evaluate) return wit::board_check_evaluate_cmd(e_bundle, e_weights, e_model, e_key, common, argv);
     return wit::board_check_audit_cmd(u_dir, common, argv);
   });
 }

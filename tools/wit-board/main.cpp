@@ -59,6 +59,30 @@ int main(int argc, char** argv) {
   init->add_option("--fraction", i_policy.fraction, "Tampering fraction the confidence is stated for, 0 < F <= 1")->default_str("0.05")->type_name("F");
   init->add_option("--confidence", i_policy.confidence, "Confidence a run must reach to show as certified, 0 < P < 1")->default_str("0.99")->type_name("P");
   init->add_option("-k", i_policy.k, "Steps per board challenge (default: the smallest k reaching --confidence at once)")->type_name("N");
+  std::string i_sealed, i_models;
+  uint64_t i_split = 0;
+  std::vector<std::string> i_sealed_files;
+  init->add_option("--sealed", i_sealed, "Where the board keeps its sealed records and salts: a new file outside DIR")->type_name("PATH");
+  init->add_option("--sealed-records", i_sealed_files, "The sealed records (read with the benchmark's reader; never published before reveal)")->type_name("FILE");
+  init->add_option("--split", i_split, "Seal N of the benchmark's records drawn at random and publish only the rest")->type_name("N");
+  init->add_option("--gap-threshold", i_policy.gap_threshold, "Flag a run whose corrected gap-test p-value is below this, 0 < A < 1")->default_str("0.01")->type_name("A");
+  init->add_option("--models", i_models, "Models the board takes: any (default), builtin, or digests of reviewed modules, comma-separated")->type_name("WHICH");
+  init->add_option("--overlap-window", i_policy.overlap_window, "Tokens a shared span must have to count as overlap (8 to 4096)")->default_str("50")->type_name("N");
+  init->add_option("--overlap-share", i_policy.overlap_share, "Share of a benchmark record's text a training record must cover to count, 0 < S <= 1")->default_str("0.5")->type_name("S");
+  init->add_option("--overlap-action", i_policy.overlap_action, "What such a training record does: reject (default) or flag")->type_name("ACTION");
+
+  // reveal, seal: an epoch's sealed set
+  std::string v_dir, v_key, v_sealed;
+  std::vector<std::string> v_files;
+  auto* reveal = app.add_subcommand("reveal", "End the epoch: publish its sealed records and salts in the folder");
+  auto* seal = app.add_subcommand("seal", "Seal the next epoch's records (kept outside the folder; their commitment signed)");
+  for (auto* s : {reveal, seal}) {
+    s->add_option("board", v_dir, "The board folder")->required()->type_name("DIR");
+    s->add_option("--key", v_key, "The board's secret key file")->required()->type_name("KEY");
+    s->add_option("--sealed", v_sealed, "The sealed set file (outside DIR)")->required()->type_name("PATH");
+    s->add_flag("-q,--quiet", quiet, "No note on stderr");
+  }
+  seal->add_option("--sealed-records", v_files, "The next epoch's records (the benchmark's reader)")->required()->type_name("FILE");
 
   // submit
   std::string u_dir, u_bundle;
@@ -159,9 +183,15 @@ int main(int argc, char** argv) {
       in.commit_path = i_commit;
       in.record_files = i_files;
       in.policy = i_policy;
+      in.sealed_path = i_sealed;
+      in.sealed_files = i_sealed_files;
+      in.split = i_split;
+      if (!i_models.empty()) wit::parse_models_policy(i_models, in.policy);
       return wit::board_init_cmd(in, quiet);
     }
     if (submit->parsed()) return wit::board_submit_cmd(u_dir, u_bundle, quiet);
+    if (reveal->parsed()) return wit::board_reveal_cmd(v_dir, v_key, v_sealed, quiet);
+    if (seal->parsed()) return wit::board_seal_cmd(v_dir, v_key, v_sealed, v_files, quiet);
     if (leaves->parsed()) return wit::board_leaves_cmd(l_bundle, l_file, l_key, l_threads, quiet);
     if (pack->parsed()) {
       wit::PackInput in;

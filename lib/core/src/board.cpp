@@ -5,6 +5,7 @@
 #include "wit/board.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "wit/board_gap.h"
 #include "wit/cli.h"
 #include "wit/challenge.h"
 #include "wit/check.h"
@@ -145,6 +147,8 @@ void check_manifest(Ctx& c) {
   }
   c.T = c.mf.steps;
   if (c.T < 1) reject("manifest.json: the run has no steps");
+  if (c.def)
+    if (auto p = c.def->policy.model_problem(c.mf.model.scripted() ? c.mf.model.file.hex() : "")) reject(*p);
 }
 
 // 3. heads.jsonl
@@ -242,7 +246,7 @@ void check_draw(Ctx& c, const std::string& name, const Challenge& ch, ChallengeS
   c.at = m;
   const BoardDraw d = BoardDraw::from_json(parse_member(c.bundle, m), m);
   if (!c.def) return;  // no board to check it against: it stays a caller's challenge
-  if (auto p = d.problem(c.def->key)) reject(m + " " + *p);
+  if (auto p = d.problem(c.def->key)) throw BoardFolderError(m + " " + *p, c.bundle.path + "/" + m, kBoardFolderHint);
   if (d.run_id != c.run_id) reject(m + " is a draw for another run");
   if (d.head != ch.head) reject(m + " draws for another head than its challenge's");
   if (d.nonce != ch.nonce)
@@ -319,7 +323,9 @@ void check_board_reports(Ctx& c) {
     if (ci == c.entry.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
     const BoardReport br = BoardReport::from_json(parse_member(c.bundle, where), where);
     if (!c.def) continue;  // no board key to check it with: it counts for nothing
-    if (auto p = br.problem(c.def->key)) reject(where + " " + *p);
+    // On a board, a board report the board's key did not sign is not evidence
+    // at all: the folder is inconsistent (the board's error, not the run's).
+    if (auto p = br.problem(c.def->key)) throw BoardFolderError(where + " " + *p, c.bundle.path + "/" + where, kBoardFolderHint);
     if (br.challenge != name) reject(where + " is the board's report on another challenge (" + br.challenge + ")");
     const Challenge& ch = c.challenges[ci];
     ChallengeState& s = c.entry.challenges[ci];
@@ -331,6 +337,13 @@ void check_board_reports(Ctx& c) {
     s.reason = r.reason;
     s.checks = r.checks;
     s.response = br.response_digest;
+    if (br.overlap.is_object() && r.certified() && c.entry.overlap.empty()) {
+      const json& f = br.overlap;
+      char share[32];
+      std::snprintf(share, sizeof share, "%.0f%%", 100 * f.value("share", 0.0));
+      c.entry.overlap = "step " + f.value("step", json(-1)).dump() + " trained on a near-copy of " +
+                        f.value("benchmark", std::string("a benchmark record")) + " (" + share + " of its text shared)";
+    }
   }
 }
 
@@ -426,13 +439,39 @@ void check_board_eval(Ctx& c) {
   const std::string where = member::kBoardEval;
   const BoardEval be = BoardEval::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;  // no board key to check it with
-  if (auto p = be.problem(c.def->key)) reject(where + " " + *p);
+  if (auto p = be.problem(c.def->key)) throw BoardFolderError(where + " " + *p, c.bundle.path + "/" + where, kBoardFolderHint);
   if (!be.refused.empty()) reject("the board refused the released model: " + be.refused);
   const EvalCommitment ev = EvalCommitment::from_json(be.eval, where);
   if (ev.run_id != c.run_id) reject(where + " evaluates another run");
   if (ev.step != c.T || ev.checkpoint_root != c.final_entry.state_root)
     reject(where + " evaluates another state than the run's final one");
   if (auto p = c.def->benchmark_problem(ev.eval_root, ev.n)) reject(where + " is " + *p);
+  if (be.has_sealed) {
+    // The sealed split's scores: of this run's final state, on a sealed set
+    // the definition commits to (the current epoch's or a revealed one's).
+    const EvalCommitment se = EvalCommitment::from_json(be.sealed_eval, where);
+    std::optional<SealedCommit> sc;
+    if (c.def->sealed && c.def->sealed->epoch == be.sealed_epoch) sc = c.def->sealed;
+    for (const auto& r : c.def->revealed)
+      if (r.commit.epoch == be.sealed_epoch) sc = r.commit;
+    if (!sc) reject(where + " scores a sealed set of epoch " + std::to_string(be.sealed_epoch) + " the board never sealed");
+    if (se.run_id != c.run_id || se.step != c.T || se.checkpoint_root != c.final_entry.state_root)
+      reject(where + ": its sealed score is of another state than the run's final one");
+    if (se.eval_root != sc->root || se.n != sc->n)
+      reject(where + ": its sealed score is not on the sealed set of epoch " + std::to_string(sc->epoch));
+    const GapTest g = GapTest::from_json(be.gap, where);
+    if (g.seed != gap_seed(ev.scores_root, se.scores_root) || g.n_public != ev.n || g.n_sealed != se.n)
+      reject(where + ": its gap test is not of the two scores it names");
+    c.entry.sealed_known = true;
+    c.entry.sealed_epoch = be.sealed_epoch;
+    c.entry.sealed_n = se.n;
+    c.entry.sealed_loss = se.loss;
+    c.entry.sealed_accuracy = se.accuracy;
+    c.entry.gap_observed = g.observed;
+    c.entry.gap_p = c.entry.gap_adjusted = g.p;
+    c.entry.gap_permutations = g.permutations;
+    c.entry.gap_detectable = g.detectable;
+  }
   c.entry.eval_by = "board";
   c.entry.eval_known = true;
   c.entry.eval_loss = ev.loss;
@@ -452,7 +491,7 @@ void check_board_leaves(Ctx& c) {
   c.at = where;
   const BoardLeaves bl = BoardLeaves::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;
-  if (auto p = bl.problem(c.def->key)) reject(where + " " + *p);
+  if (auto p = bl.problem(c.def->key)) throw BoardFolderError(where + " " + *p, c.bundle.path + "/" + where, kBoardFolderHint);
   if (bl.n != c.data.n || bl.root != c.data.root) reject(where + " audits another tree than the run's data commitment");
   if (!bl.refused.empty()) reject("the board's audit of the training tree failed: " + bl.refused);
   c.entry.leaves_audited = true;
@@ -681,6 +720,8 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
   } catch (const std::bad_alloc&) {
     e.status = BoardStatus::kRejected;
     e.reason = "out of memory while reading the bundle";
+  } catch (const BoardFolderError&) {
+    throw;  // the board's error, not a verdict on the run
   } catch (const Error& x) {
     e.status = BoardStatus::kRejected;
     e.reason = x.what();  // names the member
@@ -713,6 +754,9 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
   } else if (!e.leaves_audited) {
     e.reason = "the training tree is not audited yet: the contamination certificate means absence only in a sorted tree "
                "(wit-board leaves)";
+  } else if (!e.overlap.empty()) {
+    e.flagged = true;
+    e.reason = "overlap flagged by the board: " + e.overlap;
   } else {
     e.status = BoardStatus::kCertified;
     e.reason.clear();
@@ -749,6 +793,44 @@ RunEntry evaluate_bundle_path(const std::string& path, double fraction, const Bo
   return evaluate_run_bundle(b, fraction, board);
 }
 
+namespace {
+
+// A run bundle in a board's folder as its index lists it. Files its index
+// does not list count for nothing (named in `ignored`); a listed member that
+// is missing or edited, or an index that cannot be read, is the folder's
+// inconsistency (BoardFolderError naming the file). Every bundle on a board
+// was whole when it was submitted, and only the board writes to it since.
+RunBundle listed_members(const RunBundle& b, std::vector<std::string>& ignored) {
+  auto folder_error = [&](const std::string& what, const std::string& member) {
+    throw BoardFolderError("the board's folder does not match its own index: " + what, b.path + "/" + member,
+                           kBoardFolderHint);
+  };
+  auto it = b.files.find(kRunBundleIndex);
+  if (it == b.files.end()) folder_error("the run has no bundle.json", kRunBundleIndex);
+  const json j = json::parse(it->second, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("members") || !j["members"].is_object())
+    folder_error("bundle.json cannot be read", kRunBundleIndex);
+  RunBundle out = b;
+  for (const auto& [name, bytes] : b.files)
+    if (name != kRunBundleIndex && !j["members"].contains(name)) {
+      ignored.push_back(name);
+      out.files.erase(name);
+    }
+  if (Problem p = out.index_problem()) {
+    // Name the member when the problem is one's.
+    std::string member = kRunBundleIndex;
+    for (const auto& [name, digest] : j["members"].items()) {
+      const std::string says = "member " + name;
+      const size_t at = p->find(says);
+      if (at != std::string::npos && (at + says.size() == p->size() || (*p)[at + says.size()] == ' ')) member = name;
+    }
+    folder_error(*p, member);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefinition& def) {
   const std::filesystem::path runs = std::filesystem::path(dir) / board_path::kRuns;
   std::vector<std::string> paths;
@@ -758,8 +840,74 @@ std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefiniti
   if (ec) throw Error("cannot read the board's runs: " + ec.message(), runs.string());
   std::sort(paths.begin(), paths.end());
   std::vector<RunEntry> out;
-  for (const auto& p : paths) out.push_back(evaluate_bundle_path(p, def.policy.fraction, &def));
-  return order_board(std::move(out));
+  for (const auto& p : paths) {
+    RunBundle b;
+    try {
+      b = RunBundle::load(p);
+    } catch (const std::exception& x) {
+      const std::string m = x.what();
+      throw BoardFolderError("the board's folder holds a run that cannot be read: " + m.substr(0, m.find('\n')), p,
+                             kBoardFolderHint);
+    }
+    std::vector<std::string> ignored;
+    const RunBundle listed = listed_members(b, ignored);
+    RunEntry e = evaluate_run_bundle(listed, def.policy.fraction, &def);
+    e.ignored = ignored;
+    out.push_back(std::move(e));
+  }
+  out = order_board(std::move(out));
+  // One run, one entry: the same run id under a second name is shown once.
+  // The entry that keeps it is the furthest along (certified before pending,
+  // then the first in board order), so a copy cannot push the run it copies
+  // off the board; the others count for nothing.
+  std::map<std::string, size_t> keeper;
+  for (size_t i = 0; i < out.size(); i++) {
+    const RunEntry& e = out[i];
+    if (e.run_id.empty() || e.status == BoardStatus::kRejected) continue;
+    auto [at, fresh] = keeper.emplace(e.run_id, i);
+    if (!fresh && e.status == BoardStatus::kCertified && out[at->second].status != BoardStatus::kCertified) at->second = i;
+  }
+  for (size_t i = 0; i < out.size(); i++) {
+    RunEntry& e = out[i];
+    if (e.run_id.empty() || e.status == BoardStatus::kRejected || keeper.at(e.run_id) == i) continue;
+    e.status = BoardStatus::kRejected;
+    e.reason = "the same run (run id " + e.run_id.substr(0, 16) + ") is on the board as " + out[keeper.at(e.run_id)].name +
+               ": one run, one entry";
+  }
+  apply_gap_test(out, def);
+  return out;
+}
+
+void apply_gap_test(std::vector<RunEntry>& entries, const BoardDefinition& def) {
+  size_t m = 0;
+  for (const auto& e : entries) m += e.sealed_known && e.status != BoardStatus::kRejected ? 1 : 0;
+  for (auto& e : entries) {
+    if (!e.sealed_known || e.status == BoardStatus::kRejected) continue;
+    e.gap_runs = m;
+    e.gap_adjusted = bonferroni(e.gap_p, m);
+    if (e.gap_adjusted >= def.policy.gap_threshold) continue;
+    e.flagged = true;
+    if (e.status == BoardStatus::kCertified) {
+      e.status = BoardStatus::kPending;
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "gap test p = %.3g, %.3g after Bonferroni over %zu runs, below the policy's %g",
+                    e.gap_p, e.gap_adjusted, m, def.policy.gap_threshold);
+      e.reason = std::string("does better on the published records than on sealed ones (") + buf + ")";
+    }
+  }
+}
+
+bool ranks_before(const RunEntry& a, const RunEntry& b) {
+  auto rank = [](const RunEntry& e) { return e.status == BoardStatus::kCertified ? 0 : e.status == BoardStatus::kPending ? 1 : 2; };
+  if (rank(a) != rank(b)) return rank(a) < rank(b);
+  if (rank(a) != 0) return false;
+  // Each epoch's ranking stays whole: the newest epoch's sealed scores first, then the older ones'
+  // (scores on different sealed sets are not compared).
+  if (a.sealed_known && b.sealed_known && a.sealed_epoch != b.sealed_epoch) return a.sealed_epoch > b.sealed_epoch;
+  if (a.sealed_known != b.sealed_known) return a.sealed_known;
+  // What a board ranks on: the sealed score where there is one.
+  const double la = a.sealed_known ? a.sealed_loss : a.eval_loss, lb = b.sealed_known ? b.sealed_loss : b.eval_loss;
+  return la < lb;
 }
 
 std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
@@ -888,6 +1036,20 @@ json RunEntry::to_json() const {
   } else {
     j["eval"] = nullptr;
   }
+  j["sealed"] = sealed_known ? json{{"epoch", sealed_epoch},
+                                    {"n", sealed_n},
+                                    {"loss", num(sealed_loss)},
+                                    {"accuracy", num(sealed_accuracy)},
+                                    {"gap", {{"observed", num(gap_observed)},
+                                             {"permutations", gap_permutations},
+                                             {"p", num(gap_p)},
+                                             {"runs", gap_runs},
+                                             {"adjusted", num(gap_adjusted)},
+                                             {"detectable", num(gap_detectable)},
+                                             {"flagged", flagged}}}}
+                             : json(nullptr);
+  j["ignored"] = ignored;
+  j["overlap"] = overlap;
   j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}, {"tree_audited", leaves_audited}}
                              : json(nullptr);
   json pcs = json::array();
@@ -937,11 +1099,23 @@ std::string RunEntry::describe() const {
       << " of " << steps << " replayed by the board under the newest head (board-drawn challenges only)\n";
   }
   if (eval_known) {
-    char buf[160];
+    char buf[400];
     std::snprintf(buf, sizeof buf, "eval: loss %.4f nats/byte, accuracy %.2f%% over %llu examples (%s; scored by the %s)\n",
                   eval_loss, 100 * eval_accuracy, static_cast<unsigned long long>(eval_n), eval_metric.c_str(),
                   eval_by.c_str());
     o << buf;
+    if (sealed_known) {
+      std::snprintf(buf, sizeof buf, "sealed: loss %.4f nats/byte, accuracy %.2f%% over %llu sealed records (epoch %llu; ranked on)\n",
+                    sealed_loss, 100 * sealed_accuracy, static_cast<unsigned long long>(sealed_n),
+                    static_cast<unsigned long long>(sealed_epoch));
+      o << buf;
+      std::snprintf(buf, sizeof buf,
+                    "gap test: sealed - public loss %.4f, p = %.3g (%llu permutations), %.3g after Bonferroni over %zu runs%s; "
+                    "it detects a gap of about %.3g nats/byte at these sizes\n",
+                    gap_observed, gap_p, static_cast<unsigned long long>(gap_permutations), gap_adjusted, gap_runs,
+                    flagged ? ": flagged" : "", gap_detectable);
+      o << buf;
+    }
     o << "eval spot checks: " << cli::count_of(eval_checks.size(), "report") << ", "
       << cli::count_of(eval_indices_checked.size(), "distinct example") << " re-evaluated";
     if (!eval_indices_checked.empty())
@@ -953,6 +1127,11 @@ std::string RunEntry::describe() const {
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
       << " distinct eval records proved against the training data; the training tree "
       << (leaves_audited ? "audited sorted by the board" : "not audited") << ")\n";
+  if (!ignored.empty()) {
+    o << "ignored (not in the bundle's index; they count for nothing):";
+    for (const auto& f : ignored) o << " " << f;
+    o << "\n";
+  }
   if (model == ModelVerdict::kNotChecked) {
     o << "(the checks stop at the first failure)\n";
     return o.str();
@@ -977,6 +1156,7 @@ std::string RunEntry::describe() const {
 }
 
 std::string badge_text(const RunEntry& r) {
+  if (r.flagged && r.status == BoardStatus::kPending) return "flagged";
   if (r.status == BoardStatus::kCertified) {
     const double pct = std::floor(r.confidence * 100.0 + 1e-9);
     return "certified " + number_text(pct) + "%";
@@ -988,14 +1168,16 @@ std::vector<size_t> certified_frontier(const std::vector<RunEntry>& runs) {
   std::vector<size_t> idx;
   for (size_t i = 0; i < runs.size(); i++)
     if (runs[i].status == BoardStatus::kCertified && runs[i].eval_known && runs[i].flops > 0) idx.push_back(i);
+  // The score a board ranks on: sealed where there is one.
+  auto loss = [&](size_t i) { return runs[i].sealed_known ? runs[i].sealed_loss : runs[i].eval_loss; };
   std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-    return runs[a].flops != runs[b].flops ? runs[a].flops < runs[b].flops : runs[a].eval_loss < runs[b].eval_loss;
+    return runs[a].flops != runs[b].flops ? runs[a].flops < runs[b].flops : loss(a) < loss(b);
   });
   std::vector<size_t> out;
   double best = INFINITY;  // lower loss is better
   for (size_t i : idx)
-    if (runs[i].eval_loss < best) {
-      best = runs[i].eval_loss;
+    if (loss(i) < best) {
+      best = loss(i);
       out.push_back(i);
     }
   return out;

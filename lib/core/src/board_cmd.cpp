@@ -15,6 +15,7 @@
 #include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/manifest.h"
 #include "wit/run_bundle.h"
 #include "wit/wlog.h"
 
@@ -86,6 +87,29 @@ int board_init_cmd(const BoardInit& in, bool quiet) {
   return cli::kOk;
 }
 
+int board_reveal_cmd(const std::string& dir, const std::string& key_path, const std::string& sealed_path, bool quiet) {
+  const SecretKey key = load_key(key_path);
+  const BoardDefinition d = reveal_sealed(dir, key, sealed_path);
+  const auto& r = d.revealed.back();
+  std::cout << (fs::path(dir) / r.file).string() << "\n";
+  if (!quiet)
+    cli::note("revealed epoch " + std::to_string(r.commit.epoch) + ": " + std::to_string(r.commit.n) +
+              " sealed records and their salts are now in the folder; anyone re-scores them with 'wit-board audit " + dir +
+              "'; seal the next epoch with 'wit-board seal'");
+  return cli::kOk;
+}
+
+int board_seal_cmd(const std::string& dir, const std::string& key_path, const std::string& sealed_path,
+                   const std::vector<std::string>& files, bool quiet) {
+  const SecretKey key = load_key(key_path);
+  const BoardDefinition d = seal_board(dir, key, sealed_path, files);
+  std::cout << (fs::path(dir) / board_path::kDefinition).string() << "\n";
+  if (!quiet)
+    cli::note("sealed epoch " + std::to_string(d.sealed->epoch) + ": " + std::to_string(d.sealed->n) +
+              " records, kept with their salts in " + sealed_path + " (outside the folder); root " + d.sealed->root.hex());
+  return cli::kOk;
+}
+
 int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool quiet) {
   if (!is_board_dir(u_dir)) throw Error("not a board (no board.def.json)", u_dir, "make one with 'wit-board init'");
   const BoardDefinition def = BoardDefinition::load(u_dir);
@@ -94,13 +118,37 @@ int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool
   const std::string name = b.declared_name();
   // The board's own members are the board's to write.
   for (const auto& [m, bytes] : b.files)
-    if (m.rfind(member::kDraws, 0) == 0 || m.rfind(member::kBoardReports, 0) == 0)
-      throw Error("the bundle holds " + m + ": only the board writes draws and board reports", u_bundle);
+    if (m.rfind(member::kDraws, 0) == 0 || m.rfind(member::kBoardReports, 0) == 0 || m == member::kBoardEval ||
+        m == member::kBoardLeaves)
+      throw Error("the bundle holds " + m + ": only the board writes draws, board reports, its evaluation and its tree audit",
+                  u_bundle);
   const Commitment ec = Commitment::from_json(
       nlohmann::json::parse(b.get(member::kEvalCommit), nullptr, false), member::kEvalCommit);
   if (auto p = def.benchmark_problem(ec.root, ec.n)) throw Error("the run is " + *p, u_bundle);
+  const Manifest mf = Manifest::from_json(nlohmann::json::parse(b.get(member::kManifest), nullptr, false), member::kManifest);
+  if (auto p = def.policy.model_problem(mf.model.scripted() ? mf.model.file.hex() : "")) throw Error(*p, u_bundle);
   const std::string to = (fs::path(u_dir) / board_path::kRuns / name).string();
   if (lexists(to)) throw Error("a run named " + name + " is already on the board", to);
+  // One run, one entry: the same run id under another name is refused, naming the entry.
+  const std::string run_id = mf.run_id().hex();
+  std::error_code ec_dir;
+  for (const auto& x : fs::directory_iterator(fs::path(u_dir) / board_path::kRuns, ec_dir)) {
+    if (x.path().filename().string()[0] == '.') continue;
+    const std::string m = (x.path() / member::kManifest).string();
+    if (!fs::is_regular_file(m)) continue;
+    const nlohmann::json j = nlohmann::json::parse(read_file(m), nullptr, false);
+    if (j.is_discarded()) continue;
+    std::string other;
+    try {
+      other = Manifest::from_json(j, m).run_id().hex();
+    } catch (const Error&) {
+      continue;  // a damaged entry: build names it
+    }
+    if (other == run_id)
+      throw Error("the run (run id " + run_id.substr(0, 16) + ") is already on the board as " +
+                      x.path().filename().string() + ": one run, one entry",
+                  u_bundle);
+  }
   b.path = to;
   b.archive = false;
   b.save_new();
@@ -250,7 +298,14 @@ int board_show_cmd(const std::string& s_bundle, std::string s_board, double frac
     if (!is_board_dir(s_board)) throw Error("not a board (no board.def.json)", s_board);
     def = BoardDefinition::load(s_board);
   }
-  const RunEntry e = evaluate_bundle_path(s_bundle, fraction, def ? &*def : nullptr);
+  // A run on its own board is judged with the board (the gap test is corrected over its runs, a copy of
+  // another run counts once, a folder that does not match its index is an error).
+  std::optional<RunEntry> on_board;
+  if (def && board_of_bundle(s_bundle) == s_board)
+    for (auto& x : evaluate_board(s_board, *def))
+      if (std::error_code ec; fs::equivalent(fs::path(s_board) / board_path::kRuns / x.source, s_bundle, ec))
+        on_board = std::move(x);
+  const RunEntry e = on_board ? *on_board : evaluate_bundle_path(s_bundle, fraction, def ? &*def : nullptr);
   if (s_json) std::cout << e.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else std::cout << e.describe();
   std::cout.flush();

@@ -11,11 +11,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
 
 #include "wit/error.h"
 #include "wit/eval.h"
 #include "wit/hash.h"
 #include "wit/json_fields.h"
+#include "wit/merkle.h"
+#include "wit/readers.h"
+#include "wit/rng.h"
 #include "wit/run_bundle.h"
 #include "wit/tags.h"
 #include "wit/tree_audit.h"
@@ -152,12 +157,128 @@ std::string file_digest(const std::string& path, uint64_t* bytes) {
   return h.hex();
 }
 
+// --- the sealed split
+
+std::string revealed_file(uint64_t epoch) { return std::string(board_path::kRevealed) + "epoch-" + std::to_string(epoch) + ".json"; }
+
+Hash32 sealed_leaf(const Hash32& salt, ByteView record) {
+  std::string b(reinterpret_cast<const char*>(salt.data()), 32);
+  b.append(reinterpret_cast<const char*>(record.data), record.size);
+  return hash_tagged(tags::kBoardSealedLeaf, ByteView(b));
+}
+
+SealedSet SealedSet::seal(const std::string& board, uint64_t epoch, const std::vector<std::string>& records) {
+  SealedSet s;
+  s.board = board;
+  s.epoch = epoch;
+  std::vector<std::string> distinct(records);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  for (auto& r : distinct) {
+    SealedRecord x;
+    randombytes_buf(x.salt.data(), 32);  // secret until the reveal: a guessed record cannot be tested
+    x.leaf = sealed_leaf(x.salt, ByteView(r));
+    x.record = std::move(r);
+    s.records.push_back(std::move(x));
+  }
+  std::sort(s.records.begin(), s.records.end(), [](const SealedRecord& a, const SealedRecord& b) { return a.leaf < b.leaf; });
+  return s;
+}
+
+std::vector<Hash32> SealedSet::leaves() const {
+  std::vector<Hash32> out;
+  out.reserve(records.size());
+  for (const auto& r : records) out.push_back(r.leaf);
+  return out;
+}
+
+Hash32 SealedSet::root() const { return merkle_root(kBlake2bTree, leaves()); }
+
+json SealedSet::to_json() const {
+  json recs = json::array();
+  for (const auto& r : records)
+    recs.push_back({{"salt", r.salt.hex()}, {"record_hex", to_hex(ByteView(r.record))}, {"leaf", r.leaf.hex()}});
+  return {{"format", kBoardSealedFormat}, {"version", kBoardDocVersion}, {"board", board}, {"epoch", epoch},
+          {"n", records.size()},          {"root", root().hex()},          {"records", recs}};
+}
+
+std::string SealedSet::dump() const { return to_json().dump(2) + "\n"; }
+
+SealedSet SealedSet::from_json(const json& j, const std::string& where) {
+  const char* kind = "sealed set";
+  check_envelope(j, kBoardSealedFormat, kBoardDocVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board", "epoch", "n", "root", "records"}, kind, where);
+  SealedSet s;
+  s.board = string_field(j, "board", kind, where);
+  s.epoch = jsonf::u64(j, "epoch", kind, where);
+  const json& recs = jsonf::need(j, "records", kind, where);
+  if (!recs.is_array()) throw Error("invalid sealed set: field 'records' is not an array", where);
+  for (const auto& r : recs) {
+    if (!r.is_object()) throw Error("invalid sealed set: a record is not an object", where);
+    jsonf::only_keys(r, {"salt", "record_hex", "leaf"}, kind, where);
+    SealedRecord x;
+    x.salt = jsonf::hash(r, "salt", kind, where);
+    Bytes b;
+    if (!from_hex(string_field(r, "record_hex", kind, where), b)) throw Error("invalid sealed set: a record is not hex", where);
+    x.record.assign(b.begin(), b.end());
+    x.leaf = sealed_leaf(x.salt, ByteView(x.record));
+    if (x.leaf != jsonf::hash(r, "leaf", kind, where))
+      throw Error("invalid sealed set: record " + std::to_string(s.records.size()) + "'s leaf is not H(tag || salt || record)", where);
+    if (!s.records.empty() && !(s.records.back().leaf < x.leaf))
+      throw Error("invalid sealed set: the records are not in strictly increasing leaf order", where);
+    s.records.push_back(std::move(x));
+  }
+  if (s.records.empty()) throw Error("invalid sealed set: no records", where);
+  if (jsonf::u64(j, "n", kind, where) != s.records.size()) throw Error("invalid sealed set: n is not the number of records", where);
+  if (jsonf::hash(j, "root", kind, where) != s.root()) throw Error("invalid sealed set: root is not the records' root", where);
+  return s;
+}
+
+SealedSet SealedSet::load(const std::string& path) {
+  return from_json(jsonf::parse(read_file(path), "invalid sealed set", path), path);
+}
+
+Problem SealedSet::problem(const std::string& def_name, const SealedCommit& c) const {
+  if (board != def_name) return "is the sealed set of board " + board + ", not " + def_name;
+  if (epoch != c.epoch || records.size() != c.n || root() != c.root)
+    return "is not the sealed set board.def.json commits to (epoch " + std::to_string(c.epoch) + ", " +
+           std::to_string(c.n) + " records, root " + c.root.hex().substr(0, 16) + ")";
+  return std::nullopt;
+}
+
+Problem BoardPolicy::overlap_problem() const {
+  if (overlap_window < 8 || overlap_window > 4096) return "overlap window must be 8 to 4096 tokens";
+  if (!(overlap_share > 0 && overlap_share <= 1)) return "overlap share must be in (0, 1]";
+  if (overlap_action != "reject" && overlap_action != "flag") return "overlap action must be reject or flag";
+  return std::nullopt;
+}
+
+Problem BoardPolicy::model_problem(const std::string& file_hex) const {
+  if (models == "any") return std::nullopt;
+  if (models == "builtin") {
+    if (file_hex.empty()) return std::nullopt;
+    return "the board takes the built-in GPT only (policy.models), not the TorchScript module " + file_hex;
+  }
+  if (file_hex.empty()) return "the board takes only the TorchScript modules it reviewed (policy.models), not the built-in GPT";
+  for (const auto& d : model_digests)
+    if (d == file_hex) return std::nullopt;
+  return "the board has not reviewed the TorchScript module " + file_hex + " (policy.models lists the digests it takes)";
+}
+
 // --- the definition
 
 json BoardDefinition::to_json() const {
   json recs = json::array();
   for (const auto& r : records) recs.push_back({{"file", r.file}, {"digest", r.digest}});
-  return {{"format", kBoardDefinitionFormat},
+  auto policy_json = [&] {
+    json p = {{"fraction", policy.fraction}, {"confidence", policy.confidence}, {"k", policy.k},
+              {"gap_threshold", policy.gap_threshold},
+              {"overlap", {{"window", policy.overlap_window}, {"share", policy.overlap_share}, {"action", policy.overlap_action}}}};
+    p["models"] = policy.models == "list" ? json(policy.model_digests) : json(policy.models);
+    return p;
+  };
+  auto sealed_json = [](const SealedCommit& c) { return json{{"epoch", c.epoch}, {"n", c.n}, {"root", c.root.hex()}}; };
+  json j = {{"format", kBoardDefinitionFormat},
           {"version", kBoardDefinitionVersion},
           {"name", name},
           {"key", key.hex()},
@@ -169,15 +290,33 @@ json BoardDefinition::to_json() const {
             {"reader", benchmark.reader.to_json()},
             {"records", recs},
             {"metric", metric}}},
-          {"policy", {{"fraction", policy.fraction}, {"confidence", policy.confidence}, {"k", policy.k}}}};
+          {"policy", policy_json()}};
+  if (sealed) j["sealed"] = sealed_json(*sealed);
+  if (!revealed.empty()) {
+    json r = json::array();
+    for (const auto& e : revealed) {
+      json x = sealed_json(e.commit);
+      x["file"] = e.file;
+      x["digest"] = e.digest;
+      r.push_back(x);
+    }
+    j["revealed"] = r;
+  }
+  if (signature) j["signature"] = sig_hex(*signature);
+  return j;
 }
 
 std::string BoardDefinition::dump() const { return to_json().dump(2) + "\n"; }
 
+void BoardDefinition::sign_with(const SecretKey& k) {
+  signature.reset();
+  signature = sign(k, board_signed_message(tags::kBoardDefinition, to_json()));
+}
+
 BoardDefinition BoardDefinition::from_json(const json& j, const std::string& where) {
   const char* kind = "board definition";
   check_envelope(j, kBoardDefinitionFormat, kBoardDefinitionVersion, kind, where);
-  jsonf::only_keys(j, {"format", "version", "name", "key", "benchmark", "policy"}, kind, where);
+  jsonf::only_keys(j, {"format", "version", "name", "key", "benchmark", "policy", "sealed", "revealed", "signature"}, kind, where);
   BoardDefinition d;
   d.name = string_field(j, "name", kind, where);
   if (!run_bundle_name_ok(d.name)) throw Error("invalid board definition: field 'name' is not 1 to 64 of A-Z a-z 0-9 . _ -", where);
@@ -204,10 +343,63 @@ BoardDefinition BoardDefinition::from_json(const json& j, const std::string& whe
   }
   const json& p = jsonf::need(j, "policy", kind, where);
   if (!p.is_object()) throw Error("invalid board definition: field 'policy' is not an object", where);
-  jsonf::only_keys(p, {"fraction", "confidence", "k"}, kind, where);
+  jsonf::only_keys(p, {"fraction", "confidence", "k", "gap_threshold", "models", "overlap"}, kind, where);
   d.policy.fraction = number_field(p, "fraction", kind, where);
   d.policy.confidence = number_field(p, "confidence", kind, where);
   d.policy.k = int64_t(jsonf::u64(p, "k", kind, where));
+  // Definitions written before the sealed split have none of these: the defaults.
+  if (p.contains("gap_threshold")) d.policy.gap_threshold = number_field(p, "gap_threshold", kind, where);
+  if (!(d.policy.gap_threshold > 0 && d.policy.gap_threshold < 1))
+    throw Error("invalid board definition: policy gap_threshold must be in (0, 1)", where);
+  if (p.contains("models")) {
+    const json& m = p["models"];
+    if (m.is_string() && (m == "any" || m == "builtin")) {
+      d.policy.models = m.get<std::string>();
+    } else if (m.is_array()) {
+      d.policy.models = "list";
+      for (const auto& x : m) {
+        Hash32 h;
+        if (!x.is_string() || !Hash32::from_hex(x.get<std::string>(), h))
+          throw Error("invalid board definition: policy models lists a digest that is not 64 hex digits", where);
+        d.policy.model_digests.push_back(h.hex());
+      }
+    } else {
+      throw Error("invalid board definition: policy models is not \"any\", \"builtin\" or a list of module digests", where);
+    }
+  }
+  if (p.contains("overlap")) {
+    const json& o = p["overlap"];
+    if (!o.is_object()) throw Error("invalid board definition: policy overlap is not an object", where);
+    jsonf::only_keys(o, {"window", "share", "action"}, kind, where);
+    d.policy.overlap_window = jsonf::u64(o, "window", kind, where);
+    d.policy.overlap_share = number_field(o, "share", kind, where);
+    d.policy.overlap_action = string_field(o, "action", kind, where);
+  }
+  if (auto p = d.policy.overlap_problem()) throw Error("invalid board definition: policy " + *p, where);
+  auto sealed_commit = [&](const json& x) {
+    if (!x.is_object()) throw Error("invalid board definition: a sealed commitment is not an object", where);
+    SealedCommit c;
+    c.epoch = jsonf::u64(x, "epoch", kind, where);
+    c.n = jsonf::u64(x, "n", kind, where);
+    c.root = jsonf::hash(x, "root", kind, where);
+    if (c.n < 1) throw Error("invalid board definition: a sealed split holds no record", where);
+    return c;
+  };
+  if (j.contains("sealed")) {
+    jsonf::only_keys(j["sealed"], {"epoch", "n", "root"}, kind, where);
+    d.sealed = sealed_commit(j["sealed"]);
+  }
+  if (j.contains("revealed")) {
+    if (!j["revealed"].is_array()) throw Error("invalid board definition: field 'revealed' is not an array", where);
+    for (const auto& x : j["revealed"]) {
+      jsonf::only_keys(x, {"epoch", "n", "root", "file", "digest"}, kind, where);
+      BoardDefinition::Revealed r{sealed_commit(x), string_field(x, "file", kind, where), string_field(x, "digest", kind, where)};
+      if (r.file != revealed_file(r.commit.epoch))
+        throw Error("invalid board definition: a revealed epoch's file is not " + revealed_file(r.commit.epoch), where);
+      d.revealed.push_back(r);
+    }
+  }
+  if (j.contains("signature")) d.signature = sig_field(j, "signature", kind, where);
   if (!(d.policy.fraction > 0 && d.policy.fraction <= 1))
     throw Error("invalid board definition: policy fraction must be in (0, 1]", where);
   if (!(d.policy.confidence > 0 && d.policy.confidence < 1))
@@ -219,6 +411,17 @@ BoardDefinition BoardDefinition::load(const std::string& dir) {
   const std::string where = (fs::path(dir) / board_path::kDefinition).string();
   const json j = jsonf::parse(read_file(where), "invalid board definition", where);
   BoardDefinition d = from_json(j, where);
+  if (d.signature) {
+    if (!verify_signature(d.key, board_signed_message(tags::kBoardDefinition, j), *d.signature))
+      throw Error("the board definition's signature is not the board key's (edited after it was signed)", where,
+                  "restore board.def.json from the folder's history (git checkout)");
+  } else if (d.sealed || !d.revealed.empty()) {
+    throw Error("the board definition has a sealed split but no signature", where);
+  }
+  for (const auto& r : d.revealed) {
+    const std::string rp = (fs::path(dir) / r.file).string();
+    if (file_digest(rp) != r.digest) throw Error("the revealed sealed set does not match its digest in board.def.json", rp);
+  }
   const std::string cpath = (fs::path(dir) / board_path::kBenchmarkCommit).string();
   if (file_digest(cpath) != d.benchmark_digest)
     throw Error("the board's benchmark commitment does not match its digest in " + std::string(board_path::kDefinition), cpath);
@@ -290,31 +493,238 @@ BoardFiling::BoardFiling(const std::string& bundle_path, const SecretKey& key, c
       bundle_lock(lock_run_bundle(bundle_path)),
       bundle(load_whole(bundle_path)) {}
 
+namespace {
+
+// `wit-board init --split N`: N of the benchmark's distinct records drawn at
+// random become the sealed set; the rest, in tree order, written in the
+// reader's format (benchmark/records/public.EXT, its bytes), is what is published.
+std::pair<std::vector<std::string>, std::pair<std::string, std::string>> split_benchmark(const Commitment& c,
+                                                                                      const Dataset& ds, uint64_t n,
+                                                                                      const std::string& dir) {
+  if (n >= ds.size())
+    throw Error("--split must leave records to publish: " + std::to_string(n) + " of " + std::to_string(ds.size()) +
+                    " distinct records",
+                dir);
+  Hash32 key;
+  randombytes_buf(key.data(), 32);  // secret: which records are sealed is what nobody outside may know
+  const std::vector<uint64_t> perm = random_permutation(key, ds.size());
+  std::vector<bool> is_sealed(size_t(ds.size()), false);
+  for (uint64_t i = 0; i < n; i++) is_sealed[size_t(perm[size_t(i)])] = true;
+  std::vector<std::string> sealed;
+  std::string out, ext;
+  for (uint64_t i = 0; i < ds.size(); i++) {
+    const std::string r = ds.record(i);
+    if (is_sealed[size_t(i)]) {
+      sealed.push_back(r);
+      continue;
+    }
+    switch (c.reader.kind) {
+      case ReaderKind::kLines: out += r + "\n"; ext = "txt"; break;
+      case ReaderKind::kFortune: out += r + "\n%\n"; ext = "txt"; break;
+      case ReaderKind::kJsonl: out += json{{c.reader.field, r}}.dump() + "\n"; ext = "jsonl"; break;
+      case ReaderKind::kTokens: out += r; ext = "bin"; break;
+      case ReaderKind::kFiles:
+        throw Error("--split cannot publish records of the files reader as one file", dir,
+                    "give the sealed records with --sealed-records");
+    }
+  }
+  return {std::move(sealed), {std::string(board_path::kBenchmarkRecords) + "public." + ext, std::move(out)}};
+}
+
+// The commitment of the published part written by split_benchmark, checked to
+// give back exactly its records; its paths are the folder's.
+Commitment commit_public(const ReaderSpec& reader, const std::pair<std::string, std::string>& pub, const std::string& dir) {
+  const fs::path tmp = fs::temp_directory_path() / ("wit-board-split-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::create_directories(tmp, ec);
+  const std::string path = (tmp / fs::path(pub.first).filename()).string();
+  write_file_atomic(path, pub.second, true);
+  CommitResult r;
+  try {
+    r = commit_dataset(reader, {path}, 1);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  fs::remove_all(tmp, ec);
+  Commitment c = r.commitment;
+  for (auto& s : c.sources) s.path = pub.first;
+  c.inputs = {pub.first};
+  (void)dir;
+  return c;
+}
+
+// The records of `files` (read with `reader`) for a sealed set; one that
+// `published` says anyone has read is refused.
+std::vector<std::string> sealed_records(const ReaderSpec& reader, const std::vector<std::string>& files,
+                                        const std::function<bool(ByteView)>& published) {
+  const RecordFiles rf = RecordFiles::open(reader, files);
+  std::vector<std::string> recs;
+  std::string scratch;
+  for (uint64_t i = 0; i < rf.records; i++) {
+    const ByteView r = rf.record(i, scratch);
+    if (published(r))
+      throw Error("sealed record " + std::to_string(i + 1) + " is already published (a benchmark record, or a revealed epoch's)",
+                  files.front(),
+                  "the sealed split must be records nobody outside the board has read");
+    recs.emplace_back(reinterpret_cast<const char*>(r.data), r.size);
+  }
+  if (recs.empty()) throw Error("the sealed records files hold no record", files.front());
+  return recs;
+}
+
+// The definition at DIR, with `key` checked to be the board's, for a writer holding the board's lock.
+BoardDefinition definition_for_key(const std::string& dir, const SecretKey& key) {
+  if (!is_board_dir(dir)) throw Error("not a board (no board.def.json)", dir, "make one with 'wit-board init'");
+  BoardDefinition d = BoardDefinition::load(dir);
+  if (key.pub() != d.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", dir);
+  return d;
+}
+
+}  // namespace
+
+BoardDefinition reveal_sealed(const std::string& dir, const SecretKey& key, const std::string& sealed_path) {
+  const FileLock lock = lock_board(dir);
+  BoardDefinition d = definition_for_key(dir, key);
+  if (!d.sealed) throw Error("the board has no sealed epoch to reveal", dir, "'wit-board seal' seals the next one");
+  const SealedSet s = SealedSet::load(sealed_path);
+  if (auto p = s.problem(d.name, *d.sealed)) throw Error("the sealed set " + *p, sealed_path);
+  const std::string rel = revealed_file(s.epoch);
+  const std::string text = s.dump();
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / board_path::kRevealed, ec);
+  if (fs::exists(fs::path(dir) / rel, ec)) throw Error("the epoch is already revealed", (fs::path(dir) / rel).string());
+  write_file_atomic((fs::path(dir) / rel).string(), text);
+  d.revealed.push_back({*d.sealed, rel, member_digest(text)});
+  d.sealed.reset();
+  d.sign_with(key);
+  write_file_atomic((fs::path(dir) / board_path::kDefinition).string(), d.dump());
+  return d;
+}
+
+BoardDefinition seal_board(const std::string& dir, const SecretKey& key, const std::string& sealed_path,
+                           const std::vector<std::string>& files) {
+  const FileLock lock = lock_board(dir);
+  BoardDefinition d = definition_for_key(dir, key);
+  if (d.sealed)
+    throw Error("epoch " + std::to_string(d.sealed->epoch) + " is still sealed", dir,
+                "'wit-board reveal' ends it before a new set is sealed");
+  if (files.empty()) throw Error("a sealed set needs its records (--sealed-records FILE...)", dir);
+  if (inside(sealed_path, dir))
+    throw Error("the sealed records must be kept outside the board folder", sealed_path,
+                "the folder is published; the sealed set is what the board ranks on");
+  std::error_code ec;
+  if (fs::exists(sealed_path, ec)) throw Error("the sealed set file exists", sealed_path, "a sealed set is never overwritten; pick a new path");
+  // Nobody outside may have read a record: none of the benchmark's, none of a revealed epoch's.
+  std::vector<std::string> paths;
+  for (const auto& r : d.records) paths.push_back((fs::path(dir) / r.file).string());
+  const Dataset published(d.benchmark, paths, 1);
+  std::set<Hash32> revealed;
+  uint64_t epoch = 0;
+  for (const auto& r : d.revealed) {
+    for (const auto& x : SealedSet::load((fs::path(dir) / r.file).string()).records) revealed.insert(record_leaf(ByteView(x.record)));
+    epoch = std::max(epoch, r.commit.epoch + 1);
+  }
+  const SealedSet s = SealedSet::seal(d.name, epoch, sealed_records(d.benchmark.reader, files, [&](ByteView r) {
+                                        const Hash32 l = record_leaf(r);
+                                        return bool(published.tree().find(l)) || revealed.count(l) != 0;
+                                      }));
+  d.sealed = s.commit();
+  d.sign_with(key);
+  write_file_atomic(sealed_path, s.dump());
+  ::chmod(sealed_path.c_str(), 0600);
+  try {
+    write_file_atomic((fs::path(dir) / board_path::kDefinition).string(), d.dump());
+  } catch (...) {
+    fs::remove(sealed_path, ec);
+    throw;
+  }
+  return d;
+}
+
+void parse_models_policy(const std::string& which, BoardPolicy& policy) {
+  policy.model_digests.clear();
+  if (which == "any" || which == "builtin") {
+    policy.models = which;
+    return;
+  }
+  policy.models = "list";
+  size_t at = 0;
+  while (at <= which.size()) {
+    const size_t comma = std::min(which.find(',', at), which.size());
+    const std::string d = which.substr(at, comma - at);
+    Hash32 h;
+    if (!Hash32::from_hex(d, h))
+      throw Error("--models takes any, builtin, or module digests (64 hex digits each, comma-separated)", d);
+    policy.model_digests.push_back(h.hex());
+    at = comma + 1;
+  }
+}
+
 BoardDefinition init_board(const BoardInit& in) {
   if (!run_bundle_name_ok(in.name)) throw Error("invalid --name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)", in.name);
   if (!(in.policy.fraction > 0 && in.policy.fraction <= 1)) throw Error("--fraction must be in (0, 1]", std::to_string(in.policy.fraction));
   if (!(in.policy.confidence > 0 && in.policy.confidence < 1))
     throw Error("--confidence must be in (0, 1)", std::to_string(in.policy.confidence));
   if (in.policy.k < 0) throw Error("-k must be positive", std::to_string(in.policy.k));
+  if (!(in.policy.gap_threshold > 0 && in.policy.gap_threshold < 1))
+    throw Error("--gap-threshold must be in (0, 1)", std::to_string(in.policy.gap_threshold));
+  if (auto p = in.policy.overlap_problem()) throw Error("--" + *p);
   if (in.record_files.empty()) throw Error("the benchmark needs its record files (the eval set the board keeps)", in.commit_path);
   std::error_code ec;
   if (fs::exists(in.dir, ec) && !fs::is_empty(in.dir, ec))
     throw Error("the board folder exists and is not empty", in.dir, "wit-board init writes a new board");
   if (inside(in.key_path, in.dir))
     throw Error("the board key must be kept outside the board folder", in.key_path, "the folder is published; the key signs for the board");
-  const Commitment c = Commitment::load(in.commit_path);
+  if (!in.sealed_path.empty() && inside(in.sealed_path, in.dir))
+    throw Error("the sealed records must be kept outside the board folder", in.sealed_path,
+                "the folder is published; the sealed set is what the board ranks on");
+  if (!in.sealed_path.empty() && fs::exists(in.sealed_path, ec))
+    throw Error("the sealed set file exists", in.sealed_path, "a sealed set is never overwritten; pick a new path");
+  if (!in.sealed_files.empty() && in.split > 0)
+    throw Error("give the sealed records (--sealed-records) or a number to split off (--split), not both", in.dir);
+  if (in.sealed_path.empty() != (in.sealed_files.empty() && in.split == 0))
+    throw Error("a sealed split needs both --sealed PATH (where the board keeps it) and --sealed-records FILE... or --split N",
+                in.dir);
+  Commitment c = Commitment::load(in.commit_path);
   // The records must be the commitment's (the board keeps what it scores on).
-  { const Dataset check(c, in.record_files, 1); }
+  const Dataset check(c, in.record_files, 1);
+  std::optional<SealedSet> sealed;
+  std::optional<std::pair<std::string, std::string>> public_file;  // relative path, bytes (a split)
+  if (!in.sealed_files.empty())
+    sealed = SealedSet::seal(in.name, 0, sealed_records(c.reader, in.sealed_files, [&](ByteView r) {
+                               return bool(check.tree().find(record_leaf(r)));
+                             }));
+  if (in.split > 0) {
+    const auto [sealed_recs, pub] = split_benchmark(c, check, in.split, in.dir);
+    sealed = SealedSet::seal(in.name, 0, sealed_recs);
+    public_file = pub;
+    const uint64_t pool = c.n;
+    c = commit_public(c.reader, pub, in.dir);
+    // What was written reads back as exactly the records that were not sealed.
+    std::set<Hash32> sealed_leaves;
+    for (const auto& r : sealed_recs) sealed_leaves.insert(record_leaf(ByteView(r)));
+    std::vector<Hash32> kept;
+    for (uint64_t i = 0; i < check.size(); i++)
+      if (!sealed_leaves.count(check.leaf(i))) kept.push_back(check.leaf(i));
+    if (c.n != pool - in.split || c.root != merkle_root(kBlake2bTree, kept))
+      throw Error("the published part does not read back as the records that were not sealed", in.commit_path,
+                  "give the sealed records with --sealed-records instead");
+  }
   BoardDefinition d;
   d.name = in.name;
   d.policy = in.policy;
   d.metric = kEvalMetric;
   d.benchmark = c;
   std::vector<std::pair<std::string, std::string>> files;  // relative path, bytes
-  const std::string ctext = read_file(in.commit_path);
+  const std::string ctext = public_file ? c.dump() : read_file(in.commit_path);
   files.emplace_back(board_path::kBenchmarkCommit, ctext);
   d.benchmark_digest = member_digest(ctext);
-  for (const auto& f : in.record_files) {
+  if (public_file) {
+    d.records.push_back({public_file->first, member_digest(public_file->second)});
+    files.push_back(*public_file);
+  }
+  for (const auto& f : public_file ? std::vector<std::string>{} : in.record_files) {
     const std::string base = fs::path(f).filename().string();
     if (!run_bundle_name_ok(base)) throw Error("a benchmark file name must be 1 to 64 of A-Z a-z 0-9 . _ -", f);
     const std::string rel = std::string(board_path::kBenchmarkRecords) + base;
@@ -333,19 +743,31 @@ BoardDefinition init_board(const BoardInit& in) {
     save_key(in.key_path, key);
   }
   d.key = key.pub();
+  if (sealed) d.sealed = sealed->commit();
+  d.sign_with(key);
+  // The sealed set first (outside the folder): a board never commits to records it did not keep.
+  if (sealed) {
+    write_file_atomic(in.sealed_path, sealed->dump());
+    ::chmod(in.sealed_path.c_str(), 0600);  // secret until the reveal, like the key
+  }
   // Build the folder beside DIR and rename it into place (over the empty
   // folder checked above); an error, a signal or the next writer after a
   // kill removes it.
-  TemporaryTree tree(in.dir);
-  const fs::path tmp = tree.path();
-  for (const auto& [rel, text] : files) {
-    fs::create_directories((tmp / rel).parent_path());
-    write_file_atomic((tmp / rel).string(), text, true);
+  try {
+    TemporaryTree tree(in.dir);
+    const fs::path tmp = tree.path();
+    for (const auto& [rel, text] : files) {
+      fs::create_directories((tmp / rel).parent_path());
+      write_file_atomic((tmp / rel).string(), text, true);
+    }
+    fs::create_directories(tmp / board_path::kRuns);
+    fs::create_directories(tmp / board_path::kResponses);
+    write_file_atomic((tmp / board_path::kDefinition).string(), d.dump());
+    tree.commit();
+  } catch (...) {
+    if (sealed) fs::remove(in.sealed_path, ec);
+    throw;
   }
-  fs::create_directories(tmp / board_path::kRuns);
-  fs::create_directories(tmp / board_path::kResponses);
-  write_file_atomic((tmp / board_path::kDefinition).string(), d.dump());
-  tree.commit();
   return d;
 }
 
@@ -413,13 +835,15 @@ BoardDraw BoardDraw::from_json(const json& j, const std::string& where) {
 // --- board reports
 
 json BoardReport::to_json() const {
-  return {{"format", kBoardReportFormat},
+  json j = {{"format", kBoardReportFormat},
           {"version", kBoardDocVersion},
           {"board_key", board_key.hex()},
           {"challenge", challenge},
           {"response", {{"digest", response_digest}, {"bytes", response_bytes}, {"path", response_path()}}},
           {"report", report},
           {"signature", sig_hex(signature)}};
+  if (!overlap.is_null()) j["overlap"] = overlap;  // reports without a finding keep their old bytes
+  return j;
 }
 
 std::string BoardReport::response_path() const { return std::string(board_path::kResponses) + response_digest + ".wbundle"; }
@@ -427,8 +851,13 @@ std::string BoardReport::response_path() const { return std::string(board_path::
 BoardReport BoardReport::from_json(const json& j, const std::string& where) {
   const char* kind = "board report";
   check_envelope(j, kBoardReportFormat, kBoardDocVersion, kind, where);
-  jsonf::only_keys(j, {"format", "version", "board_key", "challenge", "response", "report", "signature"}, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "challenge", "response", "report", "overlap", "signature"}, kind, where);
   BoardReport r;
+  if (j.contains("overlap")) {  // absent in reports filed before the overlap test
+    r.overlap = j["overlap"];
+    if (!r.overlap.is_null() && !r.overlap.is_object())
+      throw Error("invalid board report: field 'overlap' is not null or an object", where);
+  }
   r.board_key = key_field(j, "board_key", kind, where);
   r.challenge = string_field(j, "challenge", kind, where);
   const json& resp = jsonf::need(j, "response", kind, where);
@@ -447,7 +876,7 @@ BoardReport BoardReport::from_json(const json& j, const std::string& where) {
 // --- the board's evaluation
 
 json BoardEval::to_json() const {
-  return {{"format", kBoardEvalFormat},
+  json j = {{"format", kBoardEvalFormat},
           {"version", kBoardDocVersion},
           {"board_key", board_key.hex()},
           {"weights", {{"digest", weights_digest}, {"bytes", weights_bytes}, {"path", weights_path()}}},
@@ -455,6 +884,12 @@ json BoardEval::to_json() const {
           {"eval", refused.empty() ? eval : json(nullptr)},
           {"refused", refused.empty() ? json(nullptr) : json(refused)},
           {"signature", sig_hex(signature)}};
+  // Evaluations on a board without a sealed split keep their old bytes (and signatures).
+  if (has_sealed)
+    j["sealed"] = {{"epoch", sealed_epoch},
+                   {"eval", refused.empty() ? sealed_eval : json(nullptr)},
+                   {"gap", refused.empty() ? gap : json(nullptr)}};
+  return j;
 }
 
 std::string BoardEval::weights_path() const { return std::string(board_path::kWeights) + weights_digest + ".safetensors"; }
@@ -463,8 +898,18 @@ std::string BoardEval::model_path() const { return std::string(board_path::kWeig
 BoardEval BoardEval::from_json(const json& j, const std::string& where) {
   const char* kind = "board evaluation";
   check_envelope(j, kBoardEvalFormat, kBoardDocVersion, kind, where);
-  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "model", "eval", "refused", "signature"}, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "model", "eval", "refused", "sealed", "signature"}, kind, where);
   BoardEval e;
+  // Evaluations filed before the sealed split have no "sealed" field.
+  if (j.contains("sealed") && !j["sealed"].is_null()) {
+    const json& x = j["sealed"];
+    if (!x.is_object()) throw Error("invalid board evaluation: field 'sealed' is not an object", where);
+    jsonf::only_keys(x, {"epoch", "eval", "gap"}, kind, where);
+    e.has_sealed = true;
+    e.sealed_epoch = jsonf::u64(x, "epoch", kind, where);
+    e.sealed_eval = jsonf::need(x, "eval", kind, where);
+    e.gap = jsonf::need(x, "gap", kind, where);
+  }
   e.board_key = key_field(j, "board_key", kind, where);
   const json& w = jsonf::need(j, "weights", kind, where);
   if (!w.is_object()) throw Error("invalid board evaluation: field 'weights' is not an object", where);
@@ -489,6 +934,9 @@ BoardEval BoardEval::from_json(const json& j, const std::string& where) {
   }
   if (e.refused.empty() ? !e.eval.is_object() : !e.eval.is_null())
     throw Error("invalid board evaluation: field 'eval' must be an object, or null when refused", where);
+  if (e.has_sealed && (e.refused.empty() ? !e.sealed_eval.is_object() || !e.gap.is_object()
+                                         : !e.sealed_eval.is_null() || !e.gap.is_null()))
+    throw Error("invalid board evaluation: the sealed split's 'eval' and 'gap' must be objects, or null when refused", where);
   e.signature = sig_field(j, "signature", kind, where);
   return e;
 }

@@ -278,20 +278,21 @@ std::string render_index_html(const std::vector<RunEntry>& runs, double fraction
       << html_escape(board->metric) << "); certified from " << html_escape(percent(board->policy.confidence))
       << "; board key <code>" << html_escape(board->key.hex()) << "</code>.</p>\n";
   o << "<p id=\"summary\">" << runs.size() << " runs</p>\n";
-  o << "<table id=\"runs\">\n<thead><tr><th data-type=\"str\">run</th><th data-type=\"str\">status</th>"
-       "<th data-type=\"num\">eval loss</th><th data-type=\"num\">accuracy</th><th data-type=\"num\">confidence</th>"
+  // A board with a sealed split ranks on it: its columns come first, the public score beside them as feedback.
+  const bool sealed = board && (board->sealed || !board->revealed.empty());
+  o << "<table id=\"runs\">\n<thead><tr><th data-type=\"str\">run</th><th data-type=\"str\">status</th>";
+  if (sealed)
+    o << "<th data-type=\"num\" title=\"loss on the sealed records nobody outside the board has read: what the board ranks on\">sealed loss</th>"
+         "<th data-type=\"num\">sealed accuracy</th><th data-type=\"num\" title=\"the gap test's p-value, Bonferroni-corrected over "
+         "the board's runs: small when the run does better on the published records than on sealed ones\">gap p</th>";
+  o << "<th data-type=\"num\">eval loss</th><th data-type=\"num\">accuracy</th><th data-type=\"num\">confidence</th>"
        "<th data-type=\"num\">challenges survived</th><th data-type=\"num\">coverage</th><th data-type=\"num\">steps</th>"
        "<th data-type=\"num\">parameters</th><th data-type=\"num\">FLOPs</th>"
        "<th data-type=\"str\">released model</th></tr></thead>\n<tbody>\n";
   // Ranked: certified runs by score (lower loss first), then pending, then rejected, each by name.
   std::vector<size_t> order(runs.size());
   for (size_t i = 0; i < order.size(); i++) order[i] = i;
-  auto rank = [](const RunEntry& e) { return e.status == BoardStatus::kCertified ? 0 : e.status == BoardStatus::kPending ? 1 : 2; };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (rank(runs[a]) != rank(runs[b])) return rank(runs[a]) < rank(runs[b]);
-    if (rank(runs[a]) == 0 && runs[a].eval_loss != runs[b].eval_loss) return runs[a].eval_loss < runs[b].eval_loss;
-    return false;
-  });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranks_before(runs[a], runs[b]); });
   for (size_t oi : order) {
     const RunEntry& e = runs[oi];
     const std::string n = html_escape(e.name);
@@ -300,6 +301,15 @@ std::string render_index_html(const std::vector<RunEntry>& runs, double fraction
     o << "<td data-v=\"" << html_escape(status_name(e.status)) << "\">" << badge(e);
     if (!e.reason.empty()) o << "<br><span class=\"reason\">" << html_escape(e.reason) << "</span>";
     o << "</td>";
+    if (sealed) {
+      const bool sk = e.sealed_known && e.status != BoardStatus::kRejected;
+      o << "<td class=\"num\" data-v=\"" << (sk ? fixed(e.sealed_loss, 6) : "1e300") << "\">"
+        << (sk ? fixed(e.sealed_loss, 4) + " <small>(epoch " + std::to_string(e.sealed_epoch) + ")</small>" : "&#8212;") << "</td>";
+      o << "<td class=\"num\" data-v=\"" << (sk ? fixed(e.sealed_accuracy, 6) : "-1") << "\">"
+        << (sk ? fixed(100 * e.sealed_accuracy, 2) + "%" : "&#8212;") << "</td>";
+      o << "<td class=\"num\" data-v=\"" << (sk ? sci(e.gap_adjusted) : "2") << "\">" << (sk ? html_escape(number_text(e.gap_adjusted)) : "&#8212;")
+        << (sk && e.flagged ? " (flagged)" : "") << "</td>";
+    }
     const bool score = e.eval_known && e.status != BoardStatus::kRejected;
     o << "<td class=\"num\" data-v=\"" << (score ? fixed(e.eval_loss, 6) : "1e300") << "\">" << (score ? fixed(e.eval_loss, 4) : "&#8212;") << "</td>";
     o << "<td class=\"num\" data-v=\"" << (score ? fixed(e.eval_accuracy, 6) : "-1") << "\">"
@@ -336,6 +346,27 @@ std::string render_run_html(const RunEntry& e) {
       << " FLOPs (6 &#183; params &#183; tokens)</dd>\n<dt>config</dt><dd>" << html_escape(e.model_config) << "</dd>\n";
   if (!e.board.empty()) o << "<dt>board</dt><dd>" << html_escape(e.board) << "</dd>\n";
   if (!e.eval_root.empty()) o << "<dt>eval set</dt><dd><code>" << html_escape(e.eval_root) << "</code></dd>\n";
+  if (e.sealed_known) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "loss %.4f nats/byte, accuracy %.2f%% over %llu sealed records (epoch %llu): what the board ranks on. "
+                  "Public split: loss %.4f, accuracy %.2f%% (feedback).",
+                  e.sealed_loss, 100 * e.sealed_accuracy, static_cast<unsigned long long>(e.sealed_n),
+                  static_cast<unsigned long long>(e.sealed_epoch), e.eval_loss, 100 * e.eval_accuracy);
+    o << "<dt>sealed score</dt><dd id=\"sealed\">" << html_escape(buf) << "</dd>\n";
+    std::snprintf(buf, sizeof buf,
+                  "mean sealed loss - mean public loss = %.4f; one-sided permutation test, %llu permutations: p = %.3g, "
+                  "%.3g after Bonferroni over %zu runs%s. At these sizes it detects a gap of about %.3g nats/byte.",
+                  e.gap_observed, static_cast<unsigned long long>(e.gap_permutations), e.gap_p, e.gap_adjusted, e.gap_runs,
+                  e.flagged ? ": flagged, the run does better on the published records than on sealed ones" : "",
+                  e.gap_detectable);
+    o << "<dt>gap test</dt><dd id=\"gap\">" << html_escape(buf) << "</dd>\n";
+  }
+  if (!e.ignored.empty()) {
+    o << "<dt>ignored files</dt><dd>";
+    for (size_t i = 0; i < e.ignored.size(); i++) o << (i ? ", " : "") << "<code>" << html_escape(e.ignored[i]) << "</code>";
+    o << " (not in the bundle's index: they count for nothing)</dd>\n";
+  }
   o << "<dt>challenges</dt><dd>" << e.challenges.size() << " issued, " << e.survived << " survived, " << e.pending
     << " pending, " << e.failed << " failed</dd>\n";
   if (e.status != BoardStatus::kRejected && e.steps)

@@ -7,11 +7,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstdio>
+#include <map>
+#include <memory>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "wit/board.h"
+#include "wit/board_gap.h"
+#include "wit/board_overlap.h"
 #include "wit/evaluate.h"
 #include "wit/release.h"
 #include "wit/safetensors.h"
@@ -38,30 +43,90 @@ json parse_text(const std::string& text, const std::string& where) {
   return j;
 }
 
-// The benchmark's record leaves, sorted (the records the board keeps, checked against their commitment).
-std::vector<Hash32> benchmark_leaves(const std::string& dir, const BoardDefinition& def) {
+// Every benchmark record the overlap test checks replayed batches against:
+// the published records, every revealed epoch's, and the current sealed set
+// when the board's holder gives it; each with the name a finding shows (a
+// sealed record by its number and salted leaf only: its text stays sealed).
+struct BenchmarkRecords {
+  std::vector<Hash32> leaves;  // the published records' leaves, sorted (the exact check)
+  std::vector<std::string> names;
+  std::unique_ptr<OverlapIndex> index;
+  bool with_sealed = false;
+};
+BenchmarkRecords benchmark_records(const std::string& dir, const BoardDefinition& def, const SealedSet* sealed) {
+  BenchmarkRecords out;
+  std::vector<std::string> texts;
   std::vector<std::string> paths;
   for (const auto& r : def.records) paths.push_back((fs::path(dir) / r.file).string());
   const Dataset ds(def.benchmark, paths, 1);
-  std::vector<Hash32> out;
-  out.reserve(ds.size());
-  for (uint64_t i = 0; i < ds.size(); i++) out.push_back(ds.leaf(i));
-  std::sort(out.begin(), out.end());
+  for (uint64_t i = 0; i < ds.size(); i++) {
+    out.leaves.push_back(ds.leaf(i));
+    texts.push_back(ds.record(i));
+    out.names.push_back("benchmark record " + std::to_string(i) + " (leaf " + ds.leaf(i).hex().substr(0, 16) + ")");
+  }
+  std::sort(out.leaves.begin(), out.leaves.end());
+  for (const auto& rv : def.revealed) {
+    const SealedSet s = SealedSet::load((fs::path(dir) / rv.file).string());
+    for (size_t i = 0; i < s.records.size(); i++) {
+      texts.push_back(s.records[i].record);
+      out.names.push_back("revealed record " + std::to_string(i) + " of epoch " + std::to_string(s.epoch) + " (leaf " +
+                          s.records[i].leaf.hex().substr(0, 16) + ")");
+    }
+  }
+  if (sealed) {
+    out.with_sealed = true;
+    for (size_t i = 0; i < sealed->records.size(); i++) {
+      texts.push_back(sealed->records[i].record);
+      out.names.push_back("sealed record " + std::to_string(i) + " of epoch " + std::to_string(sealed->epoch) + " (leaf " +
+                          sealed->records[i].leaf.hex().substr(0, 16) + ")");
+    }
+  }
+  const uint64_t token = def.benchmark.reader.kind == ReaderKind::kTokens ? def.benchmark.reader.token_bytes : 1;
+  out.index = std::make_unique<OverlapIndex>(std::move(texts), def.policy.overlap_window * token);
   return out;
 }
 
-// The board's verdict on one response: the replay, then (when it passed) the benchmark check of its batches.
-ReplayReport board_verdict(const SpooledBundle& resp, const Challenge& ch, const std::vector<Hash32>& leaves,
-                           const VerifyOptions& opt) {
-  ReplayReport r = verify_response(resp, ch, opt);
-  if (r.certified()) {
-    const std::string hit = benchmark_hit(resp, leaves);
-    if (!hit.empty()) {
+// The board's verdict on one response: the replay, then (when it passed) the
+// exact check of its batches against the published benchmark and the overlap test.
+struct BoardVerdict {
+  ReplayReport report;
+  nlohmann::json overlap;  // the finding, or null
+};
+BoardVerdict board_verdict(const SpooledBundle& resp, const Challenge& ch, const BenchmarkRecords& bench,
+                           const BoardPolicy& policy, const VerifyOptions& opt) {
+  BoardVerdict v;
+  v.report = verify_response(resp, ch, opt);
+  ReplayReport& r = v.report;
+  if (!r.certified()) return v;
+  const std::string hit = benchmark_hit(resp, bench.leaves);
+  if (!hit.empty()) {
+    r.verdict = ReportVerdict::kRejected;
+    r.reason = hit;
+    return v;
+  }
+  if (auto f = overlap_finding(resp, *bench.index, policy.overlap_share)) {
+    const size_t at = size_t(f->at("benchmark_index").get<uint64_t>());
+    (*f)["benchmark"] = bench.names[at];
+    f->erase("benchmark_index");
+    (*f)["action"] = policy.overlap_action;
+    v.overlap = *f;
+    if (policy.overlap_action == "reject") {
       r.verdict = ReportVerdict::kRejected;
-      r.reason = hit;
+      r.reason = overlap_reason(v.overlap);
     }
   }
-  return r;
+  return v;
+}
+
+// The fields of two documents that differ: "loss 2.31 now 2.29, scores_root differs".
+std::string differing_fields(const json& was, const json& now) {
+  std::string out;
+  for (const auto& [k, v] : was.items()) {
+    const json w = now.contains(k) ? now[k] : json(nullptr);
+    if (v == w) continue;
+    out += (out.empty() ? "" : ", ") + k + (v.is_primitive() && w.is_primitive() ? " " + v.dump() + " now " + w.dump() : " differs");
+  }
+  return out.empty() ? "fields added" : out;
 }
 
 std::string same_verdict_problem(const ReplayReport& stored, const ReplayReport& now) {
@@ -80,11 +145,16 @@ std::string same_verdict_problem(const ReplayReport& stored, const ReplayReport&
 // bundle's run) on its benchmark, each record also checked for causality.
 struct Scored {
   EvalCommitment eval;
+  std::vector<double> public_losses;
+  std::optional<EvalCommitment> sealed;  // the sealed split's scores, when the sealed set was given
+  std::optional<GapTest> gap;
   std::string why_not;  // not the run's final state: nothing is filed
   std::string refused;  // the model reads the future: filed, and the run rejected
 };
+// `sealed`: the current epoch's sealed set (null: score the public split only).
 Scored score_weights(const std::string& dir, const BoardDefinition& def, const RunBundle& b, const std::string& weights,
-                     const std::string& model, unsigned threads, const std::string& device) {
+                     const std::string& model, unsigned threads, const std::string& device,
+                     const SealedSet* sealed = nullptr) {
   BundleFinal fin = bundle_final_state(b);
   if (fin.manifest.model.scripted()) {
     if (model.empty())
@@ -127,15 +197,64 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
     }
     scores.record_leaves.push_back(ds.leaf(i));
     scores.scores.push_back(cs.score);
+    out.public_losses.push_back(cs.score.loss);
   }
   out.eval = commit_scores(fin.run_id, fin.steps, fin.state_root, def.benchmark.root, scores, cov);
+  if (!sealed) return out;
+  // The sealed records, with the same causal check: the cuts are drawn from
+  // the salted leaf, which nobody outside the board knows.
+  CausalCoverage scov = cov;
+  scov.records = sealed->records.size();
+  EvalScores ss;
+  std::vector<double> sealed_losses;
+  for (uint64_t i = 0; i < sealed->records.size(); i++) {
+    const SealedRecord& r = sealed->records[i];
+    CausalScore cs = score_record_causal(state, r.record, r.leaf, ByteView(scov.nonce), scov.cuts);
+    if (cs.failure) {
+      cs.failure->example = i;
+      out.refused = "on the sealed split: " + cs.failure->message();
+      return out;
+    }
+    ss.record_leaves.push_back(r.leaf);
+    ss.scores.push_back(cs.score);
+    sealed_losses.push_back(cs.score.loss);
+  }
+  out.sealed = commit_scores(fin.run_id, fin.steps, fin.state_root, sealed->root(), ss, scov);
+  out.gap = gap_test(out.public_losses, sealed_losses, gap_seed(out.eval.scores_root, out.sealed->scores_root));
+  out.gap->detectable = detectable_gap(out.public_losses, sealed_losses, def.policy.gap_threshold);
   return out;
+}
+
+// The sealed set a command was given (--sealed PATH), checked against the
+// definition; nullopt when the board has no sealed split. A board with one
+// needs it: it ranks on the sealed score.
+std::optional<SealedSet> sealed_for(const BoardDefinition& def, const std::string& sealed_path, bool required) {
+  if (!def.sealed) {
+    if (!sealed_path.empty()) throw Error("the board has no sealed split (none sealed, or its epoch revealed)", sealed_path);
+    // After a reveal, nothing is scored until the next epoch is sealed: a run
+    // ranked on public records only would sit beside runs ranked on sealed ones.
+    if (required && !def.revealed.empty())
+      throw Error("board " + def.name + "'s sealed epoch " + std::to_string(def.revealed.back().commit.epoch) +
+                      " is revealed: the board seals the next one before it scores again",
+                  "", "wit-board seal DIR --key KEY --sealed NEW.json --sealed-records FILE...");
+    return std::nullopt;
+  }
+  if (sealed_path.empty()) {
+    if (required)
+      throw Error("board " + def.name + " has a sealed split: the board scores on it too", "",
+                  "give --sealed PATH (the file wit-board init or seal wrote, kept outside the folder)");
+    return std::nullopt;
+  }
+  SealedSet s = SealedSet::load(sealed_path);
+  if (auto p = s.problem(def.name, *def.sealed)) throw Error("the sealed set " + *p, sealed_path);
+  return s;
 }
 
 }  // namespace
 
 BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
-                               const SecretKey& key, unsigned threads, const std::string& device) {
+                               const SecretKey& key, unsigned threads, const std::string& device,
+                               const std::string& sealed_path) {
   BoardFiling f(bundle_path, key, weights_path, "no such weights file");
   const BoardDefinition& def = f.def;
   const std::string& dir = f.dir;
@@ -143,23 +262,35 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
   if (b.has(member::kBoardEval))
     throw Error("the board has already scored this run's released weights", bundle_path,
                 "'wit-board audit' re-scores the stored weights");
+  const std::optional<SealedSet> sealed = sealed_for(def, sealed_path, true);
   StagedFile in(dir, board_path::kWeights, weights_path);
   std::optional<StagedFile> in_model;
   if (!model_path.empty()) in_model.emplace(dir, board_path::kWeights, model_path, ".pt");
   BoardEvalResult out;
   uint64_t bytes = 0;
   const std::string digest = file_digest(in.path(), &bytes);
-  const Scored sc = score_weights(dir, def, b, in.path(), in_model ? in_model->path() : "", threads, device);
+  const Scored sc = score_weights(dir, def, b, in.path(), in_model ? in_model->path() : "", threads, device,
+                                  sealed ? &*sealed : nullptr);
   out.why_not = sc.why_not;
   if (!sc.why_not.empty()) return out;
   out.eval = sc.eval;
   out.refused = sc.refused;
+  out.sealed = sc.sealed;
+  out.gap = sc.gap;
   BoardEval be;
   be.weights_digest = digest;
   be.weights_bytes = bytes;
   if (in_model) be.model_digest = file_digest(in_model->path());
   be.refused = sc.refused;
   if (sc.refused.empty()) be.eval = sc.eval.to_json();
+  if (sealed) {
+    be.has_sealed = true;
+    be.sealed_epoch = sealed->epoch;
+    if (sc.refused.empty()) {
+      be.sealed_eval = sc.sealed->to_json();
+      be.gap = sc.gap->to_json();
+    }
+  }
   be.sign_with(key);
   out.stored = (fs::path(dir) / be.weights_path()).string();
   in.keep(out.stored);
@@ -169,28 +300,69 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
   return out;
 }
 
-std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& leaves) {
+std::string overlap_reason(const nlohmann::json& f) {
+  char share[32];
+  std::snprintf(share, sizeof share, "%.0f%%", 100 * f.at("share").get<double>());
+  return "step " + std::to_string(f.at("step").get<int64_t>()) + " trained on a near-copy of " +
+         f.at("benchmark").get<std::string>() + ": record " + f.at("record").dump() + " of the data tree (leaf " +
+         f.at("leaf").get<std::string>().substr(0, 16) + ") shares " + share + " of its text in spans of " +
+         std::to_string(f.at("window").get<uint64_t>()) + " tokens or more";
+}
+
+namespace {
+
+// Calls `f(step, record, bytes)` for every record of every replayed batch of
+// `response` (batches in name order, records in order) until it returns true.
+// The replay checked the batches' form: what is not a record is skipped.
+void for_each_replayed_record(const SpooledBundle& response,
+                              const std::function<bool(int64_t, const json&, const Bytes&)>& f) {
   for (const std::string& name : response.names()) {
     if (name.rfind("batch/", 0) != 0) continue;
     const json j = parse_text(response.get_text(name), response.where + ":" + name);
-    if (!j.is_object() || !j.contains("records") || !j["records"].is_array()) continue;  // the replay checked the form
+    if (!j.is_object() || !j.contains("records") || !j["records"].is_array()) continue;
     const int64_t step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int64_t>() : -1;
     for (const auto& rec : j["records"]) {
       if (!rec.is_object() || !rec.contains("record_hex") || !rec["record_hex"].is_string()) continue;
       Bytes bytes;
       if (!from_hex(rec["record_hex"].get<std::string>(), bytes)) continue;
-      const Hash32 leaf = record_leaf(ByteView(bytes));
-      if (std::binary_search(leaves.begin(), leaves.end(), leaf))
-        return "step " + std::to_string(step) + " trained on a record of the board's benchmark (record " +
-               (rec.contains("index") ? rec["index"].dump() : std::string("?")) + " of the data tree, leaf " +
-               leaf.hex().substr(0, 16) + ")";
+      if (f(step, rec, bytes)) return;
     }
   }
-  return "";
+}
+
+}  // namespace
+
+std::optional<nlohmann::json> overlap_finding(const SpooledBundle& response, const OverlapIndex& index, double share) {
+  std::optional<json> out;
+  for_each_replayed_record(response, [&](int64_t step, const json& rec, const Bytes& bytes) {
+    const auto hit = index.best(ByteView(bytes));
+    if (!hit || hit->share() < share) return false;
+    out = json{{"step", step},
+               {"record", rec.contains("index") ? rec["index"] : json(nullptr)},
+               {"leaf", record_leaf(ByteView(bytes)).hex()},
+               {"benchmark_index", uint64_t(hit->record)},
+               {"share", hit->share()},
+               {"window", index.window()}};
+    return true;
+  });
+  return out;
+}
+
+std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& leaves) {
+  std::string out;
+  for_each_replayed_record(response, [&](int64_t step, const json& rec, const Bytes& bytes) {
+    const Hash32 leaf = record_leaf(ByteView(bytes));
+    if (!std::binary_search(leaves.begin(), leaves.end(), leaf)) return false;
+    out = "step " + std::to_string(step) + " trained on a record of the board's benchmark (record " +
+          (rec.contains("index") ? rec["index"].dump() : std::string("?")) + " of the data tree, leaf " +
+          leaf.hex().substr(0, 16) + ")";
+    return true;
+  });
+  return out;
 }
 
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
-                         const VerifyOptions& opt) {
+                         const VerifyOptions& opt, const std::string& sealed_path) {
   BoardFiling f(bundle_path, key, response_path, "no such response bundle");
   const BoardDefinition& def = f.def;
   const std::string& dir = f.dir;
@@ -224,8 +396,12 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
                 "a challenge is answered once; 'wit-board audit' re-verifies the stored response");
 
   BoardAddResult out;
-  out.report = board_verdict(resp, ch, benchmark_leaves(dir, def), opt);
+  const std::optional<SealedSet> sealed = sealed_for(def, sealed_path, true);
+  const BoardVerdict v = board_verdict(resp, ch, benchmark_records(dir, def, sealed ? &*sealed : nullptr), def.policy, opt);
+  out.report = v.report;
+  out.overlap = v.overlap;
   BoardReport br;
+  br.overlap = v.overlap;
   br.challenge = name;
   br.response_digest = digest;
   br.response_bytes = bytes;
@@ -238,9 +414,21 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   return out;
 }
 
-AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
+AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path) {
   const BoardDefinition def = BoardDefinition::load(dir);
-  const std::vector<Hash32> leaves = benchmark_leaves(dir, def);
+  // The sealed sets the audit can open: every revealed epoch's (in the
+  // folder), and the current one's when the board's holder gives it.
+  std::map<uint64_t, SealedSet> sealed_sets;
+  for (const auto& r : def.revealed) {
+    const std::string rp = (fs::path(dir) / r.file).string();
+    SealedSet s = SealedSet::load(rp);
+    if (auto p = s.problem(def.name, r.commit)) throw Error("the revealed sealed set " + *p, rp);
+    sealed_sets.emplace(r.commit.epoch, std::move(s));
+  }
+  if (auto cur = sealed_for(def, sealed_path, false)) sealed_sets.emplace(cur->epoch, std::move(*cur));
+  const SealedSet* current = def.sealed && sealed_sets.count(def.sealed->epoch) ? &sealed_sets.at(def.sealed->epoch) : nullptr;
+  const BenchmarkRecords bench = benchmark_records(dir, def, current);
+
   std::vector<std::string> runs;
   std::error_code ec;
   for (const auto& x : fs::directory_iterator(fs::path(dir) / board_path::kRuns, ec)) runs.push_back(x.path().string());
@@ -271,9 +459,16 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
           throw Error("its stored response " + br.response_path() + " does not match its digest (edited or replaced)");
         const SpooledBundle resp = SpooledBundle::open(stored, response_member_limit());
         const ReplayReport was = ReplayReport::from_json(br.report, where);
-        const ReplayReport now = board_verdict(resp, ch, leaves, opt);
-        const std::string p = same_verdict_problem(was, now);
+        // A finding on a sealed record is re-checked only with the sealed set (revealed, or given).
+        const bool sealed_finding = br.overlap.is_object() && br.overlap.value("benchmark", "").rfind("sealed record", 0) == 0;
+        if (sealed_finding && !bench.with_sealed) {
+          out.sealed_unverified++;
+          continue;
+        }
+        const BoardVerdict now = board_verdict(resp, ch, bench, def.policy, opt);
+        const std::string p = same_verdict_problem(was, now.report);
         if (!p.empty()) throw Error(p);
+        if (now.overlap != br.overlap) throw Error("the board's overlap finding does not reproduce");
       } catch (const std::exception& x) {
         std::string m = x.what();
         out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
@@ -313,12 +508,29 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt) {
         if (!fs::is_regular_file(model) || file_digest(model) != be.model_digest)
           throw Error("its stored model file " + be.model_path() + " is missing or does not match its digest");
       }
-      const Scored sc = score_weights(dir, def, b, stored, model, opt.threads, opt.device);
+      const SealedSet* sealed = nullptr;
+      if (be.has_sealed) {
+        auto it = sealed_sets.find(be.sealed_epoch);
+        if (it != sealed_sets.end()) sealed = &it->second;
+        else out.sealed_unverified++;
+      }
+      const Scored sc = score_weights(dir, def, b, stored, model, opt.threads, opt.device, sealed);
       if (!sc.why_not.empty()) throw Error(sc.why_not);
-      if (sc.refused != be.refused)
+      // Without the sealed set (not revealed yet) the public half is checked; a refusal on the sealed split
+      // then shows as a public pass.
+      const bool unseen_sealed_refusal = sc.refused.empty() && !sealed && be.refused.rfind("on the sealed split: ", 0) == 0;
+      if (sc.refused != be.refused && !unseen_sealed_refusal)
         throw Error("the board's causal check does not reproduce: " + (sc.refused.empty() ? "the model now passes" : sc.refused));
       if (be.refused.empty() && sc.eval.to_json() != be.eval)
-        throw Error("the board's score does not reproduce from the stored weights");
+        throw Error("the board's score does not reproduce from the stored weights (" + differing_fields(be.eval, sc.eval.to_json()) +
+                    ")");
+      if (be.refused.empty() && sealed) {
+        if (!sc.sealed || sc.sealed->to_json() != be.sealed_eval)
+          throw Error("the board's sealed score does not reproduce from the stored weights and the sealed set of epoch " +
+                      std::to_string(be.sealed_epoch) +
+                      (sc.sealed ? " (" + differing_fields(be.sealed_eval, sc.sealed->to_json()) + ")" : std::string()));
+        if (sc.gap->to_json() != be.gap) throw Error("the board's gap test does not reproduce");
+      }
     } catch (const std::exception& x) {
       std::string m = x.what();
       out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));

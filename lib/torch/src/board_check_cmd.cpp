@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "wit/board_check.h"
+#include "wit/board_def.h"
 #include "wit/cli.h"
 #include "wit/error.h"
 #include "wit/replay_cmd.h"
@@ -31,20 +32,26 @@ int board_check_add_cmd(const std::string& bundle_path, const std::string& respo
   const VerifyOptions vo = verify_options(a);
   pin_response_kernels(response_path, argv);  // exact replay runs under the run's recorded kernels
   const SecretKey key = load_key(key_path);
-  const BoardAddResult r = board_add(bundle_path, response_path, key, vo);
+  const BoardAddResult r = board_add(bundle_path, response_path, key, vo, a.sealed);
   std::cout << bundle_path << "/" << r.member << "\n";
   if (!a.quiet)
     cli::note(std::string("the board replayed the response: ") +
               (r.report.certified() ? "certified" : "rejected: " + r.report.reason) + "; stored as " + r.stored +
               "; its signed report: " + r.member);
+  if (r.overlap.is_object() && r.report.certified())
+    cli::note("flagged (the board's overlap policy is flag): " + overlap_reason(r.overlap));
   return r.report.certified() ? cli::kOk : cli::kNegative;
 }
 
 int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& weights_path,
-                             const std::string& model_path, const std::string& key_path, const BoardCheckArgs& a) {
+                             const std::string& model_path, const std::string& key_path, const BoardCheckArgs& a,
+                             char** argv) {
   check_replay_device(a.device);
+  // Scored under the kernels audit re-scores with (the board's stored responses' recorded ones), so the
+  // board's scores reproduce bit for bit.
+  if (const std::string dir = board_of_bundle(bundle_path); !dir.empty()) pin_board_kernels(dir, argv);
   const SecretKey key = load_key(key_path);
-  const BoardEvalResult r = board_evaluate(bundle_path, weights_path, model_path, key, a.threads, a.device);
+  const BoardEvalResult r = board_evaluate(bundle_path, weights_path, model_path, key, a.threads, a.device, a.sealed);
   if (!r.why_not.empty()) {
     std::cerr << "wit-board: refused: " << r.why_not << "\n";
     return cli::kNegative;
@@ -59,7 +66,17 @@ int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& 
     std::snprintf(buf, sizeof buf,
                   "the board scored the released weights on its benchmark: loss %.4f, accuracy %.2f%% over %llu records",
                   r.eval.loss, 100 * r.eval.accuracy, static_cast<unsigned long long>(r.eval.n));
-    cli::note(std::string(buf) + "; stored as " + r.stored);
+    std::string sealed;
+    if (r.sealed) {
+      char sb[240];
+      std::snprintf(sb, sizeof sb,
+                    "; on its sealed split (what it ranks on): loss %.4f, accuracy %.2f%% over %llu records; gap test p = %.3g "
+                    "(%llu permutations)",
+                    r.sealed->loss, 100 * r.sealed->accuracy, static_cast<unsigned long long>(r.sealed->n), r.gap->p,
+                    static_cast<unsigned long long>(r.gap->permutations));
+      sealed = sb;
+    }
+    cli::note(std::string(buf) + sealed + "; stored as " + r.stored);
   }
   return cli::kOk;
 }
@@ -67,11 +84,15 @@ int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& 
 int board_check_audit_cmd(const std::string& dir, const BoardCheckArgs& a, char** argv) {
   const VerifyOptions vo = verify_options(a);
   pin_board_kernels(dir, argv);
-  const AuditResult r = audit_board(dir, vo);
+  const AuditResult r = audit_board(dir, vo, a.sealed);
   for (const auto& f : r.failures) std::cout << "does not reproduce: " << f << "\n";
   if (!a.quiet)
     cli::note(std::to_string(r.checked) + " board reports re-verified, " + std::to_string(r.failures.size()) +
-              " do not reproduce");
+              " do not reproduce" +
+              (r.sealed_unverified ? "; " + std::to_string(r.sealed_unverified) +
+                                         " sealed scores not re-scored (their epoch is not revealed yet; the board's "
+                                         "holder re-scores them with --sealed)"
+                                   : std::string()));
   return r.failures.empty() ? cli::kOk : cli::kNegative;
 }
 

@@ -23,6 +23,20 @@
 
 namespace wit {
 
+// A board's folder that does not match its own index: a listed member
+// missing or edited, an index that cannot be read, a document in a board
+// member's place that the board key did not sign, one run on the board under
+// two names. The board's error, never a verdict on a run: build and show
+// exit 2 naming the file (docs/board.md, "Only evidence rejects").
+class BoardFolderError : public Error {
+ public:
+  using Error::Error;
+};
+// The hint every BoardFolderError carries: how to mend the folder.
+inline constexpr const char* kBoardFolderHint =
+    "restore the file from the board's history (git checkout -- FILE); 'wit-board audit DIR' re-verifies every "
+    "signed document; no verdict was changed";
+
 inline constexpr const char* kBoardFormat = "wit.board";
 inline constexpr int kBoardVersion = 1;
 inline constexpr double kDefaultBoardFraction = 0.05;
@@ -100,6 +114,21 @@ struct RunEntry {
   std::string eval_root;       // the eval set's root (hex): the board's benchmark on a defined board
   std::string eval_by = "trainer";  // "board" when the score is the board's own (board-eval.json)
   std::string weights_digest;  // the released weights the board scored (weights/DIGEST.safetensors)
+  // The sealed split (a board with one): the board's score on the records
+  // nobody outside it has read, what the board ranks on; the gap test of
+  // public against sealed per-record losses, Bonferroni-corrected over the
+  // board's runs with a sealed score (evaluate_board).
+  bool sealed_known = false;
+  uint64_t sealed_epoch = 0, sealed_n = 0;
+  double sealed_loss = 0, sealed_accuracy = 0;
+  double gap_observed = 0, gap_p = 1, gap_adjusted = 1;
+  double gap_detectable = 0;  // the smallest gap the test finds half the time at these sizes (GapTest::detectable)
+  uint64_t gap_permutations = 0;
+  size_t gap_runs = 1;     // the Bonferroni factor
+  bool flagged = false;    // adjusted p below the policy's gap_threshold, or an overlap flagged: not ranked among certified runs
+  std::string overlap;     // the board's overlap finding on a replayed batch (policy action "flag"), in words; "" when none
+  // Files in the bundle's folder its index does not list: they count for nothing.
+  std::vector<std::string> ignored;
   std::vector<EvalCheckState> eval_checks;
   std::vector<uint64_t> eval_indices_checked;  // union over certified spot checks
   int64_t eval_bad = 0;
@@ -133,8 +162,17 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction = kDefaultBoard
 // named after its path.
 RunEntry evaluate_bundle_path(const std::string& path, double fraction = kDefaultBoardFraction,
                               const BoardDefinition* board = nullptr);
-// The run bundles of a board folder (DIR/runs/*), judged against its definition, in board order.
+// The run bundles of a board folder (DIR/runs/*), judged against its
+// definition, in board order, with the gap test corrected over the runs.
+// Throws BoardFolderError when the folder does not match its own index.
 std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefinition& def);
+// Bonferroni over the entries with a sealed score, and the flag: a certified
+// run whose corrected p is below the policy's threshold becomes pending
+// ("does better on the published records than on sealed ones").
+void apply_gap_test(std::vector<RunEntry>& entries, const BoardDefinition& def);
+// The rank order of a board: certified runs by sealed loss (public loss on a
+// board without a sealed split, and for bundles judged alone), then pending, then rejected.
+bool ranks_before(const RunEntry& a, const RunEntry& b);
 
 // The entries of a board in their canonical order (name, then source), with
 // a second bundle of the same name rejected as a duplicate and given a unique

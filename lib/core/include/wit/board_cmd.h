@@ -17,6 +17,12 @@ namespace wit {
 // init: define a board (DIR/board.def.json); prints its path.
 int board_init_cmd(const BoardInit& in, bool quiet);
 
+// reveal: publish the current epoch's sealed set (DIR/benchmark/sealed/epoch-E.json); prints its path.
+int board_reveal_cmd(const std::string& dir, const std::string& key_path, const std::string& sealed_path, bool quiet);
+// seal: seal the next epoch's set (kept at `sealed_path`, outside DIR); prints board.def.json's path.
+int board_seal_cmd(const std::string& dir, const std::string& key_path, const std::string& sealed_path,
+                   const std::vector<std::string>& files, bool quiet);
+
 // submit: put a whole run bundle on a board as DIR/runs/NAME, checked against
 // the board's definition; prints the new folder.
 int board_submit_cmd(const std::string& board_dir, const std::string& bundle, bool quiet);

@@ -40,12 +40,73 @@ inline constexpr const char* kRuns = "runs/";
 inline constexpr const char* kResponses = "responses/";
 inline constexpr const char* kLeaves = "leaves/";
 inline constexpr const char* kWeights = "weights/";
+inline constexpr const char* kRevealed = "benchmark/sealed/";
 }  // namespace board_path
+// Where `wit-board reveal` publishes epoch E's sealed set: benchmark/sealed/epoch-E.json.
+std::string revealed_file(uint64_t epoch);
 
 struct BoardPolicy {
   double fraction = 0.05;    // the tampering fraction confidence is stated for
   double confidence = 0.99;  // a run below it shows as pending, not certified
   int64_t k = 0;             // steps per board challenge (0: the smallest k reaching `confidence` in one challenge)
+  // The gap test's level: a run whose Bonferroni-corrected p-value is below
+  // it is flagged and not ranked among certified runs (docs/board.md).
+  double gap_threshold = 0.01;
+  // Which models the board takes (policy.models): "any" module (the
+  // default), "builtin" (the built-in GPT only), or the listed TorchScript
+  // module-file digests (hex of the manifest's model.file) the board reviewed.
+  std::string models = "any";
+  std::vector<std::string> model_digests;
+  // The overlap test of replayed batches against benchmark records (docs/board.md,
+  // "Overlap"): spans of at least `overlap_window` tokens a training record
+  // shares with a benchmark record; when they cover at least `overlap_share`
+  // of the benchmark record's text, `overlap_action` "reject" rejects the run
+  // (the default) and "flag" shows it and keeps it out of the certified ranking.
+  uint64_t overlap_window = 50;
+  double overlap_share = 0.5;
+  std::string overlap_action = "reject";
+  // Why a run with model-file digest `file_hex` ("" for the built-in GPT) is not
+  // taken, or nullopt.
+  Problem model_problem(const std::string& file_hex) const;
+  // Why the overlap settings are out of range ("overlap window must be ..."), or nullopt.
+  Problem overlap_problem() const;
+};
+
+// The sealed split: benchmark records kept outside the board folder, whose
+// salted commitment (leaf = H(kBoardSealedLeaf || salt || record), sorted,
+// RFC 6962 root) and count are published in board.def.json. What the board
+// ranks on.
+struct SealedCommit {
+  uint64_t epoch = 0;  // 0 for init's set, then one more per `seal`
+  uint64_t n = 0;
+  Hash32 root;
+};
+inline constexpr const char* kBoardSealedFormat = "wit.board-sealed";
+Hash32 sealed_leaf(const Hash32& salt, ByteView record);
+struct SealedRecord {
+  Hash32 salt;
+  std::string record;  // the record's canonical bytes (what the reader gives)
+  Hash32 leaf;         // sealed_leaf(salt, record)
+};
+// The sealed records with their salts: a file the board keeps outside its
+// folder (like its key) until `reveal` publishes it. Records in leaf order.
+struct SealedSet {
+  std::string board;
+  uint64_t epoch = 0;
+  std::vector<SealedRecord> records;
+
+  // Salts drawn at random (libsodium), duplicates dropped, sorted by leaf.
+  static SealedSet seal(const std::string& board, uint64_t epoch, const std::vector<std::string>& records);
+  Hash32 root() const;  // RFC 6962 root of the leaves in order
+  SealedCommit commit() const { return {epoch, uint64_t(records.size()), root()}; }
+  std::vector<Hash32> leaves() const;
+  nlohmann::json to_json() const;
+  std::string dump() const;
+  // Checks every leaf is its salt and record's and the order is strict.
+  static SealedSet from_json(const nlohmann::json& j, const std::string& where);
+  static SealedSet load(const std::string& path);
+  // Why this is not the sealed set `c` of board `def_name`, or nullopt.
+  Problem problem(const std::string& def_name, const SealedCommit& c) const;
 };
 
 struct BenchmarkRecordFile {
@@ -63,9 +124,22 @@ struct BoardDefinition {
   std::vector<BenchmarkRecordFile> records;
   std::string metric;
   BoardPolicy policy;
+  // The current epoch's sealed split; nullopt on a board without one.
+  std::optional<SealedCommit> sealed;
+  // Epochs whose sealed set the board has revealed (benchmark/sealed/epoch-E.json,
+  // with its digest): their records join the public split.
+  struct Revealed {
+    SealedCommit commit;
+    std::string file, digest;
+  };
+  std::vector<Revealed> revealed;
+  // The board key's signature over the definition (kBoardDefinition); every
+  // definition this wit writes has one, and a definition that has one must verify.
+  std::optional<std::array<uint8_t, 64>> signature;
 
   nlohmann::json to_json() const;
   std::string dump() const;  // keys sorted, two-space indentation, final newline
+  void sign_with(const SecretKey& key);
   static BoardDefinition from_json(const nlohmann::json& j, const std::string& where);
   // DIR/board.def.json, with every benchmark file's digest checked.
   static BoardDefinition load(const std::string& dir);
@@ -90,8 +164,34 @@ struct BoardInit {
   std::string dir, name, key_path, commit_path;
   std::vector<std::string> record_files;
   BoardPolicy policy;
+  // The sealed split: `sealed_path` (outside DIR, new) receives the sealed
+  // records of `sealed_files` (read with the benchmark's reader; none of
+  // them a record of the published benchmark) with a random salt each.
+  std::string sealed_path;
+  std::vector<std::string> sealed_files;
+  // Or, with `split` > 0, that many of the given benchmark's distinct records
+  // drawn at random (libsodium) are sealed, and only the rest is published:
+  // written as benchmark/records/public.EXT in the reader's format and
+  // committed anew (benchmark/eval.commit.json is that commitment; trainers
+  // evaluate on it). Not for the files reader.
+  uint64_t split = 0;
 };
 BoardDefinition init_board(const BoardInit& in);
+// `wit-board reveal`: ends the current epoch. Publishes its sealed set (the
+// records and salts, checked against the definition's commitment) as
+// benchmark/sealed/epoch-E.json, moves the commitment to `revealed` and
+// re-signs the definition; the board then has no sealed split until `seal`.
+// Holds the board's lock. Throws wit::Error (nothing written).
+BoardDefinition reveal_sealed(const std::string& dir, const SecretKey& key, const std::string& sealed_path);
+// `wit-board seal`: a new sealed set for the next epoch (one more than any
+// before) from `files` (the benchmark's reader; none a published or
+// revealed record), written to `sealed_path` (outside DIR, new) and
+// committed in the re-signed definition. Refused while an epoch is sealed.
+BoardDefinition seal_board(const std::string& dir, const SecretKey& key, const std::string& sealed_path,
+                           const std::vector<std::string>& files);
+// --models WHICH: "any", "builtin" or comma-separated module digests (64 hex
+// digits each) into `policy`; throws wit::Error naming a bad one.
+void parse_models_policy(const std::string& which, BoardPolicy& policy);
 
 // The lock every write to a board holds (on DIR itself).
 FileLock lock_board(const std::string& dir);
@@ -153,6 +253,10 @@ struct BoardReport : SignedByBoard<BoardReport, tags::kBoardReport> {
   std::string response_digest;  // member_digest of the response bundle file
   uint64_t response_bytes = 0;
   nlohmann::json report;      // the replay report (ReplayReport::to_json)
+  // The overlap test's finding on the replayed batches (docs/board.md,
+  // "Overlap"): null, or {"step", "record", "leaf", "benchmark", "share",
+  // "action"}; with action "reject" the report's verdict is rejected for it.
+  nlohmann::json overlap;
 
   nlohmann::json to_json() const;
   static BoardReport from_json(const nlohmann::json& j, const std::string& where);
@@ -171,6 +275,15 @@ struct BoardEval : SignedByBoard<BoardEval, tags::kBoardEval> {
   std::string model_digest;  // a TorchScript run's model file (weights/DIGEST.pt); "" for the built-in GPT
   nlohmann::json eval;  // EvalCommitment::to_json; null when refused
   std::string refused;  // why the board refused the model (it reads the future: the causal check); "" when scored
+  // On a board with a sealed split: the epoch, the eval commitment of the
+  // sealed records' scores (eval_root: the sealed root; record leaves: the
+  // salted leaves; its scores_root commits to every per-record score, opened
+  // at the reveal) and the gap test of public against sealed losses. Null
+  // (has_sealed false) on a board without one, and when refused.
+  bool has_sealed = false;
+  uint64_t sealed_epoch = 0;
+  nlohmann::json sealed_eval;  // EvalCommitment::to_json
+  nlohmann::json gap;          // GapTest::to_json
 
   nlohmann::json to_json() const;
   static BoardEval from_json(const nlohmann::json& j, const std::string& where);

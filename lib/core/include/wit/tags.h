@@ -53,6 +53,14 @@ inline constexpr std::string_view kBoardReport = "wit/board-report/v1";
 inline constexpr std::string_view kBoardEval = "wit/board-eval/v1";
 // What the board key signs for its audit of a run's training tree (sorted leaves): kBoardLeaves || canonical JSON.
 inline constexpr std::string_view kBoardLeaves = "wit/board-leaves/v1";
+// A sealed benchmark record's leaf (docs/board.md, "The sealed split"):
+// H(kBoardSealedLeaf || salt (32 bytes) || record). The salt is secret until
+// the reveal, so nobody can test a guessed record against the commitment.
+inline constexpr std::string_view kBoardSealedLeaf = "wit/board-sealed-leaf/v1";
+// The gap test's permutation seed: H(kBoardGap || public scores root || sealed scores root).
+inline constexpr std::string_view kBoardGap = "wit/board-gap/v1";
+// What the board key signs for its definition (board.def.json): kBoardDefinition || canonical JSON.
+inline constexpr std::string_view kBoardDefinition = "wit/board-definition/v1";
 // Certified evaluation (docs/eval.md). A score leaf is an RFC 6962 leaf:
 // H(0x00 || le64 len || kEvalScoreLeaf || record leaf || le64 loss bits || le64 accuracy bits).
 inline constexpr std::string_view kEvalScoreLeaf = "wit/eval-score-leaf/v1";

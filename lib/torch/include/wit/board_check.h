@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "wit/board_def.h"
+#include "wit/board_gap.h"
+#include "wit/board_overlap.h"
 #include "wit/eval.h"
 #include "wit/replay.h"
 
@@ -18,14 +22,25 @@ struct BoardAddResult {
   std::string member;       // board-reports/NAME.json in the bundle
   std::string stored;       // the response's path in the board folder
   ReplayReport report;      // the board's verdict
+  nlohmann::json overlap;   // the overlap test's finding (null: none)
 };
 // Verifies `response_path` against the challenge of the bundle it answers
 // and files the board's signed report. A response for another run, or for no
 // challenge of this run, is a usage error (wit::Error, nothing written); so
 // is a key that is not the board's, a bundle not on a board, or one whose
 // manifest no longer matches its heads. Holds the board's and the bundle's locks.
+// `sealed_path`: the current sealed set (needed on a board with a sealed
+// split: its records are checked for overlap too, without being published).
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
-                         const VerifyOptions& opt);
+                         const VerifyOptions& opt, const std::string& sealed_path = "");
+
+// The overlap test (docs/board.md, "Overlap") of a response's replayed
+// batches: the first record (batches in name order, records in batch order)
+// covering at least `share` of a benchmark record's text in shared windows:
+// {"step", "record", "leaf", "benchmark_index", "share", "window"}, or nullopt.
+std::optional<nlohmann::json> overlap_finding(const SpooledBundle& response, const OverlapIndex& index, double share);
+// The rejection reason for a finding (with "benchmark" naming the record).
+std::string overlap_reason(const nlohmann::json& finding);
 
 // The first record of `response`'s replayed batches that is one of the
 // benchmark's (by record leaf): "step S trained on benchmark record N (leaf X)", or "".
@@ -44,19 +59,27 @@ struct BoardEvalResult {
   EvalCommitment eval;
   std::string why_not;  // "" when scored
   std::string refused;  // the model reads the future (filed: the run is rejected); "" when it passed
+  std::optional<EvalCommitment> sealed;  // the sealed split's scores (a board with one)
+  std::optional<GapTest> gap;            // public against sealed
 };
 // `model_path`: a TorchScript run's model file (its digest must be the manifest's); "" for the built-in GPT.
+// `sealed_path`: the current epoch's sealed set (needed on a board with a sealed split, refused on one without).
 BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
-                               const SecretKey& key, unsigned threads, const std::string& device);
+                               const SecretKey& key, unsigned threads, const std::string& device,
+                               const std::string& sealed_path = "");
 
 struct AuditResult {
   size_t checked = 0;                 // board reports re-verified
   std::vector<std::string> failures;  // one line each: the report and why it does not reproduce
+  // Board evaluations whose sealed half could not be re-scored: their epoch
+  // is not revealed yet and no --sealed set was given (the public half was).
+  size_t sealed_unverified = 0;
 };
 // Re-verifies every stored response of every run on the board at `dir`,
-// re-scores every stored released weights file the board evaluated and
-// re-audits every stored leaves file.
-AuditResult audit_board(const std::string& dir, const VerifyOptions& opt);
+// re-scores every stored released weights file the board evaluated (on the
+// sealed split too, for every revealed epoch and for the current one when
+// `sealed_path` gives it) and re-audits every stored leaves file.
+AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path = "");
 
 // The board replays exactly (docs/replay.md), so it must compute under the
 // run's recorded kernels, which are read by LibTorch and OpenBLAS when they

@@ -15,6 +15,7 @@ struct BoardCheckArgs {
   unsigned threads = 0;
   std::string device = "cpu";
   bool quiet = false;
+  std::string sealed;  // --sealed PATH: the current epoch's sealed set, kept outside the folder
 };
 
 // add: verify `response_path` against the bundle's challenge and file the
@@ -24,7 +25,8 @@ int board_check_add_cmd(const std::string& bundle_path, const std::string& respo
 // evaluate: score the released weights on the board's benchmark and file the
 // board's signed evaluation (exit 1: refused, or the model reads the future).
 int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& weights_path,
-                             const std::string& model_path, const std::string& key_path, const BoardCheckArgs& a);
+                             const std::string& model_path, const std::string& key_path, const BoardCheckArgs& a,
+                             char** argv);
 // audit: re-verify every stored response of the board at `dir` (exit 1 if any does not reproduce).
 int board_check_audit_cmd(const std::string& dir, const BoardCheckArgs& a, char** argv);
 
