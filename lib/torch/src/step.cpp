@@ -169,6 +169,7 @@ StepOutput train_step_full(const Manifest& mf, TrainState& state, const BatchRec
       Rows rows;
       std::vector<torch::Tensor> in;        // each unit's input
       std::vector<torch::Tensor> gen;       // the generator's state at each unit's start
+      torch::Tensor next;                   // ... and after the last unit run
       torch::Tensor per_example, grad_out;
     };
     std::vector<Part> parts(K);
@@ -186,10 +187,14 @@ StepOutput train_step_full(const Manifest& mf, TrainState& state, const BatchRec
         comm.gather(u);
         for (auto& P : parts) {
           if (P.a == P.b) continue;
+          // Each rank's draws are one stream, from its first row's seed, unit after unit
+          // (several ranks emulated here take turns: each one's stream resumes where it stopped).
           if (u == 0 && random) torch::manual_seed(dropout_seed(seed, t, P.a));
+          if (u > 0 && random) generator.set_state(P.next);
           if (random) P.gen.push_back(generator.get_state());
           P.in.push_back(u == 0 ? P.rows.idx : P.grad_out);
           P.grad_out = unit_forward(s, u, P.in.back(), drop ? &*drop : nullptr);  // (the output, for now)
+          if (random) P.next = generator.get_state();
         }
         comm.release(u);
       }
