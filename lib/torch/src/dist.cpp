@@ -95,6 +95,19 @@ struct Dist::Impl {
   std::vector<std::vector<size_t>> unit_params;
   bool rs_allreduce = false;
 
+  int64_t step = 0;  // the step being computed
+  std::function<void(int64_t, int, float*, size_t)> serve_fn;
+  // Test only (tests/cli/torch_fsdp.sh): WIT_TEST_KILL_AT=R:gather:S or
+  // R:scatter:S kills rank R (SIGKILL) in the middle of step S, just before
+  // the second parameter gather or gradient reduce-scatter of that step.
+  std::string kill_what;
+  int64_t kill_step = -1;
+  int kill_count = 0;
+  void maybe_die(const char* what) {
+    if (kill_step != step || kill_what != what) return;
+    if (++kill_count == 2) ::raise(SIGKILL);
+  }
+
   std::vector<float> gather_losses(const std::vector<float>& mine, int64_t B);
   void gather_unit(TrainState::Impl& s, size_t u);
   void release_unit(TrainState::Impl& s, size_t u);
@@ -156,8 +169,19 @@ std::unique_ptr<Dist> Dist::connect(const DistEnv& env) {
   } catch (const std::exception& e) {
     throw Error(std::string("rendezvous failed: ") + one_line(e.what()), where);
   }
+  if (const char* k = std::getenv("WIT_TEST_KILL_AT"); k && *k) {
+    int r = -1;
+    char what[16] = {0};
+    long long st = -1;
+    if (std::sscanf(k, "%d:%15[a-z]:%lld", &r, what, &st) == 3 && r == env.rank) {
+      impl->kill_what = what;
+      impl->kill_step = st;
+    }
+  }
   return std::unique_ptr<Dist>(new Dist(std::move(impl)));
 }
+
+void Dist::set_serve_fn(std::function<void(int64_t, int, float*, size_t)> fn) { impl_->serve_fn = std::move(fn); }
 
 std::pair<int64_t, int64_t> Dist::rows(int64_t B) const {
   return share_rows(B, impl_->world, impl_->rank);
@@ -229,6 +253,8 @@ void Dist::Impl::gather_unit(TrainState::Impl& s, size_t u) {
       std::vector<torch::Tensor> flat;
       for (size_t i : idx) flat.push_back(s.params[i].detach().reshape({-1}).to(torch::kCPU));
       buf = torch::cat(flat);
+      if (serve_fn) serve_fn(step, rank, buf.data_ptr<float>(), size_t(buf.numel()));
+      maybe_die("gather");
     } else {
       buf = torch::empty({n}, torch::kFloat32);
     }
@@ -288,6 +314,7 @@ std::vector<torch::Tensor> Dist::Impl::reduce_scatter(size_t u, const std::vecto
   }
   // Fan-in: each rank sends an owner that owner's part of its gradients; the
   // owner adds what it gets in rank order, its own in its place.
+  maybe_die("scatter");
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   std::vector<torch::Tensor> sends;
   std::vector<torch::Tensor> recvs(static_cast<size_t>(world));
@@ -335,8 +362,10 @@ std::vector<double> Dist::Impl::gather_partials(const std::vector<double>& mine)
   return all;
 }
 
-StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed) {
+StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed,
+                       const BatchRecords* own_batch) {
   Impl& d = *impl_;
+  d.step = state.step() + 1;
   const int64_t B = int64_t(batch.size()), W = d.world;
   if (B < W)
     throw Error("a batch of " + std::to_string(B) + " records cannot be split over " + std::to_string(W) + " ranks",
@@ -350,6 +379,7 @@ StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords&
     comm.reduce_scatter = [&](size_t u, std::vector<std::vector<torch::Tensor>>& c) { return d.reduce_scatter(u, c.at(0)); };
     comm.gather_partials = [&](const std::vector<double>& mine) { return d.gather_partials(mine); };
     comm.gather_losses = [&](const std::vector<float>& mine) { return d.gather_losses(mine, B); };
+    comm.own_batch = own_batch;
     StepOutput out = train_step_full(mf, state, batch, comm, seed);
     d.traffic.steps++;
     return out;

@@ -3,6 +3,7 @@
 // the trainer loop stays torch-free. See docs/distributed.md.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,7 +43,11 @@ class Dist {
   // THE training step, data parallel: this rank's rows, gradients summed
   // over the ranks, per-example losses gathered in batch order; `seed` keys
   // the dropout of a run that has it (train_step_split).
-  StepOutput step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed);
+  // Fully sharded, `own_batch` (attack 24 only) is FullShardComm::own_batch.
+  StepOutput step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed,
+                  const BatchRecords* own_batch = nullptr);
+  // Attack 24 only: a change to the parameters this rank serves in gathers at a step.
+  void set_serve_fn(std::function<void(int64_t step, int rank, float* data, size_t n)> fn);
 
   // Sharded optimizer state (ZeRO-1): the parameters, in name order, are cut
   // into W contiguous ranges balanced by element count; rank r keeps AdamW's

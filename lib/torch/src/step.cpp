@@ -173,12 +173,23 @@ StepOutput train_step_full(const Manifest& mf, TrainState& state, const BatchRec
       torch::Tensor per_example, grad_out;
     };
     std::vector<Part> parts(K);
+    std::vector<size_t> shadow;  // attack 24 only: parts[K + x] stands in for parts[shadow[x]] in its own range
     for (size_t k = 0; k < K; k++) {
       const auto [lo, hi] = share_rows(B, W, comm.ranks[k]);
       parts[k].a = std::min(hi, lo + j * m);
       parts[k].b = std::min(hi, lo + (j + 1) * m);
-      if (parts[k].a < parts[k].b)
-        parts[k].rows = make_rows(BatchRecords(batch.begin() + parts[k].a, batch.begin() + parts[k].b), s.cfg, s.device);
+      if (parts[k].a == parts[k].b) continue;
+      const BatchRecords rows(batch.begin() + parts[k].a, batch.begin() + parts[k].b);
+      parts[k].rows = make_rows(rows, s.cfg, s.device);
+      if (!comm.own_batch) continue;
+      const BatchRecords own(comm.own_batch->begin() + parts[k].a, comm.own_batch->begin() + parts[k].b);
+      if (own == rows) continue;
+      Part x;
+      x.a = parts[k].a;
+      x.b = parts[k].b;
+      x.rows = make_rows(own, s.cfg, s.device);
+      parts.push_back(std::move(x));
+      shadow.push_back(k);
     }
     // Forward, unit by unit, keeping only each unit's input.
     {
@@ -210,8 +221,8 @@ StepOutput train_step_full(const Manifest& mf, TrainState& state, const BatchRec
     // Backward, unit by unit in reverse: recompute, differentiate, reduce-scatter.
     for (size_t u = U; u-- > 0;) {
       comm.gather(u);
-      std::vector<std::vector<torch::Tensor>> contrib(K);
-      for (size_t k = 0; k < K; k++) {
+      std::vector<std::vector<torch::Tensor>> contrib(parts.size());
+      for (size_t k = 0; k < parts.size(); k++) {
         auto& P = parts[k];
         std::vector<torch::Tensor> wrt;
         for (size_t i : unit_params[u]) wrt.push_back(s.params[i]);
@@ -238,6 +249,12 @@ StepOutput train_step_full(const Manifest& mf, TrainState& state, const BatchRec
         P.in[u] = torch::Tensor();
       }
       comm.release(u);
+      for (size_t x = 0; x < shadow.size(); x++) {
+        const size_t k = shadow[x];
+        for (size_t q = 0; q < unit_params[u].size(); q++)
+          if (owner[unit_params[u][q]] == comm.ranks[k]) contrib[k][q] = contrib[K + x][q];
+      }
+      contrib.resize(K);
       std::vector<torch::Tensor> sum = comm.reduce_scatter(u, contrib);
       contrib.clear();
       torch::NoGradGuard no_grad;

@@ -46,6 +46,11 @@ struct FullShardComm {
   std::function<std::vector<double>(const std::vector<double>& mine)> gather_partials;
   // This process's ranks' per-example losses -> all B, in batch order.
   std::function<std::vector<float>(const std::vector<float>& mine)> gather_losses;
+  // Attack 24 only (the forging tool, through TrainOptions::shard_rows_fn):
+  // the batch whose rows give this process's ranks the gradients of the
+  // parameters they own; the gradients they send other owners stay those of
+  // `batch`. Null in every honest step.
+  const BatchRecords* own_batch = nullptr;
 };
 
 // THE fully sharded step. Its sums, all fixed by the plan: each rank's rows

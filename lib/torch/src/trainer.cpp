@@ -96,6 +96,11 @@ StepOutput do_step(const TrainOptions& opt, Dist* dist, const Manifest& mf, Trai
     opt.rows_fn(t, rank, lo, hi, tampered);
   }
   const BatchRecords& batch = opt.rows_fn ? tampered : declared;
+  if (dist && opt.shard_rows_fn) {  // attack 24: undeclared rows for this rank's own range only
+    BatchRecords own = batch;
+    opt.shard_rows_fn(t, rank, lo, hi, own);
+    return dist->step(mf, state, batch, ByteView(seed), &own);
+  }
   return dist ? dist->step(mf, state, batch, ByteView(seed)) : train_step(mf, state, batch, ByteView(seed));
 }
 
@@ -457,6 +462,7 @@ TrainSummary train(const TrainOptions& opt) {
   if (DistEnv env = dist_env_from_environment(opt.dist_timeout); env.world > 1) {
     if (opt.step_fn) throw Error("a replaced training step cannot run data parallel", "WORLD_SIZE");
     dist = Dist::connect(env);
+    if (opt.serve_fn) dist->set_serve_fn(opt.serve_fn);
   }
   if (dist && dist->rank() != 0) {
     try {

@@ -44,6 +44,12 @@ struct TrainOptions {
   // Test-only: changes the records this rank trains on at `step` (its rows
   // are [lo, hi) of `batch`); the log still declares the committed batch.
   std::function<void(int64_t step, int rank, int64_t lo, int64_t hi, BatchRecords& batch)> rows_fn;
+  // Test-only (attack 24, --shard=full): the batch whose rows give this rank
+  // the gradients of the parameters it owns at `step` (the ones it sends the
+  // other owners stay those of the declared rows), and a change to the
+  // parameter values it serves the others in a gather (its own copy stays).
+  std::function<void(int64_t step, int rank, int64_t lo, int64_t hi, BatchRecords& batch)> shard_rows_fn;
+  std::function<void(int64_t step, int rank, float* data, size_t n)> serve_fn;
   std::string stats_path;  // when set, rank 0 writes timing and traffic as JSON here
   // Benchmarks only: false trains the same steps without witnesses (no log
   // entries, heads, checkpoints or seed reveal after the genesis), so the
