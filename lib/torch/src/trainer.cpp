@@ -125,9 +125,15 @@ uint64_t peak_rss() {
 }
 
 void finish_summary(const TrainOptions& opt, Dist* dist, TrainSummary& sum) {
-  std::vector<uint64_t> peaks{sum.loop_peak_rss};
-  // Every rank's loop peak, for rank 0's --stats (each rank has the same arguments).
-  if (dist && !opt.stats_path.empty()) peaks = dist->gather_u64(sum.loop_peak_rss);
+  std::vector<uint64_t> peaks{sum.loop_peak_rss}, params, grads;
+  // Every rank's loop peak and traffic, for rank 0's --stats (each rank has the same arguments).
+  if (dist && !opt.stats_path.empty()) {
+    const Dist::Traffic& tr = dist->traffic();
+    const uint64_t n = tr.steps ? tr.steps : 1;
+    peaks = dist->gather_u64(sum.loop_peak_rss);
+    params = dist->gather_u64(tr.param_bytes / n);
+    grads = dist->gather_u64(tr.grad_bytes / n);
+  }
   if (dist) {
     sum.rank = dist->rank();
     sum.world = dist->world();
@@ -149,7 +155,9 @@ void finish_summary(const TrainOptions& opt, Dist* dist, TrainSummary& sum) {
                       {"grad_bytes_per_rank", sum.grad_bytes},
                       {"witness_bytes_per_rank", sum.witness_bytes},
                       {"param_bytes_per_rank", sum.param_bytes},
-                      {"loop_peak_rss_per_rank", peaks}};
+                      {"loop_peak_rss_per_rank", peaks},
+                      {"param_bytes_each_rank", params},
+                      {"grad_bytes_each_rank", grads}};
   write_file_atomic(opt.stats_path, j.dump(1) + "\n");
 }
 
