@@ -187,9 +187,14 @@ TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady
     mf.model.module_path = opt.model_path;
   }
   Bytes seed(sd.begin(), sd.end());
-  Bytes stb(sts.begin(), sts.end());
-  Safetensors st = Safetensors::parse(ByteView(stb), "rank 0's state");
-  TrainState state = TrainState::from_tensors(mf.model, st.tensors(), "rank 0's state", opt.device);
+  // Rank 0's state, parsed in place; its bytes are freed before the loop
+  // (a fully sharded rank then holds only its range).
+  TrainState state = [&] {
+    const Safetensors st = Safetensors::parse(ByteView(reinterpret_cast<const uint8_t*>(sts.data()), sts.size()),
+                                              "rank 0's state");
+    return TrainState::from_tensors(mf.model, st.tensors(), "rank 0's state", opt.device);
+  }();
+  std::string().swap(sts);
   shard_state(opt, mf, dist, state);
   const RunPaths paths(opt.out_dir);
   if (dist.sharded()) fs::create_directories(fs::path(opt.out_dir) / "ckpt");  // this rank's shards go there
