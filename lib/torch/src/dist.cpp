@@ -514,6 +514,10 @@ void Dist::shard(TrainState& state) {
   TrainState::Impl& s = state.impl();
   for (size_t i = 0; i < s.params.size(); i++)
     if (!d.owns(i)) s.m[i] = s.v[i] = torch::Tensor();  // another rank's optimizer state
+  // The views tensors() handed out (rank 0 encoded the state for the others) would keep them alive.
+  s.cpu_params.clear();
+  s.cpu_m.clear();
+  s.cpu_v.clear();
   d.sharded = true;
 }
 
