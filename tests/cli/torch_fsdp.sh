@@ -5,10 +5,8 @@
 # reproduce it; a rank killed mid-gather or mid-scatter ends the run with a
 # clear error and no torn checkpoint, and the rerun resumes from shards; a
 # shard file from another rank or step is refused; ranks that disagree on the
-# ranges stop before step 1; attack 24 (a rank training its own range on
-# undeclared data, a rank serving the others other parameters) is rejected.
+# ranges stop before step 1. Attack 24: tests/attacks/shard_attacks.sh.
 source "$(dirname "$0")/lib.sh"
-FORGE=${WIT_ATTACK_BIN:-$WIT_BIN/../tests/attacks}/wit-forge
 unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT LOCAL_RANK WIT_LOCAL_LAUNCH WIT_TEST_KILL_AT WIT_TEST_SHARD_SKEW
 
 for i in $(seq 1 200); do printf 'record %d of a small corpus for fully sharded training\n%%\n' "$i"; done >data.txt
@@ -23,9 +21,6 @@ CFG
 }
 config 12 5 4 >cfg.json                                       # an odd batch: ranks get 3 and 2 rows
 config 8 7 4 '"micro_batch": 2, "dropout": 0.1,' >drop.json   # rounds of 2 rows, dropout masks
-# a checkpoint every step, no clipping (attacks: with clipping, rank 1's own partial sum of
-# squares would also move every range's clip coefficient)
-config 8 5 1 '"optimizer": {"grad_clip": 0},' >every.json
 run 0 wit-log keygen -o key
 train() { wit-train -q -j1 --data data.commit.json --index data.widx --key key "$@" data.txt; }
 challenge_all() {  # challenge_all RUN STEPS: every step challenged, answered, verified in one process
@@ -124,42 +119,7 @@ error_is wit-train 'the run is fully sharded over 2 ranks'
 run 2 train --config cfg.json --out F --nproc 2 --shard=half
 grep -q "shard" "$T/err" && ok || fail "--shard=half accepted: $(cat "$T/err")"
 
-# --- attack 24: built for real on 2 fully sharded ranks; every tampered step rejected, only they
-attack() {  # attack NAME RUN
-  run 0 "$FORGE" train "$1" --nproc 2 --fraction 0.25 --attack-seed 3 -j1 --config every.json \
-    --data data.commit.json --index data.widx --key key --out "$2" data.txt
-  run 0 wit-log verify "$2"   # the log itself is well formed and signed
-  wit-log head "$2" >"$2.head.json"
-  run 0 wit-challenge -q --head "$2.head.json" --nonce "$(printf '%064x' 3)" -k 8 -o "$2.chal.json"
-  # the forger answers with the states it really had (a checkpoint every step)
-  run 0 wit-replay respond -q -j1 --run "$2" "$2.chal.json" -o "$2.wbundle"
-  wit-replay verify -q -j1 --bundle "$2.wbundle" "$2.chal.json" -o "$2.report.json" >/dev/null 2>"$T/err"
-  local rc=$?
-  [ "$rc" -eq 1 ] && ok || fail "$1 not rejected (exit $rc)"
-  local bad
-  bad=$(jq -c '.steps' "$2/tampered.json")
-  [ "$bad" != "[]" ] && ok || fail "$1 tampered with no step"
-  [ "$(jq --argjson bad "$bad" '[.checks[] | select(.step as $s | $bad | index($s)) | select(.pass)] | length' "$2.report.json")" = 0 ] &&
-    ok || fail "$1: a tampered step passed: $(jq -c '[.checks[] | {step, pass}]' "$2.report.json")"
-  [ "$(jq --argjson bad "$bad" '[.checks[] | select(.step as $s | $bad | index($s) | not) | select(.pass | not)] | length' "$2.report.json")" = 0 ] &&
-    ok || fail "$1: an honest step failed: $(jq -c '[.checks[] | {step, pass}]' "$2.report.json")"
-}
-if [ -x "$FORGE" ]; then
-  attack shard-own-data A1
-  # only rank 1's range moved: at the first tampered step, rank 0's shard is the honest run's, byte for byte
-  run 0 train --config every.json --out H --nproc 2 --shard=full
-  same_file H/run.json A1/run.json
-  s1=$(printf '%06d' "$(jq '.steps[0]' A1/tampered.json)")
-  same_file "H/ckpt/step-$s1.shard-0-of-2.safetensors" "A1/ckpt/step-$s1.shard-0-of-2.safetensors"
-  cmp -s "H/ckpt/step-$s1.shard-1-of-2.safetensors" "A1/ckpt/step-$s1.shard-1-of-2.safetensors" &&
-    fail "rank 1's shard did not change" || ok
-  attack shard-skew-gather A2
-  # rank 1's own shard is honest at the first tampered step; the others' gradients are not
-  s2=$(printf '%06d' "$(jq '.steps[0]' A2/tampered.json)")
-  cmp -s "H/ckpt/step-$s2.shard-0-of-2.safetensors" "A2/ckpt/step-$s2.shard-0-of-2.safetensors" &&
-    fail "rank 0's shard did not change under a skewed gather" || ok
-else
-  fail "wit-forge not built: $FORGE"
-fi
+# attack 24 (a rank that trains its own range on undeclared data, a rank that serves the others
+# other parameters): tests/attacks/shard_attacks.sh
 
 finish
