@@ -245,7 +245,7 @@ void Dist::Impl::gather_unit(TrainState::Impl& s, size_t u) {
     for (size_t i : unit_params[u])
       if (owner[i] == r) {
         idx.push_back(i);
-        n += s.params[i].defined() && r == rank ? s.params[i].numel() : int64_t(s.specs[i].numel());
+        n += int64_t(s.specs[i].numel());
       }
     if (idx.empty()) continue;
     torch::Tensor buf;

@@ -155,6 +155,10 @@ StepOutput train_step_full(const Manifest& mf, TrainState& state, const BatchRec
   const int64_t m = mf.micro_batch > 0 ? std::min(mf.micro_batch, most) : most;
   const int64_t rounds = (most + m - 1) / m;
   const bool random = mf.random_step();
+  // The recompute restores the CPU generator's state; a CUDA forward draws from another one.
+  if (random && s.device.is_cuda())
+    throw Error("a fully sharded step with dropout runs on the CPU only", "--device",
+                "train it on the CPU, or without dropout");
   std::optional<std::lock_guard<std::mutex>> lock;
   if (random) lock.emplace(g_generator);
   std::optional<Dropout> drop;
