@@ -300,9 +300,17 @@ Manifest plan_run(const TrainOptions& opt, const TrainConfig& cfg, const Commitm
     mf.sharding = plan_shards(mf.model, world);
   }
   const std::string manifest_path = RunPaths(opt.out_dir).manifest();
+  std::optional<Manifest> existing;
   if (fs::exists(manifest_path)) {
+    try {
+      existing = Manifest::load(manifest_path);
+    } catch (const Error&) {
+      // unreadable or of another version: refused below as a different run
+    }
+  }
+  if (existing) {
     // Fully sharded or not is part of the run (its sums' order): say so rather than "a different run".
-    const Manifest old = Manifest::load(manifest_path);
+    const Manifest& old = *existing;
     if (old.sharding && !mf.sharding)
       throw Error("the run is fully sharded over " + std::to_string(old.sharding->world) + " ranks", opt.out_dir,
                   "resume it with --shard=full --nproc " + std::to_string(old.sharding->world));
