@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Witnessing overhead of data-parallel training (never part of the tests):
 # trains the same config in one process, as 2 data-parallel ranks and as 2
-# ranks with sharded optimizer state (--shard), each with and without
+# ranks with sharded optimizer state (--shard) and as 2 fully sharded ranks
+# (--shard=full), each with and without
 # witnesses (the hidden --bench-no-witnesses: the same steps, no sketches,
 # entries, probes, checkpoints or heads), and prints per step: the wall time
 # of the training loop with and without witnesses and the overhead (their
@@ -15,7 +16,10 @@
 # Environment: WIT_BENCH_DIST_STEPS (default 40), WIT_BENCH_DIST_SIZES
 # (default "2:128 4:256": n_layer:d_model pairs), WIT_BENCH_DIST_REPS (default 2),
 # WIT_BENCH_DIST_EVERY (default 50: a probe and a checkpoint every that many
-# steps, as a real run would space them; the witness time includes them).
+# steps, as a real run would space them; the witness time includes them),
+# WIT_BENCH_DIST_BATCHES (default 8: batch sizes, each of 64 tokens a row, so
+# the overhead is seen as a function of tokens per step),
+# WIT_BENCH_DIST_MODES (default "single dp sharded full").
 set -euo pipefail
 
 die() { echo "bench/dist.sh: error: $*" >&2; exit 2; }
@@ -28,7 +32,8 @@ steps=${WIT_BENCH_DIST_STEPS:-100}
 every=${WIT_BENCH_DIST_EVERY:-50}
 sizes=${WIT_BENCH_DIST_SIZES:-"2:128 4:256"}
 reps=${WIT_BENCH_DIST_REPS:-2}
-modes="single dp sharded"
+modes=${WIT_BENCH_DIST_MODES:-"single dp sharded full"}
+batches=${WIT_BENCH_DIST_BATCHES:-8}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wit-bench-dist.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -51,13 +56,14 @@ best() {
   done
 }
 
-printf '%-8s %9s %12s %14s %9s %11s %16s %19s\n' mode params "ms/step" "ms/step bare" overhead "witness ms" \
-  "grad B/rank/step" "witness B/rank/step"
+printf '%-8s %9s %7s %12s %14s %9s %11s %16s %19s\n' mode params tokens "ms/step" "ms/step bare" overhead \
+  "witness ms" "grad B/rank/step" "witness B/rank/step"
+for batch in $batches; do
 for size in $sizes; do
   L=${size%%:*} D=${size##*:}
   cat >cfg.json <<CFG
 {"model": {"n_layer": $L, "n_head": 4, "d_model": $D, "context": 64},
- "batch_size": 8, "steps": $steps, "checkpoint_every": $every, "head_every": 10,
+ "batch_size": $batch, "steps": $steps, "checkpoint_every": $every, "head_every": 10,
  "fingerprint": {"sketch_k": 512, "probe_every": $every, "probe_records": 8, "probe_dim": 64},
  "seed": "be7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7cbe7c"}
 CFG
@@ -67,13 +73,16 @@ CFG
     case $mode in
       dp) extra=(--nproc 2) ;;
       sharded) extra=(--nproc 2 --shard) ;;
+      full) extra=(--nproc 2 --shard=full) ;;
     esac
     best --bench-no-witnesses "${extra[@]}"
     bare=$(get best.json wall_seconds)
     best "${extra[@]}"
     wall=$(get best.json wall_seconds) wt=$(get best.json witness_seconds)
     gb=$(get best.json grad_bytes_per_rank) wb=$(get best.json witness_bytes_per_rank)
-    awk -v m="$mode" -v p="$params" -v w="$wall" -v b="$bare" -v wt="$wt" -v gb="$gb" -v wb="$wb" 'BEGIN {
-      printf "%-8s %9d %12.2f %14.2f %8.2f%% %11.3f %16.0f %19.0f\n", m, p, w * 1000, b * 1000, 100 * (w / b - 1), wt * 1000, gb, wb }'
+    pb=$(get best.json param_bytes_per_rank)
+    awk -v m="$mode" -v p="$params" -v k=$((batch * 64)) -v w="$wall" -v b="$bare" -v wt="$wt" -v gb="$gb" -v pb="${pb:-0}" -v wb="$wb" 'BEGIN {
+      printf "%-8s %9d %7d %12.2f %14.2f %8.2f%% %11.3f %16.0f %19.0f\n", m, p, k, w * 1000, b * 1000, 100 * (w / b - 1), wt * 1000, gb + pb, wb }'
   done
+done
 done

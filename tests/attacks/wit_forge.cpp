@@ -156,11 +156,12 @@ int main(int argc, char** argv) {
   auto* train = app.add_subcommand("train", "Train a run with an attack on a fraction of its steps");
   train->add_option("ATTACK", attack,
                     "honest, add-data, skip, lr, reorder, interpolate, foreign-init, rank-add-data, nullspace, "
-                    "state-jump, spend (attack 14), poison (attack 15), ulp, dropout-seed (attack 20)")
+                    "state-jump, spend (attack 14), poison (attack 15), ulp, dropout-seed (attack 20), "
+                    "shard-own-data, shard-skew-gather (attack 24, --shard=full)")
       ->required()
       ->check(CLI::IsMember({"honest", "add-data", "skip", "lr", "reorder", "interpolate", "foreign-init",
                              "rank-add-data", "nullspace", "state-jump", "spend", "poison", "ulp",
-                             "dropout-seed"}));
+                             "dropout-seed", "shard-own-data", "shard-skew-gather"}));
   double scale = 1;
   train->add_option("--scale", scale,
                     "nullspace: share of the undeclared data's difference kept; state-jump: the nudge as a share "
@@ -392,6 +393,25 @@ int main(int argc, char** argv) {
       o.rows_fn = [&](int64_t t, int rank, int64_t lo, int64_t, BatchRecords& rows) {
         if (rank == 1 && bad.count(t))
           rows[size_t(lo)] = "an undeclared record, trained on by rank 1 at step " + std::to_string(t);
+      };
+    } else if (attack == "shard-own-data") {
+      // Attack 24, fully sharded: on the tampered steps rank 1 updates its own
+      // range with the gradient of an undeclared record in place of its first
+      // row; what it sends the other owners is honest, so only its range changes.
+      o.shard_full = true;
+      o.shard_rows_fn = [&](int64_t t, int rank, int64_t lo, int64_t, BatchRecords& rows) {
+        if (rank == 1 && bad.count(t))
+          rows[size_t(lo)] = "an undeclared record, trained on by rank 1 for its own shard at step " + std::to_string(t);
+      };
+    } else if (attack == "shard-skew-gather") {
+      // Attack 24, fully sharded: on the tampered steps rank 1 serves the
+      // others parameters that are not the ones it holds and commits (every
+      // 97th value moved by 1e-3), so they compute their gradients on a model
+      // other than the logged state.
+      o.shard_full = true;
+      o.serve_fn = [&](int64_t t, int rank, float* data, size_t n) {
+        if (rank == 1 && bad.count(t))
+          for (size_t i = 0; i < n; i += 97) data[i] += 1e-3f;
       };
     } else if (attack == "add-data") {
       o.step_fn = [&](const Manifest& mf, TrainState& st, const BatchRecords& batch, int64_t t) {

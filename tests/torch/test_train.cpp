@@ -13,6 +13,7 @@
 #include "wit/fingerprint.h"
 #include "wit/manifest.h"
 #include "wit/model_spec.h"
+#include "wit/shards.h"
 #include "wit/state.h"
 #include "script_modules.h"
 
@@ -199,4 +200,44 @@ TEST_CASE("gradient accumulation is the data-parallel arithmetic, and dropout re
   // whatever the manifest's dropout.
   const BatchRecords probe = {"probe one", "probe two"};
   CHECK(probe_fingerprint(drop, d1, probe) == probe_fingerprint(plain, d1, probe));
+}
+
+TEST_CASE("a fully sharded step, emulated in one process: deterministic, the data-parallel losses, close updates",
+          "[torch][fsdp]") {
+  set_torch_threads(1);
+  Manifest plain = tiny_manifest();
+  plain.opt.grad_clip = 0;  // no clipping: the norm's order does not enter the update
+  Manifest full = plain;
+  full.sharding = plan_shards(full.model, 2);
+  Bytes seed(32, 7);
+  const TrainState init = TrainState::initial(plain.model, ByteView(seed));
+  TrainState a = init.clone(), b = init.clone(), c = init.clone();
+  for (int i = 0; i < 3; i++) {
+    // train_step of a sharded manifest is its emulation, whatever world is asked for.
+    const StepOutput oa = train_step(full, a, batch_a());
+    const StepOutput ob = train_step_emulating(full, b, batch_a(), 1);
+    const StepOutput oc = train_step_emulating(plain, c, batch_a(), 2);
+    CHECK(oa.losses == ob.losses);
+    CHECK(oa.grad_norm == ob.grad_norm);
+    // The forward, unit by unit, is the data-parallel forward: the same losses, bit for bit
+    // (step 1; later steps start from weights that differ by rounding).
+    if (i == 0) CHECK(oa.losses == oc.losses);
+    CHECK(std::abs(oa.grad_norm - oc.grad_norm) <= 1e-4f * oc.grad_norm);
+  }
+  CHECK(a.root() == b.root());
+  // The gradient sums are associated otherwise: equal to rounding, not bit for bit.
+  const auto ta = a.tensors(), tc = c.tensors();
+  double most = 0;
+  for (size_t i = 0; i < ta.size(); i++) {
+    if (ta[i].dtype != DType::kF32) continue;
+    const float* x = reinterpret_cast<const float*>(ta[i].data.data);
+    const float* y = reinterpret_cast<const float*>(tc[i].data.data);
+    for (size_t j = 0; j < ta[i].data.size / 4; j++) most = std::max(most, double(std::abs(x[j] - y[j])));
+  }
+  CHECK(most < 1e-5);
+  // A plan for another model is refused by the step.
+  Manifest bad = full;
+  bad.model.n_layer = 3;
+  TrainState d = TrainState::initial(bad.model, ByteView(seed));
+  CHECK_THROWS(train_step(bad, d, batch_a()));
 }

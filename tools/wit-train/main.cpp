@@ -31,7 +31,12 @@ int main(int argc, char** argv) {
       ->default_str("1")->check(CLI::Range(1u, 256u));
   app.add_option("--dist-timeout", a.o.dist_timeout, "Seconds before a silent rank fails the others")
       ->default_str("60")->check(CLI::Range(1.0, 86400.0));
-  app.add_flag("--shard", a.o.shard, "With several ranks: shard the optimizer state and checkpoints (ZeRO-1)");
+  // --shard alone is ZeRO-1; --shard=full is FSDP's FULL_SHARD (the "=" is
+  // needed: --shard takes no value of its own, so a data file after it stays a file).
+  app.add_flag("--shard{zero1}", a.shard,
+               "With several ranks: --shard shards the optimizer state and checkpoints (ZeRO-1); "
+               "--shard=full also the parameters and gradients (FSDP)")
+      ->check(CLI::IsMember({"zero1", "full"}));
   wit::cli::mark_output(app.add_option("--stats", a.o.stats_path, "Write per-step timing and traffic as JSON (rank 0)"));
   // hidden: bench/dist.sh measures the same run without witnesses
   app.add_flag("--bench-no-witnesses", a.no_witnesses)->group("");

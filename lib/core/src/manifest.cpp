@@ -49,6 +49,7 @@ json Manifest::to_json() const {
   if (micro_batch > 0) j["micro_batch"] = micro_batch;
   if (dropout > 0) j["dropout"] = dropout;
   if (train_mode) j["train_mode"] = true;
+  if (sharding) j["sharding"] = sharding->to_json();
   return j;
 }
 
@@ -158,6 +159,10 @@ Manifest Manifest::from_json(const json& j, const std::string& where) {
     m.train_mode = true;
     if (!m.model.scripted())
       r.bad("'train_mode' runs a TorchScript model in training mode; the built-in GPT takes a \"dropout\" rate");
+  }
+  if (j.contains("sharding")) {
+    m.sharding = ShardPlan::from_json(j["sharding"], m.model, where);
+    if (m.batch_size < m.sharding->world) r.bad("batch_size is smaller than the sharding's world size");
   }
   return m;
 }

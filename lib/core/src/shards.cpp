@@ -23,6 +23,96 @@ std::string strip_safetensors(const std::string& path) {
 
 }  // namespace
 
+std::vector<int> shard_owners(const std::vector<uint64_t>& sizes, int world) {
+  uint64_t total = 0;
+  for (uint64_t n : sizes) total += n;
+  std::vector<int> owner;
+  uint64_t at = 0;
+  for (uint64_t n : sizes) {
+    const uint64_t w = uint64_t(world);
+    owner.push_back(total == 0 ? 0 : int(std::min<uint64_t>(w - 1, (2 * at + n) * w / (2 * total))));
+    at += n;
+  }
+  return owner;
+}
+
+std::vector<std::vector<std::string>> model_units(const ModelConfig& c) {
+  const std::vector<ParamSpec> specs = model_params(c);
+  std::vector<std::vector<std::string>> units;
+  if (c.scripted()) {
+    units.emplace_back();
+    for (const auto& p : specs) units.back().push_back(p.name);
+    return units;
+  }
+  units.push_back({"wpe", "wte"});
+  for (int64_t l = 0; l < c.n_layer; l++) {
+    const std::string pre = "h." + std::to_string(l) + ".";
+    units.emplace_back();
+    for (const auto& p : specs)
+      if (p.name.rfind(pre, 0) == 0) units.back().push_back(p.name);
+  }
+  units.push_back({"lnf.bias", "lnf.weight", "wte"});
+  return units;
+}
+
+std::vector<int> ShardPlan::owners() const {
+  std::vector<int> o;
+  for (int r = 0; r < world; r++)
+    for (size_t i = bounds[size_t(r)]; i < bounds[size_t(r) + 1]; i++) o.push_back(r);
+  return o;
+}
+
+nlohmann::json ShardPlan::to_json() const {
+  return {{"mode", "full"}, {"world", world}, {"bounds", bounds}, {"units", units}};
+}
+
+ShardPlan ShardPlan::from_json(const nlohmann::json& j, const ModelConfig& c, const std::string& where) {
+  auto bad = [&](const std::string& why) { throw Error("invalid manifest: sharding: " + why, where); };
+  if (!j.is_object()) bad("not an object");
+  jsonf::only_keys(j, {"mode", "world", "bounds", "units"}, "invalid manifest: sharding", where);
+  if (j.value("mode", std::string()) != "full") bad("'mode' must be \"full\"");
+  ShardPlan p;
+  if (!j.contains("world") || !j["world"].is_number_integer() || j["world"].get<int64_t>() < 2 ||
+      j["world"].get<int64_t>() > 4096)
+    bad("'world' must be an integer in 2..4096");
+  p.world = int(j["world"].get<int64_t>());
+  const size_t n = model_params(c).size();
+  if (!j.contains("bounds") || !j["bounds"].is_array() || j["bounds"].size() != size_t(p.world) + 1)
+    bad("'bounds' must list world + 1 parameter indices");
+  for (const auto& b : j["bounds"]) {
+    if (!b.is_number_integer() || b.get<int64_t>() < 0 || uint64_t(b.get<int64_t>()) > n)
+      bad("'bounds' holds a value that is not a parameter index");
+    p.bounds.push_back(size_t(b.get<int64_t>()));
+  }
+  if (p.bounds.front() != 0 || p.bounds.back() != n || !std::is_sorted(p.bounds.begin(), p.bounds.end()))
+    bad("'bounds' must rise from 0 to the number of parameters (" + std::to_string(n) + ")");
+  if (!j.contains("units") || !j["units"].is_array()) bad("'units' must be a list of lists of parameter names");
+  for (const auto& u : j["units"]) {
+    if (!u.is_array()) bad("'units' must be a list of lists of parameter names");
+    p.units.emplace_back();
+    for (const auto& name : u) {
+      if (!name.is_string()) bad("'units' must be a list of lists of parameter names");
+      p.units.back().push_back(name.get<std::string>());
+    }
+  }
+  if (p.units != model_units(c)) bad("'units' are not the model's units (docs/distributed.md)");
+  return p;
+}
+
+ShardPlan plan_shards(const ModelConfig& c, int world) {
+  std::vector<uint64_t> sizes;
+  for (const auto& p : model_params(c)) sizes.push_back(p.numel());
+  const std::vector<int> owner = shard_owners(sizes, world);
+  ShardPlan p;
+  p.world = world;
+  p.bounds.assign(size_t(world) + 1, 0);
+  // bounds[r + 1] = the first parameter past rank r's range.
+  for (int r = 0; r < world; r++)
+    p.bounds[size_t(r) + 1] = size_t(std::count_if(owner.begin(), owner.end(), [&](int o) { return o <= r; }));
+  p.units = model_units(c);
+  return p;
+}
+
 std::string shard_index_path(const std::string& path) { return strip_safetensors(path) + ".index.json"; }
 
 std::string shard_file_path(const std::string& path, int rank, int world) {

@@ -33,6 +33,7 @@
 #include "wit/safetensors.h"
 #include "wit/state_root.h"
 #include "wit/sketch.h"
+#include "wit/hash.h"
 #include "wit/trainer.h"
 
 namespace wit {
@@ -87,6 +88,31 @@ struct Dist::Impl {
   std::vector<int> owner;
   std::vector<uint64_t> offset;
   bool owns(size_t i) const { return owner[i] == rank; }
+  // Fully sharded (--shard=full): the plan, each unit's parameters, and how
+  // gradients are reduce-scattered (fan-in of send/recv, or a W = 2 all-reduce
+  // and slice, which sums the same two addends; bench/dist.sh measures both).
+  std::optional<ShardPlan> full;
+  std::vector<std::vector<size_t>> unit_params;
+  bool rs_allreduce = false;
+
+  int64_t step = 0;  // the step being computed
+  std::function<void(int64_t, int, float*, size_t)> serve_fn;
+  // Test only (tests/cli/torch_fsdp.sh): WIT_TEST_KILL_AT=R:gather:S or
+  // R:scatter:S kills rank R (SIGKILL) in the middle of step S, just before
+  // the second parameter gather or gradient reduce-scatter of that step.
+  std::string kill_what;
+  int64_t kill_step = -1;
+  int kill_count = 0;
+  void maybe_die(const char* what) {
+    if (kill_step != step || kill_what != what) return;
+    if (++kill_count == 2) ::raise(SIGKILL);
+  }
+
+  std::vector<float> gather_losses(const std::vector<float>& mine, int64_t B);
+  void gather_unit(TrainState::Impl& s, size_t u);
+  void release_unit(TrainState::Impl& s, size_t u);
+  std::vector<torch::Tensor> reduce_scatter(size_t u, const std::vector<torch::Tensor>& mine);
+  std::vector<double> gather_partials(const std::vector<double>& mine);
 
   // Runs a collective; a dead or stuck peer becomes one clear wit::Error.
   template <class F>
@@ -143,11 +169,34 @@ std::unique_ptr<Dist> Dist::connect(const DistEnv& env) {
   } catch (const std::exception& e) {
     throw Error(std::string("rendezvous failed: ") + one_line(e.what()), where);
   }
+  if (const char* k = std::getenv("WIT_TEST_KILL_AT"); k && *k) {
+    int r = -1;
+    char what[16] = {0};
+    long long st = -1;
+    if (std::sscanf(k, "%d:%15[a-z]:%lld", &r, what, &st) == 3 && r == env.rank) {
+      impl->kill_what = what;
+      impl->kill_step = st;
+    }
+  }
   return std::unique_ptr<Dist>(new Dist(std::move(impl)));
 }
 
+void Dist::set_serve_fn(std::function<void(int64_t, int, float*, size_t)> fn) { impl_->serve_fn = std::move(fn); }
+
 std::pair<int64_t, int64_t> Dist::rows(int64_t B) const {
   return share_rows(B, impl_->world, impl_->rank);
+}
+
+std::vector<uint64_t> Dist::gather_u64(uint64_t mine) {
+  Impl& d = *impl_;
+  auto in = torch::tensor({int64_t(mine)}, torch::kInt64);
+  std::vector<std::vector<at::Tensor>> out(1);
+  for (int r = 0; r < d.world; r++) out[0].push_back(torch::empty({1}, torch::kInt64));
+  std::vector<at::Tensor> inv{in};
+  d.collective("a gather of statistics", [&] { d.pg->allgather(out, inv)->wait(); });
+  std::vector<uint64_t> all;
+  for (int r = 0; r < d.world; r++) all.push_back(uint64_t(out[0][size_t(r)].item<int64_t>()));
+  return all;
 }
 
 void Dist::broadcast(std::string& bytes) {
@@ -167,12 +216,174 @@ void Dist::broadcast(std::string& bytes) {
   bytes.assign(reinterpret_cast<const char*>(buf.data_ptr<uint8_t>()), size_t(size));
 }
 
-StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed) {
+std::vector<float> Dist::Impl::gather_losses(const std::vector<float>& mine, int64_t B) {
+  // All-gather, padded to the largest share; the shares are in batch order.
+  const int64_t W = world;
+  const int64_t most = (B + W - 1) / W;
+  auto in = torch::zeros({most}, torch::kFloat32);
+  std::memcpy(in.data_ptr<float>(), mine.data(), 4 * mine.size());
+  std::vector<std::vector<at::Tensor>> out(1);
+  for (int64_t r = 0; r < W; r++) out[0].push_back(torch::empty({most}, torch::kFloat32));
+  std::vector<at::Tensor> inv{in};
+  collective("the gather of per-example losses", [&] { pg->allgather(out, inv)->wait(); });
+  traffic.witness_bytes += uint64_t((W - 1) * most * 4);
+  std::vector<float> all;
+  for (int64_t r = 0; r < W; r++) {
+    const int64_t q = B / W, n = q + (r < B % W ? 1 : 0);
+    const float* p = out[0][size_t(r)].data_ptr<float>();
+    all.insert(all.end(), p, p + n);
+  }
+  return all;
+}
+
+void Dist::Impl::gather_unit(TrainState::Impl& s, size_t u) {
+  // One broadcast per owner of the unit's parameters (rank order), into one
+  // buffer whose slices become the parameters for this unit's compute.
+  for (int r = 0; r < world; r++) {
+    std::vector<size_t> idx;
+    int64_t n = 0;
+    for (size_t i : unit_params[u])
+      if (owner[i] == r) {
+        idx.push_back(i);
+        n += int64_t(s.specs[i].numel());
+      }
+    if (idx.empty()) continue;
+    torch::Tensor buf;
+    if (r == rank) {
+      std::vector<torch::Tensor> flat;
+      for (size_t i : idx) flat.push_back(s.params[i].detach().reshape({-1}).to(torch::kCPU));
+      buf = torch::cat(flat);
+      if (serve_fn) serve_fn(step, rank, buf.data_ptr<float>(), size_t(buf.numel()));
+      maybe_die("gather");
+    } else {
+      buf = torch::empty({n}, torch::kFloat32);
+    }
+    collective("the parameter gather", [&] {
+      std::vector<at::Tensor> v{buf};
+      c10d::BroadcastOptions o;
+      o.rootRank = r;
+      pg->broadcast(v, o)->wait();
+    });
+    if (r == rank) {
+      traffic.param_bytes += uint64_t((world - 1) * n * 4);
+      continue;
+    }
+    buf = buf.to(s.device);
+    int64_t off = 0;
+    for (size_t i : idx) {
+      const int64_t k = int64_t(s.specs[i].numel());
+      s.params[i] = buf.slice(0, off, off + k).view(s.specs[i].shape).detach().set_requires_grad(true);
+      off += k;
+    }
+  }
+}
+
+void Dist::Impl::release_unit(TrainState::Impl& s, size_t u) {
+  for (size_t i : unit_params[u])
+    if (!owns(i)) s.params[i] = torch::Tensor();
+}
+
+std::vector<torch::Tensor> Dist::Impl::reduce_scatter(size_t u, const std::vector<torch::Tensor>& mine) {
+  const std::vector<size_t>& idx = unit_params[u];
+  std::vector<torch::Tensor> sum(idx.size());
+  auto flat_of = [&](int r) {
+    std::vector<torch::Tensor> flat;
+    for (size_t j = 0; j < idx.size(); j++)
+      if (owner[idx[j]] == r || r < 0) flat.push_back(mine[j].reshape({-1}).to(torch::kCPU));
+    return flat.empty() ? torch::Tensor() : torch::cat(flat);
+  };
+  auto scatter_back = [&](const torch::Tensor& total, bool all) {
+    int64_t off = 0;
+    for (size_t j = 0; j < idx.size(); j++) {
+      if (!all && owner[idx[j]] != rank) continue;
+      const int64_t n = mine[j].numel();
+      if (owner[idx[j]] == rank) sum[j] = total.slice(0, off, off + n).view(mine[j].sizes()).to(mine[j].device());
+      off += n;
+    }
+  };
+  if (rs_allreduce) {
+    // All-reduce the whole unit and keep the owned slices (W = 2: the same two addends).
+    torch::Tensor buf = flat_of(-1);
+    collective("the gradient reduce-scatter", [&] {
+      std::vector<at::Tensor> v{buf};
+      pg->allreduce(v)->wait();
+    });
+    traffic.grad_bytes += uint64_t(2 * (world - 1) * buf.numel() * 4 / world);
+    scatter_back(buf, true);
+    return sum;
+  }
+  // Fan-in: each rank sends an owner that owner's part of its gradients; the
+  // owner adds what it gets in rank order, its own in its place.
+  maybe_die("scatter");
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  std::vector<torch::Tensor> sends;
+  std::vector<torch::Tensor> recvs(static_cast<size_t>(world));
+  const int tag = int(u);
+  collective("the gradient reduce-scatter", [&] {
+    for (int r = 0; r < world; r++) {
+      if (r == rank) continue;
+      torch::Tensor part = flat_of(r);
+      if (!part.defined()) continue;
+      sends.push_back(part);
+      std::vector<at::Tensor> v{part};
+      works.push_back(pg->send(v, r, tag));
+      traffic.grad_bytes += uint64_t(part.numel() * 4);
+    }
+    torch::Tensor own = flat_of(rank);
+    if (own.defined()) {
+      for (int q = 0; q < world; q++) {
+        if (q == rank) {
+          recvs[size_t(q)] = own;
+          continue;
+        }
+        recvs[size_t(q)] = torch::empty_like(own);
+        std::vector<at::Tensor> v{recvs[size_t(q)]};
+        works.push_back(pg->recv(v, q, tag));
+      }
+    }
+    for (auto& w : works) w->wait();
+  });
+  if (!recvs[0].defined()) return sum;
+  torch::Tensor total = recvs[0];
+  for (int q = 1; q < world; q++) total = total + recvs[size_t(q)];
+  scatter_back(total, false);
+  return sum;
+}
+
+std::vector<double> Dist::Impl::gather_partials(const std::vector<double>& mine) {
+  auto in = torch::tensor({mine.at(0)}, torch::kFloat64);
+  std::vector<std::vector<at::Tensor>> out(1);
+  for (int r = 0; r < world; r++) out[0].push_back(torch::empty({1}, torch::kFloat64));
+  std::vector<at::Tensor> inv{in};
+  collective("the gather of gradient norms", [&] { pg->allgather(out, inv)->wait(); });
+  traffic.grad_bytes += uint64_t((world - 1) * 8);
+  std::vector<double> all;
+  for (int r = 0; r < world; r++) all.push_back(out[0][size_t(r)].item<double>());
+  return all;
+}
+
+StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed,
+                       const BatchRecords* own_batch) {
   Impl& d = *impl_;
+  d.step = state.step() + 1;
   const int64_t B = int64_t(batch.size()), W = d.world;
   if (B < W)
     throw Error("a batch of " + std::to_string(B) + " records cannot be split over " + std::to_string(W) + " ranks",
                 "batch_size");
+  if (d.full) {
+    TrainState::Impl& s = state.impl();
+    FullShardComm comm;
+    comm.ranks = {d.rank};
+    comm.gather = [&](size_t u) { d.gather_unit(s, u); };
+    comm.release = [&](size_t u) { d.release_unit(s, u); };
+    comm.reduce_scatter = [&](size_t u, std::vector<std::vector<torch::Tensor>>& c) { return d.reduce_scatter(u, c.at(0)); };
+    comm.gather_partials = [&](const std::vector<double>& mine) { return d.gather_partials(mine); };
+    comm.gather_losses = [&](const std::vector<float>& mine) { return d.gather_losses(mine, B); };
+    comm.own_batch = own_batch;
+    StepOutput out = train_step_full(mf, state, batch, comm, seed);
+    d.traffic.steps++;
+    return out;
+  }
   StepSplit split;
   std::tie(split.lo, split.hi) = rows(B);
   split.reduce_grads = [&](std::vector<torch::Tensor>& grads) {
@@ -193,24 +404,7 @@ StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords&
       off += n;
     }
   };
-  split.gather_losses = [&](const std::vector<float>& mine) {
-    // All-gather, padded to the largest share; the shares are in batch order.
-    const int64_t most = (B + W - 1) / W;
-    auto in = torch::zeros({most}, torch::kFloat32);
-    std::memcpy(in.data_ptr<float>(), mine.data(), 4 * mine.size());
-    std::vector<std::vector<at::Tensor>> out(1);
-    for (int64_t r = 0; r < W; r++) out[0].push_back(torch::empty({most}, torch::kFloat32));
-    std::vector<at::Tensor> inv{in};
-    d.collective("the gather of per-example losses", [&] { d.pg->allgather(out, inv)->wait(); });
-    d.traffic.witness_bytes += uint64_t((W - 1) * most * 4);
-    std::vector<float> all;
-    for (int64_t r = 0; r < W; r++) {
-      const int64_t q = B / W, n = q + (r < B % W ? 1 : 0);
-      const float* p = out[0][size_t(r)].data_ptr<float>();
-      all.insert(all.end(), p, p + n);
-    }
-    return all;
-  };
+  split.gather_losses = [&](const std::vector<float>& mine) { return d.gather_losses(mine, B); };
   if (d.sharded) {
     for (size_t i = 0; i < d.owner.size(); i++) split.owned.push_back(d.owns(i));
     split.after_update = [&] {
@@ -249,6 +443,70 @@ StepOutput Dist::step(const Manifest& mf, TrainState& state, const BatchRecords&
 }
 
 bool Dist::sharded() const { return impl_->sharded; }
+bool Dist::full() const { return bool(impl_->full); }
+
+void Dist::full_shard(TrainState& state, const ShardPlan& plan) {
+  Impl& d = *impl_;
+  TrainState::Impl& s = state.impl();
+  if (plan.world != d.world)
+    throw Error("the run is sharded over " + std::to_string(plan.world) + " ranks, not " + std::to_string(d.world),
+                "WORLD_SIZE", "resume with --nproc " + std::to_string(plan.world));
+  // Every rank makes the plan itself; all must agree with the manifest's
+  // (rank 0's) before step 1, or every rank stops.
+  ShardPlan own = plan_shards(s.cfg, d.world);
+  if (const char* skew = std::getenv("WIT_TEST_SHARD_SKEW"); skew && std::atoi(skew) == d.rank && d.rank > 0) {
+    // Test only (tests/cli/torch_dist.sh): this rank cuts its range one tensor later.
+    if (own.bounds.size() > 2 && own.bounds[1] < own.bounds[2]) own.bounds[1]++;
+  }
+  const Hash32 h = hash_tagged("wit/shard-plan/v1", ByteView(own.to_json().dump()));
+  auto in = torch::empty({32}, torch::kUInt8);
+  std::memcpy(in.data_ptr<uint8_t>(), h.data(), 32);
+  std::vector<std::vector<at::Tensor>> out(1);
+  for (int r = 0; r < d.world; r++) out[0].push_back(torch::empty({32}, torch::kUInt8));
+  std::vector<at::Tensor> inv{in};
+  d.collective("the check of the shard plan", [&] { d.pg->allgather(out, inv)->wait(); });
+  const Hash32 want = hash_tagged("wit/shard-plan/v1", ByteView(plan.to_json().dump()));
+  for (int r = 0; r < d.world; r++)
+    if (std::memcmp(out[0][size_t(r)].data_ptr<uint8_t>(), want.data(), 32) != 0)
+      throw Error("rank " + std::to_string(r) + " cuts the parameters into other ranges or units than the run's manifest "
+                  "(a different wit or model on that rank?); no step was taken",
+                  "rank " + std::to_string(d.rank));
+  d.owner = plan.owners();
+  d.offset.clear();
+  uint64_t at = 0;
+  for (const auto& sp : s.specs) {
+    d.offset.push_back(at);
+    at += sp.numel();
+  }
+  d.unit_params.clear();
+  for (const auto& unit : plan.units) {
+    d.unit_params.emplace_back();
+    for (const auto& name : unit) d.unit_params.back().push_back(s.index.at(name));
+  }
+  if (const char* rs = std::getenv("WIT_REDUCE_SCATTER"); rs && std::string(rs) == "allreduce") {
+    if (d.world != 2) throw Error("WIT_REDUCE_SCATTER=allreduce sums in Gloo's order, reproducible at 2 ranks only", "environment");
+    d.rs_allreduce = true;
+  }
+  // Only this rank's range stays: its parameters, their moments.
+  for (size_t i = 0; i < s.params.size(); i++)
+    if (!d.owns(i)) s.params[i] = s.m[i] = s.v[i] = torch::Tensor();
+  s.cpu_params.clear();
+  s.cpu_m.clear();
+  s.cpu_v.clear();
+  d.full = plan;
+  d.sharded = true;
+}
+
+std::vector<float> Dist::probe(const Manifest& mf, TrainState& state, const BatchRecords& probe) {
+  Impl& d = *impl_;
+  if (!d.full) return d.rank == 0 ? probe_fingerprint(mf, state, probe) : std::vector<float>{};
+  // Unit by unit, as the step gathers them; rank 0 computes.
+  TrainState::Impl& s = state.impl();
+  std::vector<float> fp;
+  probe_fingerprint_units(mf, state, probe, d.rank == 0,
+                          [&](size_t u) { d.gather_unit(s, u); }, [&](size_t u) { d.release_unit(s, u); }, fp);
+  return fp;
+}
 
 void Dist::shard(TrainState& state) {
   partition(state);
@@ -256,21 +514,22 @@ void Dist::shard(TrainState& state) {
   TrainState::Impl& s = state.impl();
   for (size_t i = 0; i < s.params.size(); i++)
     if (!d.owns(i)) s.m[i] = s.v[i] = torch::Tensor();  // another rank's optimizer state
+  // The views tensors() handed out (rank 0 encoded the state for the others) would keep them alive.
+  s.cpu_params.clear();
+  s.cpu_m.clear();
+  s.cpu_v.clear();
   d.sharded = true;
 }
 
 void Dist::partition(const TrainState& state) {
   Impl& d = *impl_;
   const TrainState::Impl& s = state.impl();
-  uint64_t total = 0;
-  for (const auto& p : s.params) total += uint64_t(p.numel());
-  d.owner.clear();
+  std::vector<uint64_t> sizes;
+  for (const auto& sp : s.specs) sizes.push_back(sp.numel());
+  d.owner = shard_owners(sizes, d.world);
   d.offset.clear();
   uint64_t at = 0;
-  for (size_t i = 0; i < s.params.size(); i++) {
-    const uint64_t n = uint64_t(s.params[i].numel());
-    // Contiguous ranges in name order, cut where the tensors' midpoints cross r * total / W.
-    d.owner.push_back(int(std::min<uint64_t>(uint64_t(d.world - 1), (2 * at + n) * uint64_t(d.world) / (2 * total))));
+  for (uint64_t n : sizes) {
     d.offset.push_back(at);
     at += n;
   }

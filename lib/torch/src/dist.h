@@ -3,11 +3,14 @@
 // the trainer loop stays torch-free. See docs/distributed.md.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "wit/shards.h"
 #include "wit/state.h"
 #include "wit/state_root.h"
 
@@ -33,12 +36,18 @@ class Dist {
   // This rank's rows [lo, hi) of a batch of B: contiguous, in rank order,
   // sizes differing by at most one (the first B mod W ranks get one more).
   std::pair<int64_t, int64_t> rows(int64_t B) const;
+  // Every rank's value, in rank order (collective).
+  std::vector<uint64_t> gather_u64(uint64_t mine);
   // Rank 0's bytes on every rank.
   void broadcast(std::string& bytes);
   // THE training step, data parallel: this rank's rows, gradients summed
   // over the ranks, per-example losses gathered in batch order; `seed` keys
   // the dropout of a run that has it (train_step_split).
-  StepOutput step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed);
+  // Fully sharded, `own_batch` (attack 24 only) is FullShardComm::own_batch.
+  StepOutput step(const Manifest& mf, TrainState& state, const BatchRecords& batch, ByteView seed,
+                  const BatchRecords* own_batch = nullptr);
+  // Attack 24 only: a change to the parameters this rank serves in gathers at a step.
+  void set_serve_fn(std::function<void(int64_t step, int rank, float* data, size_t n)> fn);
 
   // Sharded optimizer state (ZeRO-1): the parameters, in name order, are cut
   // into W contiguous ranges balanced by element count; rank r keeps AdamW's
@@ -46,6 +55,17 @@ class Dist {
   // those parameters and sends them to the other ranks after each step.
   void shard(TrainState& state);
   bool sharded() const;
+  // Fully sharded state (--shard=full): the plan of the run's manifest. Every
+  // rank checks it makes the same plan itself (else all stop, before step 1),
+  // then keeps only its range: parameters, moments (and, in the step,
+  // gradients). step() then gathers each unit's parameters from their owners
+  // for its compute and frees them after, and reduce-scatters gradients to
+  // their owners (step.h, train_step_full). Checkpoints are sharded.
+  void full_shard(TrainState& state, const ShardPlan& plan);
+  bool full() const;
+  // The probe fingerprint of the state, on rank 0 (the others return nothing):
+  // collective when fully sharded (the units are gathered for it).
+  std::vector<float> probe(const Manifest& mf, TrainState& state, const BatchRecords& probe);
   // Only the ranges, for the sketches (data parallel keeps every moment).
   void partition(const TrainState& state);
   // The sketches of the state, data parallel or sharded: each rank sketches
@@ -69,6 +89,7 @@ class Dist {
   // (the per-example losses for the log), in bytes; time in collectives.
   struct Traffic {
     uint64_t grad_bytes = 0, witness_bytes = 0, steps = 0;
+    uint64_t param_bytes = 0;  // fully sharded: the parameter gathers
     double comm_seconds = 0;
   };
   const Traffic& traffic() const;

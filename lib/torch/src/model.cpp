@@ -48,35 +48,49 @@ Rows make_rows(const BatchRecords& recs, const ModelConfig& c, torch::Device dev
   return {idx.to(dev), tgt.to(dev), mask.to(dev)};
 }
 
-torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx, const Dropout* drop) {
+size_t unit_count(const TrainState::Impl& s) { return s.script ? 1 : size_t(s.cfg.n_layer) + 2; }
+
+torch::Tensor unit_forward(const TrainState::Impl& s, size_t u, const torch::Tensor& in, const Dropout* drop) {
   if (s.script) {
-    if (drop && drop->train_mode) return script_forward(*load_script_model(s.cfg, s.device, true), s.params, idx);
-    return script_forward(*s.script, s.params, idx);
+    if (drop && drop->train_mode) return script_forward(*load_script_model(s.cfg, s.device, true), s.params, in);
+    return script_forward(*s.script, s.params, in);
   }
   const double rate = drop ? drop->p : 0;
   auto dropout = [rate](const torch::Tensor& x) { return rate > 0 ? torch::dropout(x, rate, true) : x; };
   const ModelConfig& c = s.cfg;
-  const int64_t B = idx.size(0), T = idx.size(1), D = c.d_model, H = c.n_head, hd = D / H;
-  auto x = dropout(torch::embedding(s.p("wte"), idx) + s.p("wpe").slice(0, 0, T));
-  auto causal = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(idx.device())).triu(1);
-  const double scale = 1.0 / std::sqrt(double(hd));
-  for (int64_t l = 0; l < c.n_layer; l++) {
-    const std::string p = "h." + std::to_string(l) + ".";
-    auto h = torch::layer_norm(x, {D}, s.p(p + "ln1.weight"), s.p(p + "ln1.bias"), 1e-5);
-    auto qkv = torch::linear(h, s.p(p + "attn.qkv.weight"), s.p(p + "attn.qkv.bias")).chunk(3, -1);
-    auto q = qkv[0].view({B, T, H, hd}).transpose(1, 2);
-    auto k = qkv[1].view({B, T, H, hd}).transpose(1, 2);
-    auto v = qkv[2].view({B, T, H, hd}).transpose(1, 2);
-    auto att = torch::matmul(q, k.transpose(-2, -1)).mul(scale).masked_fill(causal, -INFINITY).softmax(-1);
-    att = dropout(att);
-    auto y = torch::matmul(att, v).transpose(1, 2).contiguous().view({B, T, D});
-    x = x + dropout(torch::linear(y, s.p(p + "attn.proj.weight"), s.p(p + "attn.proj.bias")));
-    h = torch::layer_norm(x, {D}, s.p(p + "ln2.weight"), s.p(p + "ln2.bias"), 1e-5);
-    h = torch::gelu(torch::linear(h, s.p(p + "mlp.fc.weight"), s.p(p + "mlp.fc.bias")));
-    x = x + dropout(torch::linear(h, s.p(p + "mlp.proj.weight"), s.p(p + "mlp.proj.bias")));
+  const int64_t D = c.d_model;
+  if (u == 0) {  // the embeddings: token ids [B, T] -> the residual stream [B, T, D]
+    const int64_t T = in.size(1);
+    return dropout(torch::embedding(s.p("wte"), in) + s.p("wpe").slice(0, 0, T));
   }
-  x = torch::layer_norm(x, {D}, s.p("lnf.weight"), s.p("lnf.bias"), 1e-5);
-  return torch::matmul(x, s.p("wte").t());  // tied output head
+  if (u == size_t(c.n_layer) + 1) {  // the head: residual stream -> logits
+    auto x = torch::layer_norm(in, {D}, s.p("lnf.weight"), s.p("lnf.bias"), 1e-5);
+    return torch::matmul(x, s.p("wte").t());  // tied output head
+  }
+  // Block u - 1.
+  auto x = in;
+  const int64_t B = x.size(0), T = x.size(1), H = c.n_head, hd = D / H;
+  auto causal = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
+  const double scale = 1.0 / std::sqrt(double(hd));
+  const std::string p = "h." + std::to_string(u - 1) + ".";
+  auto h = torch::layer_norm(x, {D}, s.p(p + "ln1.weight"), s.p(p + "ln1.bias"), 1e-5);
+  auto qkv = torch::linear(h, s.p(p + "attn.qkv.weight"), s.p(p + "attn.qkv.bias")).chunk(3, -1);
+  auto q = qkv[0].view({B, T, H, hd}).transpose(1, 2);
+  auto k = qkv[1].view({B, T, H, hd}).transpose(1, 2);
+  auto v = qkv[2].view({B, T, H, hd}).transpose(1, 2);
+  auto att = torch::matmul(q, k.transpose(-2, -1)).mul(scale).masked_fill(causal, -INFINITY).softmax(-1);
+  att = dropout(att);
+  auto y = torch::matmul(att, v).transpose(1, 2).contiguous().view({B, T, D});
+  x = x + dropout(torch::linear(y, s.p(p + "attn.proj.weight"), s.p(p + "attn.proj.bias")));
+  h = torch::layer_norm(x, {D}, s.p(p + "ln2.weight"), s.p(p + "ln2.bias"), 1e-5);
+  h = torch::gelu(torch::linear(h, s.p(p + "mlp.fc.weight"), s.p(p + "mlp.fc.bias")));
+  return x + dropout(torch::linear(h, s.p(p + "mlp.proj.weight"), s.p(p + "mlp.proj.bias")));
+}
+
+torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx, const Dropout* drop) {
+  torch::Tensor x = idx;
+  for (size_t u = 0; u < unit_count(s); u++) x = unit_forward(s, u, x, drop);
+  return x;
 }
 
 // Log-probability of each target token, [B, T].

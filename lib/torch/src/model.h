@@ -36,6 +36,14 @@ struct Dropout {
 // mode unless `drop` is given.
 torch::Tensor forward(const TrainState::Impl& s, const torch::Tensor& idx, const Dropout* drop = nullptr);
 
+// The same forward as a sequence of units (shards.h model_units, in that
+// order): unit 0 takes the token ids, the last gives the logits, each one
+// reads only its unit's parameters. forward() runs them all, so a fully
+// sharded step (step.cpp), which runs them one at a time, computes the same
+// forward.
+size_t unit_count(const TrainState::Impl& s);
+torch::Tensor unit_forward(const TrainState::Impl& s, size_t unit, const torch::Tensor& in, const Dropout* drop);
+
 // Log-probability of each target token, [B, T].
 torch::Tensor target_logp(const TrainState::Impl& s, const Rows& r, const Dropout* drop = nullptr);
 // The same from logits already computed (evaluation also needs their argmax).

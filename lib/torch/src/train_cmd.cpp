@@ -63,6 +63,8 @@ int train_describe_cmd(const TrainOptions& o) {
 
 int train_cmd(TrainArgs a, char** argv) {
   TrainOptions& o = a.o;
+  o.shard = a.shard == "zero1";
+  o.shard_full = a.shard == "full";
   // The kernels are chosen before LibTorch and OpenBLAS read them: by
   // re-executing this program with the environment set (docs/training.md).
   pin_kernels(o.out_dir, a.kernels, a.kernels_given, argv);
@@ -78,6 +80,8 @@ int train_cmd(TrainArgs a, char** argv) {
     throw Error("a batch of " + std::to_string(b.get<int64_t>()) + " records cannot be split over " +
                     std::to_string(a.nproc) + " ranks",
                 o.config_path, "use --nproc " + std::to_string(b.get<int64_t>()) + " or fewer, or a larger batch_size");
+  if (o.shard_full && a.nproc < 2 && !std::getenv("WORLD_SIZE"))
+    throw Error("--shard=full needs several ranks", "--shard", "add --nproc N (or launch with WORLD_SIZE)");
   if (!o.stats_path.empty() && o.stats_path != "-" && inside(o.stats_path, o.out_dir))
     throw Error("--stats names a file inside the run directory", o.stats_path, "write the statistics elsewhere");
   std::optional<FileLock> lock;
@@ -130,7 +134,13 @@ int train_cmd(TrainArgs a, char** argv) {
                   double(s.final_loss), s.finished ? ("run complete, seed revealed: " + o.out_dir).c_str()
                                                    : ("stopped early; rerun to resume: " + o.out_dir).c_str());
     cli::note(buf);
-    if (s.world > 1) {
+    if (s.world > 1 && o.shard_full) {
+      std::snprintf(buf, sizeof buf,
+                    "%d ranks, fully sharded; per step and rank: %.0f bytes of parameter gathers, %.0f bytes of "
+                    "gradients, %.0f bytes of witnesses",
+                    s.world, s.param_bytes, s.grad_bytes, s.witness_bytes);
+      cli::note(buf);
+    } else if (s.world > 1) {
       std::snprintf(buf, sizeof buf, "%d ranks; per step and rank: %.0f bytes of gradients, %.0f bytes of witnesses",
                     s.world, s.grad_bytes, s.witness_bytes);
       cli::note(buf);

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <ctime>
 #include <cstdlib>
 #include <filesystem>
@@ -94,10 +96,44 @@ StepOutput do_step(const TrainOptions& opt, Dist* dist, const Manifest& mf, Trai
     opt.rows_fn(t, rank, lo, hi, tampered);
   }
   const BatchRecords& batch = opt.rows_fn ? tampered : declared;
+  if (dist && opt.shard_rows_fn) {  // attack 24: undeclared rows for this rank's own range only
+    BatchRecords own = batch;
+    opt.shard_rows_fn(t, rank, lo, hi, own);
+    return dist->step(mf, state, batch, ByteView(seed), &own);
+  }
   return dist ? dist->step(mf, state, batch, ByteView(seed)) : train_step(mf, state, batch, ByteView(seed));
 }
 
-void finish_summary(const TrainOptions& opt, const Dist* dist, TrainSummary& sum) {
+// The peak resident memory of this process (VmHWM), reset at the start of
+// the training loop (Linux: "5" to /proc/self/clear_refs), so --stats reports
+// the loop's peak apart from the setup's. 0 where /proc says nothing.
+void reset_peak_rss() {
+  if (FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
+}
+uint64_t peak_rss() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  uint64_t kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %" SCNu64 " kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+
+void finish_summary(const TrainOptions& opt, Dist* dist, TrainSummary& sum) {
+  std::vector<uint64_t> peaks{sum.loop_peak_rss}, params, grads;
+  // Every rank's loop peak and traffic, for rank 0's --stats (each rank has the same arguments).
+  if (dist && !opt.stats_path.empty()) {
+    const Dist::Traffic& tr = dist->traffic();
+    const uint64_t n = tr.steps ? tr.steps : 1;
+    peaks = dist->gather_u64(sum.loop_peak_rss);
+    params = dist->gather_u64(tr.param_bytes / n);
+    grads = dist->gather_u64(tr.grad_bytes / n);
+  }
   if (dist) {
     sum.rank = dist->rank();
     sum.world = dist->world();
@@ -105,6 +141,7 @@ void finish_summary(const TrainOptions& opt, const Dist* dist, TrainSummary& sum
     if (tr.steps) {
       sum.grad_bytes = double(tr.grad_bytes) / double(tr.steps);
       sum.witness_bytes = double(tr.witness_bytes) / double(tr.steps);
+      sum.param_bytes = double(tr.param_bytes) / double(tr.steps);
     }
   }
   if (sum.rank != 0 || opt.stats_path.empty()) return;
@@ -116,8 +153,20 @@ void finish_summary(const TrainOptions& opt, const Dist* dist, TrainSummary& sum
                       {"step_seconds", sum.step_seconds / n},
                       {"witness_seconds", sum.witness_seconds / n},
                       {"grad_bytes_per_rank", sum.grad_bytes},
-                      {"witness_bytes_per_rank", sum.witness_bytes}};
+                      {"witness_bytes_per_rank", sum.witness_bytes},
+                      {"param_bytes_per_rank", sum.param_bytes},
+                      {"loop_peak_rss_per_rank", peaks},
+                      {"param_bytes_each_rank", params},
+                      {"grad_bytes_each_rank", grads}};
   write_file_atomic(opt.stats_path, j.dump(1) + "\n");
+}
+
+// Each rank's part of the state: fully sharded as the manifest plans it,
+// ZeRO-1 (--shard), or data parallel (ranges for the sketches only).
+void shard_state(const TrainOptions& opt, const Manifest& mf, Dist& dist, TrainState& state) {
+  if (mf.sharding) dist.full_shard(state, *mf.sharding);
+  else if (opt.shard) dist.shard(state);
+  else dist.partition(state);
 }
 
 // A rank other than 0 of a data-parallel run: rank 0's manifest, seed and
@@ -138,19 +187,24 @@ TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady
     mf.model.module_path = opt.model_path;
   }
   Bytes seed(sd.begin(), sd.end());
-  Bytes stb(sts.begin(), sts.end());
-  Safetensors st = Safetensors::parse(ByteView(stb), "rank 0's state");
-  TrainState state = TrainState::from_tensors(mf.model, st.tensors(), "rank 0's state", opt.device);
-  if (opt.shard) dist.shard(state);
-  else dist.partition(state);
+  // Rank 0's state, parsed in place; its bytes are freed before the loop
+  // (a fully sharded rank then holds only its range).
+  TrainState state = [&] {
+    const Safetensors st = Safetensors::parse(ByteView(reinterpret_cast<const uint8_t*>(sts.data()), sts.size()),
+                                              "rank 0's state");
+    return TrainState::from_tensors(mf.model, st.tensors(), "rank 0's state", opt.device);
+  }();
+  std::string().swap(sts);
+  shard_state(opt, mf, dist, state);
   const RunPaths paths(opt.out_dir);
-  if (opt.shard) fs::create_directories(fs::path(opt.out_dir) / "ckpt");  // this rank's shards go there
+  if (dist.sharded()) fs::create_directories(fs::path(opt.out_dir) / "ckpt");  // this rank's shards go there
 
   TrainSummary sum;
   sum.first_step = state.step() + 1;
   DataOrder order(mf.run_id(), ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
   const int64_t T = mf.steps;
   const int64_t last = opt.stop_after > 0 ? std::min(T, opt.stop_after) : T;
+  reset_peak_rss();
   const auto loop0 = std::chrono::steady_clock::now();
   while (state.step() < last) {
     const int64_t t = state.step() + 1;
@@ -163,6 +217,7 @@ TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady
     // This rank's part of the witnesses: its range's sketches (and, sharded, its checkpoint shard).
     if (opt.witnesses) {
       dist.sketches(mf, state);
+      if (t % mf.fp.probe_every == 0 || t == T) dist.probe(mf, state, {});  // collective when fully sharded
       // The state root every step (a sharded checkpoint step computes it while writing the shards).
       if (dist.sharded() && (t % mf.checkpoint_every == 0 || t == T))
         dist.checkpoint(state, paths.checkpoint(uint64_t(t)));
@@ -174,6 +229,7 @@ TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady
     sum.steps++;
   }
   sum.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop0).count();
+  sum.loop_peak_rss = peak_rss();
   sum.last_step = state.step();
   sum.finished = state.step() == T && opt.witnesses;
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -229,13 +285,43 @@ void check_log_keeps_heads(const RunPaths& paths) {
 // The run's manifest from the config, the data, the key, the seed and the
 // model, checked against a run directory that already holds one; nothing is written.
 Manifest plan_run(const TrainOptions& opt, const TrainConfig& cfg, const Commitment& data, const Dataset& dataset,
-                  const SecretKey& key, const Bytes& seed) {
+                  const SecretKey& key, const Bytes& seed, int world) {
   nlohmann::json software = {{"wit", WIT_VERSION}, {"libtorch", torch_version()}};
   std::optional<ModelConfig> scripted;
   if (!opt.model_path.empty()) scripted = describe_module(opt.model_path);
   Manifest mf = make_manifest(cfg, data, key.pub(), seed_commitment(ByteView(seed)), software, opt.config_path,
                               scripted ? &*scripted : nullptr);
+  if (opt.shard_full) {
+    if (world < 2) throw Error("--shard=full needs several ranks", "--shard", "add --nproc N (or launch with WORLD_SIZE)");
+    if (mf.batch_size < world)
+      throw Error("a batch of " + std::to_string(mf.batch_size) + " records cannot be split over " +
+                      std::to_string(world) + " ranks",
+                  "batch_size");
+    mf.sharding = plan_shards(mf.model, world);
+  }
   const std::string manifest_path = RunPaths(opt.out_dir).manifest();
+  std::optional<Manifest> existing;
+  if (fs::exists(manifest_path)) {
+    try {
+      existing = Manifest::load(manifest_path);
+    } catch (const Error&) {
+      // unreadable or of another version: refused below as a different run
+    }
+  }
+  if (existing) {
+    // Fully sharded or not is part of the run (its sums' order): say so rather than "a different run".
+    const Manifest& old = *existing;
+    if (old.sharding && !mf.sharding)
+      throw Error("the run is fully sharded over " + std::to_string(old.sharding->world) + " ranks", opt.out_dir,
+                  "resume it with --shard=full --nproc " + std::to_string(old.sharding->world));
+    if (!old.sharding && mf.sharding)
+      throw Error("the run is not fully sharded; --shard=full would change its arithmetic", opt.out_dir,
+                  "resume it without --shard=full");
+    if (old.sharding && mf.sharding && old.sharding->world != mf.sharding->world)
+      throw Error("the run is fully sharded over " + std::to_string(old.sharding->world) + " ranks, not " +
+                      std::to_string(mf.sharding->world),
+                  opt.out_dir, "resume it with --nproc " + std::to_string(old.sharding->world));
+  }
   if (fs::exists(manifest_path) && read_file(manifest_path) != mf.dump())
     throw Error("the run directory holds a different run (config, data, model, key or software differ)", opt.out_dir,
                 "use a new --out directory");
@@ -354,7 +440,8 @@ LogEntry witness_step(const Manifest& mf, TrainState& state, const StepOutput& o
   e.s.sketch = std::move(sk.w);
   e.s.sketch_m = std::move(sk.m);
   e.s.sketch_v = std::move(sk.v);
-  if (t % mf.fp.probe_every == 0 || t == mf.steps) e.s.probe = probe_fingerprint(mf, state, probe);
+  if (t % mf.fp.probe_every == 0 || t == mf.steps)
+    e.s.probe = dist ? dist->probe(mf, state, probe) : probe_fingerprint(mf, state, probe);
   e.s.checkpoint = t % mf.checkpoint_every == 0 || t == mf.steps;
   if (e.s.checkpoint && dist && dist->sharded()) {
     e.s.state_root = dist->checkpoint(state, paths.checkpoint(uint64_t(t)));
@@ -396,6 +483,7 @@ TrainSummary train(const TrainOptions& opt) {
   if (DistEnv env = dist_env_from_environment(opt.dist_timeout); env.world > 1) {
     if (opt.step_fn) throw Error("a replaced training step cannot run data parallel", "WORLD_SIZE");
     dist = Dist::connect(env);
+    if (opt.serve_fn) dist->set_serve_fn(opt.serve_fn);
   }
   if (dist && dist->rank() != 0) {
     try {
@@ -427,7 +515,7 @@ TrainSummary train(const TrainOptions& opt) {
   }
   const SecretKey key = new_key ? generate_key() : load_key(key_path);
   const Bytes seed = load_or_make_seed(cfg, run);
-  Manifest mf = plan_run(opt, cfg, data, dataset, key, seed);
+  Manifest mf = plan_run(opt, cfg, data, dataset, key, seed, dist ? dist->world() : 1);
   check_log_keeps_heads(paths);
   write_run_dir(opt, mf, seed, key, key_path, new_key, dist ? dist->world() : 1);
   const Hash32 run_id = mf.run_id();
@@ -447,8 +535,7 @@ TrainSummary train(const TrainOptions& opt) {
     dist->broadcast(m);
     dist->broadcast(sd);
     dist->broadcast(sts);
-    if (opt.shard) dist->shard(state);
-    else dist->partition(state);
+    shard_state(opt, mf, *dist, state);
   }
 
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
@@ -456,6 +543,7 @@ TrainSummary train(const TrainOptions& opt) {
   const int64_t T = mf.steps;
   const int64_t last = opt.stop_after > 0 ? std::min(T, opt.stop_after) : T;
   Progress progress("training", uint64_t(last - state.step()), "steps", opt.quiet);
+  reset_peak_rss();
   const auto loop0 = std::chrono::steady_clock::now();
   while (state.step() < last) {
     const int64_t t = state.step() + 1;
@@ -483,6 +571,7 @@ TrainSummary train(const TrainOptions& opt) {
   }
   progress.finish();
   sum.loop_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop0).count();
+  sum.loop_peak_rss = peak_rss();
   sum.last_step = state.step();
   if (state.step() == T && opt.witnesses) {
     if (log.size() > uint64_t(T) + 1) log.truncate(uint64_t(T) + 1);

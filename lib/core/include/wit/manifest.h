@@ -10,6 +10,7 @@
 #include "wit/bytes.h"
 #include "wit/commitment.h"
 #include "wit/model_spec.h"
+#include "wit/shards.h"
 #include "wit/sign.h"
 
 namespace wit {
@@ -61,6 +62,11 @@ struct Manifest {
   bool train_mode = false;
   // Whether the step draws random numbers (and so needs the run's seed).
   bool random_step() const { return dropout > 0 || train_mode; }
+  // Fully sharded training (wit-train --shard=full; docs/distributed.md):
+  // the world size, each rank's range of parameters and the compute units,
+  // which fix the order of the sharded step's sums. Absent (no "sharding"
+  // field) for every other run, data parallel and ZeRO-1 included.
+  std::optional<ShardPlan> sharding;
   int64_t checkpoint_every = 50;  // C
   int64_t head_every = 10;        // N: sign a tree head every N entries (and at the end)
   // The data, copied from the commitment: the root of its one tree, the

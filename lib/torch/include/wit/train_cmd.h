@@ -16,6 +16,7 @@ struct TrainArgs {
   bool kernels_given = false;    // --cpu-kernels was on the command line (else a resumed run keeps its recorded set)
   unsigned nproc = 1;            // --nproc: local ranks
   bool no_witnesses = false;     // hidden --bench-no-witnesses (bench/dist.sh)
+  std::string shard;             // --shard: "" (none), "zero1" or "full"
 };
 
 // --describe: each parameter's shape, init and weight decay on stdout; writes nothing.

@@ -37,9 +37,19 @@ struct TrainOptions {
   // Sharded optimizer state (ZeRO-1): each rank keeps, updates, sketches and
   // checkpoints its own range of the parameters' AdamW moments.
   bool shard = false;
+  // Fully sharded state (--shard=full, FSDP's FULL_SHARD): each rank keeps
+  // only its range of parameters, gradients and moments; the plan (ranges,
+  // units) goes into the manifest. docs/distributed.md.
+  bool shard_full = false;
   // Test-only: changes the records this rank trains on at `step` (its rows
   // are [lo, hi) of `batch`); the log still declares the committed batch.
   std::function<void(int64_t step, int rank, int64_t lo, int64_t hi, BatchRecords& batch)> rows_fn;
+  // Test-only (attack 24, --shard=full): the batch whose rows give this rank
+  // the gradients of the parameters it owns at `step` (the ones it sends the
+  // other owners stay those of the declared rows), and a change to the
+  // parameter values it serves the others in a gather (its own copy stays).
+  std::function<void(int64_t step, int rank, int64_t lo, int64_t hi, BatchRecords& batch)> shard_rows_fn;
+  std::function<void(int64_t step, int rank, float* data, size_t n)> serve_fn;
   std::string stats_path;  // when set, rank 0 writes timing and traffic as JSON here
   // Benchmarks only: false trains the same steps without witnesses (no log
   // entries, heads, checkpoints or seed reveal after the genesis), so the
@@ -59,6 +69,8 @@ struct TrainSummary {
   // gradient all-reduce and for witnesses.
   double step_seconds = 0, witness_seconds = 0, loop_seconds = 0;
   double grad_bytes = 0, witness_bytes = 0;
+  double param_bytes = 0;     // fully sharded: parameter gathers, per rank per step
+  uint64_t loop_peak_rss = 0; // bytes: this rank's peak resident memory during the training loop
 };
 
 // Throws wit::Error on bad input; see man/wit-train.1 for the run directory.
