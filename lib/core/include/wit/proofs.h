@@ -18,12 +18,6 @@ namespace wit {
 inline constexpr const char* kProofFormat = "wit.proof";
 inline constexpr int kProofVersion = 2;
 
-struct InclusionProof {
-  Hash32 leaf;
-  uint64_t index = 0, size = 0;
-  std::vector<Hash32> path;
-};
-
 // Builds proofs from an index, against its one tree; the leaf must be present
 // at `position` (inclusion) or absent (exclusion).
 InclusionProof prove_inclusion(const Index& idx, const Hash32& leaf, uint64_t position);
