@@ -229,6 +229,7 @@ void check_data_commitment(Ctx& c) {
     const char* differs = c.data.root != c.mf.data_root ? "root" : c.data.n != c.mf.data_n ? "n" : nullptr;
     if (differs)
       reject(std::string("data.commit.json is not the data commitment the manifest names (") + differs + " differs)");
+    c.entry.tree_ranged = c.data.ranged();
   }
 }
 
@@ -710,7 +711,7 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
                                   : "; the board draws more challenges");
   } else if (e.eval_by != "board") {
     e.reason = "the board has not scored the released weights on its benchmark yet (wit-board evaluate)";
-  } else if (!e.leaves_audited) {
+  } else if (!e.leaves_audited && !e.tree_ranged) {
     e.reason = "the training tree is not audited yet: the contamination certificate means absence only in a sorted tree "
                "(wit-board leaves)";
   } else {
@@ -888,7 +889,7 @@ json RunEntry::to_json() const {
   } else {
     j["eval"] = nullptr;
   }
-  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}, {"tree_audited", leaves_audited}}
+  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}, {"tree_audited", leaves_audited}, {"tree_ranged", tree_ranged}}
                              : json(nullptr);
   json pcs = json::array();
   for (const auto& p : probe_checks)
@@ -952,7 +953,7 @@ std::string RunEntry::describe() const {
   if (clean)
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
       << " distinct eval records proved against the training data; the training tree "
-      << (leaves_audited ? "audited sorted by the board" : "not audited") << ")\n";
+      << (tree_ranged ? "ranged: every proof checks its own path's order" : leaves_audited ? "audited sorted by the board" : "not audited") << ")\n";
   if (model == ModelVerdict::kNotChecked) {
     o << "(the checks stop at the first failure)\n";
     return o.str();
