@@ -2,9 +2,11 @@
 // tests/vectors/gen_vectors.cpp): each set's records, committed by
 // commit_dataset, give the set's commitment and tree; every proof document
 // gets exactly its expected verdict against that commitment; and every valid
-// document is the one wit-query would write from the set's index.
+// document is the one wit-query would write from the set's index (of
+// version 3, or of version 2 for the sets of that version).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -34,7 +36,19 @@ struct Committed {
   Bytes index_bytes;
 };
 
-// The set's records as a lines file, committed as wit-commit would.
+// A version-2 commitment and index of the same files: the RFC 6962 tree
+// over the same leaves (what an older wit-commit wrote; still read).
+void to_version2(Committed& c) {
+  CommitResult& r = c.r;
+  const MerkleTree t(kBlake2bTree, r.tree.leaves(), r.tree.size(), kIndexCacheLevel, 1);
+  r.commitment.version = kCommitVersionUnranged;
+  r.commitment.root = t.root();
+  r.levels.assign(t.levels(), t.levels() + MerkleTree::level_entries(r.tree.size(), kIndexCacheLevel));
+  c.index_bytes = encode_index(r);
+}
+
+// The set's records as a lines file, committed as wit-commit would (of the
+// set's version).
 Committed commit_set(const json& set, size_t i) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("wit-vectors-" + std::to_string(getpid()) + "-" + std::to_string(i) + ".txt"))
@@ -48,6 +62,7 @@ Committed commit_set(const json& set, size_t i) {
   Committed c{commit_dataset(spec, {path}, 1), {}};
   std::filesystem::remove(path);
   c.index_bytes = encode_index(c.r);
+  if (set["commitment"]["version"] == kCommitVersionUnranged) to_version2(c);
   return c;
 }
 
@@ -60,6 +75,18 @@ TEST_CASE("data vectors: commit_dataset gives every set's commitment and tree", 
     const json& s = sets[i];
     INFO("set " << i << " (n = " << s["n"] << ")");
     const Committed c = commit_set(s, i);
+    if (s.value("unsorted", false)) {
+      // The trainer's own tree: the files' leaves, out of order; wit-commit
+      // sorts them, so its root is another.
+      std::vector<std::string> given = s["tree_leaves"], sorted;
+      for (uint64_t k = 0; k < c.r.tree.size(); k++) sorted.push_back(c.r.tree.leaf(k).hex());
+      CHECK(given != sorted);
+      std::sort(given.begin(), given.end());
+      CHECK(given == sorted);
+      CHECK(c.r.commitment.root.hex() != s["commitment"]["root"]);
+      continue;
+    }
+    CHECK(c.r.commitment.version == s["commitment"]["version"].get<int>());
     CHECK(c.r.commitment.root.hex() == s["commitment"]["root"]);
     CHECK(c.r.commitment.n == s["commitment"]["n"].get<uint64_t>());
     CHECK(c.r.commitment.records == s["commitment"]["records"].get<uint64_t>());
@@ -73,6 +100,7 @@ TEST_CASE("data vectors: every document gets its expected verdict", "[vectors][p
   std::vector<Commitment> commits;
   for (const json& s : v["sets"]) {
     Commitment c;
+    c.version = s["commitment"]["version"].get<int>();
     c.reader.kind = ReaderKind::kLines;
     c.records = s["commitment"]["records"].get<uint64_t>();
     c.n = s["commitment"]["n"].get<uint64_t>();
@@ -110,6 +138,7 @@ TEST_CASE("data vectors: valid documents are the ones the index proves", "[vecto
     INFO(k["description"].get<std::string>());
     const Committed& c = committed.at(k["set"].get<size_t>());
     const Index idx(ByteView(c.index_bytes), "vector index");
+    CHECK(idx.version() == c.r.commitment.version);
     json doc = k["document"];
     std::optional<std::string> record;
     if (doc.contains("record")) record = doc["record"].get<std::string>();
