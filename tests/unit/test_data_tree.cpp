@@ -55,7 +55,7 @@ TEST_CASE("the commitment's root is the tree over the sorted distinct record lea
   std::vector<Hash32> want;
   for (const char* s : {"alpha", "beta", "delta", "gamma"}) want.push_back(record_leaf(ByteView(std::string_view(s))));
   std::sort(want.begin(), want.end());
-  CHECK(r.commitment.root == merkle_root(kBlake2bTree, want));
+  CHECK(r.commitment.root == merkle_root(kDataTree, want));
   REQUIRE(r.tree.size() == 4);
   for (uint64_t i = 0; i < 4; i++) CHECK(r.tree.leaf(i) == want[i]);
   // First occurrences: "alpha" is record 1 (0-based), "gamma" record 0.
@@ -141,7 +141,7 @@ TEST_CASE("the index holds the one tree and its audit refuses an unsorted one", 
   std::swap(leaves[1], leaves[3]);
   Bytes bad = b;
   std::memcpy(bad.data() + kIndexHeaderSize, leaves.data(), 32 * leaves.size());
-  const Hash32 root = merkle_root(kBlake2bTree, leaves);
+  const Hash32 root = merkle_root(kDataTree, leaves);
   std::memcpy(bad.data() + 32, root.data(), 32);
   put_le64(bad.data() + 96, xxh3_64(ByteView(bad.data() + kIndexHeaderSize, bad.size() - kIndexHeaderSize)));
   put_le64(bad.data() + 104, xxh3_64(ByteView(bad.data(), 104)));
@@ -363,7 +363,7 @@ TEST_CASE("a streamed commit of text files equals the tree and digests of the op
     const RecordFiles files = RecordFiles::open(spec, {fa, fb});
     const DataTree want(files, 1);
     const auto want_sources = source_digests(spec, files, 1);
-    const MerkleTree want_tree(kBlake2bTree, want.leaves(), want.size(), kIndexCacheLevel, 1);
+    const MerkleTree want_tree(kDataTree, want.leaves(), want.size(), kIndexCacheLevel, 1);
     for (unsigned threads : {1u, 2u, 3u}) {
       INFO("reader " << ReaderSpec::kind_name(kind) << ", threads " << threads);
       const CommitResult r = commit_dataset(spec, {fa, fb}, threads);
