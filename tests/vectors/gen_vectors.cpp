@@ -727,7 +727,10 @@ void data_proofs(DataWriter& w) {
         }
         if (leaf && got != kBadRange) die("a one-leaf sibling's flipped range is not refused as a bad range");
         if (got == "valid" && right) die("a right sibling's flipped first leaf (bound by its parent) verified");
-        w.add(si, "bit flipped in the first leaf of range[" + std::to_string(k) + "]" + of, doc, got);
+        w.add(si,
+              "bit flipped in the first leaf of range[" + std::to_string(k) + "]" +
+                  (got == "valid" ? " (a far end no node binds: unused)" : "") + of,
+              doc, got);
       }
       RPath none = p;
       none.ranges.clear();
@@ -1006,16 +1009,27 @@ void ranged_vectors(RangedWriter& w) {
     for (uint64_t i : std::set<uint64_t>{0, n / 2, n - 1}) {
       const InclusionProof p = ref_proof(l, i);
       const std::string at = "leaf " + std::to_string(i) + " of " + std::to_string(n) + ": ";
+      const std::vector<Range> sib = inclusion_ranges(i, n);
       for (size_t k = 0; k < p.path.size(); k++) {
         InclusionProof q = p;
         q.path[k] = flip(q.path[k], unsigned(8 * k + 3));
         w.inclusion_case(at + "bit flipped in path[" + std::to_string(k) + "]", n, q, root, std::nullopt);
+        // A sibling's far end is bound by the first node above whose split
+        // is on the same side; on the tree's first (last) leaf spine none is,
+        // and nothing uses it but the range it gives the root.
+        const bool right = sib[k].begin > i;
+        bool far_bound = sib[k].size() == 1;
+        for (size_t u = k + 1; u < sib.size(); u++) far_bound |= (sib[u].begin > i) == right;
+        const Intent far = far_bound ? Intent() : Intent(ProofError::kOk);
+        const std::string unbound = far_bound ? "" : " (a far end no node binds: unused)";
         q = p;
         q.ranges[k].first = flip(q.ranges[k].first, 5);
-        w.inclusion_case(at + "bit flipped in ranges[" + std::to_string(k) + "].first", n, q, root, std::nullopt);
+        w.inclusion_case(at + "bit flipped in ranges[" + std::to_string(k) + "].first" + (right ? "" : unbound), n, q,
+                         root, right ? Intent() : far);
         q = p;
         q.ranges[k].last = flip(q.ranges[k].last, 250);
-        w.inclusion_case(at + "bit flipped in ranges[" + std::to_string(k) + "].last", n, q, root, std::nullopt);
+        w.inclusion_case(at + "bit flipped in ranges[" + std::to_string(k) + "].last" + (right ? unbound : ""), n, q,
+                         root, right ? far : Intent());
         q = p;
         std::swap(q.ranges[k].first, q.ranges[k].last);
         if (!(q.ranges[k] == p.ranges[k]))
@@ -1083,8 +1097,8 @@ void ranged_vectors(RangedWriter& w) {
     q.value = l[4];
     w.exclusion_case("present value (leaf 4) with the proof for the gap below it", n, q, root, ProofError::kNotBracketed);
     q = p;
-    q.left.ranges[1].first = flip(q.left.ranges[1].first, 9);
-    w.exclusion_case("bit flipped in the left bracket's ranges[1].first", n, q, root, std::nullopt);
+    q.left.ranges[1].last = flip(q.left.ranges[1].last, 9);
+    w.exclusion_case("bit flipped in the left bracket's ranges[1].last", n, q, root, std::nullopt);
     q = p;
     q.right.ranges.back().last = flip(q.right.ranges.back().last, 9);
     w.exclusion_case("bit flipped in the right bracket's top range's last leaf", n, q, root, std::nullopt);
