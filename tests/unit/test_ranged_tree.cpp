@@ -171,13 +171,27 @@ TEST_CASE("ranged tree: every inclusion and exclusion proof up to 40 leaves veri
         CHECK(verify_inclusion(kDataTree, q, root) == ProofError::kWrongRangeCount);
         CHECK(verify_inclusion(kBlake2bTree, q, root) == ProofError::kRootMismatch);
       }
-      // Every bit of every stated range and hash matters.
+      // Every bit of every hash and stated range matters, but for a far end
+      // that no node binds (a sibling on the tree's first or last leaf
+      // spine), which nothing uses but the range the root is given.
+      const std::vector<Range> sib = inclusion_ranges(i, n);
       for (size_t j = 0; j < p.path.size(); j++) {
+        const bool right = sib[j].begin > i;
+        bool far_bound = sib[j].size() == 1;
+        for (size_t u = j + 1; u < sib.size(); u++) far_bound |= (sib[u].begin > i) == right;
         for (int which = 0; which < 3; which++) {
           InclusionProof q = p;
           Hash32& h = which == 0 ? q.path[j] : which == 1 ? q.ranges[j].first : q.ranges[j].last;
           h[31 - (j % 32)] ^= 1;
-          CHECK(verify_inclusion(kDataTree, q, root) != ProofError::kOk);
+          const bool far = which == (right ? 2 : 1);
+          if (far && !far_bound) {
+            const PathResult fr = root_from_inclusion(kDataTree, q);
+            CHECK(fr.error == ProofError::kOk);
+            CHECK(fr.root == root);
+            CHECK(!(fr.range == r.range));  // only the root's range moves
+          } else {
+            CHECK(verify_inclusion(kDataTree, q, root) != ProofError::kOk);
+          }
         }
         InclusionProof q = p;  // the ranges of two levels swapped
         if (j + 1 < p.path.size()) {
