@@ -70,6 +70,15 @@ grep -q 'invalid: proof is for another commitment' out err && ok || fail "reason
 awk 'f==0 && /"path": \[/ {print; getline; sub(/[0-9a-f]"/, (substr($0, length($0)-1, 1) == "0" ? "1" : "0") "\""); f=1} {print}' inc.json >bad.json
 cmp -s inc.json bad.json && fail "tampering did not change the proof" || ok
 run 1 wit-query verify --commit a.commit.json bad.json
+# (the first sibling is one leaf, whose range is its own hash: the changed hash no longer matches it)
+grep -q "invalid: a sibling's stated key range is not a range of its leaves" out err && ok ||
+  fail "reason not named: a sibling's stated key range: $(cat out err)"
+# the same hash changed in its range too: now the path misses the root
+h=$(awk '/"path": \[/ {getline; gsub(/[ ",]/, ""); print; exit}' inc.json)
+t=${h%?}$([ "${h: -1}" = 0 ] && echo 1 || echo 0)
+sed "s/$h/$t/g" inc.json >bad2.json
+[ "$(grep -c "$t" bad2.json)" -eq 3 ] && ok || fail "the first sibling's hash is not in path and range: $(grep -c "$t" bad2.json)"
+run 1 wit-query verify --commit a.commit.json bad2.json
 grep -q 'invalid: proof does not lead to the root' out err && ok || fail "reason not named: invalid: proof does not lead to the root: $(cat out err)"
 # an embedded record that does not match the leaf
 run 0 wit-query include --commit a.commit.json --index a.widx --text "$present" --embed-record -o emb.json
