@@ -234,7 +234,9 @@ TEST_CASE("ranged vectors: every case gives its expected result, valid proofs ar
       const InclusionProof p{h32(c["leaf"]), c["index"].get<uint64_t>(), c["proof_size"].get<uint64_t>(),
                              hashes(c["path"]), ranges_of(c["ranges"])};
       got = to_string(verify_inclusion(kDataTree, p, root));
-      if (got == std::string("ok") && !c.contains("leaves")) {
+      // (a case that changes a far end no node binds verifies, and is not wit_core's proof)
+      const bool unbound = c["description"].get<std::string>().find("no node binds") != std::string::npos;
+      if (got == std::string("ok") && !c.contains("leaves") && !unbound) {
         const InclusionProof q = prove_inclusion(t, p.index);
         CHECK(q.path == p.path);
         CHECK(q.ranges == p.ranges);
