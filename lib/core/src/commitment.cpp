@@ -28,6 +28,11 @@ using nlohmann::json;
 
 Hash32 record_leaf(ByteView record) { return kBlake2bTree.leaf(record); }
 
+bool is_data_tree_root(const std::vector<Hash32>& sorted_leaves, const Hash32& root) {
+  return merkle_root(kDataTree, sorted_leaves) == root ||
+         merkle_root(Commitment::data_tree_hash(kCommitVersionUnranged), sorted_leaves) == root;
+}
+
 namespace {
 
 Hash32 source_digest(uint64_t size, uint64_t piece_size, const Hash32& mth) {

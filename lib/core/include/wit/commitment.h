@@ -68,6 +68,12 @@ struct Commitment {
 // H(0x00 || record): a record's leaf.
 Hash32 record_leaf(ByteView record);
 
+// Whether `root` is the data tree of these sorted distinct leaves, of version
+// 3 (ranged) or 2 (RFC 6962): for checks that hold a commitment's root and
+// its leaves but not its version (an eval's scores against its eval set). No
+// root is both: a ranged root is a personalised BLAKE2b output.
+bool is_data_tree_root(const std::vector<Hash32>& sorted_leaves, const Hash32& root);
+
 // The records of `paths` opened with a reader, file after file.
 struct RecordFiles {
   std::vector<std::unique_ptr<RecordSource>> readers;
