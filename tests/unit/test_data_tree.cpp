@@ -177,10 +177,10 @@ TEST_CASE("older commitments, indexes and manifests are refused with the version
   nlohmann::json j = nlohmann::json::parse(r.commitment.dump());
   j["version"] = 1;
   CHECK_THROWS_WITH(Commitment::from_json(j, "c.json"),
-        "unsupported commitment version 1 (this wit reads version 2): c.json");
+        "unsupported commitment version 1 (this wit reads versions 2 and 3): c.json");
   Bytes b = encode_index(r);
   put_le32(b.data() + 8, 1);
-  CHECK_THROWS_WITH(Index(ByteView(b), "i.widx"), "unsupported index version 1 (this wit reads version 2): i.widx");
+  CHECK_THROWS_WITH(Index(ByteView(b), "i.widx"), "unsupported index version 1 (this wit reads versions 2 and 3): i.widx");
   Manifest m;
   m.data_root = r.commitment.root;
   m.data_n = r.commitment.n;

@@ -155,3 +155,30 @@ TEST_CASE("data vectors: valid documents are the ones the index proves", "[vecto
     }
   }
 }
+
+TEST_CASE("data vectors: a version 2 exclusion says what it rests on, and strict refuses it", "[vectors][proofs]") {
+  const json& v = vectors();
+  size_t seen = 0;
+  for (const json& k : v["cases"]) {
+    const json& s = v["sets"][k["set"].get<size_t>()];
+    if (k["expected"] != "valid") continue;
+    Commitment c;
+    c.version = s["commitment"]["version"].get<int>();
+    c.reader.kind = ReaderKind::kLines;
+    c.records = s["commitment"]["records"].get<uint64_t>();
+    c.n = s["commitment"]["n"].get<uint64_t>();
+    REQUIRE(Hash32::from_hex(s["commitment"]["root"].get<std::string>(), c.root));
+    INFO(k["description"].get<std::string>());
+    const Verdict lax = verify_document(k["document"], c, "vector");
+    const Verdict strict = verify_document(k["document"], c, "vector", true);
+    REQUIRE(lax.ok);
+    const bool rests_on_order = c.version == kCommitVersionUnranged && k["document"]["type"] == "exclusion";
+    CHECK((lax.summary.find(kUnrangedExclusionCaveat) != std::string::npos) == rests_on_order);
+    CHECK(strict.ok == !rests_on_order);
+    if (rests_on_order) {
+      CHECK(strict.reason.rfind("version 2 exclusion refused (--strict)", 0) == 0);
+      seen++;
+    }
+  }
+  CHECK(seen >= 1);
+}
