@@ -31,6 +31,17 @@ const json& vectors() {
   return j;
 }
 
+// A set's commitment as its JSON gives it (version, counts, root).
+Commitment set_commitment(const json& s) {
+  Commitment c;
+  c.version = s["commitment"]["version"].get<int>();
+  c.reader.kind = ReaderKind::kLines;
+  c.records = s["commitment"]["records"].get<uint64_t>();
+  c.n = s["commitment"]["n"].get<uint64_t>();
+  REQUIRE(Hash32::from_hex(s["commitment"]["root"].get<std::string>(), c.root));
+  return c;
+}
+
 struct Committed {
   CommitResult r;
   Bytes index_bytes;
@@ -98,15 +109,7 @@ TEST_CASE("data vectors: commit_dataset gives every set's commitment and tree", 
 TEST_CASE("data vectors: every document gets its expected verdict", "[vectors][proofs]") {
   const json& v = vectors();
   std::vector<Commitment> commits;
-  for (const json& s : v["sets"]) {
-    Commitment c;
-    c.version = s["commitment"]["version"].get<int>();
-    c.reader.kind = ReaderKind::kLines;
-    c.records = s["commitment"]["records"].get<uint64_t>();
-    c.n = s["commitment"]["n"].get<uint64_t>();
-    REQUIRE(Hash32::from_hex(s["commitment"]["root"].get<std::string>(), c.root));
-    commits.push_back(c);
-  }
+  for (const json& s : v["sets"]) commits.push_back(set_commitment(s));
   size_t valid = 0, invalid = 0, errors = 0;
   for (const json& k : v["cases"]) {
     INFO(k["description"].get<std::string>());
@@ -162,12 +165,7 @@ TEST_CASE("data vectors: a version 2 exclusion says what it rests on, and strict
   for (const json& k : v["cases"]) {
     const json& s = v["sets"][k["set"].get<size_t>()];
     if (k["expected"] != "valid") continue;
-    Commitment c;
-    c.version = s["commitment"]["version"].get<int>();
-    c.reader.kind = ReaderKind::kLines;
-    c.records = s["commitment"]["records"].get<uint64_t>();
-    c.n = s["commitment"]["n"].get<uint64_t>();
-    REQUIRE(Hash32::from_hex(s["commitment"]["root"].get<std::string>(), c.root));
+    const Commitment c = set_commitment(s);
     INFO(k["description"].get<std::string>());
     const Verdict lax = verify_document(k["document"], c, "vector");
     const Verdict strict = verify_document(k["document"], c, "vector", true);

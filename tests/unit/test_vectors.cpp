@@ -63,11 +63,18 @@ std::vector<const json*> cases_of(const std::string& type) {
   return out;
 }
 
-// The brackets of an exclusion case, as the verifier takes them.
-ExclusionProof exclusion_proof(const json& c) {
+std::vector<KeyRange> ranges_of(const json& v) {
+  std::vector<KeyRange> out;
+  for (const json& r : v) out.push_back({h32(r[0]), h32(r[1])});
+  return out;
+}
+
+// The brackets of an exclusion case, as the verifier takes them (of size
+// field `size_key`; with ranges when the case has them).
+ExclusionProof exclusion_proof(const json& c, const char* size_key = "size") {
   ExclusionProof p;
   p.value = h32(c["value"]);
-  p.size = c["size"].get<uint64_t>();
+  p.size = c[size_key].get<uint64_t>();
   for (auto [key, has, b] : {std::make_tuple("left", &p.has_left, &p.left),
                              std::make_tuple("right", &p.has_right, &p.right)}) {
     *has = !c[key].is_null();
@@ -75,6 +82,7 @@ ExclusionProof exclusion_proof(const json& c) {
     b->index = c[key]["index"].get<uint64_t>();
     b->leaf = h32(c[key]["leaf"]);
     b->path = hashes(c[key]["path"]);
+    if (c[key].contains("ranges")) b->ranges = ranges_of(c[key]["ranges"]);
   }
   return p;
 }
@@ -209,12 +217,6 @@ std::vector<Hash32> ranged_tree(uint64_t n) {
   return l;
 }
 
-std::vector<KeyRange> ranges_of(const json& v) {
-  std::vector<KeyRange> out;
-  for (const json& r : v) out.push_back({h32(r[0]), h32(r[1])});
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("ranged vectors: every case gives its expected result, valid proofs are wit_core's", "[vectors][ranged]") {
@@ -242,18 +244,7 @@ TEST_CASE("ranged vectors: every case gives its expected result, valid proofs ar
         CHECK(q.ranges == p.ranges);
       }
     } else {
-      ExclusionProof p;
-      p.value = h32(c["value"]);
-      p.size = c["proof_size"].get<uint64_t>();
-      for (auto [key, has, b] : {std::make_tuple("left", &p.has_left, &p.left),
-                                 std::make_tuple("right", &p.has_right, &p.right)}) {
-        *has = !c[key].is_null();
-        if (!*has) continue;
-        b->index = c[key]["index"].get<uint64_t>();
-        b->leaf = h32(c[key]["leaf"]);
-        b->path = hashes(c[key]["path"]);
-        b->ranges = ranges_of(c[key]["ranges"]);
-      }
+      const ExclusionProof p = exclusion_proof(c, "proof_size");
       got = to_string(verify_exclusion(kDataTree, p, root));
       if (got == std::string("ok") && !c.contains("leaves")) {
         ExclusionProof q;

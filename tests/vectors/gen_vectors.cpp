@@ -168,7 +168,27 @@ std::vector<Hash32> with_trailing(std::vector<Hash32> v, const Hash32& h) {
 // The result a case is meant to have: one error, or (nullopt) any error but kOk.
 using Intent = std::optional<ProofError>;
 
-class Writer {
+// The cases of a vector file: each checked to give the result it is meant
+// to (else the generator writes nothing), descriptions unique.
+class CaseList {
+ protected:
+  static std::string check(const std::string& desc, ProofError got, Intent want) {
+    bool as_meant = want ? got == *want : got != ProofError::kOk;
+    if (!as_meant)
+      die("case \"" + desc + "\" gives \"" + to_string(got) + "\", not " +
+          (want ? "\"" + std::string(to_string(*want)) + "\"" : std::string("an error")));
+    return to_string(got);
+  }
+  void add(json c) {
+    if (!descriptions_.insert(c["description"].get<std::string>()).second)
+      die("duplicate description: " + c["description"].get<std::string>());
+    cases_.push_back(std::move(c));
+  }
+  json cases_ = json::array();
+  std::set<std::string> descriptions_;
+};
+
+class Writer : public CaseList {
  public:
   Writer() {
     for (uint64_t i = 0; i < kMaxLeaves; i++) {
@@ -274,24 +294,8 @@ class Writer {
   }
 
  private:
-  static std::string check(const std::string& desc, ProofError got, Intent want) {
-    bool as_meant = want ? got == *want : got != ProofError::kOk;
-    if (!as_meant)
-      die("case \"" + desc + "\" gives \"" + to_string(got) + "\", not " +
-          (want ? "\"" + std::string(to_string(*want)) + "\"" : std::string("an error")));
-    return to_string(got);
-  }
-
-  void add(json c) {
-    if (!descriptions_.insert(c["description"].get<std::string>()).second)
-      die("duplicate description: " + c["description"].get<std::string>());
-    cases_.push_back(std::move(c));
-  }
-
   std::vector<Bytes> data_;
   std::vector<Hash32> leaves_;
-  json cases_ = json::array();
-  std::set<std::string> descriptions_;
 };
 
 // Sizes around powers of two, where RFC 6962's unbalanced right edge changes shape.
@@ -893,7 +897,7 @@ void data_proofs(DataWriter& w) {
 
 // --- the ranged data tree: every size 0..17, a proof at every position, broken ones ---
 
-class RangedWriter {
+class RangedWriter : public CaseList {
  public:
   // The tree of size n: the sorted leaf hashes of "leaf-0" .. "leaf-(n-1)".
   static std::vector<Hash32> tree(uint64_t n) {
@@ -967,21 +971,6 @@ class RangedWriter {
     return doc;
   }
 
- private:
-  static std::string check(const std::string& desc, ProofError got, Intent want) {
-    bool as_meant = want ? got == *want : got != ProofError::kOk;
-    if (!as_meant)
-      die("ranged case \"" + desc + "\" gives \"" + to_string(got) + "\", not " +
-          (want ? "\"" + std::string(to_string(*want)) + "\"" : std::string("an error")));
-    return to_string(got);
-  }
-  void add(json c) {
-    if (!descriptions_.insert(c["description"].get<std::string>()).second)
-      die("duplicate description: " + c["description"].get<std::string>());
-    cases_.push_back(std::move(c));
-  }
-  json cases_ = json::array();
-  std::set<std::string> descriptions_;
 };
 
 InclusionProof ref_proof(const std::vector<Hash32>& l, uint64_t i) {
