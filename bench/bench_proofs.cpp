@@ -21,7 +21,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/blake2b_x4.h"
 #include "wit/commitment.h"
+#include "wit/hash.h"
 #include "wit/error.h"
 #include "wit/index.h"
 #include "wit/merkle.h"
@@ -70,6 +72,46 @@ void report(const char* key, const Stats& s) {
   std::printf("%s_median_us=%.2f\n%s_p99_us=%.2f\n", key, s.median, key, s.p99);
   std::fprintf(stderr, "  %-24s median %9.2f us   p99 %9.2f us   mean %9.2f us\n", key, s.median, s.p99,
                s.mean);
+}
+
+// What a tree node costs in each construction (docs/proofs.md, "Why the split
+// keys"): the RFC 6962 node (65 bytes, one BLAKE2b block), the ranged node
+// (128 bytes, one block: the two split keys only) and a node binding both
+// children's full ranges (1 + 6 x 32 = 193 bytes, two blocks), each over
+// 2^20 adjacent pairs as a tree level is built.
+void node_costs() {
+  const uint64_t pairs = uint64_t(1) << 20;
+  std::vector<wit::Hash32> in(2 * pairs), keys(2 * pairs + 1), out(pairs);
+  Rng r{5};
+  for (auto& h : in) h = r.hash();
+  for (auto& h : keys) h = r.hash();
+  auto time_ns = [&](const std::function<void()>& f) {
+    double best = 1e300;
+    for (int rep = 0; rep < 3; rep++) {
+      const auto t = Clock::now();
+      f();
+      best = std::min(best, since_us(t) * 1e3 / double(pairs));
+    }
+    return best;
+  };
+  const double rfc = time_ns([&] { wit::node_pairs(in.data(), pairs, out.data()); });
+  const double ranged = time_ns([&] { wit::ranged_node_pairs(in.data(), pairs, keys.data(), 2, out.data()); });
+  const double full = time_ns([&] {
+    const uint8_t p = 0x01;
+    for (uint64_t k = 0; k < pairs; k++)
+      out[k] = wit::blake2b_256(wit::ByteView(&p, 1), wit::ByteView(in[2 * k].data(), 64),
+                                wit::ByteView(keys.data()->data() + 64 * k, 128));
+  });
+  const double ranged_one = time_ns([&] {
+    for (uint64_t k = 0; k < pairs; k++)
+      out[k] = wit::kDataTree.ranged_node(in[2 * k], in[2 * k + 1], keys[2 * k], keys[2 * k + 1]);
+  });
+  std::printf("node_rfc6962_ns=%.1f\nnode_ranged_ns=%.1f\nnode_ranged_scalar_ns=%.1f\nnode_full_ranges_scalar_ns=%.1f\n",
+              rfc, ranged, ranged_one, full);
+  std::fprintf(stderr,
+               "  node hash, ns a node over 2^20 pairs: RFC 6962 (65 B, lanes) %.1f; ranged (128 B, lanes) %.1f; "
+               "ranged one at a time %.1f; both full ranges (193 B, 2 blocks, one at a time) %.1f\n",
+               rfc, ranged, ranged_one, full);
 }
 
 [[noreturn]] void usage() {
@@ -164,10 +206,10 @@ int run(int argc, char** argv) {
     std::string text = wit::inclusion_document(commitment, ip).dump(2) + "\n";
     inc_gen.push_back(since_us(t));
     inc_doc = text.size();
-    inc_raw = 32 * (1 + ip.path.size());
+    inc_raw = 32 * (1 + ip.path.size() + 2 * ip.ranges.size());
 
     t = Clock::now();
-    wit::ProofError pe = wit::verify_inclusion(wit::kBlake2bTree, ip.index, ip.size, ip.leaf, ip.path, commitment.root);
+    wit::ProofError pe = wit::verify_inclusion(commitment.tree_hash(), ip, commitment.root);
     inc_ver_core.push_back(since_us(t));
     t = Clock::now();
     wit::Verdict v = wit::verify_document(nlohmann::json::parse(text), commitment, "bench");
@@ -186,10 +228,11 @@ int run(int argc, char** argv) {
     text = wit::exclusion_document(commitment, ep).dump(2) + "\n";
     exc_gen.push_back(since_us(t));
     exc_doc = text.size();
-    exc_raw = 32 * (1 + (ep.has_left ? 1 + ep.left.path.size() : 0) + (ep.has_right ? 1 + ep.right.path.size() : 0));
+    exc_raw = 32 * (1 + (ep.has_left ? 1 + ep.left.path.size() + 2 * ep.left.ranges.size() : 0) +
+                    (ep.has_right ? 1 + ep.right.path.size() + 2 * ep.right.ranges.size() : 0));
 
     t = Clock::now();
-    pe = wit::verify_exclusion(wit::kBlake2bTree, ep, commitment.root);
+    pe = wit::verify_exclusion(commitment.tree_hash(), ep, commitment.root);
     exc_ver_core.push_back(since_us(t));
     t = Clock::now();
     v = wit::verify_document(nlohmann::json::parse(text), commitment, "bench");
@@ -210,6 +253,7 @@ int run(int argc, char** argv) {
               exc_doc, exc_raw);
   std::fprintf(stderr, "  proof size: inclusion %zu B json, %zu B of hashes; exclusion %zu B json, %zu B of hashes\n",
                inc_doc, inc_raw, exc_doc, exc_raw);
+  node_costs();
   return 0;
 }
 

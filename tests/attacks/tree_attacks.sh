@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Attack 19 of docs/design.md: a data tree whose leaves are out of order.
-# A trainer whose training files hold three records of the eval set builds,
-# with its own code (tree_forge), a commitment to the same files whose root
-# is that of their leaves with the eval records moved out of sorted order.
-# From that one root it gets a valid inclusion proof of an eval record AND a
-# valid clean contamination certificate for the whole eval set: both verify
-# with the commitment alone. The audit of the tree's leaves (wit-query
-# audit-leaves) rejects the forged tree, naming the leaves out of order, and
-# the honest sorted leaves do not give the forged root; the honest tree's own
-# leaves (wit-commit leaves) pass its audit.
+# Attacks 19 and 23 of docs/design.md: a data tree whose leaves are out of
+# order, and a ranged tree whose nodes lie about their key ranges. A trainer
+# whose training files hold three records of the eval set builds, with its
+# own code (tree_forge), a commitment to the same files whose root is that of
+# their leaves with the eval records moved out of sorted order, and from that
+# one root an inclusion proof of an eval record and a clean contamination
+# certificate for the whole eval set.
+# - Version 2 (an RFC 6962 tree, still read): both verify, the verdict says
+#   what they rest on, --strict refuses the certificate, and the audit of the
+#   tree's leaves (wit-query audit-leaves) rejects the forged tree.
+# - Version 3 (the ranged tree, docs/proofs.md): with honest keys (attack
+#   19), every node claiming the sorted tree's keys, or the nodes on the
+#   record's path claiming what its proof needs (attack 23), never both
+#   verify: at least one fails, with the commitment alone.
 source "$(dirname "$0")/../cli/lib.sh"
 : "${WIT_ATTACK_BIN:?set WIT_ATTACK_BIN to the folder of tree_forge}"
 FORGE=$WIT_ATTACK_BIN/tree_forge
@@ -27,20 +31,24 @@ grep -qE "^ok: the 203 leaves are strictly increasing and give the commitment's 
 run 1 wit-query contamination -q --commit train.commit.json --index train.widx -o honest.cert.json eval.txt
 grep -q '"clean": false' honest.cert.json && ok || fail "the honest certificate is not contaminated"
 
-# --- the forged tree: one root, an inclusion proof and a clean certificate
-run 0 "$FORGE" --commit train.commit.json --index train.widx --out-commit forged.commit.json --leaves forged.wleaves \
+# --- version 2: one root, an inclusion proof and a clean certificate, both "valid"
+run 0 "$FORGE" --v2 --commit train.commit.json --index train.widx --out-commit forged.commit.json --leaves forged.wleaves \
   --proof included.json --certificate clean.json eval.txt
 cmp -s train.commit.json forged.commit.json && fail "the forged commitment is the honest one" || ok
-[ "$(grep -v '"root"' train.commit.json | md5sum)" = "$(grep -v '"root"' forged.commit.json | md5sum)" ] && ok ||
-  fail "the forged commitment differs in more than its root"
+grep -q '"version": 2' forged.commit.json && ok || fail "the v2 forgery is not a version 2 commitment"
 run 0 wit-query verify --commit forged.commit.json included.json
 grep -q '^valid: record [0-9a-f]* is at position' out && ok || fail "inclusion: $(cat out)"
 run 0 wit-query verify --commit forged.commit.json clean.json --eval eval.txt
-grep -q '^valid: the certificate covers all 20 eval records' out && ok || fail "certificate: $(cat out)"
+grep -qF 'valid: the certificate covers all 20 eval records (valid if the committed tree is sorted; this version cannot show it: audit the leaves)' out &&
+  ok || fail "certificate: $(cat out)"
 grep -q '"clean": true' clean.json && ok || fail "the forged certificate is not clean"
 # The included record is one the certificate proves absent.
 leaf=$(json_get included.json leaf)
 grep -q "\"leaf\": \"$leaf\"" clean.json && ok || fail "the certificate does not speak of the included record"
+# --strict refuses what rests on an order nobody checked.
+run 1 wit-query verify --strict --commit forged.commit.json clean.json
+grep -qF 'invalid: version 2 exclusion refused (--strict)' out && ok || fail "--strict: $(cat out)"
+run 0 wit-query verify --strict --commit forged.commit.json included.json
 
 # --- the audit: the forged leaves are out of order; the sorted ones give another root
 run 1 wit-query audit-leaves --commit forged.commit.json forged.wleaves
@@ -53,6 +61,24 @@ grep -q '^failed: the leaves file is of another tree' out && ok || fail "honest 
 # The forged tree's index is refused as well wherever an index is used.
 run 2 wit-query contamination --commit forged.commit.json --index train.widx eval.txt
 error_is wit-query "does not belong to commitment"
+
+# --- version 3: the same forgery, and nodes that lie about their ranges: never both
+for keys in honest sorted path; do
+  run 0 "$FORGE" --keys "$keys" --commit train.commit.json --index train.widx --out-commit f3.commit.json \
+    --leaves f3.wleaves --proof inc3.json --certificate cert3.json eval.txt
+  grep -q '"version": 3' f3.commit.json && ok || fail "$keys: not a version 3 commitment"
+  wit-query verify --commit f3.commit.json inc3.json >inc.out 2>&1
+  inc_rc=$?
+  wit-query verify --commit f3.commit.json cert3.json --eval eval.txt >cert.out 2>&1
+  cert_rc=$?
+  # Each is a verdict (exit 0 or 1), never a tool error; and never both valid.
+  [ $inc_rc -le 1 ] && [ $cert_rc -le 1 ] && ok || fail "$keys: exit $inc_rc / $cert_rc: $(cat inc.out cert.out)"
+  [ $inc_rc -ne 0 ] || [ $cert_rc -ne 0 ] && ok || fail "$keys: one root both includes and excludes: $(cat inc.out cert.out)"
+  # What fails says why: the ranges out of order, or a range the root does not bind.
+  cat inc.out cert.out | grep -qE '^invalid: .*(key ranges out of order|does not lead to the root|key range is not a range)' &&
+    ok || fail "$keys: $(cat inc.out cert.out)"
+  echo "attack ${keys}: inclusion exit $inc_rc, certificate exit $cert_rc: $(cat inc.out cert.out | tr '\n' ' ')" >&2
+done
 
 # --- bad input: one-line errors, exit 2
 head -c 40 forged.wleaves >short.wleaves

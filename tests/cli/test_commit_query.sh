@@ -70,6 +70,15 @@ grep -q 'invalid: proof is for another commitment' out err && ok || fail "reason
 awk 'f==0 && /"path": \[/ {print; getline; sub(/[0-9a-f]"/, (substr($0, length($0)-1, 1) == "0" ? "1" : "0") "\""); f=1} {print}' inc.json >bad.json
 cmp -s inc.json bad.json && fail "tampering did not change the proof" || ok
 run 1 wit-query verify --commit a.commit.json bad.json
+# (the first sibling is one leaf, whose range is its own hash: the changed hash no longer matches it)
+grep -q "invalid: a sibling's stated key range is not a range of its leaves" out err && ok ||
+  fail "reason not named: a sibling's stated key range: $(cat out err)"
+# the same hash changed in its range too: now the path misses the root
+h=$(awk '/"path": \[/ {getline; gsub(/[ ",]/, ""); print; exit}' inc.json)
+t=${h%?}$([ "${h: -1}" = 0 ] && echo 1 || echo 0)
+sed "s/$h/$t/g" inc.json >bad2.json
+[ "$(grep -c "$t" bad2.json)" -eq 3 ] && ok || fail "the first sibling's hash is not in path and range: $(grep -c "$t" bad2.json)"
+run 1 wit-query verify --commit a.commit.json bad2.json
 grep -q 'invalid: proof does not lead to the root' out err && ok || fail "reason not named: invalid: proof does not lead to the root: $(cat out err)"
 # an embedded record that does not match the leaf
 run 0 wit-query include --commit a.commit.json --index a.widx --text "$present" --embed-record -o emb.json
@@ -216,13 +225,17 @@ run 2 wit-query contamination --commit a.commit.json --index j.widx -o cert.json
 error_is wit-query 'does not belong to commitment a.commit.json'
 absent cert.json
 # unknown commitment and proof versions
-sed 's/"version": 2/"version": 7/' a.commit.json >v7.commit.json
+sed 's/"version": 3/"version": 7/' a.commit.json >v7.commit.json
 run 2 wit-query verify --commit v7.commit.json inc.json
 error_is wit-query 'unsupported commitment version 7'
-sed 's/"version": 2/"version": 3/' inc.json >v3.json
-run 2 wit-query verify --commit a.commit.json v3.json
-error_is wit-query 'unsupported proof version 3'
-printf '{"format": "wit.proof", "version": 2, "type": "inclusion"' >broken.json
+sed 's/"version": 3/"version": 4/' inc.json >v4.json
+run 2 wit-query verify --commit a.commit.json v4.json
+error_is wit-query 'unsupported proof version 4 \(this wit reads versions 2 and 3\)'
+# a version 2 document is checked against a version 2 commitment only
+sed 's/"version": 3/"version": 2/' inc.json >v2.json
+run 1 wit-query verify --commit a.commit.json v2.json
+grep -q '^invalid: proof is of version 2, its commitment of version 3' out && ok || fail "v2 proof, v3 commitment: $(cat out)"
+printf '{"format": "wit.proof", "version": 3, "type": "inclusion"' >broken.json
 run 2 wit-query verify --commit a.commit.json broken.json
 error_is wit-query 'broken.json'
 head -c 100 a.commit.json >cut.commit.json
@@ -239,13 +252,13 @@ grep -q "^root  *$root" out && ok || fail "show lacks the root"
 grep -q "^records  *$(json_get a.commit.json records) in the files, $(json_get a.commit.json n) distinct, read as fortune" out && ok || fail "show lacks the counts"
 grep -q "^index  *a.widx: matches; its $(json_get a.commit.json n) leaves are sorted" out && ok || fail "show did not audit the index"
 # older files are refused with the version this wit reads
-sed 's/"version": 2/"version": 1/' a.commit.json >v1.commit.json
+sed 's/"version": 3/"version": 1/' a.commit.json >v1.commit.json
 run 2 wit-commit show v1.commit.json
-error_is wit-commit 'unsupported commitment version 1 \(this wit reads version 2\)'
+error_is wit-commit 'unsupported commitment version 1 \(this wit reads versions 2 and 3\)'
 cp a.widx v1.widx
 printf '\x01' | dd of=v1.widx bs=1 seek=8 conv=notrunc status=none
 run 2 wit-commit show a.commit.json --index v1.widx
-error_is wit-commit 'unsupported index version 1 \(this wit reads version 2\)'
+error_is wit-commit 'unsupported index version 1 \(this wit reads versions 2 and 3\)'
 
 # --- duplicates: one leaf, counted plainly
 printf 'same\nother\nsame\nsame\n' >dup.txt

@@ -1,5 +1,7 @@
 // Fuzz target for proof documents and contamination certificates
-// (verify_document) against a fixed nine-record commitment built in memory.
+// (verify_document) against a fixed nine-record commitment built in memory:
+// of version 3 (the ranged tree), or of version 2 (RFC 6962, still read)
+// for a document that says version 2.
 // Besides "wit::Error or a verdict", it checks soundness: a document judged
 // valid must only claim what is true of the committed records. Verdicts
 // (outcome.h): j, r, n (a well-formed document judged invalid), a (valid).
@@ -28,7 +30,7 @@ const char* const kRecords[] = {"alpha", "bravo", "charlie", "delta", "echo",
                                 "foxtrot", "golf", "bravo", "hotel"};
 
 struct Fixture {
-  wit::Commitment c;
+  wit::Commitment c, c2;            // version 3, version 2
   std::vector<wit::Hash32> leaves;  // the one tree: sorted, distinct
   Fixture() {
     for (const char* r : kRecords) leaves.push_back(wit::record_leaf(wit::ByteView(std::string_view(r))));
@@ -37,7 +39,10 @@ struct Fixture {
     c.reader.kind = wit::ReaderKind::kLines;
     c.records = sizeof kRecords / sizeof kRecords[0];
     c.n = leaves.size();
-    c.root = wit::merkle_root(wit::kBlake2bTree, leaves);
+    c.root = wit::merkle_root(wit::kDataTree, leaves);
+    c2 = c;
+    c2.version = wit::kCommitVersionUnranged;
+    c2.root = wit::merkle_root(wit::kBlake2bTree, leaves);
   }
   bool present(const wit::Hash32& h) const { return std::binary_search(leaves.begin(), leaves.end(), h); }
 };
@@ -71,7 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (doc.is_discarded()) return wit_fuzz::note('j'), 0;
   wit::Verdict v;
   try {
-    v = wit::verify_document(doc, f.c, "fuzz");
+    const bool v2 = doc.is_object() && doc.contains("version") && doc["version"] == 2;
+    v = wit::verify_document(doc, v2 ? f.c2 : f.c, "fuzz");
   } catch (const wit::Error&) {
     wit_fuzz::note('r');
     return 0;  // the expected rejection of a malformed document

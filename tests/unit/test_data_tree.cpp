@@ -55,7 +55,7 @@ TEST_CASE("the commitment's root is the tree over the sorted distinct record lea
   std::vector<Hash32> want;
   for (const char* s : {"alpha", "beta", "delta", "gamma"}) want.push_back(record_leaf(ByteView(std::string_view(s))));
   std::sort(want.begin(), want.end());
-  CHECK(r.commitment.root == merkle_root(kBlake2bTree, want));
+  CHECK(r.commitment.root == merkle_root(kDataTree, want));
   REQUIRE(r.tree.size() == 4);
   for (uint64_t i = 0; i < 4; i++) CHECK(r.tree.leaf(i) == want[i]);
   // First occurrences: "alpha" is record 1 (0-based), "gamma" record 0.
@@ -141,7 +141,7 @@ TEST_CASE("the index holds the one tree and its audit refuses an unsorted one", 
   std::swap(leaves[1], leaves[3]);
   Bytes bad = b;
   std::memcpy(bad.data() + kIndexHeaderSize, leaves.data(), 32 * leaves.size());
-  const Hash32 root = merkle_root(kBlake2bTree, leaves);
+  const Hash32 root = merkle_root(kDataTree, leaves);
   std::memcpy(bad.data() + 32, root.data(), 32);
   put_le64(bad.data() + 96, xxh3_64(ByteView(bad.data() + kIndexHeaderSize, bad.size() - kIndexHeaderSize)));
   put_le64(bad.data() + 104, xxh3_64(ByteView(bad.data(), 104)));
@@ -177,10 +177,10 @@ TEST_CASE("older commitments, indexes and manifests are refused with the version
   nlohmann::json j = nlohmann::json::parse(r.commitment.dump());
   j["version"] = 1;
   CHECK_THROWS_WITH(Commitment::from_json(j, "c.json"),
-        "unsupported commitment version 1 (this wit reads version 2): c.json");
+        "unsupported commitment version 1 (this wit reads versions 2 and 3): c.json");
   Bytes b = encode_index(r);
   put_le32(b.data() + 8, 1);
-  CHECK_THROWS_WITH(Index(ByteView(b), "i.widx"), "unsupported index version 1 (this wit reads version 2): i.widx");
+  CHECK_THROWS_WITH(Index(ByteView(b), "i.widx"), "unsupported index version 1 (this wit reads versions 2 and 3): i.widx");
   Manifest m;
   m.data_root = r.commitment.root;
   m.data_n = r.commitment.n;
@@ -248,7 +248,7 @@ TEST_CASE("jsonl with escapes and non-ASCII text: known root and source digest",
     const CommitResult r = commit_dataset(spec, {f}, threads);
     CHECK(r.commitment.records == 6004);
     CHECK(r.commitment.n == 5804);
-    CHECK(r.commitment.root.hex() == "92c392283cb668d9bd4961d8845028fd8902e2aa27322de216c039b0c2ffabea");
+    CHECK(r.commitment.root.hex() == "670077806d470882fb6b0bc50aba06390fc527c3ba62c6dc984d6da2c337653d");
     REQUIRE(r.commitment.sources.size() == 1);
     CHECK(r.commitment.sources[0].digest.hex() == "206cc597e60699dc98cf7f1370c3ff9edf08a8a8dbebd4c23d4b1f3d2ba9da39");
   }
@@ -283,7 +283,7 @@ TEST_CASE("tokens: known root and source digests, streamed", "[commit]") {
     const CommitResult r = commit_dataset(spec, {a, b}, threads);
     CHECK(r.commitment.records == 905);
     CHECK(r.commitment.n == 900);
-    CHECK(r.commitment.root.hex() == "c7c6358b8f77d85837da84408514af7983cec598204382667fdfa41d100e6714");
+    CHECK(r.commitment.root.hex() == "2083dc588f959a15e2c41122fa245233d51a7f8e04c0405d31003218e36e8191");
     REQUIRE(r.commitment.sources.size() == 2);
     CHECK(r.commitment.sources[0].digest.hex() == "fcc9489239e7ed374dd952d614d626263b2b00f12b5671c816b11071a0174044");
     CHECK(r.commitment.sources[1].digest.hex() == "e9e83e4c3077fef46c1f782c7d2e82a59441df1e40ad25498e035459832e5367");
@@ -307,7 +307,7 @@ TEST_CASE("tokens: known root and source digests, streamed", "[commit]") {
   spec.seq_len = 200000;
   const CommitResult big = commit_dataset(spec, {c}, 2);
   CHECK(big.commitment.records == 2);
-  CHECK(big.commitment.root.hex() == "d929352b7cd98444b2a806246f43252b76b2533d44313bb45fe932b85dfd05dd");
+  CHECK(big.commitment.root.hex() == "766888a0f27e9a7b6aa7c99876f0e29dc6778338810c0e24ac8041ad91e9b9d3");
   CHECK(big.commitment.sources.at(0).digest.hex() == "f8b4bd00b2bbc87ef403e2eeca942363f0c2c61c320b81ca69c6ab549f0efe61");
 }
 
@@ -363,7 +363,7 @@ TEST_CASE("a streamed commit of text files equals the tree and digests of the op
     const RecordFiles files = RecordFiles::open(spec, {fa, fb});
     const DataTree want(files, 1);
     const auto want_sources = source_digests(spec, files, 1);
-    const MerkleTree want_tree(kBlake2bTree, want.leaves(), want.size(), kIndexCacheLevel, 1);
+    const MerkleTree want_tree(kDataTree, want.leaves(), want.size(), kIndexCacheLevel, 1);
     for (unsigned threads : {1u, 2u, 3u}) {
       INFO("reader " << ReaderSpec::kind_name(kind) << ", threads " << threads);
       const CommitResult r = commit_dataset(spec, {fa, fb}, threads);

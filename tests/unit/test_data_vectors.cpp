@@ -2,9 +2,11 @@
 // tests/vectors/gen_vectors.cpp): each set's records, committed by
 // commit_dataset, give the set's commitment and tree; every proof document
 // gets exactly its expected verdict against that commitment; and every valid
-// document is the one wit-query would write from the set's index.
+// document is the one wit-query would write from the set's index (of
+// version 3, or of version 2 for the sets of that version).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -29,12 +31,35 @@ const json& vectors() {
   return j;
 }
 
+// A set's commitment as its JSON gives it (version, counts, root).
+Commitment set_commitment(const json& s) {
+  Commitment c;
+  c.version = s["commitment"]["version"].get<int>();
+  c.reader.kind = ReaderKind::kLines;
+  c.records = s["commitment"]["records"].get<uint64_t>();
+  c.n = s["commitment"]["n"].get<uint64_t>();
+  REQUIRE(Hash32::from_hex(s["commitment"]["root"].get<std::string>(), c.root));
+  return c;
+}
+
 struct Committed {
   CommitResult r;
   Bytes index_bytes;
 };
 
-// The set's records as a lines file, committed as wit-commit would.
+// A version-2 commitment and index of the same files: the RFC 6962 tree
+// over the same leaves (what an older wit-commit wrote; still read).
+void to_version2(Committed& c) {
+  CommitResult& r = c.r;
+  const MerkleTree t(kBlake2bTree, r.tree.leaves(), r.tree.size(), kIndexCacheLevel, 1);
+  r.commitment.version = kCommitVersionUnranged;
+  r.commitment.root = t.root();
+  r.levels.assign(t.levels(), t.levels() + MerkleTree::level_entries(r.tree.size(), kIndexCacheLevel));
+  c.index_bytes = encode_index(r);
+}
+
+// The set's records as a lines file, committed as wit-commit would (of the
+// set's version).
 Committed commit_set(const json& set, size_t i) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("wit-vectors-" + std::to_string(getpid()) + "-" + std::to_string(i) + ".txt"))
@@ -48,6 +73,7 @@ Committed commit_set(const json& set, size_t i) {
   Committed c{commit_dataset(spec, {path}, 1), {}};
   std::filesystem::remove(path);
   c.index_bytes = encode_index(c.r);
+  if (set["commitment"]["version"] == kCommitVersionUnranged) to_version2(c);
   return c;
 }
 
@@ -60,6 +86,18 @@ TEST_CASE("data vectors: commit_dataset gives every set's commitment and tree", 
     const json& s = sets[i];
     INFO("set " << i << " (n = " << s["n"] << ")");
     const Committed c = commit_set(s, i);
+    if (s.value("unsorted", false)) {
+      // The trainer's own tree: the files' leaves, out of order; wit-commit
+      // sorts them, so its root is another.
+      std::vector<std::string> given = s["tree_leaves"], sorted;
+      for (uint64_t k = 0; k < c.r.tree.size(); k++) sorted.push_back(c.r.tree.leaf(k).hex());
+      CHECK(given != sorted);
+      std::sort(given.begin(), given.end());
+      CHECK(given == sorted);
+      CHECK(c.r.commitment.root.hex() != s["commitment"]["root"]);
+      continue;
+    }
+    CHECK(c.r.commitment.version == s["commitment"]["version"].get<int>());
     CHECK(c.r.commitment.root.hex() == s["commitment"]["root"]);
     CHECK(c.r.commitment.n == s["commitment"]["n"].get<uint64_t>());
     CHECK(c.r.commitment.records == s["commitment"]["records"].get<uint64_t>());
@@ -71,14 +109,7 @@ TEST_CASE("data vectors: commit_dataset gives every set's commitment and tree", 
 TEST_CASE("data vectors: every document gets its expected verdict", "[vectors][proofs]") {
   const json& v = vectors();
   std::vector<Commitment> commits;
-  for (const json& s : v["sets"]) {
-    Commitment c;
-    c.reader.kind = ReaderKind::kLines;
-    c.records = s["commitment"]["records"].get<uint64_t>();
-    c.n = s["commitment"]["n"].get<uint64_t>();
-    REQUIRE(Hash32::from_hex(s["commitment"]["root"].get<std::string>(), c.root));
-    commits.push_back(c);
-  }
+  for (const json& s : v["sets"]) commits.push_back(set_commitment(s));
   size_t valid = 0, invalid = 0, errors = 0;
   for (const json& k : v["cases"]) {
     INFO(k["description"].get<std::string>());
@@ -110,6 +141,7 @@ TEST_CASE("data vectors: valid documents are the ones the index proves", "[vecto
     INFO(k["description"].get<std::string>());
     const Committed& c = committed.at(k["set"].get<size_t>());
     const Index idx(ByteView(c.index_bytes), "vector index");
+    CHECK(idx.version() == c.r.commitment.version);
     json doc = k["document"];
     std::optional<std::string> record;
     if (doc.contains("record")) record = doc["record"].get<std::string>();
@@ -125,4 +157,26 @@ TEST_CASE("data vectors: valid documents are the ones the index proves", "[vecto
       CHECK(exclusion_document(c.r.commitment, prove_exclusion(idx, leaf), record) == doc);
     }
   }
+}
+
+TEST_CASE("data vectors: a version 2 exclusion says what it rests on, and strict refuses it", "[vectors][proofs]") {
+  const json& v = vectors();
+  size_t seen = 0;
+  for (const json& k : v["cases"]) {
+    const json& s = v["sets"][k["set"].get<size_t>()];
+    if (k["expected"] != "valid") continue;
+    const Commitment c = set_commitment(s);
+    INFO(k["description"].get<std::string>());
+    const Verdict lax = verify_document(k["document"], c, "vector");
+    const Verdict strict = verify_document(k["document"], c, "vector", true);
+    REQUIRE(lax.ok);
+    const bool rests_on_order = c.version == kCommitVersionUnranged && k["document"]["type"] == "exclusion";
+    CHECK((lax.summary.find(kUnrangedExclusionCaveat) != std::string::npos) == rests_on_order);
+    CHECK(strict.ok == !rests_on_order);
+    if (rests_on_order) {
+      CHECK(strict.reason.rfind("version 2 exclusion refused (--strict)", 0) == 0);
+      seen++;
+    }
+  }
+  CHECK(seen >= 1);
 }

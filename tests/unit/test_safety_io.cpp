@@ -185,5 +185,5 @@ TEST_CASE("the audit checks the cached tree levels against the leaves, and no pr
   const Index ok(ByteView(good), "good.widx");
   ok.audit(1);
   const InclusionProof p = prove_inclusion(ok, r.tree.leaf(300), 300);
-  CHECK(verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, r.commitment.root) == ProofError::kOk);
+  CHECK(verify_inclusion(kDataTree, p, r.commitment.root) == ProofError::kOk);
 }

@@ -56,22 +56,25 @@ ReadFn reader_of(const Bytes& b, size_t step = 1000) {
   };
 }
 
-LeavesAudit audit(const Bytes& b, uint64_t n, const Hash32& root, uint64_t chunk = kLeavesChunk) {
-  return audit_leaves(reader_of(b), "mem", n, root, 2, chunk);
+LeavesAudit audit(const Bytes& b, uint64_t n, const Hash32& root, uint64_t chunk = kLeavesChunk,
+                  const TreeHash& th = kBlake2bTree) {
+  return audit_leaves(reader_of(b), "mem", n, root, th, 2, chunk);
 }
 
 using Catch::Matchers::Contains;
 
 }  // namespace
 
-TEST_CASE("the streaming audit gives the RFC 6962 root at every size and chunk", "[leaves]") {
+TEST_CASE("the streaming audit gives the root (RFC 6962 of version 2, ranged of version 3) at every size and chunk",
+          "[leaves]") {
+  for (const TreeHash* th : {&kBlake2bTree, &kDataTree})
   for (uint64_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100}) {
     const std::vector<Hash32> leaves = sorted_leaves(n);
-    const Hash32 root = merkle_root(kBlake2bTree, leaves);
+    const Hash32 root = merkle_root(*th, leaves);
     const Bytes file = leaves_file(leaves, root);
     for (uint64_t chunk : {uint64_t(1), uint64_t(2), uint64_t(4), uint64_t(8), kLeavesChunk}) {
-      INFO("n " << n << ", chunk " << chunk);
-      const LeavesAudit a = audit(file, n, root, chunk);
+      INFO("n " << n << ", chunk " << chunk << ", ranged " << th->ranged());
+      const LeavesAudit a = audit(file, n, root, chunk, *th);
       CHECK(a.ok);
       CHECK(a.reason.empty());
       CHECK(a.n == n);
@@ -138,7 +141,7 @@ TEST_CASE("a malformed leaves file is a format error", "[leaves]") {
   b = good;
   b.push_back(0);
   refused(b, "leaves file has bytes after its 9 leaves");
-  CHECK_THROWS_WITH(audit_leaves(reader_of(good), "mem", 9, root, 1, 3), Contains("power of two"));
+  CHECK_THROWS_WITH(audit_leaves(reader_of(good), "mem", 9, root, kBlake2bTree, 1, 3), Contains("power of two"));
 }
 
 TEST_CASE("wit-commit leaves: an index's leaves audit against its commitment", "[leaves]") {

@@ -72,6 +72,9 @@ int main(int argc, char** argv) {
   ver->add_option("--commit", commit_path, "Commitment JSON")->required();
   ver->add_option("PROOF", proof_path, "Proof or certificate JSON (- = stdin)");
   ver->add_flag("--json", json_out, "Print the verdict as JSON");
+  bool strict = false;
+  ver->add_flag("--strict", strict,
+                "Refuse what holds only if the committed tree is sorted: version 2 exclusions and certificates");
   std::vector<std::string> cover_files;
   std::string cover_reader;
   ver->add_option("--eval", cover_files, "With a certificate: an eval file it must cover (repeat for more)")
@@ -96,6 +99,6 @@ int main(int argc, char** argv) {
       cq.index_path = index_path;
       return wit::query_contamination(cq, out, quiet);
     }
-    return wit::query_verify(commit_path, proof_path, cover_files, cover_reader, json_out);
+    return wit::query_verify(commit_path, proof_path, cover_files, cover_reader, json_out, strict);
   });
 }

@@ -9,6 +9,7 @@
 #include "wit/blake2b_x4.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <utility>
 
@@ -128,6 +129,9 @@ WIT_AVX2 void init4(__m256i h[8]) {
   for (int i = 0; i < 8; i++) h[i] = _mm256_set1_epi64x(int64_t(kIV[i]));
   h[0] = _mm256_xor_si256(h[0], _mm256_set1_epi64x(kParam0));
 }
+WIT_AVX2 void init4(__m256i h[8], const uint64_t iv[8]) {
+  for (int i = 0; i < 8; i++) h[i] = _mm256_set1_epi64x(int64_t(iv[i]));
+}
 
 WIT_AVX2 void store4(const __m256i h[8], Hash32* const out[4]) {
   alignas(32) uint64_t lanes[4][4];
@@ -185,6 +189,24 @@ WIT_AVX2_FN void nodes4(const Hash32* const left[4], const Hash32* const right[4
     buf[j][0] = 0x01;  // the RFC 6962 node prefix
     std::memcpy(buf[j] + 1, left[j]->data(), 32);
     std::memcpy(buf[j] + 33, right[j]->data(), 32);
+    blk[j] = buf[j];
+  }
+  compress4(h, blk, t, true);
+  store4(h, out);
+}
+
+// Four ranged nodes: block j is the pair at pair[j] (64 bytes) then the split
+// leaves at keys[j] (64 bytes); IV personalised.
+WIT_AVX2_FN void ranged4(const Hash32* const pair[4], const Hash32* const keys[4], const uint64_t iv[8],
+                         Hash32* const out[4]) {
+  __m256i h[8];
+  init4(h, iv);
+  alignas(32) uint8_t buf[4][128];
+  const uint8_t* blk[4];
+  alignas(32) const uint64_t t[4] = {128, 128, 128, 128};
+  for (int j = 0; j < 4; j++) {
+    std::memcpy(buf[j], pair[j]->data(), 64);
+    std::memcpy(buf[j] + 64, keys[j]->data(), 64);
     blk[j] = buf[j];
   }
   compress4(h, blk, t, true);
@@ -265,6 +287,9 @@ WIT_AVX512 void init8(__m512i h[8]) {
   for (int i = 0; i < 8; i++) h[i] = _mm512_set1_epi64(int64_t(kIV[i]));
   h[0] = _mm512_xor_si512(h[0], _mm512_set1_epi64(kParam0));
 }
+WIT_AVX512 void init8(__m512i h[8], const uint64_t iv[8]) {
+  for (int i = 0; i < 8; i++) h[i] = _mm512_set1_epi64(int64_t(iv[i]));
+}
 
 WIT_AVX512 void store8(const __m512i h[8], Hash32* const out[8]) {
   alignas(64) uint64_t lanes[4][8];
@@ -327,6 +352,20 @@ WIT_AVX512_FN void pairs8(const Hash32* in, Hash32* const out[8]) {
   for (int j = 0; j < 8; j++) r[j] = _mm512_maskz_loadu_epi8(__mmask64(1), p + 64 * j + 63);  // byte 64
   transpose8(r, m + 8);
   compress8(h, m, _mm512_set1_epi64(65), true);
+  store8(h, out);
+}
+// Eight ranged nodes of adjacent pairs: bytes 0..63 the pair in[2j],
+// in[2j+1], bytes 64..127 the two split leaves at keys + j * key_stride.
+WIT_AVX512_FN void ranged8(const Hash32* in, const Hash32* keys, uint64_t key_stride, const uint64_t iv[8],
+                           Hash32* const out[8]) {
+  __m512i h[8];
+  init8(h, iv);
+  __m512i m[16], r[8];
+  for (int j = 0; j < 8; j++) r[j] = _mm512_loadu_si512(reinterpret_cast<const void*>(in + 2 * j));
+  transpose8(r, m);
+  for (int j = 0; j < 8; j++) r[j] = _mm512_loadu_si512(reinterpret_cast<const void*>(keys + j * key_stride));
+  transpose8(r, m + 8);
+  compress8(h, m, _mm512_set1_epi64(128), true);
   store8(h, out);
 }
 // Two independent compressions of eight blocks each, round by round.
@@ -482,6 +521,54 @@ void node_pairs(const Hash32* in, uint64_t pairs, Hash32* out) {
   }
 #endif
   for (; k < pairs; k++) out[k] = kBlake2bTree.node(in[2 * k], in[2 * k + 1]);
+}
+
+void ranged_node_iv(uint64_t iv[8]) {
+  for (int i = 0; i < 8; i++) iv[i] = kIV[i];
+  iv[0] ^= kParam0;
+  for (int i = 0; i < 2; i++) {  // parameter words 6 and 7: the personalisation, little-endian
+    uint64_t w = 0;
+    std::memcpy(&w, kRangedNodePersonal + 8 * i, 8);
+    iv[6 + i] ^= w;
+  }
+}
+
+void ranged_node_pairs(const Hash32* in, uint64_t pairs, const Hash32* keys, uint64_t key_stride, Hash32* out) {
+  uint64_t k = 0;
+#if defined(__x86_64__)
+  static const auto iv = [] {
+    std::array<uint64_t, 8> v;
+    ranged_node_iv(v.data());
+    return v;
+  }();
+  // Each group reads all its inputs before it writes, so out may be in.
+  if (kAvx512) {
+    for (; k + 8 <= pairs; k += 8) {
+      Hash32 o[8];
+      Hash32* const op[8] = {&o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7]};
+      ranged8(in + 2 * k, keys + k * key_stride, key_stride, iv.data(), op);
+      std::memcpy(static_cast<void*>(out + k), o, sizeof o);
+    }
+  }
+  if (kAvx2) {
+    for (; k + 4 <= pairs; k += 4) {
+      const Hash32* p[4], *kk[4];
+      for (int j = 0; j < 4; j++) {
+        p[j] = &in[2 * (k + j)];
+        kk[j] = keys + (k + j) * key_stride;
+      }
+      Hash32 o[4];
+      Hash32* const op[4] = {&o[0], &o[1], &o[2], &o[3]};
+      ranged4(p, kk, iv.data(), op);
+      std::memcpy(static_cast<void*>(out + k), o, sizeof o);
+    }
+  }
+#endif
+  for (; k < pairs; k++) {
+    const Hash32* kk = keys + k * key_stride;
+    const Hash32 l = in[2 * k], r = in[2 * k + 1];
+    out[k] = kDataTree.ranged_node(l, r, kk[0], kk[1]);
+  }
 }
 
 }  // namespace wit

@@ -233,6 +233,7 @@ void check_data_commitment(Ctx& c) {
     const char* differs = c.data.root != c.mf.data_root ? "root" : c.data.n != c.mf.data_n ? "n" : nullptr;
     if (differs)
       reject(std::string("data.commit.json is not the data commitment the manifest names (") + differs + " differs)");
+    c.entry.tree_ranged = c.data.ranged();
   }
 }
 
@@ -751,7 +752,7 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
                                   : "; the board draws more challenges");
   } else if (e.eval_by != "board") {
     e.reason = "the board has not scored the released weights on its benchmark yet (wit-board evaluate)";
-  } else if (!e.leaves_audited) {
+  } else if (!e.leaves_audited && !e.tree_ranged) {
     e.reason = "the training tree is not audited yet: the contamination certificate means absence only in a sorted tree "
                "(wit-board leaves)";
   } else if (!e.overlap.empty()) {
@@ -1050,7 +1051,7 @@ json RunEntry::to_json() const {
                              : json(nullptr);
   j["ignored"] = ignored;
   j["overlap"] = overlap;
-  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}, {"tree_audited", leaves_audited}}
+  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}, {"tree_audited", leaves_audited}, {"tree_ranged", tree_ranged}}
                              : json(nullptr);
   json pcs = json::array();
   for (const auto& p : probe_checks)
@@ -1126,7 +1127,7 @@ std::string RunEntry::describe() const {
   if (clean)
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
       << " distinct eval records proved against the training data; the training tree "
-      << (leaves_audited ? "audited sorted by the board" : "not audited") << ")\n";
+      << (tree_ranged ? "ranged: every proof checks its own path's order" : leaves_audited ? "audited sorted by the board" : "not audited") << ")\n";
   if (!ignored.empty()) {
     o << "ignored (not in the bundle's index; they count for nothing):";
     for (const auto& f : ignored) o << " " << f;

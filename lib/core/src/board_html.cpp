@@ -391,7 +391,9 @@ std::string render_run_html(const RunEntry& e) {
   if (e.clean)
     o << "<dt>contamination</dt><dd>" << (*e.clean ? "clean" : "contaminated") << ": " << e.eval_distinct
       << " distinct eval records proved against the training data; the training tree "
-      << (e.leaves_audited ? "audited sorted by the board" : "not audited (the certificate means absence only in a sorted tree)")
+      << (e.tree_ranged      ? "ranged: every proof checks its own path's order"
+          : e.leaves_audited ? "audited sorted by the board"
+                             : "not audited (the certificate means absence only in a sorted tree)")
       << "</dd>\n";
   o << "<dt>released model</dt><dd id=\"model\">" << html_escape(model_verdict_name(e.model));
   if (e.model_probe_rel) o << " (relative probe distance " << number_text(*e.model_probe_rel) << ")";

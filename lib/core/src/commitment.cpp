@@ -28,6 +28,11 @@ using nlohmann::json;
 
 Hash32 record_leaf(ByteView record) { return kBlake2bTree.leaf(record); }
 
+bool is_data_tree_root(const std::vector<Hash32>& sorted_leaves, const Hash32& root) {
+  return merkle_root(kDataTree, sorted_leaves) == root ||
+         merkle_root(Commitment::data_tree_hash(kCommitVersionUnranged), sorted_leaves) == root;
+}
+
 namespace {
 
 Hash32 source_digest(uint64_t size, uint64_t piece_size, const Hash32& mth) {
@@ -65,7 +70,7 @@ json Commitment::to_json() const {
   for (const auto& s : sources)
     src.push_back({{"path", s.path}, {"size", s.size}, {"piece_size", s.piece_size},
                    {"records", s.records}, {"digest", s.digest.hex()}});
-  return json{{"format", kCommitFormat}, {"version", kCommitVersion}, {"hash", kBlake2bTree.name},
+  return json{{"format", kCommitFormat}, {"version", version}, {"hash", kBlake2bTree.name},
               {"reader", reader.to_json()}, {"records", records}, {"n", n},
               {"root", root.hex()}, {"sources", src}, {"inputs", inputs}};
 }
@@ -93,7 +98,12 @@ std::string Commitment::describe() const {
   for (const auto& s : sources)
     o += "  " + s.path + "  " + human_bytes(double(s.size)) + ", " + count(s.records) + " records, digest " +
          s.digest.hex().substr(0, 16) + "\n";
-  o += "hash         BLAKE2b-256, RFC 6962 tree (docs/commitment.md)\n";
+  if (ranged())
+    o += "hash         BLAKE2b-256, RFC 6962 shape, every node binds its children's key ranges (version 3,\n"
+         "             docs/commitment.md): exclusion proofs stand alone\n";
+  else
+    o += "hash         BLAKE2b-256, RFC 6962 tree (version 2): exclusion proofs hold only if the tree is\n"
+         "             sorted, which only an audit of the leaves shows; commit again for version 3\n";
   return o;
 }
 
@@ -113,9 +123,10 @@ Commitment Commitment::from_json(const json& j, const std::string& where) {
     throw Error("not a wit commitment (format is not \"wit.commit\")", where);
   if (!j.contains("version") || !j["version"].is_number_integer())
     throw Error("invalid commitment: missing version", where);
-  if (j["version"].get<int64_t>() != kCommitVersion)
-    throw Error("unsupported commitment version " + j["version"].dump() + " (this wit reads version " +
-                    std::to_string(kCommitVersion) + ")",
+  const int64_t version = j["version"].get<int64_t>();
+  if (version != kCommitVersion && version != kCommitVersionUnranged)
+    throw Error("unsupported commitment version " + j["version"].dump() + " (this wit reads versions " +
+                    std::to_string(kCommitVersionUnranged) + " and " + std::to_string(kCommitVersion) + ")",
                 where,
                 j["version"].get<int64_t>() == 1
                     ? "version 1 had two trees; commit the data again with this wit-commit"
@@ -123,6 +134,7 @@ Commitment Commitment::from_json(const json& j, const std::string& where) {
   if (!j.contains("hash") || j["hash"] != kBlake2bTree.name)
     throw Error("invalid commitment: unsupported hash (want \"blake2b-256\")", where);
   Commitment c;
+  c.version = int(version);
   if (!j.contains("reader")) throw Error("invalid commitment: missing reader", where);
   c.reader = ReaderSpec::from_json(j["reader"], where);
   c.records = u64_field(j, "records", where);
@@ -750,7 +762,7 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
   IndexThread writer(index, r);
   // The tree is built once, at the index's cache level, and its levels kept for
   // the index, so the leaves are hashed into nodes only once.
-  MerkleTree tree(kBlake2bTree, r.tree.leaves(), r.tree.size(), kIndexCacheLevel, threads);
+  MerkleTree tree(kDataTree, r.tree.leaves(), r.tree.size(), kIndexCacheLevel, threads);
   c.root = tree.root();
   r.levels.assign(tree.levels(), tree.levels() + MerkleTree::level_entries(r.tree.size(), kIndexCacheLevel));
   phase_done("tree");
@@ -767,7 +779,7 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
 
 std::optional<std::string> first_mismatch(const Commitment& c, const ReaderSpec& spec, const RecordFiles& files,
                                           const DataTree& tree, unsigned threads) {
-  MerkleTree t(kBlake2bTree, tree.leaves(), tree.size(), MerkleTree::kDefaultCacheLevel, threads);
+  MerkleTree t(c.tree_hash(), tree.leaves(), tree.size(), MerkleTree::kDefaultCacheLevel, threads);
   if (tree.size() == c.n && tree.records() == c.records && t.root() == c.root) return std::nullopt;
   // Something differs: name the first thing a person can act on.
   std::vector<SourceInfo> have = source_digests(spec, files, threads);  // tokens: hashed again, on this path only

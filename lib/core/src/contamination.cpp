@@ -165,7 +165,7 @@ json contamination_certificate(const ContaminationInput& in) {
   MerkleTree eval_tree(kBlake2bTree, eval.leaves.data(), eval.leaves.size(), 8, in.threads);
   json cert = {
       {"format", kContaminationFormat},
-      {"version", kProofVersion},
+      {"version", c.version},
       {"hash", kBlake2bTree.name},
       {"commitment", commitment_ref(c)},
       {"eval", {{"reader", in.eval_reader.to_json()}, {"inputs", in.eval_paths}, {"sources", sources},

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "wit/cli.h"
+#include "wit/commitment.h"
 #include "wit/error.h"
 #include "wit/hash.h"
 #include "wit/io.h"
@@ -245,7 +246,7 @@ Problem check_scores(const EvalCommitment& e, const EvalScores& s) {
   if (s.scores.size() != s.record_leaves.size()) return std::string("the scores and record leaves differ in number");
   if (s.scores.size() != e.n)
     return "the scores hold " + std::to_string(s.scores.size()) + " examples, the eval " + std::to_string(e.n);
-  if (merkle_root(kBlake2bTree, s.record_leaves) != e.eval_root)
+  if (!is_data_tree_root(s.record_leaves, e.eval_root))
     return std::string("the scores' record leaves are not the eval set (eval_root)");
   if (merkle_root(kBlake2bTree, score_leaves(s)) != e.scores_root)
     return std::string("the scores do not hash to the eval's scores_root");

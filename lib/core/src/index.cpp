@@ -64,7 +64,7 @@ std::array<uint8_t, kIndexHeaderSize> header_of(const CommitResult& c) {
   XXH3_freeState(st);
   std::array<uint8_t, kIndexHeaderSize> h{};
   std::memcpy(h.data(), kIndexMagic, 8);
-  put_le32(h.data() + kOffVersion, kIndexVersion);
+  put_le32(h.data() + kOffVersion, uint32_t(c.commitment.version));
   put_le32(h.data() + kOffLevel, kIndexCacheLevel);
   put_le64(h.data() + kOffN, c.tree.size());
   put_le64(h.data() + kOffRecords, c.tree.records());
@@ -152,9 +152,9 @@ void Index::parse(ByteView b) {
                 where_);
   const uint8_t* h = b.data;
   uint32_t version = get_le32(h + kOffVersion);
-  if (version != kIndexVersion)
-    throw Error("unsupported index version " + std::to_string(version) + " (this wit reads version " +
-                    std::to_string(kIndexVersion) + ")",
+  if (version != kIndexVersion && version != uint32_t(kCommitVersionUnranged))
+    throw Error("unsupported index version " + std::to_string(version) + " (this wit reads versions " +
+                    std::to_string(kCommitVersionUnranged) + " and " + std::to_string(kIndexVersion) + ")",
                 where_, version == 1 ? "version 1 indexes had two trees; run wit-commit again" : "");
   if (get_le64(h + kOffHeaderSum) != XXH3_64bits(h, kOffHeaderSum))
     throw Error("index header is corrupt (checksum mismatch)", where_ + " at byte 0");
@@ -171,13 +171,15 @@ void Index::parse(ByteView b) {
   if (get_le64(h + kOffBodySum) != XXH3_64bits(h + kIndexHeaderSize, b.size - kIndexHeaderSize))
     throw Error("index is corrupt (body checksum mismatch)", where_ + " at byte " + std::to_string(kIndexHeaderSize));
   std::memcpy(root_.data(), h + kOffRoot, 32);
+  version_ = int(version);
 
   const uint8_t* p = h + kIndexHeaderSize;
   const Hash32* leaves = reinterpret_cast<const Hash32*>(p);
   p += 32 * n_;
   first_ = p;
   p += 8 * n_;
-  tree_ = std::make_unique<MerkleTree>(kBlake2bTree, leaves, n_, level, reinterpret_cast<const Hash32*>(p));
+  tree_ = std::make_unique<MerkleTree>(Commitment::data_tree_hash(version_), leaves, n_, level,
+                                       reinterpret_cast<const Hash32*>(p));
   if (tree_->root() != root_) throw Error("index is corrupt (tree does not reproduce its root)", where_);
 }
 
@@ -188,7 +190,11 @@ std::optional<uint64_t> Index::find(const Hash32& leaf) const {
 }
 
 void Index::check_matches(const Commitment& c, const std::string& commit_path, unsigned threads) const {
-  const char* differs = c.root != root_ ? "root" : c.n != n_ ? "n" : c.records != records_ ? "records" : nullptr;
+  const char* differs = c.version != version_ ? "version"
+                        : c.root != root_    ? "root"
+                        : c.n != n_          ? "n"
+                        : c.records != records_ ? "records"
+                                                : nullptr;
   if (differs)
     throw Error("index does not belong to commitment " + commit_path + " (" + differs + " differs)", where_,
                 "use the .widx written by the same wit-commit run");
@@ -219,7 +225,7 @@ void Index::audit(unsigned threads) const {
   // levels; and the cached levels, which every proof is read from, must be
   // the ones the leaves give (a node changed with its checksums fixed would
   // otherwise give proofs that fail against the root).
-  const MerkleTree fresh(kBlake2bTree, l, n_, tree_->cache_level(), threads);
+  const MerkleTree fresh(tree_->hash(), l, n_, tree_->cache_level(), threads);
   if (fresh.root() != root_) throw Error("index is corrupt (its leaves do not give its root)", where_);
   const uint64_t m = MerkleTree::level_entries(n_, tree_->cache_level());
   for (uint64_t i = 0; i < m; i++)

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <sodium.h>
+
 #include "wit/blake2b_x4.h"
 #include "wit/hash.h"
 #include "wit/parallel.h"
@@ -33,6 +35,17 @@ Hash32 sha_node(const Hash32& l, const Hash32& r) {
   return sha256(ByteView(&p, 1), ByteView(l.data(), 32), ByteView(r.data(), 32));
 }
 Hash32 sha_empty() { return sha256(ByteView()); }
+Hash32 ranged_node(const Hash32& l, const Hash32& r, const Hash32& l_last, const Hash32& r_first) {
+  uint8_t m[128];
+  std::memcpy(m, l.data(), 32);
+  std::memcpy(m + 32, r.data(), 32);
+  std::memcpy(m + 64, l_last.data(), 32);
+  std::memcpy(m + 96, r_first.data(), 32);
+  Hash32 out;
+  crypto_generichash_blake2b_salt_personal(out.data(), 32, m, sizeof m, nullptr, 0, nullptr,
+                                           reinterpret_cast<const unsigned char*>(kRangedNodePersonal));
+  return out;
+}
 
 bool is_pow2(uint64_t n) { return n && !(n & (n - 1)); }
 unsigned log2_exact(uint64_t n) { return unsigned(__builtin_ctzll(n)); }
@@ -70,14 +83,23 @@ void subproof_rec(uint64_t m, uint64_t begin, uint64_t end, bool b, std::vector<
 
 const TreeHash kBlake2bTree{"blake2b-256", b2_leaf, b2_node, b2_empty};
 const TreeHash kSha256Tree{"sha-256", sha_leaf, sha_node, sha_empty};
+const TreeHash kDataTree{"blake2b-256", b2_leaf, nullptr, b2_empty, ranged_node};
 
 namespace {
 
 // out[k] = node(in[2k], in[2k+1]) for k < pairs; out may be in. wit's own
-// tree hashes several nodes at once (node_pairs: one per SIMD lane):
-// building a tree is mostly these.
-void hash_pairs(const TreeHash& th, const Hash32* in, uint64_t pairs, Hash32* out) {
+// trees hash several nodes at once (node_pairs, ranged_node_pairs: one per
+// SIMD lane): building a tree is mostly these. A ranged pair's split leaves
+// are keys[k * key_stride] and the one after it.
+void hash_pairs(const TreeHash& th, const Hash32* in, uint64_t pairs, Hash32* out, const Hash32* keys,
+                uint64_t key_stride) {
+  if (&th == &kDataTree) return ranged_node_pairs(in, pairs, keys, key_stride, out);
   if (&th == &kBlake2bTree) return node_pairs(in, pairs, out);
+  if (th.ranged()) {
+    for (uint64_t k = 0; k < pairs; k++)
+      out[k] = th.ranged_node(in[2 * k], in[2 * k + 1], keys[k * key_stride], keys[k * key_stride + 1]);
+    return;
+  }
   for (uint64_t k = 0; k < pairs; k++) out[k] = th.node(in[2 * k], in[2 * k + 1]);
 }
 
@@ -131,26 +153,44 @@ MerkleTree::MerkleTree(const TreeHash& th, const Hash32* leaves, uint64_t n, uns
     : MerkleTree(th, leaves, n, cache_level, nullptr) {
   owned_levels_.resize(level_entries(n, cache_level_));
   levels_ = owned_levels_.data();
+  build_levels(threads);
+}
+
+void MerkleTree::build_levels(unsigned threads) {
   if (level_offset_.empty()) return;
-  // Lowest cached level: each entry is a perfect subtree of 2^L leaves.
+  const Hash32* leaves = leaves_;
+  // Lowest cached level: each entry is a perfect subtree of 2^L leaves. A
+  // pair of children of 2^s leaves each, the pair starting at leaf p, splits
+  // at p + 2^s: its split leaves are leaves[p + 2^s - 1] and the next.
   const uint64_t width = uint64_t(1) << cache_level_;
   Hash32* lvl = owned_levels_.data();
-  parallel_for(n >> cache_level_, threads, std::max<uint64_t>(1, 4096 >> cache_level_),
+  parallel_for(n_ >> cache_level_, threads, std::max<uint64_t>(1, 4096 >> cache_level_),
                [&](uint64_t b, uint64_t e) {
-                 if (width == 2) return hash_pairs(th_, leaves + 2 * b, e - b, lvl + b);
+                 if (width == 2) return hash_pairs(th_, leaves + 2 * b, e - b, lvl + b, leaves + 2 * b, 2);
                  std::vector<Hash32> buf(width / 2);
                  for (uint64_t i = b; i < e; i++) {
-                   hash_pairs(th_, leaves + i * width, width / 2, buf.data());
-                   for (uint64_t w = width / 4; w >= 1; w /= 2) hash_pairs(th_, buf.data(), w, buf.data());
+                   const Hash32* base = leaves + i * width;
+                   hash_pairs(th_, base, width / 2, buf.data(), base, 2);
+                   for (uint64_t w = width / 4, child = 2; w >= 1; w /= 2, child *= 2)
+                     hash_pairs(th_, buf.data(), w, buf.data(), base + child - 1, 2 * child);
                    lvl[i] = buf[0];
                  }
                });
   for (size_t j = 1; j < level_offset_.size(); j++) {
     const Hash32* below = owned_levels_.data() + level_offset_[j - 1];
     Hash32* here = owned_levels_.data() + level_offset_[j];
-    parallel_for(n >> (cache_level_ + j), threads, 4096,
-                 [&](uint64_t b, uint64_t e) { hash_pairs(th_, below + 2 * b, e - b, here + b); });
+    const uint64_t child = uint64_t(1) << (cache_level_ + j - 1);
+    parallel_for(n_ >> (cache_level_ + j), threads, 4096, [&](uint64_t b, uint64_t e) {
+      hash_pairs(th_, below + 2 * b, e - b, here + b, leaves + (2 * b + 1) * child - 1, 2 * child);
+    });
   }
+}
+
+std::vector<KeyRange> MerkleTree::key_ranges(const std::vector<Range>& ranges) const {
+  std::vector<KeyRange> out;
+  out.reserve(ranges.size());
+  for (const Range& r : ranges) out.push_back(key_range(r));
+  return out;
 }
 
 Hash32 MerkleTree::range_hash(Range r) const {
@@ -163,7 +203,9 @@ Hash32 MerkleTree::range_hash(Range r) const {
       return levels_[level_offset_[j - cache_level_] + (r.begin >> j)];
   }
   uint64_t k = split_point(n);
-  return th_.node(range_hash({r.begin, r.begin + k}), range_hash({r.begin + k, r.end}));
+  const Hash32 l = range_hash({r.begin, r.begin + k}), rh = range_hash({r.begin + k, r.end});
+  if (th_.ranged()) return th_.ranged_node(l, rh, leaves_[r.begin + k - 1], leaves_[r.begin + k]);
+  return th_.node(l, rh);
 }
 
 Hash32 merkle_root(const TreeHash& th, const std::vector<Hash32>& leaves, unsigned threads) {
@@ -181,33 +223,72 @@ const char* to_string(ProofError e) {
     case ProofError::kNotAdjacent: return "bracketing leaves are not adjacent";
     case ProofError::kNotBracketed: return "value is not strictly between its bracketing leaves";
     case ProofError::kMissingBracket: return "a bracketing leaf is missing";
+    case ProofError::kBadRange: return "a sibling's stated key range is not a range of its leaves";
+    case ProofError::kRangeOrder: return "key ranges out of order on the path (a left child's last leaf is not below the right child's first)";
+    case ProofError::kWrongRangeCount: return "wrong number of key ranges in proof";
   }
   return "unknown proof error";
 }
 
+PathResult root_from_inclusion(const TreeHash& th, const InclusionProof& p) {
+  PathResult res;
+  auto fail = [&](ProofError e) {
+    res.error = e;
+    return res;
+  };
+  if (p.index >= p.size) return fail(ProofError::kIndexOutOfRange);
+  const std::vector<Range> sib = inclusion_ranges(p.index, p.size);
+  if (p.path.size() != sib.size()) return fail(ProofError::kWrongProofLength);
+  if (th.ranged() ? p.ranges.size() != p.path.size() : !p.ranges.empty()) return fail(ProofError::kWrongRangeCount);
+  Hash32 h = p.leaf;
+  KeyRange cur{p.leaf, p.leaf};  // the range of the node on the path: the leaf's, then its ancestors'
+  for (size_t i = 0; i < sib.size(); i++) {
+    const bool right = sib[i].begin > p.index;  // the sibling is the right child
+    const Hash32& s = p.path[i];
+    if (!th.ranged()) {
+      h = right ? th.node(h, s) : th.node(s, h);
+      continue;
+    }
+    // The sibling's stated range: the verifier cannot open its hash, but the
+    // parent binds the split leaf on its side, and a range above binds the other.
+    const KeyRange& sr = p.ranges[i];
+    if (sib[i].size() == 1 ? !(sr.first == s && sr.last == s) : !(sr.first < sr.last))
+      return fail(ProofError::kBadRange);
+    if (right) {
+      if (!(cur.last < sr.first)) return fail(ProofError::kRangeOrder);
+      h = th.ranged_node(h, s, cur.last, sr.first);
+      cur.last = sr.last;
+    } else {
+      if (!(sr.last < cur.first)) return fail(ProofError::kRangeOrder);
+      h = th.ranged_node(s, h, sr.last, cur.first);
+      cur.first = sr.first;
+    }
+  }
+  res.root = h;
+  res.range = cur;
+  return res;
+}
+
+ProofError verify_inclusion(const TreeHash& th, const InclusionProof& p, const Hash32& root) {
+  const PathResult r = root_from_inclusion(th, p);
+  if (r.error != ProofError::kOk) return r.error;
+  return r.root == root ? ProofError::kOk : ProofError::kRootMismatch;
+}
+
 ProofError verify_inclusion(const TreeHash& th, uint64_t index, uint64_t size, const Hash32& leaf,
                             const std::vector<Hash32>& path, const Hash32& root) {
-  if (index >= size) return ProofError::kIndexOutOfRange;
-  if (path.size() != inclusion_ranges(index, size).size()) return ProofError::kWrongProofLength;
-  // RFC 9162 section 2.1.3.2.
-  uint64_t fn = index, sn = size - 1;
-  Hash32 r = leaf;
-  for (const Hash32& p : path) {
-    if (sn == 0) return ProofError::kWrongProofLength;
-    if ((fn & 1) || fn == sn) {
-      r = th.node(p, r);
-      while (!(fn & 1) && fn != 0) {
-        fn >>= 1;
-        sn >>= 1;
-      }
-    } else {
-      r = th.node(r, p);
-    }
-    fn >>= 1;
-    sn >>= 1;
-  }
-  if (sn != 0) return ProofError::kWrongProofLength;
-  return r == root ? ProofError::kOk : ProofError::kRootMismatch;
+  return verify_inclusion(th, InclusionProof{leaf, index, size, path, {}}, root);
+}
+
+InclusionProof prove_inclusion(const MerkleTree& tree, uint64_t index) {
+  InclusionProof p;
+  p.leaf = tree.leaves()[index];
+  p.index = index;
+  p.size = tree.size();
+  const std::vector<Range> rs = inclusion_ranges(index, tree.size());
+  p.path = tree.hashes(rs);
+  if (tree.hash().ranged()) p.ranges = tree.key_ranges(rs);
+  return p;
 }
 
 ProofError verify_consistency(const TreeHash& th, uint64_t old_size, uint64_t new_size,
@@ -260,17 +341,17 @@ bool prove_exclusion(const MerkleTree& tree, const Hash32& value, ExclusionProof
   out = ExclusionProof{};
   out.value = value;
   out.size = n;
+  auto bracket = [&](uint64_t at, Bracket& b) {
+    InclusionProof q = prove_inclusion(tree, at);
+    b = Bracket{at, q.leaf, std::move(q.path), std::move(q.ranges)};
+  };
   if (i > 0) {
     out.has_left = true;
-    out.left.index = i - 1;
-    out.left.leaf = tree.leaves()[i - 1];
-    out.left.path = tree.hashes(inclusion_ranges(i - 1, n));
+    bracket(i - 1, out.left);
   }
   if (i < n) {
     out.has_right = true;
-    out.right.index = i;
-    out.right.leaf = tree.leaves()[i];
-    out.right.path = tree.hashes(inclusion_ranges(i, n));
+    bracket(i, out.right);
   }
   return true;
 }
@@ -288,7 +369,7 @@ ProofError verify_exclusion(const TreeHash& th, const ExclusionProof& p, const H
   if (p.has_right && !(p.value < p.right.leaf)) return ProofError::kNotBracketed;
   for (const Bracket* b : {p.has_left ? &p.left : nullptr, p.has_right ? &p.right : nullptr}) {
     if (!b) continue;
-    ProofError e = verify_inclusion(th, b->index, p.size, b->leaf, b->path, root);
+    ProofError e = verify_inclusion(th, InclusionProof{b->leaf, b->index, p.size, b->path, b->ranges}, root);
     if (e != ProofError::kOk) return e;
   }
   return ProofError::kOk;

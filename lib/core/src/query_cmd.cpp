@@ -165,12 +165,12 @@ int query_contamination(const ContaminationQuery& q, const std::string& out, boo
 }
 
 int query_verify(const std::string& commit_path, const std::string& proof_path, const std::vector<std::string>& cover_files,
-                 const std::string& cover_reader, bool json_out) {
+                 const std::string& cover_reader, bool json_out, bool strict) {
   Commitment c = Commitment::load(commit_path);
   std::string text = read_file(proof_path);
   const std::string where = proof_path == "-" ? "stdin" : proof_path;
   const nlohmann::json doc = jsonf::parse(text, "invalid proof", where);
-  Verdict v = verify_document(doc, c, where);
+  Verdict v = verify_document(doc, c, where, strict);
   if (v.ok && !cover_files.empty()) {
     if (doc.value("format", std::string()) != kContaminationFormat)
       throw Error("--eval applies to contamination certificates only", where);
@@ -181,7 +181,9 @@ int query_verify(const std::string& commit_path, const std::string& proof_path, 
       spec = ReaderSpec{};
       spec.kind = ReaderSpec::parse_kind(cover_reader);
     }
+    const bool rests_on_order = v.summary.find(kUnrangedExclusionCaveat) != std::string::npos;
     v = certificate_covers(doc, hash_records(spec, cover_files, 0).leaves, where);
+    if (v.ok && rests_on_order) v.summary += " (" + std::string(kUnrangedExclusionCaveat) + ")";
   }
   return cli::print_verdict(v, json_out);
 }

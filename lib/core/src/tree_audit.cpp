@@ -78,36 +78,44 @@ size_t read_full(const ReadFn& read, uint8_t* buf, size_t len) {
 // The RFC 6962 root of a stream of aligned perfect subtrees (all of one size
 // but the last) as they arrive: a stack of perfect subtree roots, merged while
 // the top two have equal sizes; the root folds the stack from the right.
+// A ranged tree's node also binds the left child's last leaf and the right
+// child's first, so each subtree keeps its first and last leaf.
 class RootFolder {
  public:
-  void push(uint64_t size, const Hash32& h) {
-    stack_.push_back({size, h});
+  explicit RootFolder(const TreeHash& th) : th_(th) {}
+  struct Node {
+    uint64_t size;
+    Hash32 hash, first, last;
+  };
+  void push(const Node& n) {
+    stack_.push_back(n);
     while (stack_.size() >= 2 && stack_[stack_.size() - 2].size == stack_.back().size) {
       const Node r = stack_.back();
       stack_.pop_back();
-      stack_.back() = {2 * r.size, kBlake2bTree.node(stack_.back().hash, r.hash)};
+      stack_.back() = join(stack_.back(), r);
     }
   }
   // `tail` (if any) is the root of the last, smaller subtree.
-  Hash32 root(const Hash32* tail) const {
-    if (stack_.empty()) return tail ? *tail : kBlake2bTree.empty();
-    Hash32 acc = tail ? *tail : stack_.back().hash;
-    for (size_t i = stack_.size() - (tail ? 0 : 1); i-- > 0;) acc = kBlake2bTree.node(stack_[i].hash, acc);
-    return acc;
+  Hash32 root(const Node* tail) const {
+    if (stack_.empty()) return tail ? tail->hash : th_.empty();
+    Node acc = tail ? *tail : stack_.back();
+    for (size_t i = stack_.size() - (tail ? 0 : 1); i-- > 0;) acc = join(stack_[i], acc);
+    return acc.hash;
   }
 
  private:
-  struct Node {
-    uint64_t size;
-    Hash32 hash;
-  };
+  Node join(const Node& l, const Node& r) const {
+    return {l.size + r.size, th_.ranged() ? th_.ranged_node(l.hash, r.hash, l.last, r.first) : th_.node(l.hash, r.hash),
+            l.first, r.last};
+  }
+  const TreeHash& th_;
   std::vector<Node> stack_;  // sizes strictly decreasing, powers of two: O(log n)
 };
 
 }  // namespace
 
 LeavesAudit audit_leaves(const ReadFn& read, const std::string& where, uint64_t expect_n, const Hash32& expect_root,
-                         unsigned threads, uint64_t chunk) {
+                         const TreeHash& th, unsigned threads, uint64_t chunk) {
   if (chunk == 0 || (chunk & (chunk - 1)) != 0) throw Error("the audit's chunk must be a power of two", std::to_string(chunk));
   uint8_t hb[kLeavesHeaderSize];
   const LeavesHeader h = parse_leaves_header(ByteView(hb, read_full(read, hb, sizeof hb)), where);
@@ -122,7 +130,7 @@ LeavesAudit audit_leaves(const ReadFn& read, const std::string& where, uint64_t 
   }
   const uint64_t chunk_leaves = std::min(chunk, std::max<uint64_t>(h.n, 1));
   std::vector<Hash32> buf(static_cast<size_t>(chunk_leaves));
-  RootFolder folder;
+  RootFolder folder(th);
   Hash32 prev;
   for (uint64_t done = 0; done < h.n;) {
     const uint64_t want = std::min(chunk_leaves, h.n - done);
@@ -142,13 +150,14 @@ LeavesAudit audit_leaves(const ReadFn& read, const std::string& where, uint64_t 
       prev = cur;
     }
     done += want;
+    const RootFolder::Node sub{want, MerkleTree(th, buf.data(), want, MerkleTree::kDefaultCacheLevel, threads).root(),
+                               buf.front(), buf[size_t(want - 1)]};
     if (want == chunk_leaves && chunk_leaves == chunk) {
       // A full chunk is an aligned perfect subtree of the whole tree.
-      folder.push(want, MerkleTree(kBlake2bTree, buf.data(), want, MerkleTree::kDefaultCacheLevel, threads).root());
+      folder.push(sub);
     } else {
-      // The last, smaller chunk: its own RFC 6962 root is the right end of the fold.
-      const Hash32 tail = MerkleTree(kBlake2bTree, buf.data(), want, MerkleTree::kDefaultCacheLevel, threads).root();
-      a.root = folder.root(&tail);
+      // The last, smaller chunk: its own root is the right end of the fold.
+      a.root = folder.root(&sub);
       a.n = done;
     }
   }
@@ -181,7 +190,7 @@ LeavesAudit audit_leaves_file(const std::string& path, const Commitment& c, unsi
       if (errno != EINTR) throw Error("cannot read: " + errno_text(), where);
     }
   };
-  return audit_leaves(read, where, c.n, c.root, threads);
+  return audit_leaves(read, where, c.n, c.root, c.tree_hash(), threads);
 }
 
 }  // namespace wit

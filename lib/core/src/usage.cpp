@@ -75,7 +75,7 @@ json usage_document(const Commitment& c, const Index& idx, const std::string& ru
   }
   const InclusionProof inc = prove_inclusion(idx, leaf, position);
   json doc = {{"format", kProofFormat},
-              {"version", kProofVersion},
+              {"version", c.version},
               {"type", "usage"},
               {"hash", kBlake2bTree.name},
               {"commitment", commitment_ref(c)},
@@ -101,8 +101,8 @@ Verdict verify_usage(const json& doc, const Commitment& c, const std::string& wh
       return {false, "embedded record does not hash to the proved leaf", ""};
   }
   if (inc.size != c.n) return {false, "the record's inclusion proof is for a tree of another size", ""};
-  if (ProofError e = verify_inclusion(kBlake2bTree, inc.index, inc.size, inc.leaf, inc.path, c.root); e != ProofError::kOk)
-    return {false, std::string("the record is not at its position in the data: ") + to_string(e), ""};
+  if (const Verdict v = verify_inclusion_in(inc, c); !v.ok)
+    return {false, "the record is not at its position in the data: " + v.reason, ""};
 
   // The run: a manifest trained on this data, its revealed seed, its signed head.
   const Manifest mf = Manifest::from_json(F.need(doc, "manifest", where), where + ": manifest");

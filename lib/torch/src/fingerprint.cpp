@@ -44,7 +44,7 @@ ProbeSet ProbeSet::from_json(const json& j, const Manifest& mf, const std::optio
     InclusionProof p = parse_inclusion_body(r["proof"], path);
     const uint64_t index = r["index"].get<uint64_t>();
     if (p.index != index || p.size != mf.data_n || p.leaf != record_leaf(ByteView(b)) ||
-        verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, mf.data_root) != ProofError::kOk)
+        verify_data_inclusion(p, mf.data_root) != ProofError::kOk)
       throw Error("probe record " + std::to_string(index) + " is not in the run's data commitment", path);
     ps.indices.push_back(index);
     ps.records.emplace_back(b.begin(), b.end());

@@ -165,9 +165,11 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
   };
   for (int64_t s : need.batches) {
     json recs = json::array();
-    for (uint64_t i : order.batch(s))
-      recs.push_back({{"index", i}, {"record_hex", to_hex(ByteView(dataset.record(i)))},
-                      {"path", jsonf::hex_array(prove_inclusion(index, dataset.leaf(i), i).path)}});
+    for (uint64_t i : order.batch(s)) {
+      json rec = {{"index", i}, {"record_hex", to_hex(ByteView(dataset.record(i)))}};
+      rec.update(path_fields(prove_inclusion(index, dataset.leaf(i), i)));
+      recs.push_back(std::move(rec));
+    }
     b.add(member("batch", s, "json"), json{{"step", s}, {"records", recs}}.dump() + "\n");
   }
   b.add("challenge.json", c.to_json().dump(2) + "\n");
@@ -290,11 +292,12 @@ struct Verifier {
       InclusionProof p;
       try {
         p = parse_inclusion_body({{"leaf", record_leaf(ByteView(rec)).hex()}, {"index", want[r]}, {"size", mf.data_n},
-                                  {"path", e.value("path", json::array())}}, name);
+                                  {"path", e.value("path", json::array())}, {"ranges", e.value("ranges", json::array())}},
+                                 name);
       } catch (const Error& err) {
         reject_at("batch", err.what());
       }
-      if (verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, mf.data_root) != ProofError::kOk)
+      if (verify_data_inclusion(p, mf.data_root) != ProofError::kOk)
         reject_at("batch", "record " + std::to_string(want[r]) + " of step " + std::to_string(s) +
                                   " is not the committed record at that position");
       leaves.push_back(p.leaf);

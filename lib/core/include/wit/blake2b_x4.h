@@ -35,5 +35,12 @@ void leaves_lanes(const uint8_t* base, size_t len, size_t stride, size_t count, 
 // out[k] = node(in[2k], in[2k+1]) for k < pairs (RFC 6962 nodes of adjacent
 // pairs, a tree level); out may be in. Any CPU.
 void node_pairs(const Hash32* in, uint64_t pairs, Hash32* out);
+// out[k] = kDataTree.ranged_node(in[2k], in[2k+1], keys[k*key_stride],
+// keys[k*key_stride + 1]): ranged nodes of adjacent pairs, whose split leaves
+// (the left child's last, the right child's first) are adjacent in the sorted
+// leaves; one 128-byte block each. out may be in, not keys. Any CPU.
+void ranged_node_pairs(const Hash32* in, uint64_t pairs, const Hash32* keys, uint64_t key_stride, Hash32* out);
+// The IV of a ranged node: BLAKE2b-256's, with the personalisation in the parameter block.
+void ranged_node_iv(uint64_t iv[8]);
 
 }  // namespace wit

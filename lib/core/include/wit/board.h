@@ -137,6 +137,7 @@ struct RunEntry {
   std::optional<bool> clean;
   uint64_t eval_distinct = 0;
   bool leaves_audited = false;  // board-leaves.json: the board audited the training tree's sorted leaves
+  bool tree_ranged = false;     // data commitment version 3: its exclusions stand alone, no leaves audit needed
   // The released weights file against the final state.
   ModelVerdict model = ModelVerdict::kNotChecked;
   std::optional<double> model_probe_rel;

@@ -14,13 +14,18 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/bytes.h"
+#include "wit/merkle.h"
 #include "wit/parallel.h"
 #include "wit/readers.h"
 
 namespace wit {
 
 inline constexpr const char* kCommitFormat = "wit.commit";
-inline constexpr int kCommitVersion = 2;
+// Version 3: the data tree is ranged (kDataTree, docs/proofs.md). Version 2
+// (an RFC 6962 tree over the sorted leaves) is still read: its inclusion
+// proofs verify, its exclusion proofs only if its tree is sorted.
+inline constexpr int kCommitVersion = 3;
+inline constexpr int kCommitVersionUnranged = 2;
 // Piece size of the source digest for text and file readers; the tokens reader
 // uses its window (token_bytes * seq_len bytes) so the digest reuses the record leaves.
 inline constexpr uint64_t kDefaultPieceSize = uint64_t(1) << 20;
@@ -34,6 +39,7 @@ struct SourceInfo {
 };
 
 struct Commitment {
+  int version = kCommitVersion;  // kCommitVersion or kCommitVersionUnranged (read only)
   ReaderSpec reader;
   uint64_t records = 0;  // records the files held, duplicates included
   uint64_t n = 0;        // distinct records: the leaves of the tree, positions 0 .. n-1
@@ -53,10 +59,20 @@ struct Commitment {
   // Where global record number `record` (file order, 0-based) lies: "FILE,
   // record K" (1-based K), from the sources' record counts.
   std::string place_of(uint64_t record) const;
+  // The tree of this version: kDataTree (ranged), or kBlake2bTree for version 2.
+  const TreeHash& tree_hash() const { return data_tree_hash(version); }
+  bool ranged() const { return version >= kCommitVersion; }
+  static const TreeHash& data_tree_hash(int version) { return version >= kCommitVersion ? kDataTree : kBlake2bTree; }
 };
 
 // H(0x00 || record): a record's leaf.
 Hash32 record_leaf(ByteView record);
+
+// Whether `root` is the data tree of these sorted distinct leaves, of version
+// 3 (ranged) or 2 (RFC 6962): for checks that hold a commitment's root and
+// its leaves but not its version (an eval's scores against its eval set). No
+// root is both: a ranged root is a personalised BLAKE2b output.
+bool is_data_tree_root(const std::vector<Hash32>& sorted_leaves, const Hash32& root);
 
 // The records of `paths` opened with a reader, file after file.
 struct RecordFiles {

@@ -14,7 +14,9 @@
 namespace wit {
 
 inline constexpr char kIndexMagic[8] = {'W', 'I', 'T', 'I', 'D', 'X', '\r', '\n'};
-inline constexpr uint32_t kIndexVersion = 2;
+// Version 3 holds the ranged tree of a version-3 commitment; version 2 (the
+// RFC 6962 tree of a version-2 commitment) is still read.
+inline constexpr uint32_t kIndexVersion = 3;
 inline constexpr size_t kIndexHeaderSize = 128;
 
 // Writes the index of a commit to `out` (sections in order, no copy of the tree).
@@ -64,6 +66,8 @@ class Index {
   const Hash32& root() const { return root_; }
   const std::string& where() const { return where_; }  // the file, for messages
   const MerkleTree& tree() const { return *tree_; }
+  // The commitment version whose tree this is (3, or 2: read only).
+  int version() const { return version_; }
   // Position of `leaf` in the tree, if present (binary search).
   std::optional<uint64_t> find(const Hash32& leaf) const;
   // Global record number (file order) of the first occurrence of leaf `pos`.
@@ -85,6 +89,7 @@ class Index {
   std::string where_;
   std::unique_ptr<MappedFile> file_;
   uint64_t n_ = 0, records_ = 0;
+  int version_ = 0;
   Hash32 root_;
   const uint8_t* first_ = nullptr;
   std::unique_ptr<MerkleTree> tree_;

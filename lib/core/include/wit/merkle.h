@@ -17,15 +17,28 @@ inline constexpr size_t kMaxInclusionPath = 64;
 // The longest consistency proof: at most two hashes a level.
 inline constexpr size_t kMaxConsistencyPath = 128;
 
-// The two hash shapes of RFC 6962 (section 2.1) for one hash function.
+// The two hash shapes of RFC 6962 (section 2.1) for one hash function, or,
+// for the ranged data tree, the node that also binds the two leaves around
+// its split (ranged_node; node is then null).
 struct TreeHash {
   const char* name;
   Hash32 (*leaf)(ByteView data);                          // H(0x00 || data)
   Hash32 (*node)(const Hash32& left, const Hash32& right);  // H(0x01 || left || right)
   Hash32 (*empty)();                                       // MTH({}) = H()
+  // BLAKE2b-256 personalised kRangedNodePersonal of left || right || left_last
+  // || right_first: 128 bytes, one compression (docs/proofs.md).
+  Hash32 (*ranged_node)(const Hash32& left, const Hash32& right, const Hash32& left_last,
+                        const Hash32& right_first) = nullptr;
+  bool ranged() const { return ranged_node != nullptr; }
 };
-extern const TreeHash kBlake2bTree;  // wit's H
+extern const TreeHash kBlake2bTree;  // wit's H: logs, batches, eval sets, and the data tree of version-2 commitments
 extern const TreeHash kSha256Tree;   // RFC 6962 / Certificate Transparency
+// The data tree from commitment version 3: RFC 6962's shape over the sorted
+// distinct record leaves (leaves are not hashed again), every node binding the
+// last leaf of its left child and the first leaf of its right child.
+extern const TreeHash kDataTree;
+// BLAKE2b's 16-byte personalisation of a ranged node: its domain tag.
+inline constexpr char kRangedNodePersonal[17] = "wit/rangenode/v1";
 
 // The subtree over leaves [begin, end). Every node of an RFC 6962 tree is one.
 struct Range {
@@ -54,6 +67,12 @@ class NodeSource {
   std::vector<Hash32> hashes(const std::vector<Range>& ranges) const;
 };
 
+// The first and last leaf under a node of a ranged tree.
+struct KeyRange {
+  Hash32 first, last;
+  bool operator==(const KeyRange& o) const { return first == o.first && last == o.last; }
+};
+
 // A tree over leaf hashes held in memory or in a mapped file, with the roots of
 // the aligned perfect subtrees at levels >= cache_level kept so that any
 // range_hash costs at most about 2^cache_level hashes. Level j holds
@@ -72,13 +91,19 @@ class MerkleTree : public NodeSource {
 
   uint64_t size() const override { return n_; }
   Hash32 range_hash(Range r) const override;
+  // The key range of a subtree: its first and last leaf (a ranged tree's
+  // proofs carry these beside the hashes).
+  KeyRange key_range(Range r) const { return {leaves_[r.begin], leaves_[r.end - 1]}; }
+  std::vector<KeyRange> key_ranges(const std::vector<Range>& ranges) const;
   const Hash32* leaves() const { return leaves_; }
+  const TreeHash& hash() const { return th_; }
   unsigned cache_level() const { return cache_level_; }
   // The concatenated cached levels, lowest first, and their entry count.
   const Hash32* levels() const { return levels_; }
   static uint64_t level_entries(uint64_t n, unsigned cache_level);
 
  private:
+  void build_levels(unsigned threads);
   const TreeHash& th_;
   const Hash32* leaves_;
   uint64_t n_;
@@ -100,11 +125,43 @@ enum class ProofError {
   kNotAdjacent,        // exclusion: bracketing leaves are not neighbours
   kNotBracketed,       // exclusion: the value is not strictly between its brackets
   kMissingBracket,     // exclusion: a bracket is absent where the tree has a leaf
+  kBadRange,           // ranged tree: a sibling's stated range is not its own (first > last, or a leaf's range not itself)
+  kRangeOrder,         // ranged tree: along the path a left child's last leaf is not below the right child's first
+  kWrongRangeCount,    // ranged tree: not one range per hash (or ranges given for an RFC 6962 tree)
 };
 const char* to_string(ProofError e);
 
 ProofError verify_inclusion(const TreeHash& th, uint64_t index, uint64_t size, const Hash32& leaf,
                             const std::vector<Hash32>& path, const Hash32& root);
+
+// An inclusion proof in a data tree: the leaf at `index` of a tree of `size`
+// leaves, the audit path bottom-up (RFC 6962 PATH order) and, for a ranged
+// tree, each sibling's key range (ranges[i] belongs to path[i]).
+struct InclusionProof {
+  Hash32 leaf;
+  uint64_t index = 0, size = 0;
+  std::vector<Hash32> path;
+  std::vector<KeyRange> ranges;
+};
+
+// The one verification of a data-tree path, in two steps as in
+// transparency-dev/merkle's proof/verify.go: compute, then compare.
+// root_from_inclusion computes the root (and, for a ranged tree, the key range
+// under it) that the proof leads to. For a ranged tree it checks at every
+// level that the sibling's range is a range (first <= last; a one-leaf
+// sibling's range is its own hash), that the left child's last leaf is below
+// the right child's first, and sets the parent's range to their union; so the
+// leaf lies inside the computed range of every node on its path. For an RFC
+// 6962 tree (kBlake2bTree: logs, and data trees before version 3) `ranges`
+// must be empty and only the root is computed.
+struct PathResult {
+  ProofError error = ProofError::kOk;
+  Hash32 root;
+  KeyRange range;  // ranged trees only
+};
+PathResult root_from_inclusion(const TreeHash& th, const InclusionProof& p);
+// root_from_inclusion, then the computed root compared with `root`.
+ProofError verify_inclusion(const TreeHash& th, const InclusionProof& p, const Hash32& root);
 ProofError verify_consistency(const TreeHash& th, uint64_t old_size, uint64_t new_size,
                               const Hash32& old_root, const Hash32& new_root,
                               const std::vector<Hash32>& proof);
@@ -117,6 +174,7 @@ struct Bracket {
   uint64_t index = 0;
   Hash32 leaf;
   std::vector<Hash32> path;
+  std::vector<KeyRange> ranges;  // ranged trees only
 };
 struct ExclusionProof {
   Hash32 value;
@@ -125,10 +183,15 @@ struct ExclusionProof {
   Bracket left, right;
 };
 
-// Builds the proof; returns false (and leaves `out` unspecified) when `value`
-// is present. `tree` must be a sorted tree.
+// Builds the proof (with ranges when `tree` is ranged); returns false (and
+// leaves `out` unspecified) when `value` is present. `tree` must be a sorted tree.
 bool prove_exclusion(const MerkleTree& tree, const Hash32& value, ExclusionProof& out);
+// Each bracket's path is checked with verify_inclusion. With a ranged tree
+// (kDataTree) absence follows from the proof and the root alone; with an RFC
+// 6962 tree only if the committed tree is sorted (docs/proofs.md).
 ProofError verify_exclusion(const TreeHash& th, const ExclusionProof& p, const Hash32& root);
+// Builds an inclusion proof from a tree (ranges included when it is ranged).
+InclusionProof prove_inclusion(const MerkleTree& tree, uint64_t index);
 
 // Position of `value` among sorted distinct leaves: the first index whose leaf
 // is >= value (binary search).

@@ -16,21 +16,30 @@
 namespace wit {
 
 inline constexpr const char* kProofFormat = "wit.proof";
-inline constexpr int kProofVersion = 2;
+// A proof document's version is its commitment's: 3 (ranged tree, every path
+// carries its siblings' key ranges), or 2 (read only: an RFC 6962 data tree).
+inline constexpr int kProofVersion = 3;
+// What a version-2 exclusion rests on: its verdict says so, and --strict refuses it.
+inline constexpr const char* kUnrangedExclusionCaveat =
+    "valid if the committed tree is sorted; this version cannot show it: audit the leaves";
 
-struct InclusionProof {
-  Hash32 leaf;
-  uint64_t index = 0, size = 0;
-  std::vector<Hash32> path;
-};
-
-// Builds proofs from an index, against its one tree; the leaf must be present
+// Builds proofs from an index, against its one tree (with key ranges when
+// the index is of version 3); the leaf must be present
 // at `position` (inclusion) or absent (exclusion).
 InclusionProof prove_inclusion(const Index& idx, const Hash32& leaf, uint64_t position);
 ExclusionProof prove_exclusion(const Index& idx, const Hash32& leaf);
 
 // The commitment a document names: {"n": N, "root": HEX}.
 nlohmann::json commitment_ref(const Commitment& c);
+
+// {"path": [...], "ranges": [...]}: a path's fields in any document (ranges
+// only where the tree is ranged), as parse_inclusion_body reads them back.
+nlohmann::json path_fields(const InclusionProof& p);
+// A data-tree path checked where only the root is known (a manifest's
+// data_root): the path says its tree, ranged when it carries ranges (version
+// 3), RFC 6962 when not (version 2). The root decides: a version-3 root is a
+// personalised BLAKE2b output that no RFC 6962 path reaches (docs/proofs.md).
+ProofError verify_data_inclusion(const InclusionProof& p, const Hash32& root);
 
 // The bodies (no format/version envelope) used inside documents and certificates.
 nlohmann::json inclusion_body(const InclusionProof& p);
@@ -49,7 +58,12 @@ ExclusionProof parse_exclusion_body(const nlohmann::json& j, const std::string& 
 // Verifies a proof document or a contamination certificate with the commitment
 // alone. Format errors throw wit::Error; a well-formed but false proof returns
 // ok = false with the reason.
-Verdict verify_document(const nlohmann::json& doc, const Commitment& c, const std::string& where);
+// `strict` refuses what holds only if the committed tree is sorted: the
+// exclusions (and certificates with absent records) of version 2.
+Verdict verify_document(const nlohmann::json& doc, const Commitment& c, const std::string& where,
+                        bool strict = false);
+// A data-tree inclusion proof against the commitment: its size and its path.
+Verdict verify_inclusion_in(const InclusionProof& p, const Commitment& c);
 
 // Checks that a (verified) certificate has a proof for every one of `eval_leaves`.
 Verdict certificate_covers(const nlohmann::json& cert, const std::vector<Hash32>& eval_leaves, const std::string& where);

@@ -43,8 +43,9 @@ struct ContaminationQuery {
 int query_contamination(const ContaminationQuery& q, const std::string& out, bool quiet);
 
 // verify: a proof or certificate with the commitment alone (exit 1 if invalid);
-// a certificate must also cover every record of `cover_files`.
+// a certificate must also cover every record of `cover_files`. `strict`
+// refuses version-2 exclusions (valid only if the committed tree is sorted).
 int query_verify(const std::string& commit_path, const std::string& proof_path, const std::vector<std::string>& cover_files,
-                 const std::string& cover_reader, bool json);
+                 const std::string& cover_reader, bool json, bool strict = false);
 
 }  // namespace wit

@@ -1,10 +1,11 @@
 // The audited data tree: a commitment's sorted leaves exported from its index
 // to a leaves file (*.wleaves), and the streaming audit of such a file against
-// a commitment: strictly increasing leaves whose RFC 6962 root is the
-// commitment's root, in O(n) time and bounded memory. An exclusion proof (and
-// so a contamination certificate) means absence only in a sorted tree; this
-// is how someone who holds the commitment but not the data checks that it is
-// one. Format: docs/leaves.md.
+// a commitment: strictly increasing leaves whose root is the commitment's
+// root, in O(n) time and bounded memory. A version-2 exclusion proof (and so a
+// version-2 contamination certificate) means absence only in a sorted tree;
+// this is how someone who holds the commitment but not the data checks that
+// it is one. From version 3 every proof checks the order along its own path
+// (docs/proofs.md) and the audit is not needed for absence. Format: docs/leaves.md.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -51,14 +52,15 @@ struct LeavesAudit {
 };
 // The streaming audit: parses the header, then reads the n leaves in chunks
 // of `chunk` leaves (a power of two), checking that each is above the one
-// before and folding aligned chunk roots into the RFC 6962 root (threads
+// before and folding aligned chunk roots into the root of tree `th` (the
+// commitment's: kDataTree from version 3, kBlake2bTree before) (threads
 // hash a chunk; 0 = all cores). ok when the header's n and root are
 // `expect_n` and `expect_root`, the leaves are strictly increasing, and they
 // give that root. A malformed file (bad magic or version, corrupt header,
 // fewer or more bytes than n leaves) throws wit::Error; a well-formed file
 // that fails is ok = false with the first reason.
 LeavesAudit audit_leaves(const ReadFn& read, const std::string& where, uint64_t expect_n, const Hash32& expect_root,
-                         unsigned threads = 0, uint64_t chunk = kLeavesChunk);
+                         const TreeHash& th, unsigned threads = 0, uint64_t chunk = kLeavesChunk);
 // The same for a file (- = stdin) against a commitment.
 LeavesAudit audit_leaves_file(const std::string& path, const Commitment& c, unsigned threads = 0);
 
