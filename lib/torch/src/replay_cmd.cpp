@@ -80,7 +80,13 @@ int replay_verify(ReplayArgs a, char** argv) {
   std::optional<SpooledBundle> b;
   if (!a.bundle_path.empty()) {
     b = SpooledBundle::open(a.bundle_path, response_member_limit());
-    if (!a.tolerant) pin(bundle_config(*b), argv, a.bundle_path != "-");
+    const std::optional<RunConfig> rc = bundle_config(*b);
+    // Exact replay needs the recorded kernels. A tolerant replay runs under
+    // them too where this CPU has them (its noise is measured across thread
+    // counts and shares, not across kernel sets: replaying the run's avx2 step
+    // with avx512 kernels would differ by more than that noise), else natively.
+    if (!a.tolerant) pin(rc, argv, a.bundle_path != "-");
+    else if (rc && a.bundle_path != "-" && cpu_has_kernel_set(rc->cpu_capability)) pin(rc, argv, true);
   } else {
     // Self-check: the response goes through a private file, read back as the trainer's would be.
     a.ro.run = a.run;
