@@ -707,7 +707,7 @@ BoardDefinition init_board(const BoardInit& in) {
     std::vector<Hash32> kept;
     for (uint64_t i = 0; i < check.size(); i++)
       if (!sealed_leaves.count(check.leaf(i))) kept.push_back(check.leaf(i));
-    if (c.n != pool - in.split || c.root != merkle_root(kBlake2bTree, kept))
+    if (c.n != pool - in.split || c.root != merkle_root(c.tree_hash(), kept))
       throw Error("the published part does not read back as the records that were not sealed", in.commit_path,
                   "give the sealed records with --sealed-records instead");
   }
