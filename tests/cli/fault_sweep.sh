@@ -92,7 +92,8 @@ for o in offs:
     if o < n:
         x = bytearray(b); x[o] ^= 0x01; out["flip%d" % o] = bytes(x)
 for k, v in out.items():
-    open(os.path.join(d, k), "wb").write(v)
+    if v != b:  # a "mutant" equal to its source (no '1' to replace) is no fault
+        open(os.path.join(d, k), "wb").write(v)
 PY
 }
 
