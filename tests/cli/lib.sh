@@ -157,12 +157,12 @@ need_python_torch() {
     { echo "skip: $PY has no torch module (Debian's python3-torch; scripts/install-deps.sh)" >&2; exit 77; }
   "$PY" -c 'import cryptography.hazmat.primitives.ciphers' 2>/dev/null ||
     { echo "skip: $PY has no cryptography module (Debian's python3-cryptography)" >&2; exit 77; }
-  # PyTorch under the kernels wit-train pins by default (--cpu-kernels avx2,
-  # docs/training.md): on an AVX-512 machine PyTorch would otherwise pick its
-  # avx512 kernels, whose sums round differently from the run's.
-  printf '#!/bin/sh\nexec env ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell ONEDNN_MAX_CPU_ISA=AVX2 %s "$@"\n' "$PY" >"$T/python3-avx2"
-  chmod +x "$T/python3-avx2"
-  PY="$T/python3-avx2"
+  # Every LibTorch in the test (PyTorch, wit's tools, tests/torch's programs)
+  # under the kernels wit-train pins by default (--cpu-kernels avx2,
+  # docs/training.md): on an AVX-512 machine PyTorch and the test programs
+  # would otherwise pick avx512 kernels, whose sums round differently from
+  # the run's.
+  export ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell ONEDNN_MAX_CPU_ISA=AVX2
 }
 
 # need_torch_references: need_python_torch (PY), and PyTorch's side of the
