@@ -84,9 +84,13 @@ int replay_verify(ReplayArgs a, char** argv) {
     // Exact replay needs the recorded kernels. A tolerant replay runs under
     // them too where this CPU has them (its noise is measured across thread
     // counts and shares, not across kernel sets: replaying the run's avx2 step
-    // with avx512 kernels would differ by more than that noise), else natively.
+    // with avx512 kernels would differ by more than that noise), and a bundle
+    // that records none under wit-train's default (avx2); else natively.
     if (!a.tolerant) pin(rc, argv, a.bundle_path != "-");
-    else if (rc && a.bundle_path != "-" && cpu_has_kernel_set(rc->cpu_capability)) pin(rc, argv, true);
+    else if (a.bundle_path != "-") {
+      if (rc && cpu_has_kernel_set(rc->cpu_capability)) pin(rc, argv, true);
+      else if (!rc && cpu_has_kernel_set("avx2")) run_under_environment(kernel_set_environment("avx2"), argv);
+    }
   } else {
     // Self-check: the response goes through a private file, read back as the trainer's would be.
     a.ro.run = a.run;
