@@ -145,6 +145,18 @@ json range_list(const std::vector<KeyRange>& v) {
   return a;
 }
 
+// One side of an exclusion proof as a vector case writes it (null where the
+// proof has none); `ranges` for the ranged tree's cases.
+json bracket_case(bool has, const Bracket& b, bool ranges) {
+  if (!has) return json(nullptr);
+  json j;
+  j["index"] = b.index;
+  j["leaf"] = b.leaf.hex();
+  j["path"] = hex_list(b.path);
+  if (ranges) j["ranges"] = range_list(b.ranges);
+  return j;
+}
+
 Hash32 flip(Hash32 h, unsigned bit) {
   h.b[bit / 8 % 32] ^= uint8_t(1u << (bit % 8));
   return h;
@@ -271,14 +283,7 @@ class Writer : public CaseList {
 
   void exclusion_case(const std::string& desc, const std::vector<Hash32>& sorted,
                       const ExclusionProof& p, const Hash32& root, Intent want) {
-    auto bracket = [](bool has, const Bracket& b) {
-      if (!has) return json(nullptr);
-      json j;
-      j["index"] = b.index;
-      j["leaf"] = b.leaf.hex();
-      j["path"] = hex_list(b.path);
-      return j;
-    };
+    auto bracket = [](bool has, const Bracket& b) { return bracket_case(has, b, false); };
     ProofError got = verify_exclusion(th, p, root);
     json c;
     c["type"] = "exclusion";
@@ -933,15 +938,7 @@ class RangedWriter : public CaseList {
   }
   void exclusion_case(const std::string& desc, uint64_t n, const ExclusionProof& p, const Hash32& root, Intent want,
                       const std::vector<Hash32>* leaves = nullptr) {
-    auto bracket = [](bool has, const Bracket& b) {
-      if (!has) return json(nullptr);
-      json j;
-      j["index"] = b.index;
-      j["leaf"] = b.leaf.hex();
-      j["path"] = hex_list(b.path);
-      j["ranges"] = range_list(b.ranges);
-      return j;
-    };
+    auto bracket = [](bool has, const Bracket& b) { return bracket_case(has, b, true); };
     json c;
     c["type"] = "exclusion";
     c["description"] = desc;
