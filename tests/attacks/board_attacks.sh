@@ -11,6 +11,8 @@
 # 22. a stray report and a forged board document dropped into the folder:
 #     no verdict changes; build exits 2 naming the file where the folder no
 #     longer matches its index; the same run under two names is one entry.
+# Then a revealed epoch re-audited by someone holding only the folder, with a run
+# of the next epoch scored on the public split enlarged by the revealed records.
 # Tiny models, 8 steps: bounded (a minute or two).
 source "$(dirname "$0")/../cli/lib.sh"
 : "${WIT_ATTACK_BIN:?set WIT_ATTACK_BIN to the folder of wit-forge}"
@@ -50,7 +52,10 @@ train() {  # train MODEL DATA RUN
 train plain.pt data P   # honest
 train table.pt data T   # attack 20: the public benchmark's answers in the module
 train plain.pt near N   # attack 21: near-copies of the public records
-for r in P T N; do
+# Another honest run (its own seed), submitted in the next epoch.
+jq '.seed = "'"$(printf '5eed%.0s' $(seq 16) | sed 's/5eed$/0001/')"'"' cfg.json >cfgq.json
+run 0 wit-train -q -j1 --model plain.pt --config cfgq.json --data data.commit.json --index data.widx --key key --out Q data.txt
+for r in P T N Q; do
   data=data; [ "$r" = N ] && data=near
   run 0 wit-eval run -q -j1 --run "$r" --commit public.commit.json --index public.widx -o "$r.eval.json" \
     --scores "$r.scores.json" public.txt
@@ -85,7 +90,7 @@ for r in P T N; do run 0 wit-board submit board "$r.bundle"; done
 board_run() {  # board_run NAME EXPECTED_ADD_STATUS [-v: add says why]
   run 0 wit-board challenge -q "board/runs/$1" --key board.key -o "$1.d0.json"
   run 0 wit-replay respond -q -j1 --run "$1" "$1.d0.json" -o "$1.d0.wbundle"
-  run "$2" wit-board add $([ "${3:-}" = -v ] || echo -q) -j1 "board/runs/$1" "$1.d0.wbundle" --key board.key --sealed sealed.keep
+  run "$2" wit-board add $([ "${3:-}" = -v ] || echo -q) -j1 "board/runs/$1" "$1.d0.wbundle" --key board.key --sealed "${SEALED:-sealed.keep}"
 }
 board_run P 0
 board_run T 0
@@ -201,4 +206,30 @@ jq -e '.sealed.epoch == 1 and .sealed.n == 30' board/board.def.json >/dev/null &
 run 0 wit-board build -q board -o site2
 jq -e '.runs[] | select(.name == "P") | .status == "certified" and .sealed.epoch == 0' site2/board.json >/dev/null && ok ||
   fail "epoch 0's ranking is gone after epoch 1 was sealed"
+
+# Epoch 1: a run scored after the reveal is scored publicly on the benchmark and epoch 0's revealed
+# records (board-eval.json names them); the runs of epoch 0 keep the public split they were scored on.
+run 0 wit-board submit board Q.bundle
+SEALED=next.keep board_run Q 0
+run 0 wit-board evaluate -q -j1 board/runs/Q Q.release.safetensors --model Q/model.pt --key board.key --sealed next.keep
+run 0 wit-board leaves -q board/runs/Q Q.wleaves --key board.key
+jq -e '.public_revealed == [0] and .eval.n == 60 and .sealed.epoch == 1 and .sealed.gap.n_public == 60' \
+  board/runs/Q/board-eval.json >/dev/null && ok || fail "Q is not scored on the enlarged public split: $(jq -c '[.public_revealed, .eval.n]' board/runs/Q/board-eval.json)"
+jq -e '(has("public_revealed") | not) and .eval.n == 30' board/runs/P/board-eval.json >/dev/null && ok ||
+  fail "P's public split changed"
+# Epoch 1 revealed: someone holding only the folder re-scores both epochs, Q on the enlarged public split.
+run 0 wit-board reveal board --key board.key --sealed next.keep
+rm -rf outsider && mkdir outsider && cp -r board outsider/board
+run 0 wit-board audit -j1 outsider/board
+grep -q 'not re-scored' err && fail "a revealed epoch was not re-scored: $(cat err)" || ok
+# An edit to the revealed records Q's public score rests on is caught by the audit (exit 2: the folder no longer matches its definition).
+cp -r outsider/board outsider/edited
+jq '.records[0].record_hex = "41"' outsider/edited/benchmark/sealed/epoch-0.json >"$T/r.json" && mv "$T/r.json" outsider/edited/benchmark/sealed/epoch-0.json
+run 2 wit-board audit -j1 outsider/edited
+run 0 wit-board build -q outsider/board -o outsider/site2
+jq -e '[.runs[] | select(.status == "certified") | [.name, .sealed.epoch, .eval.n]] == [["P", 0, 30], ["Q", 1, 60]]' \
+  outsider/site2/board.json >/dev/null && ok || fail "epochs: $(jq -c '[.runs[] | [.name, .status, .sealed.epoch, .eval.n]]' outsider/site2/board.json)"
+# Each epoch's ranking kept: the newest epoch's certified runs first, then epoch 0's.
+[ "$(grep -o 'data-name="[A-Z]"' outsider/site2/index.html | head -n 2 | tr -d '\n')" = 'data-name="Q"data-name="P"' ] && ok ||
+  fail "rank order: $(grep -o 'data-name="[A-Z]"' outsider/site2/index.html | tr '\n' ' ')"
 finish

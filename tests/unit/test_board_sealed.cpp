@@ -151,3 +151,46 @@ TEST_CASE("board policy: models, overlap settings and the signed definition", "[
   edited["sealed"]["n"] = 3;
   CHECK(!verify_signature(d.key, board_signed_message(tags::kBoardDefinition, edited), *back.signature));
 }
+
+TEST_CASE("board sealed: revealed epochs join the public split, which board-eval.json names", "[board][sealed]") {
+  BoardDefinition d;
+  d.name = "tiny";
+  d.benchmark.root.data()[0] = 1;
+  d.benchmark.n = 30;
+  const SealedSet e0 = SealedSet::seal("tiny", 0, {"alpha", "beta"});
+  const SealedSet e1 = SealedSet::seal("tiny", 1, {"gamma"});
+  d.revealed.push_back({e0.commit(), revealed_file(0), ""});
+  d.revealed.push_back({e1.commit(), revealed_file(1), ""});
+  // Epoch 0's runs: the benchmark alone (its root, as before the sealed split existed).
+  CHECK(d.public_epochs_before(0).empty());
+  CHECK(d.public_split_root({}) == d.benchmark.root);
+  CHECK(!d.public_split_problem({}, d.benchmark.root, 30));
+  // Epoch 2's: the benchmark and both revealed epochs, a root of its own that names each.
+  const std::vector<uint64_t> both = d.public_epochs_before(2);
+  CHECK(both == std::vector<uint64_t>{0, 1});
+  CHECK(d.public_epochs_before(1) == std::vector<uint64_t>{0});
+  CHECK(d.public_split_n(both) == 33);
+  const Hash32 r = d.public_split_root(both);
+  CHECK(r != d.benchmark.root);
+  CHECK(r != d.public_split_root({0}));
+  CHECK(!d.public_split_problem(both, r, 33));
+  CHECK(d.public_split_problem(both, r, 32));
+  CHECK(d.public_split_problem(both, d.benchmark.root, 33));
+  CHECK(d.public_split_problem({0}, r, 33));
+  CHECK(d.public_split_problem({5}, r, 33));  // an epoch never revealed
+  CHECK_THROWS_AS(d.public_split_root({5}), Error);
+  // board-eval.json: the field round-trips, is absent when empty and refuses a list out of order.
+  BoardEval be;
+  be.weights_digest = std::string(64, 'a');
+  be.eval = json::object();
+  json j = be.to_json();
+  CHECK(!j.contains("public_revealed"));
+  be.public_revealed = both;
+  j = json::parse(be.to_json().dump());  // as read from the file
+  CHECK(j["public_revealed"] == json::array({0, 1}));
+  CHECK(BoardEval::from_json(j, "t").public_revealed == both);
+  j["public_revealed"] = json::array({1, 0});
+  CHECK_THROWS_AS(BoardEval::from_json(j, "t"), Error);
+  j["public_revealed"] = json::array();
+  CHECK_THROWS_AS(BoardEval::from_json(j, "t"), Error);
+}

@@ -446,7 +446,13 @@ void check_board_eval(Ctx& c) {
   if (ev.run_id != c.run_id) reject(where + " evaluates another run");
   if (ev.step != c.T || ev.checkpoint_root != c.final_entry.state_root)
     reject(where + " evaluates another state than the run's final one");
-  if (auto p = c.def->benchmark_problem(ev.eval_root, ev.n)) reject(where + " is " + *p);
+  // The public split: the benchmark, plus every epoch revealed before the
+  // run's sealed epoch (their records joined it); a run keeps the split it was scored on.
+  const std::vector<uint64_t> joined = be.has_sealed ? c.def->public_epochs_before(be.sealed_epoch) : std::vector<uint64_t>{};
+  if (be.public_revealed != joined)
+    reject(where + " is not scored on the public split of its epoch (the benchmark and " +
+           std::to_string(joined.size()) + " revealed epochs, not " + std::to_string(be.public_revealed.size()) + ")");
+  if (auto p = c.def->public_split_problem(joined, ev.eval_root, ev.n)) reject(where + " is " + *p);
   if (be.has_sealed) {
     // The sealed split's scores: of this run's final state, on a sealed set
     // the definition commits to (the current epoch's or a revealed one's).

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -443,6 +444,56 @@ Problem BoardDefinition::benchmark_problem(const Hash32& eval_root, uint64_t eva
     return "evaluated on another eval set (root " + eval_root.hex().substr(0, 16) + ", " + std::to_string(eval_n) +
            " records) than board " + name + "'s benchmark (root " + benchmark.root.hex().substr(0, 16) + ", " +
            std::to_string(benchmark.n) + " records)";
+  return std::nullopt;
+}
+
+std::vector<uint64_t> BoardDefinition::public_epochs_before(uint64_t epoch) const {
+  std::vector<uint64_t> out;
+  for (const auto& r : revealed)
+    if (r.commit.epoch < epoch) out.push_back(r.commit.epoch);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+const BoardDefinition::Revealed& revealed_epoch(const BoardDefinition& d, uint64_t epoch) {
+  for (const auto& r : d.revealed)
+    if (r.commit.epoch == epoch) return r;
+  throw Error("board " + d.name + " has not revealed epoch " + std::to_string(epoch));
+}
+}  // namespace
+
+Hash32 BoardDefinition::public_split_root(const std::vector<uint64_t>& epochs) const {
+  if (epochs.empty()) return benchmark.root;
+  Bytes b(benchmark.root.data(), benchmark.root.data() + 32);
+  append_le64(b, benchmark.n);
+  for (uint64_t e : epochs) {
+    const SealedCommit& c = revealed_epoch(*this, e).commit;
+    append_le64(b, e);
+    b.insert(b.end(), c.root.data(), c.root.data() + 32);
+    append_le64(b, c.n);
+  }
+  return hash_tagged(tags::kBoardPublicSplit, ByteView(b));
+}
+
+uint64_t BoardDefinition::public_split_n(const std::vector<uint64_t>& epochs) const {
+  uint64_t n = benchmark.n;
+  for (uint64_t e : epochs) n += revealed_epoch(*this, e).commit.n;
+  return n;
+}
+
+Problem BoardDefinition::public_split_problem(const std::vector<uint64_t>& epochs, const Hash32& eval_root,
+                                              uint64_t eval_n) const {
+  if (epochs.empty()) return benchmark_problem(eval_root, eval_n);
+  for (uint64_t e : epochs)
+    if (std::none_of(revealed.begin(), revealed.end(), [&](const Revealed& r) { return r.commit.epoch == e; }))
+      return "scored on a public split with epoch " + std::to_string(e) + ", which board " + name + " has not revealed";
+  const Hash32 root = public_split_root(epochs);
+  const uint64_t n = public_split_n(epochs);
+  if (eval_root != root || eval_n != n)
+    return "evaluated on another eval set (root " + eval_root.hex().substr(0, 16) + ", " + std::to_string(eval_n) +
+           " records) than board " + name + "'s public split with " + std::to_string(epochs.size()) +
+           " revealed epochs (root " + root.hex().substr(0, 16) + ", " + std::to_string(n) + " records)";
   return std::nullopt;
 }
 
@@ -889,6 +940,7 @@ json BoardEval::to_json() const {
     j["sealed"] = {{"epoch", sealed_epoch},
                    {"eval", refused.empty() ? sealed_eval : json(nullptr)},
                    {"gap", refused.empty() ? gap : json(nullptr)}};
+  if (!public_revealed.empty()) j["public_revealed"] = public_revealed;
   return j;
 }
 
@@ -898,8 +950,21 @@ std::string BoardEval::model_path() const { return std::string(board_path::kWeig
 BoardEval BoardEval::from_json(const json& j, const std::string& where) {
   const char* kind = "board evaluation";
   check_envelope(j, kBoardEvalFormat, kBoardDocVersion, kind, where);
-  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "model", "eval", "refused", "sealed", "signature"}, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "weights", "model", "eval", "refused", "sealed", "public_revealed",
+                       "signature"},
+                  kind, where);
   BoardEval e;
+  // Evaluations scored on the benchmark alone have no "public_revealed".
+  if (j.contains("public_revealed")) {
+    const json& x = j["public_revealed"];
+    if (!x.is_array() || x.empty() || x.size() > 1000000)
+      throw Error("invalid board evaluation: field 'public_revealed' is not a non-empty list of epochs", where);
+    for (const auto& v : x) {
+      if (!v.is_number_unsigned() || (!e.public_revealed.empty() && v.get<uint64_t>() <= e.public_revealed.back()))
+        throw Error("invalid board evaluation: field 'public_revealed' is not a list of increasing epochs", where);
+      e.public_revealed.push_back(v.get<uint64_t>());
+    }
+  }
   // Evaluations filed before the sealed split have no "sealed" field.
   if (j.contains("sealed") && !j["sealed"].is_null()) {
     const json& x = j["sealed"];

@@ -151,10 +151,13 @@ struct Scored {
   std::string why_not;  // not the run's final state: nothing is filed
   std::string refused;  // the model reads the future: filed, and the run rejected
 };
-// `sealed`: the current epoch's sealed set (null: score the public split only).
+// `sealed`: the sealed set scored (null: score the public split only);
+// `joined`: the revealed epochs' sets that joined the public split, in epoch
+// order (their records follow the benchmark's, each under its salted leaf, so
+// its cut points are the ones it was scored at while sealed).
 Scored score_weights(const std::string& dir, const BoardDefinition& def, const RunBundle& b, const std::string& weights,
                      const std::string& model, unsigned threads, const std::string& device,
-                     const SealedSet* sealed = nullptr) {
+                     const SealedSet* sealed, const std::vector<const SealedSet*>& joined) {
   BundleFinal fin = bundle_final_state(b);
   if (fin.manifest.model.scripted()) {
     if (model.empty())
@@ -185,21 +188,28 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
   CausalCoverage cov;
   cov.nonce = Bytes(fin.state_root.data(), fin.state_root.data() + 32);
   cov.cuts = 1;
-  cov.records = ds.size();
+  std::vector<std::pair<std::string, Hash32>> records;  // the public split: (record, leaf)
+  for (uint64_t i = 0; i < ds.size(); i++) records.emplace_back(ds.record(i), ds.leaf(i));
+  std::vector<uint64_t> epochs;
+  for (const SealedSet* j : joined) {
+    epochs.push_back(j->epoch);
+    for (const SealedRecord& r : j->records) records.emplace_back(r.record, r.leaf);
+  }
+  cov.records = records.size();
   set_torch_threads(threads);
   EvalScores scores;
-  for (uint64_t i = 0; i < ds.size(); i++) {
-    CausalScore cs = score_record_causal(state, ds.record(i), ds.leaf(i), ByteView(cov.nonce), cov.cuts);
+  for (uint64_t i = 0; i < records.size(); i++) {
+    CausalScore cs = score_record_causal(state, records[i].first, records[i].second, ByteView(cov.nonce), cov.cuts);
     if (cs.failure) {
       cs.failure->example = i;
       out.refused = cs.failure->message();
       return out;
     }
-    scores.record_leaves.push_back(ds.leaf(i));
+    scores.record_leaves.push_back(records[i].second);
     scores.scores.push_back(cs.score);
     out.public_losses.push_back(cs.score.loss);
   }
-  out.eval = commit_scores(fin.run_id, fin.steps, fin.state_root, def.benchmark.root, scores, cov);
+  out.eval = commit_scores(fin.run_id, fin.steps, fin.state_root, def.public_split_root(epochs), scores, cov);
   if (!sealed) return out;
   // The sealed records, with the same causal check: the cuts are drawn from
   // the salted leaf, which nobody outside the board knows.
@@ -223,6 +233,18 @@ Scored score_weights(const std::string& dir, const BoardDefinition& def, const R
   out.gap = gap_test(out.public_losses, sealed_losses, gap_seed(out.eval.scores_root, out.sealed->scores_root));
   out.gap->detectable = detectable_gap(out.public_losses, sealed_losses, def.policy.gap_threshold);
   return out;
+}
+
+// Revealed epoch `epoch`'s sealed set, from the folder, checked against the definition.
+SealedSet load_revealed(const std::string& dir, const BoardDefinition& def, uint64_t epoch) {
+  for (const auto& r : def.revealed) {
+    if (r.commit.epoch != epoch) continue;
+    const std::string rp = (fs::path(dir) / r.file).string();
+    SealedSet s = SealedSet::load(rp);
+    if (auto p = s.problem(def.name, r.commit)) throw Error("the revealed sealed set " + *p, rp);
+    return s;
+  }
+  throw Error("board " + def.name + " has not revealed epoch " + std::to_string(epoch), dir);
 }
 
 // The sealed set a command was given (--sealed PATH), checked against the
@@ -263,6 +285,12 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
     throw Error("the board has already scored this run's released weights", bundle_path,
                 "'wit-board audit' re-scores the stored weights");
   const std::optional<SealedSet> sealed = sealed_for(def, sealed_path, true);
+  // Every epoch revealed before this one joins the public split (all of them: a new epoch is sealed only after a reveal).
+  const std::vector<uint64_t> epochs = sealed ? def.public_epochs_before(sealed->epoch) : std::vector<uint64_t>{};
+  std::vector<SealedSet> joined_sets;
+  for (uint64_t e : epochs) joined_sets.push_back(load_revealed(dir, def, e));
+  std::vector<const SealedSet*> joined;
+  for (const auto& j : joined_sets) joined.push_back(&j);
   StagedFile in(dir, board_path::kWeights, weights_path);
   std::optional<StagedFile> in_model;
   if (!model_path.empty()) in_model.emplace(dir, board_path::kWeights, model_path, ".pt");
@@ -270,7 +298,7 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
   uint64_t bytes = 0;
   const std::string digest = file_digest(in.path(), &bytes);
   const Scored sc = score_weights(dir, def, b, in.path(), in_model ? in_model->path() : "", threads, device,
-                                  sealed ? &*sealed : nullptr);
+                                  sealed ? &*sealed : nullptr, joined);
   out.why_not = sc.why_not;
   if (!sc.why_not.empty()) return out;
   out.eval = sc.eval;
@@ -282,6 +310,7 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
   be.weights_bytes = bytes;
   if (in_model) be.model_digest = file_digest(in_model->path());
   be.refused = sc.refused;
+  be.public_revealed = epochs;
   if (sc.refused.empty()) be.eval = sc.eval.to_json();
   if (sealed) {
     be.has_sealed = true;
@@ -419,12 +448,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
   // The sealed sets the audit can open: every revealed epoch's (in the
   // folder), and the current one's when the board's holder gives it.
   std::map<uint64_t, SealedSet> sealed_sets;
-  for (const auto& r : def.revealed) {
-    const std::string rp = (fs::path(dir) / r.file).string();
-    SealedSet s = SealedSet::load(rp);
-    if (auto p = s.problem(def.name, r.commit)) throw Error("the revealed sealed set " + *p, rp);
-    sealed_sets.emplace(r.commit.epoch, std::move(s));
-  }
+  for (const auto& r : def.revealed) sealed_sets.emplace(r.commit.epoch, load_revealed(dir, def, r.commit.epoch));
   if (auto cur = sealed_for(def, sealed_path, false)) sealed_sets.emplace(cur->epoch, std::move(*cur));
   const SealedSet* current = def.sealed && sealed_sets.count(def.sealed->epoch) ? &sealed_sets.at(def.sealed->epoch) : nullptr;
   const BenchmarkRecords bench = benchmark_records(dir, def, current);
@@ -514,7 +538,15 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
         if (it != sealed_sets.end()) sealed = &it->second;
         else out.sealed_unverified++;
       }
-      const Scored sc = score_weights(dir, def, b, stored, model, opt.threads, opt.device, sealed);
+      // The public split it was scored on: the benchmark and the revealed epochs it names (all in the folder).
+      std::vector<const SealedSet*> joined;
+      for (uint64_t e : be.public_revealed) {
+        const auto it = sealed_sets.find(e);  // the revealed sets, and the current one when given
+        if (it == sealed_sets.end() || (def.sealed && def.sealed->epoch == e))
+          throw Error("it names epoch " + std::to_string(e) + " in its public split, which the board has not revealed");
+        joined.push_back(&it->second);
+      }
+      const Scored sc = score_weights(dir, def, b, stored, model, opt.threads, opt.device, sealed, joined);
       if (!sc.why_not.empty()) throw Error(sc.why_not);
       // Without the sealed set (not revealed yet) the public half is checked; a refusal on the sealed split
       // then shows as a public pass.

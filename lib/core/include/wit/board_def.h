@@ -149,6 +149,17 @@ struct BoardDefinition {
   // Why a run evaluated on eval set `eval_root`/`eval_n` is not on this
   // board's benchmark, or nullopt.
   Problem benchmark_problem(const Hash32& eval_root, uint64_t eval_n) const;
+  // The public split of a run scored on sealed epoch `epoch`: the benchmark,
+  // then the records of every revealed epoch before it, in epoch order
+  // (docs/board.md, "Epochs: reveal and seal"). Its revealed epochs; its id
+  // (the benchmark's root when there are none, else H(kBoardPublicSplit ...))
+  // and record count, for epochs that are all revealed (throws otherwise).
+  std::vector<uint64_t> public_epochs_before(uint64_t epoch) const;
+  Hash32 public_split_root(const std::vector<uint64_t>& epochs) const;
+  uint64_t public_split_n(const std::vector<uint64_t>& epochs) const;
+  // Why an eval on `eval_root`/`eval_n` is not on the public split of
+  // `epochs`, or nullopt.
+  Problem public_split_problem(const std::vector<uint64_t>& epochs, const Hash32& eval_root, uint64_t eval_n) const;
 };
 
 // True when DIR holds a board definition.
@@ -284,6 +295,10 @@ struct BoardEval : SignedByBoard<BoardEval, tags::kBoardEval> {
   uint64_t sealed_epoch = 0;
   nlohmann::json sealed_eval;  // EvalCommitment::to_json
   nlohmann::json gap;          // GapTest::to_json
+  // The revealed epochs whose records joined the public split this run was
+  // scored on (eval's eval_root is that split's id, BoardDefinition::
+  // public_split_root); empty: the benchmark alone (and the field absent).
+  std::vector<uint64_t> public_revealed;
 
   nlohmann::json to_json() const;
   static BoardEval from_json(const nlohmann::json& j, const std::string& where);

@@ -59,6 +59,10 @@ inline constexpr std::string_view kBoardLeaves = "wit/board-leaves/v1";
 inline constexpr std::string_view kBoardSealedLeaf = "wit/board-sealed-leaf/v1";
 // The gap test's permutation seed: H(kBoardGap || public scores root || sealed scores root).
 inline constexpr std::string_view kBoardGap = "wit/board-gap/v1";
+// The id of a public split enlarged by revealed epochs (docs/board.md, "Epochs:
+// reveal and seal"): H(kBoardPublicSplit || benchmark root || le64 n || per
+// revealed epoch in order: le64 epoch || sealed root || le64 n).
+inline constexpr std::string_view kBoardPublicSplit = "wit/board-public-split/v1";
 // What the board key signs for its definition (board.def.json): kBoardDefinition || canonical JSON.
 inline constexpr std::string_view kBoardDefinition = "wit/board-definition/v1";
 // Certified evaluation (docs/eval.md). A score leaf is an RFC 6962 leaf:
