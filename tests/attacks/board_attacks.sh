@@ -185,7 +185,7 @@ run 0 wit-board reveal board --key board.key --sealed sealed.keep
 grep -qF "$first_sealed" board/benchmark/sealed/epoch-0.json 2>/dev/null || grep -q "$(head -n 1 sealed.txt | od -An -tx1 | tr -d ' \n' | cut -c1-40)" board/benchmark/sealed/epoch-0.json &&
   ok || fail "the revealed file does not hold the sealed records"
 mkdir outsider && cp -r board outsider/board
-run 0 wit-board audit -j1 outsider/board
+run 0 wit-board audit -j1 outsider/board --store board.store  # the folder, and the store anyone may serve
 grep -q 'not re-scored' err && fail "the revealed epoch was not re-scored: $(cat err)" || ok
 run 0 wit-board build -q outsider/board -o outsider/site
 jq -e '.runs[] | select(.name == "P") | .status == "certified" and .sealed.epoch == 0' outsider/site/board.json >/dev/null && ok ||
@@ -220,12 +220,12 @@ jq -e '(has("public_revealed") | not) and .eval.n == 30' board/runs/P/board-eval
 # Epoch 1 revealed: someone holding only the folder re-scores both epochs, Q on the enlarged public split.
 run 0 wit-board reveal board --key board.key --sealed next.keep
 rm -rf outsider && mkdir outsider && cp -r board outsider/board
-run 0 wit-board audit -j1 outsider/board
+run 0 wit-board audit -j1 outsider/board --store board.store  # the folder, and the store anyone may serve
 grep -q 'not re-scored' err && fail "a revealed epoch was not re-scored: $(cat err)" || ok
 # An edit to the revealed records Q's public score rests on is caught by the audit (exit 2: the folder no longer matches its definition).
 cp -r outsider/board outsider/edited
 jq '.records[0].record_hex = "41"' outsider/edited/benchmark/sealed/epoch-0.json >"$T/r.json" && mv "$T/r.json" outsider/edited/benchmark/sealed/epoch-0.json
-run 2 wit-board audit -j1 outsider/edited
+run 2 wit-board audit -j1 outsider/edited --store board.store
 run 0 wit-board build -q outsider/board -o outsider/site2
 jq -e '[.runs[] | select(.status == "certified") | [.name, .sealed.epoch, .eval.n]] == [["P", 0, 30], ["Q", 1, 60]]' \
   outsider/site2/board.json >/dev/null && ok || fail "epochs: $(jq -c '[.runs[] | [.name, .status, .sealed.epoch, .eval.n]]' outsider/site2/board.json)"

@@ -243,7 +243,7 @@ run 0 wit-board show board/runs/claims
 grep -q '^claims: pending' out && ok || fail "a trainer's certified report counted on the board: $(cat out)"
 
 # A bare report is not evidence: add takes a response bundle and refuses anything else.
-snap() { (cd "board/runs/$1" && find . -type f | LC_ALL=C sort | xargs b2sum -l 256); ls board/responses; }
+snap() { (cd "board/runs/$1" && find . -type f | LC_ALL=C sort | xargs b2sum -l 256); find board.store -type f | LC_ALL=C sort; }
 snap honest >before.txt
 run 2 wit-board add -q -j1 board/runs/honest a1.report.json --key board.key
 snap honest >after.txt
@@ -282,9 +282,17 @@ error_is wit-board 'already filed its report on challenge'
 run 0 wit-board show board/runs/honest
 grep -q '^honest: pending (the board has not scored the released weights' out && ok || fail "certified before the board scored it: $(cat out)"
 # The board scores the released weights itself on its benchmark (bound exactly to the final state).
+# A temporary a killed board command left (in the store, and an older version's in the folder): the next one removes it.
+mkdir -p board/responses board.store/weights/.incoming.tmp.999999999.AbCdEf && echo x >board/responses/.incoming-999999999
+echo x >board.store/weights/.incoming.tmp.999999999.AbCdEf/file
 run 1 wit-board evaluate -q -j1 board/runs/honest A4.release.safetensors --key board.key
 grep -q "refused: the weights are not the run's final state" err && ok || fail "earlier weights scored: $(cat err)"
-run 0 wit-board evaluate -q -j1 board/runs/honest A.release.safetensors --key board.key
+absent board/responses/.incoming-999999999 board.store/weights/.incoming.tmp.999999999.AbCdEf
+# Released weights only: given the checkpoint (parameters and Adam moments), the board exports the parameters
+# itself and keeps only them (the file wit-sketch export writes, byte for byte).
+run 0 wit-board evaluate -q -j1 board/runs/honest A/ckpt/step-000008.safetensors --key board.key
+[ "$(jq -r .weights.digest board/runs/honest/board-eval.json)" = "$(b2sum -l 256 A.release.safetensors | cut -d' ' -f1)" ] && ok ||
+  fail "the board did not keep the parameters only: $(jq -c .weights board/runs/honest/board-eval.json)"
 run 2 wit-board evaluate -q -j1 board/runs/honest A.release.safetensors --key board.key
 error_is wit-board 'already scored'
 run 0 wit-board show board/runs/honest
@@ -301,11 +309,16 @@ run 0 wit-board show board/runs/honest
 grep -q '^honest: certified$' out && ok || fail "honest not certified by the board: $(cat out)"
 grep -q 'the training tree ranged: every proof checks its own path' out && ok || fail "the tree is not shown ranged: $(cat out)"
 grep -q '^eval: loss .* over 24 examples (next-byte; scored by the board)' out && ok || fail "not the board's score: $(cat out)"
-ls board/weights/*.safetensors | wc -l | grep -q '^1$' && ok || fail "weights not stored by digest: $(ls board/weights)"
+ls board.store/weights/*.safetensors | wc -l | grep -q '^1$' && ok || fail "weights not stored by digest: $(ls board.store/weights)"
 grep -q '^confidence: 50.00% .* 4 distinct steps of 8 replayed by the board' out && ok || fail "confidence: $(cat out)"
-ls board/responses/*.wbundle | wc -l | grep -q '^2$' && ok || fail "responses not stored by digest: $(ls board/responses)"
+ls board.store/responses/*.wbundle | wc -l | grep -q '^2$' && ok || fail "responses not stored by digest: $(ls board.store/responses)"
 d=$(jq -r .response.digest board/runs/honest/board-reports/*.json | sort | head -1)
-[ "$(b2sum -l 256 "board/responses/$d.wbundle" | cut -d' ' -f1)" = "$d" ] && ok || fail "a stored response is not at its digest"
+[ "$(b2sum -l 256 "board.store/responses/$d.wbundle" | cut -d' ' -f1)" = "$d" ] && ok || fail "a stored response is not at its digest"
+# The evidence store (issue 37): the folder holds documents (no file over 1 MiB), the store the bytes by digest.
+jq -e '.store == "../board.store"' board/board.def.json >/dev/null && ok || fail "no store in the definition"
+[ -z "$(find board -type f -size +1024k)" ] && [ -z "$(find board -name '*.wbundle' -o -name '*.safetensors' -o -name '*.wleaves')" ] &&
+  ok || fail "evidence bytes in the folder: $(find board -type f -size +64k)"
+find board board.store -name '.incoming*' | grep -q . && fail "a temporary left behind: $(find board board.store -name '.incoming*')" || ok
 
 # A forged (tampered) run: the board replays the forger's answer and rejects it, on evidence anyone re-verifies.
 if [ -x "$FORGE" ]; then
@@ -341,6 +354,31 @@ if [ -n "${WIT_BOARD_KEEP:-}" ]; then mkdir -p "$WIT_BOARD_KEEP" && cp -r bsite 
 
 # audit: every stored response re-verified; each verdict reproduces.
 run 0 wit-board audit -q -j1 board || cat out err
+# A file the folder does not expect is named by build and audit and counts for nothing.
+echo note >board/NOTES.txt
+run 0 wit-board build -q board -o bsite-u
+grep -q "unexpected file in the board folder .*: board/NOTES.txt" err && ok || fail "build did not name the stray file: $(cat err)"
+diff -r bsite bsite-u >/dev/null && ok || fail "a stray file changed the site"
+rm board/NOTES.txt
+# A store that lacks the bytes: every document is listed as not re-verifiable (exit 1), never a pass.
+mkdir empty.store
+run 1 wit-board audit -q -j1 board --store empty.store
+[ "$(grep -c '^not re-verifiable: runs/.*is not in the store empty.store' out)" -ge 4 ] && ok || fail "audit without the bytes: $(cat out)"
+grep -q 'does not reproduce' out && fail "missing bytes read as a verdict: $(cat out)" || ok
+# prune: the honest run's bytes go (recorded in the folder, with when); its verdict stands; audit says it can no
+# longer be replayed. Bytes another run still names stay.
+cp -r board board-p && cp -r board.store board-p.store
+run 0 wit-board prune -q board-p --store board-p.store --run honest
+jq -e '[.pruned[] | select(.runs == ["honest"])] | length == 4' board-p/pruned.json >/dev/null && ok || fail "prune record: $(cat board-p/pruned.json)"
+ls board-p.store/responses/*.wbundle 2>/dev/null | wc -l | grep -q "^$(ls board/runs/forged/board-reports/*.json 2>/dev/null | wc -l)$" &&
+  ok || fail "prune removed another run's bytes: $(ls board-p.store/responses)"
+run 0 wit-board build -q board-p -o psite
+jq -e '.runs[] | select(.name == "honest") | .status == "certified"' psite/board.json >/dev/null && ok || fail "a prune changed a verdict"
+run 1 wit-board audit -q -j1 board-p --store board-p.store
+grep -q '^not re-verifiable: runs/honest/board-eval.json: its weights .* is not in the store .*(pruned from the store on .* (runs honest); the signed document stands' out &&
+  ok || fail "audit after prune: $(cat out)"
+run 2 wit-board prune board-p --run nobody
+error_is wit-board 'no run nobody on board tiny'
 # A forged signature: the board's report edited to certify the forged run (or to flip the honest one).
 cp -r board board-x
 rep=$(ls board-x/runs/honest/board-reports/*.json | head -1)
@@ -355,17 +393,17 @@ absent xsite
 run 1 wit-board audit -q -j1 board-x
 grep -q "does not reproduce: runs/honest/board-reports/.*bad signature" out && ok || fail "audit missed the edited report: $(cat out)"
 # An edited stored response.
-cp -r board board-y
-resp=$(ls board-y/responses/*.wbundle | head -1)
+# A store that serves other bytes (an edited stored response, edited weights): not re-verifiable, never a verdict.
+cp -r board.store board-y.store
+resp=$(ls board-y.store/responses/*.wbundle | head -1)
 printf '\x01' | dd of="$resp" bs=1 seek=100 conv=notrunc 2>/dev/null
-run 1 wit-board audit -q -j1 board-y
-grep -q "does not match its digest (edited or replaced)" out && ok || fail "audit missed the edited response: $(cat out)"
-# Edited stored weights.
-cp -r board board-w
-w=$(ls board-w/weights/*.safetensors | head -1)
+run 1 wit-board audit -q -j1 board --store board-y.store
+grep -q "^not re-verifiable: .*the store serves other bytes for its response" out && ok || fail "audit missed the edited response: $(cat out)"
+cp -r board.store board-w.store
+w=$(ls board-w.store/weights/*.safetensors | head -1)
 printf '\x01' | dd of="$w" bs=1 seek=200 conv=notrunc 2>/dev/null
-run 1 wit-board audit -q -j1 board-w
-grep -q "runs/honest/board-eval.json: its stored weights .* do not match their digest" out && ok || fail "audit missed the edited weights: $(cat out)"
+run 1 wit-board audit -q -j1 board --store board-w.store
+grep -q "^not re-verifiable: runs/honest/board-eval.json: the store serves other bytes for its weights" out && ok || fail "audit missed the edited weights: $(cat out)"
 
 # issue 28: add into a bundle whose manifest no longer matches its heads is refused.
 cp -r board board-m

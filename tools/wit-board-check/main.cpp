@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   std::string e_bundle, e_weights, e_key, e_model;
   auto* evaluate = app.add_subcommand("evaluate", "Score the released weights on the board's benchmark and file the board's signed evaluation");
   evaluate->add_option("bundle", e_bundle, "The run bundle on the board (DIR/runs/NAME)")->required()->type_name("BUNDLE");
-  evaluate->add_option("weights", e_weights, "The released weights (wit-sketch export), bound exactly to the final state")->required()->type_name("WEIGHTS");
+  evaluate->add_option("weights", e_weights, "The released weights (wit-sketch export; a checkpoint's parameters are exported), bound exactly to the final state")->required()->type_name("WEIGHTS");
   evaluate->add_option("--key", e_key, "The board's secret key file (kept outside the board folder)")->required()->type_name("KEY");
   evaluate->add_option("--model", e_model, "A TorchScript run's model file (RUN/model.pt), bound by its digest")->type_name("FILE");
 
@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     s->add_option("-j,--threads", common.threads, "LibTorch threads (0 = all cores)")->type_name("N");
     s->add_option("--device", common.device, "Replay on this device (cpu, cuda, cuda:N)")->type_name("DEV");
     s->add_flag("-q,--quiet", common.quiet, "No progress or summary on stderr");
+    s->add_option("--store", common.store, "The evidence store (default: the one the board's definition names)")->type_name("STORE");
     s->add_option("--sealed", common.sealed, "The board's sealed set (kept outside the folder): scored, and checked for overlap")->type_name("PATH");
   }
 

@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   init->add_option("--models", i_models, "Models the board takes: any (default), builtin, or digests of reviewed modules, comma-separated")->type_name("WHICH");
   init->add_option("--overlap-window", i_policy.overlap_window, "Tokens a shared span must have to count as overlap (8 to 4096)")->default_str("50")->type_name("N");
   init->add_option("--overlap-share", i_policy.overlap_share, "Share of a benchmark record's text a training record must cover to count, 0 < S <= 1")->default_str("0.5")->type_name("S");
+  std::string i_store;
+  init->add_option("--store", i_store, "The evidence store, a folder outside DIR (default: DIR's sibling DIR.store)")->type_name("STORE");
   init->add_option("--overlap-action", i_policy.overlap_action, "What such a training record does: reject (default) or flag")->type_name("ACTION");
 
   // reveal, seal: an epoch's sealed set
@@ -99,6 +101,18 @@ int main(int argc, char** argv) {
   leaves->add_option("--key", l_key, "The board's secret key file (kept outside the board folder)")->required()->type_name("KEY");
   leaves->add_option("-j,--threads", l_threads, "Hashing threads (default 1; 0 = all cores)")->type_name("N");
   leaves->add_flag("-q,--quiet", quiet, "No note on stderr");
+  std::string l_store;
+  leaves->add_option("--store", l_store, "The evidence store (default: the definition's)")->type_name("STORE");
+
+  // prune
+  std::string n_dir, n_store, n_before;
+  std::vector<std::string> n_runs;
+  auto* prune = app.add_subcommand("prune", "Drop stored evidence bytes the board no longer keeps (recorded in DIR/pruned.json)");
+  prune->add_option("board", n_dir, "The board folder")->required()->type_name("DIR");
+  prune->add_option("--run", n_runs, "A run whose stored bytes go; repeat for more")->type_name("NAME");
+  prune->add_option("--before", n_before, "Every run whose newest board draw is older than this date (UTC)")->type_name("YYYY-MM-DD");
+  prune->add_option("--store", n_store, "The evidence store (default: the definition's)")->type_name("STORE");
+  prune->add_flag("-q,--quiet", quiet, "No summary on stderr");
 
   // pack
   std::string p_out, p_name, p_run, p_data, p_evalc, p_eval, p_scores, p_cont, p_fp, p_binding;
@@ -186,13 +200,15 @@ int main(int argc, char** argv) {
       in.sealed_path = i_sealed;
       in.sealed_files = i_sealed_files;
       in.split = i_split;
+      in.store = i_store;
       if (!i_models.empty()) wit::parse_models_policy(i_models, in.policy);
       return wit::board_init_cmd(in, quiet);
     }
     if (submit->parsed()) return wit::board_submit_cmd(u_dir, u_bundle, quiet);
     if (reveal->parsed()) return wit::board_reveal_cmd(v_dir, v_key, v_sealed, quiet);
     if (seal->parsed()) return wit::board_seal_cmd(v_dir, v_key, v_sealed, v_files, quiet);
-    if (leaves->parsed()) return wit::board_leaves_cmd(l_bundle, l_file, l_key, l_threads, quiet);
+    if (leaves->parsed()) return wit::board_leaves_cmd(l_bundle, l_file, l_key, l_threads, quiet, l_store);
+    if (prune->parsed()) return wit::board_prune_cmd(n_dir, n_store, n_runs, n_before, quiet);
     if (pack->parsed()) {
       wit::PackInput in;
       in.name = p_name;

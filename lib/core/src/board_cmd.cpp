@@ -77,6 +77,31 @@ std::string first_line(const RunEntry& e) {
 
 }  // namespace
 
+void note_unexpected_files(const std::string& dir, const BoardDefinition& def) {
+  for (const auto& f : unexpected_board_files(dir, def))
+    cli::note("unexpected file in the board folder (it counts for nothing; remove it or restore the folder from its "
+              "history): " + (fs::path(dir) / f).string());
+}
+
+int board_prune_cmd(const std::string& dir, const std::string& store, const std::vector<std::string>& runs,
+                    const std::string& before, bool quiet) {
+  uint64_t t = 0;
+  if (!before.empty()) {
+    struct tm tm {};
+    const char* end = ::strptime(before.c_str(), "%Y-%m-%d", &tm);
+    if (!end || *end) throw Error("--before must be a date YYYY-MM-DD (UTC)", before);
+    t = uint64_t(::timegm(&tm));
+  }
+  if (runs.empty() && t == 0) throw Error("say what to prune: --run NAME or --before DATE", dir);
+  const PruneResult r = prune_board(dir, store, runs, t, uint64_t(::time(nullptr)));
+  for (const auto& p : r.pruned) std::cout << p << "\n";
+  if (!quiet)
+    cli::note("pruned " + std::to_string(r.pruned.size()) + " stored files (" + std::to_string(r.bytes) +
+              " bytes) from the evidence store, recorded in " + (fs::path(dir) / board_path::kPruned).string() +
+              "; the board's signed documents and verdicts stand, and 'wit-board audit' lists them as not re-verifiable");
+  return cli::kOk;
+}
+
 int board_init_cmd(const BoardInit& in, bool quiet) {
   const BoardDefinition d = init_board(in);
   std::cout << (fs::path(in.dir) / board_path::kDefinition).string() << "\n";
@@ -161,8 +186,8 @@ int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool
 }
 
 int board_leaves_cmd(const std::string& l_bundle, const std::string& l_file, const std::string& l_key, unsigned l_threads,
-                     bool quiet) {
-  const BoardLeavesResult r = board_leaves(l_bundle, l_file, load_key(l_key), l_threads);
+                     bool quiet, const std::string& store) {
+  const BoardLeavesResult r = board_leaves(l_bundle, l_file, load_key(l_key), l_threads, store);
   std::cout << member_path(RunBundle{l_bundle, false, {}}, r.member) << "\n";
   if (!r.doc.refused.empty()) {
     cli::note("the training tree failed the board's audit: " + r.doc.refused);
@@ -196,6 +221,7 @@ int board_build_cmd(const std::vector<std::string>& b_paths, const std::string& 
     def = BoardDefinition::load(b_paths[0]);
     fraction = def->policy.fraction;
     runs = evaluate_board(b_paths[0], *def);
+    note_unexpected_files(b_paths[0], *def);
   } else {
     for (const auto& p : b_paths)
       if (is_board_dir(p)) throw Error("a board folder is built on its own", p, "wit-board build DIR -o SITE");

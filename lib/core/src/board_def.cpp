@@ -117,25 +117,230 @@ Problem board_signature_problem(const PublicKey& claimed, const PublicKey& board
   return std::nullopt;
 }
 
-StagedFile::StagedFile(const std::string& dir, const char* sub, const std::string& from, const std::string& suffix) {
-  path_ = (fs::path(dir) / sub / (".incoming-" + std::to_string(::getpid()) + suffix)).string();
+StagedFile::StagedFile(const std::string& store, const char* sub, const std::string& from, const std::string& suffix) {
   std::error_code ec;
-  fs::create_directories(fs::path(path_).parent_path(), ec);
-  fs::remove(path_, ec);
-  if (!fs::copy_file(from, path_, ec) || ec) throw Error("cannot copy the file into the board: " + ec.message(), from);
+  fs::create_directories(fs::path(store) / sub, ec);
+  if (ec) throw Error("cannot make the evidence store's folder: " + ec.message(), (fs::path(store) / sub).string());
+  tree_ = std::make_unique<TemporaryTree>((fs::path(store) / sub / ".incoming").string());
+  path_ = tree_->path() + "/file" + suffix;
+  if (from.empty()) return;
+  if (!fs::copy_file(from, path_, ec) || ec) throw Error("cannot copy the file into the evidence store: " + ec.message(), from);
 }
 
-StagedFile::~StagedFile() {
-  std::error_code ec;
-  if (!kept_) fs::remove(path_, ec);
-}
+StagedFile::~StagedFile() = default;  // the tree goes with what is left in it
 
-void StagedFile::keep(const std::string& to) {
+void StagedFile::keep(const std::string& to, const std::string& digest) {
   std::error_code ec;
-  if (fs::exists(to, ec)) return;
+  if (fs::is_regular_file(to, ec) && file_digest(to) == digest) return;  // stored once
   fs::rename(path_, to, ec);
-  if (ec) throw Error("cannot store the file in the board: " + ec.message(), to);
-  kept_ = true;
+  if (ec) throw Error("cannot store the file in the evidence store: " + ec.message(), to);
+}
+
+std::string board_store(const std::string& dir, const BoardDefinition& def, const std::string& given) {
+  if (!given.empty()) return given;
+  if (def.store.empty()) return dir;
+  return fs::path(def.store).is_absolute() ? def.store : (fs::path(dir) / def.store).lexically_normal().string();
+}
+
+namespace {
+
+// The evidence a board on its own folder keeps beside its documents: SUB/DIGEST.EXT.
+bool legacy_evidence(const std::string& rel) {
+  static const std::pair<const char*, std::vector<const char*>> kinds[] = {
+      {board_path::kResponses, {".wbundle"}}, {board_path::kWeights, {".safetensors", ".pt"}}, {board_path::kLeaves, {".wleaves"}}};
+  for (const auto& [sub, exts] : kinds) {
+    const std::string prefix = sub;
+    if (rel.rfind(prefix, 0) != 0) continue;
+    const std::string name = rel.substr(prefix.size());
+    Hash32 h;
+    for (const char* ext : exts) {
+      const std::string e = ext;
+      if (name.size() == 64 + e.size() && name.compare(64, e.size(), e) == 0 && Hash32::from_hex(name.substr(0, 64), h))
+        return true;
+    }
+  }
+  return false;
+}
+
+bool pid_gone(const std::string& digits) {
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  return ::kill(pid_t(std::stol(digits)), 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
+std::vector<std::string> unexpected_board_files(const std::string& dir, const BoardDefinition& def) {
+  std::set<std::string> expected = {board_path::kDefinition, board_path::kBenchmarkCommit, board_path::kPruned};
+  for (const auto& r : def.records) expected.insert(r.file);
+  for (const auto& r : def.revealed) expected.insert(r.file);
+  std::error_code ec;
+  const bool store_here = fs::equivalent(board_store(dir, def), dir, ec);
+  std::vector<std::string> out;
+  const fs::path root(dir);
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string rel = fs::relative(it->path(), root, ec).generic_string();
+    const std::string top = rel.substr(0, rel.find('/'));
+    if (top.rfind(".git", 0) == 0 || (top + "/") == board_path::kRuns) {  // a bundle names its own ignored files
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      if (top + "/" == board_path::kRuns && rel.find('/') == std::string::npos) continue;
+      if (top + "/" == board_path::kRuns && rel.find('/', top.size() + 1) == std::string::npos && !it->is_directory(ec))
+        out.push_back(rel);
+      continue;
+    }
+    if (it->is_directory(ec) && !it->is_symlink(ec)) continue;
+    if (expected.count(rel) || (store_here && legacy_evidence(rel))) continue;
+    out.push_back(rel);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> remove_stale_board_temporaries(const std::string& dir, const std::string& store) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const char* sub : {board_path::kResponses, board_path::kWeights, board_path::kLeaves}) {
+    // Older versions staged in the folder: SUB/.incoming-PID[SUFFIX].
+    for (const auto& x : fs::directory_iterator(fs::path(dir) / sub, ec)) {
+      const std::string name = x.path().filename().string();
+      if (name.rfind(".incoming-", 0) != 0) continue;
+      const std::string pid = name.substr(10, name.find('.', 10) == std::string::npos ? std::string::npos : name.find('.', 10) - 10);
+      if (!pid_gone(pid)) continue;
+      std::error_code rec;
+      if (fs::remove(x.path(), rec)) out.push_back(x.path().string());
+    }
+    const fs::path target = fs::path(store) / sub / ".incoming";
+    std::vector<std::string> before;
+    for (const auto& x : fs::directory_iterator(target.parent_path(), ec))
+      if (x.path().filename().string().rfind(".incoming.tmp.", 0) == 0) before.push_back(x.path().string());
+    remove_stale_temporaries(target.string());
+    for (const auto& b : before)
+      if (!fs::exists(b, ec)) out.push_back(b);
+  }
+  return out;
+}
+
+namespace {
+
+constexpr const char* kPrunedFormat = "wit.board-pruned";
+
+json read_pruned(const std::string& dir) {
+  const std::string p = (fs::path(dir) / board_path::kPruned).string();
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return json{{"format", kPrunedFormat}, {"version", 1}, {"pruned", json::array()}};
+  const json j = jsonf::parse(read_file(p), "invalid prune record", p);
+  check_envelope(j, kPrunedFormat, 1, "prune record", p);
+  if (!j.contains("pruned") || !j["pruned"].is_array()) throw Error("invalid prune record: field 'pruned' is not an array", p);
+  for (const auto& e : j["pruned"])
+    if (!e.is_object() || !e.contains("path") || !e["path"].is_string() || !e.contains("at") || !e["at"].is_number_unsigned() ||
+        !e.contains("runs") || !e["runs"].is_array())
+      throw Error("invalid prune record: an entry is not {path, at, runs}", p);
+  return j;
+}
+
+std::string utc_date(uint64_t t) {
+  const time_t tt = time_t(t);
+  struct tm tm {};
+  ::gmtime_r(&tt, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+// The store paths a run's board documents name (its evidence), parsed as
+// the board wrote them; a document that does not parse names nothing here
+// (build and audit say what is wrong with it).
+std::vector<std::string> run_evidence(const RunBundle& b) {
+  std::vector<std::string> out;
+  auto doc = [&](const std::string& m) { return jsonf::parse(b.get(m), "invalid board document", m); };
+  try {
+    for (const std::string& name : b.names_under(member::kBoardReports))
+      out.push_back(BoardReport::from_json(doc(std::string(member::kBoardReports) + name + ".json"), name).response_path());
+    if (b.has(member::kBoardEval)) {
+      const BoardEval e = BoardEval::from_json(doc(member::kBoardEval), member::kBoardEval);
+      out.push_back(e.weights_path());
+      if (!e.model_digest.empty()) out.push_back(e.model_path());
+    }
+    if (b.has(member::kBoardLeaves))
+      out.push_back(BoardLeaves::from_json(doc(member::kBoardLeaves), member::kBoardLeaves).leaves_path());
+  } catch (const std::exception&) {
+  }
+  return out;
+}
+
+// The Unix time of a run's newest board draw (0: none).
+uint64_t newest_draw(const RunBundle& b) {
+  uint64_t t = 0;
+  for (const std::string& name : b.names_under(member::kDraws)) {
+    try {
+      const std::string m = std::string(member::kDraws) + name + ".json";
+      t = std::max(t, BoardDraw::from_json(jsonf::parse(b.get(m), "invalid board draw", m), m).drawn_at);
+    } catch (const std::exception&) {
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> pruned_evidence(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  const json rec = read_pruned(dir);
+  for (const auto& e : rec["pruned"]) {
+    std::string runs;
+    for (const auto& r : e["runs"]) runs += (runs.empty() ? "" : ", ") + (r.is_string() ? r.get<std::string>() : r.dump());
+    out[e["path"].get<std::string>()] = "pruned from the store on " + utc_date(e["at"].get<uint64_t>()) + " (runs " + runs + ")";
+  }
+  return out;
+}
+
+PruneResult prune_board(const std::string& dir, const std::string& store_given, const std::vector<std::string>& runs,
+                        uint64_t before, uint64_t now) {
+  const BoardDefinition def = BoardDefinition::load(dir);
+  const std::string store = board_store(dir, def, store_given);
+  const FileLock lock = lock_board(dir);
+  std::map<std::string, std::set<std::string>> chosen;  // store path -> runs that name it
+  std::set<std::string> kept;
+  std::set<std::string> named(runs.begin(), runs.end()), seen;
+  std::error_code ec;
+  std::vector<fs::path> folders;
+  for (const auto& x : fs::directory_iterator(fs::path(dir) / board_path::kRuns, ec)) folders.push_back(x.path());
+  std::sort(folders.begin(), folders.end());
+  for (const auto& f : folders) {
+    const std::string name = f.filename().string();
+    RunBundle b;
+    try {
+      b = RunBundle::load(f.string());
+    } catch (const std::exception&) {
+      continue;  // names nothing the prune could keep or drop
+    }
+    seen.insert(name);
+    const uint64_t t = newest_draw(b);
+    const bool drop = named.count(name) || (before > 0 && t > 0 && t < before);
+    for (const auto& p : run_evidence(b)) {
+      if (drop) chosen[p].insert(name);
+      else kept.insert(p);
+    }
+  }
+  for (const auto& n : named)
+    if (!seen.count(n)) throw Error("no run " + n + " on board " + def.name, dir);
+  json rec = read_pruned(dir);
+  PruneResult out;
+  for (const auto& [p, who] : chosen) {
+    if (kept.count(p)) continue;  // another run still rests on these bytes
+    out.pruned.push_back(p);
+    rec["pruned"].push_back({{"path", p}, {"at", now}, {"runs", json(std::vector<std::string>(who.begin(), who.end()))}});
+  }
+  if (out.pruned.empty()) return out;
+  // The record first: a prune cut short leaves bytes recorded as pruned (audit
+  // re-verifies what is still there), never bytes gone unrecorded.
+  write_file_atomic((fs::path(dir) / board_path::kPruned).string(), rec.dump(2) + "\n");
+  for (const auto& p : out.pruned) {
+    const fs::path at = fs::path(store) / p;
+    const uint64_t n = fs::is_regular_file(at, ec) ? fs::file_size(at, ec) : 0;
+    if (fs::remove(at, ec)) out.bytes += n;
+    if (ec) throw Error("cannot remove it from the store: " + ec.message(), at.string());
+  }
+  return out;
 }
 
 std::string file_digest(const std::string& path, uint64_t* bytes) {
@@ -303,6 +508,7 @@ json BoardDefinition::to_json() const {
     }
     j["revealed"] = r;
   }
+  if (!store.empty()) j["store"] = store;
   if (signature) j["signature"] = sig_hex(*signature);
   return j;
 }
@@ -317,7 +523,8 @@ void BoardDefinition::sign_with(const SecretKey& k) {
 BoardDefinition BoardDefinition::from_json(const json& j, const std::string& where) {
   const char* kind = "board definition";
   check_envelope(j, kBoardDefinitionFormat, kBoardDefinitionVersion, kind, where);
-  jsonf::only_keys(j, {"format", "version", "name", "key", "benchmark", "policy", "sealed", "revealed", "signature"}, kind, where);
+  jsonf::only_keys(j, {"format", "version", "name", "key", "benchmark", "policy", "sealed", "revealed", "store", "signature"}, kind,
+                   where);
   BoardDefinition d;
   d.name = string_field(j, "name", kind, where);
   if (!run_bundle_name_ok(d.name)) throw Error("invalid board definition: field 'name' is not 1 to 64 of A-Z a-z 0-9 . _ -", where);
@@ -399,6 +606,11 @@ BoardDefinition BoardDefinition::from_json(const json& j, const std::string& whe
         throw Error("invalid board definition: a revealed epoch's file is not " + revealed_file(r.commit.epoch), where);
       d.revealed.push_back(r);
     }
+  }
+  if (j.contains("store")) {
+    d.store = string_field(j, "store", kind, where);
+    if (d.store.empty() || d.store.size() > 4096 || d.store.find('\0') != std::string::npos)
+      throw Error("invalid board definition: field 'store' is not a path", where);
   }
   if (j.contains("signature")) d.signature = sig_field(j, "signature", kind, where);
   if (!(d.policy.fraction > 0 && d.policy.fraction <= 1))
@@ -538,11 +750,15 @@ RunBundle load_whole(const std::string& bundle_path) {
 }
 }  // namespace
 
-BoardFiling::BoardFiling(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input)
+BoardFiling::BoardFiling(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input,
+                         const std::string& store_given)
     : dir(filing_dir(bundle_path, key, input, no_input, def)),
+      store(board_store(dir, def, store_given)),
       board_lock(lock_board(dir)),
       bundle_lock(lock_run_bundle(bundle_path)),
-      bundle(load_whole(bundle_path)) {}
+      bundle(load_whole(bundle_path)) {
+  remove_stale_board_temporaries(dir, store);
+}
 
 namespace {
 
@@ -727,6 +943,16 @@ BoardDefinition init_board(const BoardInit& in) {
     throw Error("the board folder exists and is not empty", in.dir, "wit-board init writes a new board");
   if (inside(in.key_path, in.dir))
     throw Error("the board key must be kept outside the board folder", in.key_path, "the folder is published; the key signs for the board");
+  // The evidence store: outside the folder (a git repository holds documents, the store the bytes).
+  const fs::path dir_abs = fs::absolute(in.dir).lexically_normal();
+  std::string dir_name = dir_abs.filename().string();
+  if (dir_name.empty()) dir_name = dir_abs.parent_path().filename().string();
+  const fs::path store_abs =
+      in.store.empty() ? dir_abs.parent_path() / (dir_name + ".store") : fs::absolute(in.store).lexically_normal();
+  if (inside(store_abs.string(), in.dir) || store_abs == dir_abs)
+    throw Error("the evidence store must be kept outside the board folder", in.store,
+                "the folder holds the board's documents; the store holds the bytes they name by digest");
+  const std::string store_rel = store_abs.lexically_relative(dir_abs).generic_string();
   if (!in.sealed_path.empty() && inside(in.sealed_path, in.dir))
     throw Error("the sealed records must be kept outside the board folder", in.sealed_path,
                 "the folder is published; the sealed set is what the board ranks on");
@@ -795,6 +1021,7 @@ BoardDefinition init_board(const BoardInit& in) {
   }
   d.key = key.pub();
   if (sealed) d.sealed = sealed->commit();
+  d.store = in.store.empty() || fs::path(in.store).is_relative() ? store_rel : store_abs.string();
   d.sign_with(key);
   // The sealed set first (outside the folder): a board never commits to records it did not keep.
   if (sealed) {
@@ -812,8 +1039,9 @@ BoardDefinition init_board(const BoardInit& in) {
       write_file_atomic((tmp / rel).string(), text, true);
     }
     fs::create_directories(tmp / board_path::kRuns);
-    fs::create_directories(tmp / board_path::kResponses);
     write_file_atomic((tmp / board_path::kDefinition).string(), d.dump());
+    fs::create_directories(store_abs, ec);
+    if (ec) throw Error("cannot make the evidence store: " + ec.message(), store_abs.string());
     tree.commit();
   } catch (...) {
     if (sealed) fs::remove(in.sealed_path, ec);
@@ -1046,9 +1274,8 @@ BoardLeaves BoardLeaves::from_json(const json& j, const std::string& where) {
 }
 
 BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string& leaves_path, const SecretKey& key,
-                               unsigned threads) {
-  BoardFiling f(bundle_path, key, leaves_path, "no such leaves file");
-  const std::string& dir = f.dir;
+                               unsigned threads, const std::string& store_given) {
+  BoardFiling f(bundle_path, key, leaves_path, "no such leaves file", store_given);
   RunBundle& b = f.bundle;
   if (b.has(member::kBoardLeaves))
     throw Error("the board has already audited this run's training tree", bundle_path, "'wit-board audit' audits the stored leaves again");
@@ -1067,7 +1294,7 @@ BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string
                     "), not the run's data commitment (n " + std::to_string(data.n) + ", root " + data.root.hex().substr(0, 16) +
                     "); nothing was filed",
                 leaves_path, "export the run's: wit-commit leaves --index DATA.widx -o F");
-  StagedFile in(dir, board_path::kLeaves, leaves_path);
+  StagedFile in(f.store, board_path::kLeaves, leaves_path);
   BoardLeavesResult out;
   const LeavesAudit a = audit_leaves_file(in.path(), data, threads);
   out.doc.n = data.n;
@@ -1075,8 +1302,8 @@ BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string
   out.doc.refused = a.ok ? "" : a.reason;
   out.doc.leaves_digest = file_digest(in.path(), &out.doc.leaves_bytes);
   out.doc.sign_with(key);
-  out.stored = (fs::path(dir) / out.doc.leaves_path()).string();
-  in.keep(out.stored);
+  out.stored = (fs::path(f.store) / out.doc.leaves_path()).string();
+  in.keep(out.stored, out.doc.leaves_digest);
   b.put_and_save(member::kBoardLeaves, out.doc.to_json().dump(2) + "\n");
   out.member = member::kBoardLeaves;
   return out;

@@ -21,6 +21,7 @@
 #include "wit/release.h"
 #include "wit/safetensors.h"
 #include "wit/state.h"
+#include "wit/state_root.h"
 #include "wit/tree_audit.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
@@ -276,8 +277,8 @@ std::optional<SealedSet> sealed_for(const BoardDefinition& def, const std::strin
 
 BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
                                const SecretKey& key, unsigned threads, const std::string& device,
-                               const std::string& sealed_path) {
-  BoardFiling f(bundle_path, key, weights_path, "no such weights file");
+                               const std::string& sealed_path, const std::string& store_given) {
+  BoardFiling f(bundle_path, key, weights_path, "no such weights file", store_given);
   const BoardDefinition& def = f.def;
   const std::string& dir = f.dir;
   RunBundle& b = f.bundle;
@@ -291,9 +292,23 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
   for (uint64_t e : epochs) joined_sets.push_back(load_revealed(dir, def, e));
   std::vector<const SealedSet*> joined;
   for (const auto& j : joined_sets) joined.push_back(&j);
-  StagedFile in(dir, board_path::kWeights, weights_path);
+  StagedFile given(f.store, board_path::kWeights, weights_path);
+  // Released weights only: of a checkpoint (parameters and optimizer moments)
+  // the board exports the parameters itself and keeps only them.
+  std::optional<StagedFile> exported;
+  {
+    const Safetensors file = Safetensors::open(given.path());
+    std::vector<TensorView> params;
+    for (const auto& t : file.tensors())
+      if (is_param_tensor(t.name)) params.push_back(t);
+    if (params.size() != file.tensors().size()) {
+      exported.emplace(f.store, board_path::kWeights, "", ".safetensors");
+      write_safetensors(exported->path(), params);
+    }
+  }
+  StagedFile& in = exported ? *exported : given;
   std::optional<StagedFile> in_model;
-  if (!model_path.empty()) in_model.emplace(dir, board_path::kWeights, model_path, ".pt");
+  if (!model_path.empty()) in_model.emplace(f.store, board_path::kWeights, model_path, ".pt");
   BoardEvalResult out;
   uint64_t bytes = 0;
   const std::string digest = file_digest(in.path(), &bytes);
@@ -321,9 +336,9 @@ BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string
     }
   }
   be.sign_with(key);
-  out.stored = (fs::path(dir) / be.weights_path()).string();
-  in.keep(out.stored);
-  if (in_model) in_model->keep((fs::path(dir) / be.model_path()).string());
+  out.stored = (fs::path(f.store) / be.weights_path()).string();
+  in.keep(out.stored, be.weights_digest);
+  if (in_model) in_model->keep((fs::path(f.store) / be.model_path()).string(), be.model_digest);
   b.put_and_save(member::kBoardEval, be.to_json().dump(2) + "\n");
   out.member = member::kBoardEval;
   return out;
@@ -391,14 +406,14 @@ std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash3
 }
 
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
-                         const VerifyOptions& opt, const std::string& sealed_path) {
-  BoardFiling f(bundle_path, key, response_path, "no such response bundle");
+                         const VerifyOptions& opt, const std::string& sealed_path, const std::string& store_given) {
+  BoardFiling f(bundle_path, key, response_path, "no such response bundle", store_given);
   const BoardDefinition& def = f.def;
   const std::string& dir = f.dir;
   RunBundle& b = f.bundle;
   const TreeHead head = newest_signed_head(b);  // the manifest and its heads still agree
 
-  StagedFile in(dir, board_path::kResponses, response_path);
+  StagedFile in(f.store, board_path::kResponses, response_path);
   uint64_t bytes = 0;
   const std::string digest = file_digest(in.path(), &bytes);
   const SpooledBundle resp = SpooledBundle::open(in.path(), response_member_limit());
@@ -436,15 +451,45 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   br.response_bytes = bytes;
   br.report = out.report.to_json();
   br.sign_with(key);
-  out.stored = (fs::path(dir) / br.response_path()).string();
-  in.keep(out.stored);
+  out.stored = (fs::path(f.store) / br.response_path()).string();
+  in.keep(out.stored, digest);
   b.put_and_save(rm, br.to_json().dump(2) + "\n");
   out.member = rm;
   return out;
 }
 
-AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path) {
+namespace {
+
+// Evidence the store could not give: missing (pruned, or never there) or not
+// the bytes its signed document names. Not a verdict either way.
+struct NotReVerifiable : Error {
+  using Error::Error;
+};
+
+// The path in `store` of `rel` (what a signed document names by `digest`),
+// checked to hold exactly those bytes before anything reads it.
+std::string from_store(const std::string& store, const std::string& rel, const std::string& digest, const char* what,
+                       const std::map<std::string, std::string>& pruned) {
+  const std::string p = (fs::path(store) / rel).string();
+  if (!fs::is_regular_file(p)) {
+    const auto it = pruned.find(rel);
+    throw NotReVerifiable(std::string("its ") + what + " " + rel + " is not in the store " + store +
+                          (it != pruned.end() ? " (" + it->second + "; the signed document stands, but can no longer be "
+                                                                     "replayed from the store)"
+                                              : std::string()));
+  }
+  if (file_digest(p) != digest)
+    throw NotReVerifiable(std::string("the store serves other bytes for its ") + what + " " + rel + " than its digest");
+  return p;
+}
+
+}  // namespace
+
+AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path,
+                        const std::string& store_given) {
   const BoardDefinition def = BoardDefinition::load(dir);
+  const std::string store = board_store(dir, def, store_given);
+  const std::map<std::string, std::string> pruned = pruned_evidence(dir);
   // The sealed sets the audit can open: every revealed epoch's (in the
   // folder), and the current one's when the board's holder gives it.
   std::map<uint64_t, SealedSet> sealed_sets;
@@ -459,6 +504,13 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
   if (ec) throw Error("cannot read the board's runs: " + ec.message(), dir);
   std::sort(runs.begin(), runs.end());
   AuditResult out;
+  out.unexpected = unexpected_board_files(dir, def);
+  // One line per document: why it does not reproduce, or why it cannot be re-verified.
+  auto failed = [&](const std::string& where, const std::exception& x) {
+    std::string m = x.what();
+    m = where + ": " + m.substr(0, m.find('\n'));
+    (dynamic_cast<const NotReVerifiable*>(&x) ? out.unverifiable : out.failures).push_back(m);
+  };
   for (const auto& run : runs) {
     const std::string rel = std::string(board_path::kRuns) + fs::path(run).filename().string();
     RunBundle b;
@@ -477,10 +529,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
         const std::string cm = std::string(member::kChallenges) + name + ".json";
         if (!b.has(cm)) throw Error("answers no challenge in the bundle");
         const Challenge ch = Challenge::from_json(parse_text(b.get(cm), cm), cm);
-        const std::string stored = (fs::path(dir) / br.response_path()).string();
-        if (!fs::is_regular_file(stored)) throw Error("its stored response " + br.response_path() + " is missing");
-        if (file_digest(stored) != br.response_digest)
-          throw Error("its stored response " + br.response_path() + " does not match its digest (edited or replaced)");
+        const std::string stored = from_store(store, br.response_path(), br.response_digest, "response", pruned);
         const SpooledBundle resp = SpooledBundle::open(stored, response_member_limit());
         const ReplayReport was = ReplayReport::from_json(br.report, where);
         // A finding on a sealed record is re-checked only with the sealed set (revealed, or given).
@@ -494,8 +543,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
         if (!p.empty()) throw Error(p);
         if (now.overlap != br.overlap) throw Error("the board's overlap finding does not reproduce");
       } catch (const std::exception& x) {
-        std::string m = x.what();
-        out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
+        failed(where, x);
       }
     }
     if (b.has(member::kBoardLeaves)) {
@@ -504,16 +552,13 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
       try {
         const BoardLeaves bl = BoardLeaves::from_json(parse_text(b.get(member::kBoardLeaves), where), where);
         if (auto p = bl.problem(def.key)) throw Error(*p);
-        const std::string stored = (fs::path(dir) / bl.leaves_path()).string();
-        if (!fs::is_regular_file(stored) || file_digest(stored) != bl.leaves_digest)
-          throw Error("its stored leaves " + bl.leaves_path() + " are missing or do not match their digest");
+        const std::string stored = from_store(store, bl.leaves_path(), bl.leaves_digest, "leaves file", pruned);
         const Commitment data = Commitment::from_json(parse_text(b.get(member::kDataCommit), where), member::kDataCommit);
         // One hashing thread: the audit's threaded path crashed once under wit-board (see docs/board.md).
         const LeavesAudit a = audit_leaves_file(stored, data, 1);
         if ((a.ok ? std::string() : a.reason) != bl.refused) throw Error("the board's audit of the tree does not reproduce");
       } catch (const std::exception& x) {
-        std::string m = x.what();
-        out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
+        failed(where, x);
       }
     }
     if (!b.has(member::kBoardEval)) continue;
@@ -522,16 +567,9 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
     try {
       const BoardEval be = BoardEval::from_json(parse_text(b.get(member::kBoardEval), where), where);
       if (auto p = be.problem(def.key)) throw Error(*p);
-      const std::string stored = (fs::path(dir) / be.weights_path()).string();
-      if (!fs::is_regular_file(stored)) throw Error("its stored weights " + be.weights_path() + " are missing");
-      if (file_digest(stored) != be.weights_digest)
-        throw Error("its stored weights " + be.weights_path() + " do not match their digest (edited or replaced)");
+      const std::string stored = from_store(store, be.weights_path(), be.weights_digest, "weights", pruned);
       std::string model;
-      if (!be.model_digest.empty()) {
-        model = (fs::path(dir) / be.model_path()).string();
-        if (!fs::is_regular_file(model) || file_digest(model) != be.model_digest)
-          throw Error("its stored model file " + be.model_path() + " is missing or does not match its digest");
-      }
+      if (!be.model_digest.empty()) model = from_store(store, be.model_path(), be.model_digest, "model file", pruned);
       const SealedSet* sealed = nullptr;
       if (be.has_sealed) {
         auto it = sealed_sets.find(be.sealed_epoch);
@@ -564,8 +602,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
         if (sc.gap->to_json() != be.gap) throw Error("the board's gap test does not reproduce");
       }
     } catch (const std::exception& x) {
-      std::string m = x.what();
-      out.failures.push_back(where + ": " + m.substr(0, m.find('\n')));
+      failed(where, x);
     }
   }
   return out;
@@ -576,10 +613,16 @@ void pin_response_kernels(const std::string& response_path, char** argv) {
   pin_recorded_kernels(SpooledBundle::open(response_path, response_member_limit()), argv);
 }
 
-void pin_board_kernels(const std::string& dir, char** argv) {
+void pin_board_kernels(const std::string& dir, char** argv, const std::string& store_given) {
   std::vector<std::string> stored;
   std::error_code ec;
-  for (const auto& x : fs::directory_iterator(fs::path(dir) / board_path::kResponses, ec))
+  std::string store = dir;
+  try {
+    store = board_store(dir, BoardDefinition::load(dir), store_given);
+  } catch (const std::exception&) {
+    // not a board: the command itself says so
+  }
+  for (const auto& x : fs::directory_iterator(fs::path(store) / board_path::kResponses, ec))
     if (x.path().extension() == ".wbundle") stored.push_back(x.path().string());
   std::sort(stored.begin(), stored.end());
   for (const auto& p : stored) {

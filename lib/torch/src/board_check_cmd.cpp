@@ -32,7 +32,7 @@ int board_check_add_cmd(const std::string& bundle_path, const std::string& respo
   const VerifyOptions vo = verify_options(a);
   pin_response_kernels(response_path, argv);  // exact replay runs under the run's recorded kernels
   const SecretKey key = load_key(key_path);
-  const BoardAddResult r = board_add(bundle_path, response_path, key, vo, a.sealed);
+  const BoardAddResult r = board_add(bundle_path, response_path, key, vo, a.sealed, a.store);
   std::cout << bundle_path << "/" << r.member << "\n";
   if (!a.quiet)
     cli::note(std::string("the board replayed the response: ") +
@@ -49,9 +49,9 @@ int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& 
   check_replay_device(a.device);
   // Scored under the kernels audit re-scores with (the board's stored responses' recorded ones), so the
   // board's scores reproduce bit for bit.
-  if (const std::string dir = board_of_bundle(bundle_path); !dir.empty()) pin_board_kernels(dir, argv);
+  if (const std::string dir = board_of_bundle(bundle_path); !dir.empty()) pin_board_kernels(dir, argv, a.store);
   const SecretKey key = load_key(key_path);
-  const BoardEvalResult r = board_evaluate(bundle_path, weights_path, model_path, key, a.threads, a.device, a.sealed);
+  const BoardEvalResult r = board_evaluate(bundle_path, weights_path, model_path, key, a.threads, a.device, a.sealed, a.store);
   if (!r.why_not.empty()) {
     std::cerr << "wit-board: refused: " << r.why_not << "\n";
     return cli::kNegative;
@@ -83,17 +83,21 @@ int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& 
 
 int board_check_audit_cmd(const std::string& dir, const BoardCheckArgs& a, char** argv) {
   const VerifyOptions vo = verify_options(a);
-  pin_board_kernels(dir, argv);
-  const AuditResult r = audit_board(dir, vo, a.sealed);
+  pin_board_kernels(dir, argv, a.store);
+  const AuditResult r = audit_board(dir, vo, a.sealed, a.store);
   for (const auto& f : r.failures) std::cout << "does not reproduce: " << f << "\n";
+  for (const auto& f : r.unverifiable) std::cout << "not re-verifiable: " << f << "\n";
+  for (const auto& f : r.unexpected)
+    cli::note("unexpected file in the board folder (it counts for nothing; remove it or restore the folder from its "
+              "history): " + dir + "/" + f);
   if (!a.quiet)
-    cli::note(std::to_string(r.checked) + " board reports re-verified, " + std::to_string(r.failures.size()) +
-              " do not reproduce" +
+    cli::note(std::to_string(r.checked) + " board documents checked, " + std::to_string(r.failures.size()) +
+              " do not reproduce, " + std::to_string(r.unverifiable.size()) + " not re-verifiable from the store" +
               (r.sealed_unverified ? "; " + std::to_string(r.sealed_unverified) +
                                          " sealed scores not re-scored (their epoch is not revealed yet; the board's "
                                          "holder re-scores them with --sealed)"
                                    : std::string()));
-  return r.failures.empty() ? cli::kOk : cli::kNegative;
+  return r.failures.empty() && r.unverifiable.empty() ? cli::kOk : cli::kNegative;
 }
 
 }  // namespace wit

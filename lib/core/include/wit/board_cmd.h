@@ -30,10 +30,16 @@ int board_submit_cmd(const std::string& board_dir, const std::string& bundle, bo
 // leaves: the board's audit of a run's sorted training leaves; prints the
 // stored member; exit 1 when the tree fails the audit.
 int board_leaves_cmd(const std::string& bundle, const std::string& leaves, const std::string& key_path,
-                     unsigned threads, bool quiet);
+                     unsigned threads, bool quiet, const std::string& store = "");
 
 // pack: a new run bundle at `out` (a directory, or a .wbundle file).
 int board_pack_cmd(const PackInput& in, const std::string& out, bool quiet);
+
+// Names on stderr every file in board folder `dir` it does not expect (unexpected_board_files).
+void note_unexpected_files(const std::string& dir, const BoardDefinition& def);
+// prune: drop the stored bytes of runs named or older than `before` (YYYY-MM-DD, UTC); prints the store paths.
+int board_prune_cmd(const std::string& dir, const std::string& store, const std::vector<std::string>& runs,
+                    const std::string& before, bool quiet);
 
 // build: judge a board folder (or bundles and folders of bundles) and write the site.
 int board_build_cmd(const std::vector<std::string>& paths, const std::string& site, double fraction, bool quiet);

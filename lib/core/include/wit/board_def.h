@@ -6,6 +6,8 @@
 // and the board's own report on a response it replayed.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +43,8 @@ inline constexpr const char* kResponses = "responses/";
 inline constexpr const char* kLeaves = "leaves/";
 inline constexpr const char* kWeights = "weights/";
 inline constexpr const char* kRevealed = "benchmark/sealed/";
+// What `wit-board prune` dropped from the evidence store, and when.
+inline constexpr const char* kPruned = "pruned.json";
 }  // namespace board_path
 // Where `wit-board reveal` publishes epoch E's sealed set: benchmark/sealed/epoch-E.json.
 std::string revealed_file(uint64_t epoch);
@@ -133,6 +137,11 @@ struct BoardDefinition {
     std::string file, digest;
   };
   std::vector<Revealed> revealed;
+  // The evidence store (docs/board.md, "The evidence store"): where the bytes
+  // the board's documents name by digest (responses/D.wbundle, weights/D.*,
+  // leaves/D.wleaves) live, a path relative to DIR or absolute, outside DIR.
+  // "" on boards defined before the store: their bytes are in DIR itself.
+  std::string store;
   // The board key's signature over the definition (kBoardDefinition); every
   // definition this wit writes has one, and a definition that has one must verify.
   std::optional<std::array<uint8_t, 64>> signature;
@@ -162,6 +171,37 @@ struct BoardDefinition {
   Problem public_split_problem(const std::vector<uint64_t>& epochs, const Hash32& eval_root, uint64_t eval_n) const;
 };
 
+// The evidence store of the board at `dir`: `given` (--store) when not
+// empty, else the definition's `store` (relative to DIR), else DIR itself.
+std::string board_store(const std::string& dir, const BoardDefinition& def, const std::string& given = "");
+
+// Files in the board folder DIR that it does not expect (relative paths):
+// anything but the definition, the benchmark's files, revealed epochs, the
+// runs' folders (a bundle names its own ignored files), pruned.json, .git*
+// and, on a board whose store is DIR, stored evidence named by digest. A
+// temporary of an interrupted command is among them. Sorted.
+std::vector<std::string> unexpected_board_files(const std::string& dir, const BoardDefinition& def);
+// Removes the temporaries board commands that are gone left in the folder
+// (responses/.incoming-PID… of older versions) and in the store (trees
+// SUB/.incoming.tmp.PID.XXXXXX): a later board command cleans up after a
+// kill. Returns what it removed. The caller holds the board's lock.
+std::vector<std::string> remove_stale_board_temporaries(const std::string& dir, const std::string& store);
+
+// `wit-board prune`: drops from the store the stored bytes (responses,
+// weights, model files, leaves) of the runs chosen (`runs` by name, and with
+// `before` > 0 every run whose newest board draw is older than that Unix
+// time), keeping any digest a run not chosen still names; records each in
+// DIR/pruned.json with the runs and the time. The signed documents stay:
+// verdicts never change; audit says which reports can no longer be replayed.
+struct PruneResult {
+  std::vector<std::string> pruned;  // store paths removed (or already absent) and recorded
+  uint64_t bytes = 0;               // bytes freed
+};
+PruneResult prune_board(const std::string& dir, const std::string& store_given, const std::vector<std::string>& runs,
+                        uint64_t before, uint64_t now);
+// DIR/pruned.json read back: store path -> "pruned on DATE (runs …)", empty when none.
+std::map<std::string, std::string> pruned_evidence(const std::string& dir);
+
 // True when DIR holds a board definition.
 bool is_board_dir(const std::string& dir);
 // The board a bundle at `bundle_path` sits on (DIR/runs/NAME), or "".
@@ -173,6 +213,9 @@ std::string board_of_bundle(const std::string& bundle_path);
 // DIR). Throws wit::Error; nothing is left in DIR on failure.
 struct BoardInit {
   std::string dir, name, key_path, commit_path;
+  // The evidence store (outside DIR; made when missing), recorded relative to
+  // DIR; "" for the default, DIR's sibling BASENAME.store.
+  std::string store;
   std::vector<std::string> record_files;
   BoardPolicy policy;
   // The sealed split: `sealed_path` (outside DIR, new) receives the sealed
@@ -335,7 +378,7 @@ struct BoardLeavesResult {
   BoardLeaves doc;
 };
 BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string& leaves_path, const SecretKey& key,
-                               unsigned threads);
+                               unsigned threads, const std::string& store_given = "");
 
 // The board a writer with the board key works on: the folder DIR of the
 // bundle at DIR/runs/NAME, its definition in `def`, and `key` checked to be
@@ -347,30 +390,38 @@ std::string board_for_key(const std::string& bundle_path, const SecretKey& key, 
 // `input` checked to exist (else wit::Error(`no_input`, input)), then the board
 // locked before the bundle (the one lock order), the bundle loaded and whole.
 struct BoardFiling {
-  BoardFiling(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input);
+  // `store_given`: --store (else the definition's). Stale temporaries of
+  // interrupted board commands are removed once the board is locked.
+  BoardFiling(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input,
+              const std::string& store_given = "");
   BoardDefinition def;
   std::string dir;
+  std::string store;  // the evidence store the bytes go to
   FileLock board_lock;
   FileLock bundle_lock;
   RunBundle bundle;
 };
 
-// A copy of a submitted file (a response, weights, leaves) inside the board
-// folder, DIR/SUB/.incoming-PID[SUFFIX], while it is checked: what is checked
-// is what is kept. Removed by the destructor unless kept.
+// A copy of a submitted file (a response, weights, leaves) in the evidence
+// store while it is checked, inside a TemporaryTree STORE/SUB/.incoming.tmp.PID.X
+// (known to the signal path: Ctrl-C removes it; one a kill left goes with the
+// next StagedFile or remove_stale_board_temporaries): what is checked is what
+// is kept. `from` empty: an empty file to write into. Removed unless kept.
 class StagedFile {
  public:
-  StagedFile(const std::string& dir, const char* sub, const std::string& from, const std::string& suffix = "");
+  StagedFile(const std::string& store, const char* sub, const std::string& from, const std::string& suffix = "");
   ~StagedFile();
   StagedFile(const StagedFile&) = delete;
   StagedFile& operator=(const StagedFile&) = delete;
   const std::string& path() const { return path_; }
-  // Renames it to `to` (content-addressed: when `to` exists it holds the same bytes, and the copy goes).
-  void keep(const std::string& to);
+  // Renames it to `to`, its name by `digest` (content-addressed: when `to`
+  // already holds bytes of that digest the copy goes; other bytes there, a
+  // store that served wrong ones, are replaced).
+  void keep(const std::string& to, const std::string& digest);
 
  private:
+  std::unique_ptr<TemporaryTree> tree_;
   std::string path_;
-  bool kept_ = false;
 };
 
 // A file's member_digest, read in pieces (a response bundle can be large).

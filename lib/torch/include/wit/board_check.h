@@ -32,7 +32,7 @@ struct BoardAddResult {
 // `sealed_path`: the current sealed set (needed on a board with a sealed
 // split: its records are checked for overlap too, without being published).
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
-                         const VerifyOptions& opt, const std::string& sealed_path = "");
+                         const VerifyOptions& opt, const std::string& sealed_path = "", const std::string& store = "");
 
 // The overlap test (docs/board.md, "Overlap") of a response's replayed
 // batches: the first record (batches in name order, records in batch order)
@@ -47,10 +47,12 @@ std::string overlap_reason(const nlohmann::json& finding);
 std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& benchmark_leaves);
 
 // `wit-board evaluate`: the board scores the released weights itself on its
-// benchmark. The weights (a parameters-only file, wit-sketch export) must be
-// bound exactly to the run's final logged state (with the final optimizer
-// root from the bundle's model.binding.json); they are stored as
-// weights/DIGEST.safetensors and the board's signed evaluation
+// benchmark. The weights (a parameters-only file, wit-sketch export; given a
+// checkpoint, the board exports its parameters itself and never keeps the
+// optimizer's moments) must be bound exactly to the run's final logged state
+// (with the final optimizer root from the bundle's model.binding.json); they
+// are stored as weights/DIGEST.safetensors in the evidence store
+// (`store`: --store, else the definition's) and the board's signed evaluation
 // (board-eval.json: the eval commitment of the scores) is added to the
 // bundle. Throws wit::Error on bad input (nothing written); `why_not` is set
 // (and nothing written) when the weights are not the run's final state.
@@ -66,7 +68,7 @@ struct BoardEvalResult {
 // `sealed_path`: the current epoch's sealed set (needed on a board with a sealed split, refused on one without).
 BoardEvalResult board_evaluate(const std::string& bundle_path, const std::string& weights_path, const std::string& model_path,
                                const SecretKey& key, unsigned threads, const std::string& device,
-                               const std::string& sealed_path = "");
+                               const std::string& sealed_path = "", const std::string& store = "");
 
 struct AuditResult {
   size_t checked = 0;                 // board reports re-verified
@@ -74,12 +76,19 @@ struct AuditResult {
   // Board evaluations whose sealed half could not be re-scored: their epoch
   // is not revealed yet and no --sealed set was given (the public half was).
   size_t sealed_unverified = 0;
+  // Documents whose evidence the store does not give (missing, pruned, or
+  // other bytes than their digest): "WHERE: why", one line each. Never a pass.
+  std::vector<std::string> unverifiable;
+  std::vector<std::string> unexpected;  // files in the folder it does not expect (unexpected_board_files)
 };
 // Re-verifies every stored response of every run on the board at `dir`,
 // re-scores every stored released weights file the board evaluated (on the
 // sealed split too, for every revealed epoch and for the current one when
 // `sealed_path` gives it) and re-audits every stored leaves file.
-AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path = "");
+// The bytes come from the evidence store (`store`: --store, else the
+// definition's), each checked against its digest in the signed document before use.
+AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path = "",
+                        const std::string& store = "");
 
 // The board replays exactly (docs/replay.md), so it must compute under the
 // run's recorded kernels, which are read by LibTorch and OpenBLAS when they
@@ -90,6 +99,6 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
 // here). They return when the environment already matches or nothing is
 // recorded, and do not return otherwise.
 void pin_response_kernels(const std::string& response_path, char** argv);
-void pin_board_kernels(const std::string& dir, char** argv);
+void pin_board_kernels(const std::string& dir, char** argv, const std::string& store = "");
 
 }  // namespace wit

@@ -16,6 +16,7 @@ struct BoardCheckArgs {
   std::string device = "cpu";
   bool quiet = false;
   std::string sealed;  // --sealed PATH: the current epoch's sealed set, kept outside the folder
+  std::string store;   // --store STORE: the evidence store ("" : the definition's)
 };
 
 // add: verify `response_path` against the bundle's challenge and file the
