@@ -122,7 +122,9 @@ ps=$(jq '.runs[] | select(.name == "P") | .sealed.accuracy' site/board.json)
 ts=$(jq '.runs[] | select(.name == "T") | .sealed.accuracy' site/board.json)
 echo "attack 20: public accuracy honest $pa, table $ta; sealed accuracy honest $ps, table $ts" >&2
 jq -r '.runs[] | select(.sealed != null) | "\(.name): gap \(.sealed.gap.observed) nats/byte, p \(.sealed.gap.p), corrected \(.sealed.gap.adjusted), detectable \(.sealed.gap.detectable)"' site/board.json >&2
-awk -v p="$pa" -v t="$ta" -v ps="$ps" -v ts="$ts" 'BEGIN { exit !(t > p + 0.5 && ts < ps + 0.05) }' && ok ||
+# Near chance after 8 steps, both sealed accuracies move by several points from run to run (the modules' own
+# initialisation): the table's gain must vanish on the sealed records, and its sealed score stay near the honest one.
+awk -v p="$pa" -v t="$ta" -v ps="$ps" -v ts="$ts" 'BEGIN { exit !(t > p + 0.5 && ts < t - 0.5 && ts < ps + 0.15) }' && ok ||
   fail "public $pa vs $ta, sealed $ps vs $ts"
 grep -q '<th data-type="num" title="loss on the sealed records[^"]*">sealed loss</th>' site/index.html && ok || fail "no sealed column"
 # Ranked on the sealed score: the certified honest run first, the flagged one after it.

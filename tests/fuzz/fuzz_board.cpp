@@ -1,12 +1,12 @@
 // Fuzz target for the defined board's documents (board_def.h,
 // docs/board.md): the board definition, a board draw, a board report and
 // the board's evaluation and its audit of a training tree, a sealed set (the
-// records and salts kept outside the folder, published at a reveal) and a
-// gap test.
+// records and salts kept outside the folder, published at a reveal), a
+// gap test and the prune record (pruned.json).
 // Every input is rejected with a wit::Error or accepted; an accepted document
 // survives to_json() and a re-parse unchanged. Verdict letters (outcome.h):
-// one each for the definition, draw, report, evaluation, tree-audit, sealed-set
-// and gap-test parsers.
+// one each for the definition, draw, report, evaluation, tree-audit, sealed-set,
+// gap-test and prune-record parsers.
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -43,5 +43,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parse<wit::BoardLeaves>(j);
   parse<wit::SealedSet>(j);
   parse<wit::GapTest>(j);
+  parse<wit::PruneRecord>(j);
   return 0;
 }

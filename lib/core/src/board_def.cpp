@@ -221,20 +221,11 @@ std::vector<std::string> remove_stale_board_temporaries(const std::string& dir, 
 
 namespace {
 
-constexpr const char* kPrunedFormat = "wit.board-pruned";
-
-json read_pruned(const std::string& dir) {
+PruneRecord read_pruned(const std::string& dir) {
   const std::string p = (fs::path(dir) / board_path::kPruned).string();
   std::error_code ec;
-  if (!fs::exists(p, ec)) return json{{"format", kPrunedFormat}, {"version", 1}, {"pruned", json::array()}};
-  const json j = jsonf::parse(read_file(p), "invalid prune record", p);
-  check_envelope(j, kPrunedFormat, 1, "prune record", p);
-  if (!j.contains("pruned") || !j["pruned"].is_array()) throw Error("invalid prune record: field 'pruned' is not an array", p);
-  for (const auto& e : j["pruned"])
-    if (!e.is_object() || !e.contains("path") || !e["path"].is_string() || !e.contains("at") || !e["at"].is_number_unsigned() ||
-        !e.contains("runs") || !e["runs"].is_array())
-      throw Error("invalid prune record: an entry is not {path, at, runs}", p);
-  return j;
+  if (!fs::exists(p, ec)) return {};
+  return PruneRecord::from_json(jsonf::parse(read_file(p), "invalid prune record", p), p);
 }
 
 std::string utc_date(uint64_t t) {
@@ -282,13 +273,43 @@ uint64_t newest_draw(const RunBundle& b) {
 
 }  // namespace
 
+json PruneRecord::to_json() const {
+  json a = json::array();
+  for (const auto& e : pruned) a.push_back({{"path", e.path}, {"at", e.at}, {"runs", e.runs}});
+  return {{"format", kBoardPrunedFormat}, {"version", kBoardDocVersion}, {"pruned", a}};
+}
+
+PruneRecord PruneRecord::from_json(const json& j, const std::string& where) {
+  const char* kind = "prune record";
+  check_envelope(j, kBoardPrunedFormat, kBoardDocVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "pruned"}, kind, where);
+  const json& a = jsonf::need(j, "pruned", kind, where);
+  if (!a.is_array()) throw Error("invalid prune record: field 'pruned' is not an array", where);
+  PruneRecord r;
+  for (const auto& x : a) {
+    if (!x.is_object()) throw Error("invalid prune record: an entry is not an object", where);
+    jsonf::only_keys(x, {"path", "at", "runs"}, kind, where);
+    Entry e;
+    e.path = string_field(x, "path", kind, where);
+    e.at = jsonf::u64(x, "at", kind, where);
+    const json& runs = jsonf::need(x, "runs", kind, where);
+    if (!runs.is_array()) throw Error("invalid prune record: field 'runs' is not an array", where);
+    for (const auto& n : runs) {
+      if (!n.is_string() || !run_bundle_name_ok(n.get<std::string>()))
+        throw Error("invalid prune record: a run name is not 1 to 64 of A-Z a-z 0-9 . _ -", where);
+      e.runs.push_back(n.get<std::string>());
+    }
+    r.pruned.push_back(std::move(e));
+  }
+  return r;
+}
+
 std::map<std::string, std::string> pruned_evidence(const std::string& dir) {
   std::map<std::string, std::string> out;
-  const json rec = read_pruned(dir);
-  for (const auto& e : rec["pruned"]) {
+  for (const auto& e : read_pruned(dir).pruned) {
     std::string runs;
-    for (const auto& r : e["runs"]) runs += (runs.empty() ? "" : ", ") + (r.is_string() ? r.get<std::string>() : r.dump());
-    out[e["path"].get<std::string>()] = "pruned from the store on " + utc_date(e["at"].get<uint64_t>()) + " (runs " + runs + ")";
+    for (const auto& r : e.runs) runs += (runs.empty() ? "" : ", ") + r;
+    out[e.path] = "pruned from the store on " + utc_date(e.at) + " (runs " + runs + ")";
   }
   return out;
 }
@@ -323,17 +344,17 @@ PruneResult prune_board(const std::string& dir, const std::string& store_given, 
   }
   for (const auto& n : named)
     if (!seen.count(n)) throw Error("no run " + n + " on board " + def.name, dir);
-  json rec = read_pruned(dir);
+  PruneRecord rec = read_pruned(dir);
   PruneResult out;
   for (const auto& [p, who] : chosen) {
     if (kept.count(p)) continue;  // another run still rests on these bytes
     out.pruned.push_back(p);
-    rec["pruned"].push_back({{"path", p}, {"at", now}, {"runs", json(std::vector<std::string>(who.begin(), who.end()))}});
+    rec.pruned.push_back({p, now, std::vector<std::string>(who.begin(), who.end())});
   }
   if (out.pruned.empty()) return out;
   // The record first: a prune cut short leaves bytes recorded as pruned (audit
   // re-verifies what is still there), never bytes gone unrecorded.
-  write_file_atomic((fs::path(dir) / board_path::kPruned).string(), rec.dump(2) + "\n");
+  write_file_atomic((fs::path(dir) / board_path::kPruned).string(), rec.to_json().dump(2) + "\n");
   for (const auto& p : out.pruned) {
     const fs::path at = fs::path(store) / p;
     const uint64_t n = fs::is_regular_file(at, ec) ? fs::file_size(at, ec) : 0;

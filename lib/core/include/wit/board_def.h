@@ -199,7 +199,20 @@ struct PruneResult {
 };
 PruneResult prune_board(const std::string& dir, const std::string& store_given, const std::vector<std::string>& runs,
                         uint64_t before, uint64_t now);
-// DIR/pruned.json read back: store path -> "pruned on DATE (runs …)", empty when none.
+// DIR/pruned.json (wit.board-pruned, version 1): what prune dropped, each
+// store path with the Unix time and the runs it was pruned for.
+inline constexpr const char* kBoardPrunedFormat = "wit.board-pruned";
+struct PruneRecord {
+  struct Entry {
+    std::string path;  // a store path a board document names (responses/D.wbundle, ...)
+    uint64_t at = 0;
+    std::vector<std::string> runs;
+  };
+  std::vector<Entry> pruned;
+  nlohmann::json to_json() const;
+  static PruneRecord from_json(const nlohmann::json& j, const std::string& where);
+};
+// DIR/pruned.json read back: store path -> "pruned from the store on DATE (runs …)", empty when none.
 std::map<std::string, std::string> pruned_evidence(const std::string& dir);
 
 // True when DIR holds a board definition.
