@@ -1064,6 +1064,73 @@ TEST_CASE("board: a damaged bundle with an intact one's name does not knock it o
   CHECK(runs[1].status == BoardStatus::kRejected);
 }
 
+TEST_CASE("board: the evidence store - outside the folder, by digest, nothing unexpected left unnamed", "[board][definition]") {
+  const Fixture& f = fixture();
+  const fs::path d = temp_dir("store");
+  ReaderSpec spec;
+  spec.kind = ReaderKind::kLines;
+  write_file_atomic((d / "eval.commit.json").string(), commit_dataset(spec, {(f.dir / "eval.txt").string()}, 1).commitment.dump());
+  BoardInit in;
+  in.dir = (d / "board").string();
+  in.name = "b1";
+  in.key_path = (d / "board.key").string();
+  in.commit_path = (d / "eval.commit.json").string();
+  in.record_files = {(f.dir / "eval.txt").string()};
+  in.store = (d / "board" / "store").string();
+  CHECK_THROWS_WITH(init_board(in), Catch::Contains("evidence store must be kept outside the board folder"));
+  CHECK_FALSE(fs::exists(d / "board"));
+  in.store = "";  // the default: DIR's sibling DIR.store, recorded relative to DIR
+  const BoardDefinition def = init_board(in);
+  CHECK(def.store == "../board.store");
+  CHECK(fs::is_directory(d / "board.store"));
+  CHECK(fs::equivalent(board_store(in.dir, def), d / "board.store"));
+  CHECK(board_store(in.dir, def, "/elsewhere") == "/elsewhere");
+  BoardDefinition old = def;
+  old.store.clear();  // a board defined before the store keeps its bytes in DIR
+  CHECK(board_store(in.dir, old) == in.dir);
+  CHECK(unexpected_board_files(in.dir, def).empty());
+
+  // Staged in a temporary tree of the store; kept once per digest; wrong bytes under a digest's name are replaced.
+  write_file_atomic((d / "w.bin").string(), "weights");
+  const std::string digest = file_digest((d / "w.bin").string());
+  const std::string to = (d / "board.store" / board_path::kWeights / (digest + ".safetensors")).string();
+  {
+    StagedFile s((d / "board.store").string(), board_path::kWeights, (d / "w.bin").string());
+    CHECK(s.path().find("/weights/.incoming.tmp.") != std::string::npos);
+    s.keep(to, digest);
+  }
+  CHECK(read_file(to) == "weights");
+  write_file_atomic(to, "forged");  // a store serving other bytes under the name
+  {
+    StagedFile s((d / "board.store").string(), board_path::kWeights, (d / "w.bin").string());
+    s.keep(to, digest);
+  }
+  CHECK(read_file(to) == "weights");
+  { StagedFile dropped((d / "board.store").string(), board_path::kWeights, (d / "w.bin").string()); }
+  for (const auto& x : fs::directory_iterator(d / "board.store" / board_path::kWeights))
+    CHECK(x.path().filename().string().rfind(".incoming", 0) != 0);
+
+  // Stale temporaries of gone processes are removed; live ones' stay. Unexpected files are named.
+  fs::create_directories(d / "board.store" / board_path::kResponses / ".incoming.tmp.999999999.AbCdEf");
+  fs::create_directories(d / "board" / board_path::kResponses);
+  write_file_atomic((d / "board" / board_path::kResponses / ".incoming-999999999").string(), "x");
+  write_file_atomic((d / "board" / "NOTES.txt").string(), "x");
+  write_file_atomic((d / "board" / board_path::kRuns / "stray.json").string(), "x");
+  CHECK(unexpected_board_files(in.dir, def) ==
+        std::vector<std::string>{"NOTES.txt", "responses/.incoming-999999999", "runs/stray.json"});
+  StagedFile live((d / "board.store").string(), board_path::kLeaves, (d / "w.bin").string());
+  CHECK(remove_stale_board_temporaries(in.dir, (d / "board.store").string()).size() == 2);
+  CHECK(fs::exists(live.path()));
+  CHECK_FALSE(fs::exists(d / "board" / board_path::kResponses / ".incoming-999999999"));
+  CHECK_FALSE(fs::exists(d / "board.store" / board_path::kResponses / ".incoming.tmp.999999999.AbCdEf"));
+  // Evidence by digest in the folder is expected only on a board whose store is the folder.
+  fs::create_directories(d / "board" / board_path::kWeights);
+  write_file_atomic(in.dir + "/" + board_path::kWeights + digest + ".safetensors", "weights");
+  CHECK(unexpected_board_files(in.dir, old).size() == 2);  // NOTES.txt, runs/stray.json
+  CHECK(unexpected_board_files(in.dir, def).size() == 3);  // and the weights: not this board's place for them
+  fs::remove_all(d);
+}
+
 TEST_CASE("board: the definition - init keeps the benchmark and the key apart, load checks digests", "[board][definition]") {
   const Fixture& f = fixture();
   const fs::path d = temp_dir("def");

@@ -180,11 +180,14 @@ std::vector<std::string> unexpected_board_files(const std::string& dir, const Bo
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const std::string rel = fs::relative(it->path(), root, ec).generic_string();
     const std::string top = rel.substr(0, rel.find('/'));
-    if (top.rfind(".git", 0) == 0 || (top + "/") == board_path::kRuns) {  // a bundle names its own ignored files
+    if (top.rfind(".git", 0) == 0) {
       if (it->is_directory(ec)) it.disable_recursion_pending();
-      if (top + "/" == board_path::kRuns && rel.find('/') == std::string::npos) continue;
-      if (top + "/" == board_path::kRuns && rel.find('/', top.size() + 1) == std::string::npos && !it->is_directory(ec))
-        out.push_back(rel);
+      continue;
+    }
+    if (top + "/" == board_path::kRuns) {
+      if (rel == top) continue;  // runs/ itself: look at what it holds
+      if (it->is_directory(ec) && !it->is_symlink(ec)) it.disable_recursion_pending();  // a bundle names its own ignored files
+      else out.push_back(rel);
       continue;
     }
     if (it->is_directory(ec) && !it->is_symlink(ec)) continue;

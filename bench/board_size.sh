@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# What a board keeps per answered challenge (issue 37; docs/board.md, "The
+# evidence store"): the folder (a git repository) must grow by at most 64 KiB
+# per answered challenge whatever the model's size and hold no file over
+# 1 MiB; the bytes go to the evidence store. Never part of the tests, never
+# pass/fail: prints a markdown table (and writes it to OUT if given).
+#   1. The demo's board (make -C examples board, STEPS steps, CONFIDENCE):
+#      per answered challenge, the bytes the folder gained (the challenge, the
+#      board's draw and its signed report), the largest file in the folder,
+#      and what the store holds: the response, and inside it the states
+#      (raw, and compressed alone with zstd -3: does zstd pay on states?),
+#      the batches and the rest; states the response holds against the
+#      minimum (one start state per challenged step that is not the end of
+#      another challenged step) and states two responses both hold.
+#   2. A 124M-parameter run's numbers (GPT-2 small, 124,439,808 float32
+#      parameters, Adam: a state is parameters and both moments), from the
+#      demo's measured bytes per challenged step of a board report and the
+#      k a board draws at the demo's policy over T = 10,000 steps.
+#
+# Usage: bench/board_size.sh BUILD_DIR [OUT.md]
+# Environment: WIT_BENCH_BOARD_STEPS (40), WIT_BENCH_BOARD_CONFIDENCE (0.999),
+# WIT_BENCH_BOARD_OUT (a temporary folder, removed; give one to keep the board).
+set -euo pipefail
+shopt -s inherit_errexit
+
+die() { echo "bench/board_size.sh: error: $*" >&2; exit 2; }
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: bench/board_size.sh BUILD_DIR [OUT.md]" >&2; exit 2; }
+build=$(cd "$1" 2>/dev/null && pwd) || die "no such build directory: $1"
+out_md=${2:+$(realpath -m "$2")}
+root=$(cd "$(dirname "$0")/.." && pwd)
+command -v zstd >/dev/null || die "zstd is not installed (apt-get install zstd)"
+command -v jq >/dev/null || die "jq is not installed"
+export OPENBLAS_NUM_THREADS=1
+steps=${WIT_BENCH_BOARD_STEPS:-40}
+confidence=${WIT_BENCH_BOARD_CONFIDENCE:-0.999}
+if [ -n "${WIT_BENCH_BOARD_OUT:-}" ]; then
+  out=$(realpath -m "$WIT_BENCH_BOARD_OUT")
+else
+  out=$(mktemp -d "${TMPDIR:-/tmp}/wit-board-size.XXXXXX")
+  trap 'rm -rf "$out"' EXIT
+fi
+
+echo "bench/board_size.sh: the demo's board ($steps steps, confidence $confidence) in $out (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+make -s -C "$root/examples" BUILD="$build" OUT="$out" STEPS="$steps" CONFIDENCE="$confidence" board >"$out.make.log" 2>&1 ||
+  { tail -20 "$out.make.log" >&2; die "make -C examples board failed (log: $out.make.log)"; }
+rm -f "$out.make.log"
+board=$out/board
+store=$(cd "$board" && realpath -m "$(jq -r '.store // "."' board.def.json)")
+
+# Per answered challenge: what the folder gained (challenge, draw, report) and the store's response.
+python3 - "$board" "$store" "$steps" >"$out/table.md" <<'PY'
+import json, os, subprocess, sys
+board, store, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+def members(path):
+    """The members of a .wbundle: name -> bytes (docs/bundle.md: 24-byte header, one zstd frame)."""
+    with open(path, "rb") as f:
+        f.seek(24)
+        payload = subprocess.run(["zstd", "-dc"], stdin=f, capture_output=True, check=True).stdout
+    n, at, out = int.from_bytes(payload[0:4], "little"), 4, {}
+    for _ in range(n):
+        l = int.from_bytes(payload[at:at + 2], "little"); name = payload[at + 2:at + 2 + l].decode()
+        d = int.from_bytes(payload[at + 2 + l:at + 10 + l], "little"); at += 10 + l
+        out[name] = payload[at:at + d]; at += d
+    return out
+
+def zstd_size(data):
+    return len(subprocess.run(["zstd", "-3", "-c"], input=data, capture_output=True, check=True).stdout)
+
+rows, folder_max, seen_states, dup_states = [], ("", 0), {}, 0
+for dirpath, _, files in os.walk(board):
+    if "/.git" in dirpath: continue
+    for f in files:
+        p = os.path.join(dirpath, f); s = os.path.getsize(p)
+        if s > folder_max[1]: folder_max = (os.path.relpath(p, board), s)
+for run in sorted(os.listdir(os.path.join(board, "runs"))):
+    rd = os.path.join(board, "runs", run)
+    for rep in sorted(os.listdir(os.path.join(rd, "board-reports")) if os.path.isdir(os.path.join(rd, "board-reports")) else []):
+        name = rep[:-5]
+        added = sum(os.path.getsize(os.path.join(rd, sub, name + ".json")) for sub in ("challenges", "draws", "board-reports")
+                    if os.path.exists(os.path.join(rd, sub, name + ".json")))
+        doc = json.load(open(os.path.join(rd, "board-reports", rep)))
+        ch = json.load(open(os.path.join(rd, "challenges", name + ".json")))
+        k = len(ch["steps"]); cs = set(ch["steps"])
+        resp = os.path.join(store, doc["response"]["path"])
+        m = members(resp)
+        st = {n: d for n, d in m.items() if n.startswith("state/")}
+        raw = sum(len(d) for d in st.values()); z = sum(zstd_size(d) for d in st.values())
+        batches = sum(len(d) for n, d in m.items() if n.startswith("batch/"))
+        rest = sum(len(d) for n, d in m.items()) - raw - batches
+        minimum = sum(1 for s in cs if s - 1 not in cs)  # start states that are not the end of another challenged step
+        for n, d in st.items():
+            h = hash(d)
+            if h in seen_states: dup_states += 1
+            seen_states[h] = 1
+        rows.append((run, name, k, added, os.path.getsize(resp), len(st), minimum, raw, z, batches, rest))
+
+print("| run | challenge | k | folder gained (B) | per challenged step (B) | response in store (B) | states held / minimum | state bytes raw | zstd -3 | batches (B) | rest (B) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for r in rows:
+    print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[3] / r[2]:.0f} | {r[4]} | {r[5]} / {r[6]} | {r[7]} | {r[8]} ({r[8] / max(r[7], 1):.2f}) | {r[9]} | {r[10]} |")
+per_step = max(r[3] / r[2] for r in rows)
+print()
+print(f"Largest file in the folder: {folder_max[0]}, {folder_max[1]} bytes (goal: at most 1 MiB).")
+print(f"Largest growth per answered challenge: {max(r[3] for r in rows)} bytes (goal: at most 65536).")
+print(f"States held by two responses (stored twice in the store): {dup_states}.")
+# GPT-2 small: 124,439,808 parameters; a state = parameters + Adam m + v, float32.
+params = 124_439_808
+state = params * 4 * 3
+k = 73  # a board challenge of the issue's example size
+print()
+print("| 124M-parameter run, k = 73 | bytes |")
+print("|---|---:|")
+print(f"| one state (parameters and both Adam moments, float32) | {state:,} |")
+print(f"| states of one exact response: at most k, at least 1 | {k * state:,} (max) |")
+print(f"| released weights (parameters only) | {params * 4:,} |")
+print(f"| folder gained per answered challenge (the demo's worst bytes per challenged step x k) | {per_step * k:,.0f} |")
+PY
+cat "$out/table.md"
+[ -n "$out_md" ] && cp "$out/table.md" "$out_md"
+exit 0
