@@ -95,7 +95,8 @@ int board_prune_cmd(const std::string& dir, const std::string& store, const std:
   if (runs.empty() && t == 0) throw Error("say what to prune: --run NAME or --before DATE", dir);
   const PruneResult r = prune_board(dir, store, runs, t, uint64_t(::time(nullptr)));
   for (const auto& p : r.pruned) std::cout << p << "\n";
-  if (!quiet)
+  if (!quiet && r.pruned.empty()) cli::note("nothing to prune: no stored file of the runs chosen that no other run names");
+  else if (!quiet)
     cli::note("pruned " + std::to_string(r.pruned.size()) + " stored files (" + std::to_string(r.bytes) +
               " bytes) from the evidence store, recorded in " + (fs::path(dir) / board_path::kPruned).string() +
               "; the board's signed documents and verdicts stand, and 'wit-board audit' lists them as not re-verifiable");
