@@ -1119,10 +1119,13 @@ TEST_CASE("board: the evidence store - outside the folder, by digest, nothing un
   CHECK(unexpected_board_files(in.dir, def) ==
         std::vector<std::string>{"NOTES.txt", "responses/.incoming-999999999", "runs/stray.json"});
   StagedFile live((d / "board.store").string(), board_path::kLeaves, (d / "w.bin").string());
+  // In the store: what is not SUB/DIGEST.EXT is named (here the temporaries, live and stale).
+  CHECK(unexpected_store_files((d / "board.store").string()).size() == 2);
   CHECK(remove_stale_board_temporaries(in.dir, (d / "board.store").string()).size() == 2);
   CHECK(fs::exists(live.path()));
   CHECK_FALSE(fs::exists(d / "board" / board_path::kResponses / ".incoming-999999999"));
   CHECK_FALSE(fs::exists(d / "board.store" / board_path::kResponses / ".incoming.tmp.999999999.AbCdEf"));
+  CHECK(unexpected_store_files((d / "board.store").string()).size() == 1);  // the live one
   // Evidence by digest in the folder is expected only on a board whose store is the folder.
   fs::create_directories(d / "board" / board_path::kWeights);
   write_file_atomic(in.dir + "/" + board_path::kWeights + digest + ".safetensors", "weights");

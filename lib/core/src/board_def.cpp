@@ -144,8 +144,8 @@ std::string board_store(const std::string& dir, const BoardDefinition& def, cons
 
 namespace {
 
-// The evidence a board on its own folder keeps beside its documents: SUB/DIGEST.EXT.
-bool legacy_evidence(const std::string& rel) {
+// The name of stored evidence, in the store or (a board without one) the folder: SUB/DIGEST.EXT.
+bool stored_evidence_name(const std::string& rel) {
   static const std::pair<const char*, std::vector<const char*>> kinds[] = {
       {board_path::kResponses, {".wbundle"}}, {board_path::kWeights, {".safetensors", ".pt"}}, {board_path::kLeaves, {".wleaves"}}};
   for (const auto& [sub, exts] : kinds) {
@@ -191,9 +191,21 @@ std::vector<std::string> unexpected_board_files(const std::string& dir, const Bo
       continue;
     }
     if (it->is_directory(ec) && !it->is_symlink(ec)) continue;
-    if (expected.count(rel) || (store_here && legacy_evidence(rel))) continue;
+    if (expected.count(rel) || (store_here && stored_evidence_name(rel))) continue;
     out.push_back(rel);
   }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> unexpected_store_files(const std::string& store) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const char* sub : {board_path::kResponses, board_path::kWeights, board_path::kLeaves})
+    for (const auto& x : fs::directory_iterator(fs::path(store) / sub, ec)) {
+      const std::string rel = std::string(sub) + x.path().filename().string();
+      if (!stored_evidence_name(rel) || !x.is_regular_file(ec)) out.push_back(rel);
+    }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -322,6 +334,7 @@ PruneResult prune_board(const std::string& dir, const std::string& store_given, 
   const BoardDefinition def = BoardDefinition::load(dir);
   const std::string store = board_store(dir, def, store_given);
   const FileLock lock = lock_board(dir);
+  remove_stale_board_temporaries(dir, store);
   std::map<std::string, std::set<std::string>> chosen;  // store path -> runs that name it
   std::set<std::string> kept;
   std::set<std::string> named(runs.begin(), runs.end()), seen;

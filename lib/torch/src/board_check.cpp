@@ -504,7 +504,10 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
   if (ec) throw Error("cannot read the board's runs: " + ec.message(), dir);
   std::sort(runs.begin(), runs.end());
   AuditResult out;
-  out.unexpected = unexpected_board_files(dir, def);
+  for (const auto& f : unexpected_board_files(dir, def)) out.unexpected.push_back((fs::path(dir) / f).string());
+  std::error_code ec_store;
+  if (!fs::equivalent(store, dir, ec_store))
+    for (const auto& f : unexpected_store_files(store)) out.unexpected.push_back((fs::path(store) / f).string());
   // One line per document: why it does not reproduce, or why it cannot be re-verified.
   auto failed = [&](const std::string& where, const std::exception& x) {
     std::string m = x.what();

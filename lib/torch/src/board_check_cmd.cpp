@@ -88,8 +88,8 @@ int board_check_audit_cmd(const std::string& dir, const BoardCheckArgs& a, char*
   for (const auto& f : r.failures) std::cout << "does not reproduce: " << f << "\n";
   for (const auto& f : r.unverifiable) std::cout << "not re-verifiable: " << f << "\n";
   for (const auto& f : r.unexpected)
-    cli::note("unexpected file in the board folder (it counts for nothing; remove it or restore the folder from its "
-              "history): " + dir + "/" + f);
+    cli::note("unexpected file in the board folder or its store (it counts for nothing; remove it, or restore the "
+              "folder from its history): " + f);
   if (!a.quiet)
     cli::note(std::to_string(r.checked) + " board documents checked, " + std::to_string(r.failures.size()) +
               " do not reproduce, " + std::to_string(r.unverifiable.size()) + " not re-verifiable from the store" +

@@ -181,6 +181,9 @@ std::string board_store(const std::string& dir, const BoardDefinition& def, cons
 // and, on a board whose store is DIR, stored evidence named by digest. A
 // temporary of an interrupted command is among them. Sorted.
 std::vector<std::string> unexpected_board_files(const std::string& dir, const BoardDefinition& def);
+// Files in evidence store `store` that are not stored evidence
+// (SUB/DIGEST.EXT): a temporary of an interrupted command, a stray file. Sorted.
+std::vector<std::string> unexpected_store_files(const std::string& store);
 // Removes the temporaries board commands that are gone left in the folder
 // (responses/.incoming-PID… of older versions) and in the store (trees
 // SUB/.incoming.tmp.PID.XXXXXX): a later board command cleans up after a

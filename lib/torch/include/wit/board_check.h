@@ -79,7 +79,8 @@ struct AuditResult {
   // Documents whose evidence the store does not give (missing, pruned, or
   // other bytes than their digest): "WHERE: why", one line each. Never a pass.
   std::vector<std::string> unverifiable;
-  std::vector<std::string> unexpected;  // files in the folder it does not expect (unexpected_board_files)
+  // Files in the folder and the store it does not expect (unexpected_board_files, unexpected_store_files), as paths.
+  std::vector<std::string> unexpected;
 };
 // Re-verifies every stored response of every run on the board at `dir`,
 // re-scores every stored released weights file the board evaluated (on the
