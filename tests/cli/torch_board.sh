@@ -374,7 +374,9 @@ ls board-p.store/responses/*.wbundle 2>/dev/null | wc -l | grep -q "^$(ls board/
   ok || fail "prune removed another run's bytes: $(ls board-p.store/responses)"
 run 0 wit-board build -q board-p -o psite
 jq -e '.runs[] | select(.name == "honest") | .status == "certified"' psite/board.json >/dev/null && ok || fail "a prune changed a verdict"
+echo x >board-p.store/responses/stray
 run 1 wit-board audit -q -j1 board-p --store board-p.store
+grep -q "unexpected file in the board folder or its store .*: board-p.store/responses/stray" err && ok || fail "audit did not name the stray in the store: $(cat err)"
 grep -q '^not re-verifiable: runs/honest/board-eval.json: its weights .* is not in the store .*(pruned from the store on .* (runs honest); the signed document stands' out &&
   ok || fail "audit after prune: $(cat out)"
 run 2 wit-board prune board-p --run nobody

@@ -327,6 +327,22 @@ Fixture& fixture() {
   return f;
 }
 
+// A board definition request in `d` on the fixture's eval set (a lines commitment
+// written to d/eval.commit.json), the key at d/board.key, the folder d/board.
+BoardInit board_init_in(const fs::path& d, const std::string& name) {
+  const Fixture& f = fixture();
+  ReaderSpec spec;
+  spec.kind = ReaderKind::kLines;
+  write_file_atomic((d / "eval.commit.json").string(), commit_dataset(spec, {(f.dir / "eval.txt").string()}, 1).commitment.dump());
+  BoardInit in;
+  in.dir = (d / "board").string();
+  in.name = name;
+  in.key_path = (d / "board.key").string();
+  in.commit_path = (d / "eval.commit.json").string();
+  in.record_files = {(f.dir / "eval.txt").string()};
+  return in;
+}
+
 // The bundle with `member` replaced (or removed when `bytes` is null) and re-indexed.
 RunBundle variant(const std::string& member, const std::optional<std::string>& bytes, const std::string& name = "v") {
   RunBundle b = fixture().bundle(name);
@@ -1065,17 +1081,8 @@ TEST_CASE("board: a damaged bundle with an intact one's name does not knock it o
 }
 
 TEST_CASE("board: the evidence store - outside the folder, by digest, nothing unexpected left unnamed", "[board][definition]") {
-  const Fixture& f = fixture();
   const fs::path d = temp_dir("store");
-  ReaderSpec spec;
-  spec.kind = ReaderKind::kLines;
-  write_file_atomic((d / "eval.commit.json").string(), commit_dataset(spec, {(f.dir / "eval.txt").string()}, 1).commitment.dump());
-  BoardInit in;
-  in.dir = (d / "board").string();
-  in.name = "b1";
-  in.key_path = (d / "board.key").string();
-  in.commit_path = (d / "eval.commit.json").string();
-  in.record_files = {(f.dir / "eval.txt").string()};
+  BoardInit in = board_init_in(d, "b1");
   in.store = (d / "board" / "store").string();
   CHECK_THROWS_WITH(init_board(in), Catch::Contains("evidence store must be kept outside the board folder"));
   CHECK_FALSE(fs::exists(d / "board"));
@@ -1215,15 +1222,7 @@ TEST_CASE("board: the training tree must be audited sorted - an unsorted tree is
 
   // For real (attack 19 on the board): a board, the run on it, and the tree's leaves out of order.
   const fs::path d = temp_dir("leaves");
-  ReaderSpec spec;
-  spec.kind = ReaderKind::kLines;
-  write_file_atomic((d / "eval.commit.json").string(), commit_dataset(spec, {(f.dir / "eval.txt").string()}, 1).commitment.dump());
-  BoardInit in;
-  in.dir = (d / "board").string();
-  in.name = "b";
-  in.key_path = (d / "board.key").string();
-  in.commit_path = (d / "eval.commit.json").string();
-  in.record_files = {(f.dir / "eval.txt").string()};
+  const BoardInit in = board_init_in(d, "b");
   const BoardDefinition def = init_board(in);
   const SecretKey key = load_key(in.key_path);
   RunBundle b = f.bundle("run");
