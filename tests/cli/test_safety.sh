@@ -161,7 +161,7 @@ run 2 wit-challenge --run finished --nonce "$(printf 'ab%.0s' $(seq 32))" --conf
 
 # Subcommands: the unknown one is named, with the valid ones.
 run 2 wit-log shw run && error_is wit-log "unknown subcommand 'shw' \(valid: keygen, show,"
-run 2 wit-board && error_is wit-board "missing subcommand \(one of: init, reveal, seal, submit, leaves, pack, build, challenge, add, evaluate, audit, repair, show\)"
+run 2 wit-board && error_is wit-board "missing subcommand \(one of: init, reveal, seal, submit, leaves, prune, pack, build, challenge, add, evaluate, audit, repair, show\)"
 
 # std::filesystem's errors in the house style.
 run 2 wit-board build --fraction 0.5 -o train.txt/site run && error_is wit-board "[Nn]ot a directory"
