@@ -1087,6 +1087,7 @@ TEST_CASE("board: the evidence store - outside the folder, by digest, nothing un
   CHECK_THROWS_WITH(init_board(in), Catch::Contains("evidence store must be kept outside the board folder"));
   CHECK_FALSE(fs::exists(d / "board"));
   in.store = "";  // the default: DIR's sibling DIR.store, recorded relative to DIR
+  in.dir += "/";  // "board/" is "board"
   const BoardDefinition def = init_board(in);
   CHECK(def.store == "../board.store");
   CHECK(fs::is_directory(d / "board.store"));

@@ -981,11 +981,10 @@ BoardDefinition init_board(const BoardInit& in) {
   if (inside(in.key_path, in.dir))
     throw Error("the board key must be kept outside the board folder", in.key_path, "the folder is published; the key signs for the board");
   // The evidence store: outside the folder (a git repository holds documents, the store the bytes).
-  const fs::path dir_abs = fs::absolute(in.dir).lexically_normal();
-  std::string dir_name = dir_abs.filename().string();
-  if (dir_name.empty()) dir_name = dir_abs.parent_path().filename().string();
-  const fs::path store_abs =
-      in.store.empty() ? dir_abs.parent_path() / (dir_name + ".store") : fs::absolute(in.store).lexically_normal();
+  fs::path dir_abs = fs::absolute(in.dir).lexically_normal();
+  if (dir_abs.filename().empty()) dir_abs = dir_abs.parent_path();  // "board/" is "board"
+  const fs::path store_abs = in.store.empty() ? dir_abs.parent_path() / (dir_abs.filename().string() + ".store")
+                                              : fs::absolute(in.store).lexically_normal();
   if (inside(store_abs.string(), in.dir) || store_abs == dir_abs)
     throw Error("the evidence store must be kept outside the board folder", in.store,
                 "the folder holds the board's documents; the store holds the bytes they name by digest");
