@@ -1039,6 +1039,61 @@ TEST_CASE("board: a run evaluated on another eval set than the benchmark is reje
   CHECK(e.reason.find("than board test-board's benchmark") != std::string::npos);
 }
 
+// Issue 37 item 5: on a board a bundle needs only what the board checks
+// itself; the trainer's own evaluation is optional and checked when present.
+TEST_CASE("board: the trainer's eval files are optional on a board - checked when present", "[board][evidence]") {
+  const Fixture& f = fixture();
+  auto without = [&](std::initializer_list<std::string> gone) {
+    RunBundle b = f.bundle("lean");
+    for (const auto& m : gone) b.files.erase(m);
+    for (const auto& m : b.names_under(member::kEvalChecks)) b.files.erase(std::string(member::kEvalChecks) + m + ".json");
+    b.files[kRunBundleIndex] = b.index_json("lean");
+    return b;
+  };
+  // The run, its data commitment, the board's reports and evaluation: certified
+  // with the board's own score, on a board with a sealed split.
+  BoardDefinition sealed = f.def;
+  sealed.sealed = SealedCommit{0, 1, made_up(5)};
+  const RunBundle lean = without({member::kEvalCommit, member::kEval, member::kEvalScores, member::kContamination});
+  CHECK_FALSE(lean.index_problem());
+  RunEntry e = evaluate_run_bundle(lean, 0.05, &sealed);
+  CHECK(e.status == BoardStatus::kCertified);
+  CHECK(e.eval_by == "board");
+  CHECK_FALSE(e.clean.has_value());
+  // On a board without a sealed split the ranked score is on published
+  // records: the contamination certificate is needed (pending without it).
+  e = judge(lean);
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.reason == *contamination_problem(f.def, false));
+  CHECK(e.reason.find("has no sealed split") != std::string::npos);
+  // The certificate alone is checked against the eval set's commitment: its
+  // proved records must be exactly the benchmark's (no per-example scores needed).
+  const RunBundle with_cert = without({member::kEval, member::kEvalScores});
+  e = judge(with_cert);
+  CHECK(e.status == BoardStatus::kCertified);
+  REQUIRE(e.clean.has_value());
+  CHECK(*e.clean);
+  // ... and, without eval.commit.json, against the board's benchmark.
+  CHECK(judge(without({member::kEval, member::kEvalScores, member::kEvalCommit})).status == BoardStatus::kCertified);
+  RunBundle other = without({member::kEval, member::kEvalScores, member::kEvalCommit});
+  other.files[member::kContamination] = f.dirty_cert.dump(2);
+  other.files[kRunBundleIndex] = other.index_json("lean");
+  CHECK(reason_of(other).rfind("contamination certificate does not cover the eval set: its ", 0) == 0);
+  // The trainer's eval comes whole: the eval with its set and its scores.
+  CHECK(reason_of(without({member::kEvalScores})) == "eval.json without eval.scores.json (its per-example scores)");
+  CHECK(reason_of(without({member::kEvalCommit})) == "eval.json without eval.commit.json (its eval set)");
+  CHECK(reason_of(without({member::kEval})) == "eval.scores.json without eval.json (the scores of which evaluation?)");
+  // What is there is still checked: an eval set that is not the benchmark rejects.
+  RunBundle off = without({member::kEval, member::kEvalScores, member::kContamination});
+  off.files[member::kEvalCommit] = f.dirty_commit;
+  off.files[kRunBundleIndex] = off.index_json("lean");
+  CHECK(reason_of(off).rfind("the run is evaluated on another eval set", 0) == 0);
+  // Without a board, a lean bundle is judged too (pending: nothing is certified without a board).
+  e = evaluate_run_bundle(lean);
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK_FALSE(e.eval_known);
+}
+
 TEST_CASE("board: the board's confidence policy - pending below it, certified at it", "[board][evidence]") {
   const Fixture& f = fixture();
   BoardDefinition strict = f.def;

@@ -205,13 +205,26 @@ Verdict match_report(const RunBundle& b, const std::string& report_text, const s
 // key); throws wit::Error naming the member on any problem.
 TreeHead newest_signed_head(const RunBundle& b);
 
+// On a board without a sealed split the ranked score is on published
+// records, so a run needs the trainer's contamination certificate of them
+// (contamination.json): why a run without one (`has_certificate` false) is
+// not certified there, or nothing (a board with a sealed split ranks on
+// records nobody outside it has read; docs/board.md, "Status rules").
+Problem contamination_problem(const BoardDefinition& board, bool has_certificate);
+
 // What `wit-board pack` puts in a new bundle: a finished run's directory
 // (manifest, heads, final entry's proof under the newest head, and the log
 // unless include_log is false) and the files named, byte for byte;
 // challenges, reports and eval checks are parsed only to name them (a report
 // must answer one of the challenges).
 struct PackInput {
-  std::string name, run_dir, data_commit, eval_commit, eval, eval_scores, contamination;
+  std::string name, run_dir, data_commit;
+  // The trainer's own evaluation: each optional ("" = none; docs/run-bundle.md).
+  std::string eval_commit, eval, eval_scores, contamination;
+  // --board DIR: the board the bundle is for (its benchmark commitment goes in
+  // as eval.commit.json, and with data_index the contamination certificate of
+  // its records is made); "" = none.
+  std::string board_dir, data_index;
   std::string model_fingerprint;  // "" = none
   std::string model_binding;      // "" = none (wit-sketch match --json)
   std::vector<std::string> challenges, reports, eval_checks, probe_checks;
@@ -219,7 +232,7 @@ struct PackInput {
 };
 // The bundle's members and bundle.json (path and form are the caller's, then
 // save_new()); throws wit::Error naming the file on any problem.
-RunBundle pack_run_bundle(const PackInput& in);
+RunBundle pack_run_bundle(const PackInput& in, const BoardDefinition* board = nullptr);
 
 // board.json: {"format":"wit.board","version":1,"fraction":f,"runs":[...]}.
 // With a board definition, "board" names it (name, key, benchmark, policy).
