@@ -1208,6 +1208,9 @@ std::string RunEntry::describe() const {
         << ") is caught with probability " << percent(eval_confidence);
     o << "\n";
   }
+  if (!clean && status != BoardStatus::kRejected)
+    o << "contamination: no certificate in the bundle (optional on a board with a sealed split; wit-board pack --board DIR "
+         "--data-index INDEX makes one)\n";
   if (clean)
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
       << " distinct eval records proved against the training data; the training tree "
@@ -1242,10 +1245,7 @@ std::string RunEntry::describe() const {
 
 std::string badge_text(const RunEntry& r) {
   if (r.flagged && r.status == BoardStatus::kPending) return "flagged";
-  if (r.status == BoardStatus::kCertified) {
-    const double pct = std::floor(r.confidence * 100.0 + 1e-9);
-    return "certified " + number_text(pct) + "%";
-  }
+  if (r.status == BoardStatus::kCertified) return "certified " + percent(r.confidence);
   return status_name(r.status);
 }
 

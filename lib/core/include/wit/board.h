@@ -240,10 +240,15 @@ std::string board_json(const std::vector<RunEntry>& runs, double fraction, const
 // The static site: index.html and one page per run (inline CSS, JS and SVG; no network).
 std::string render_index_html(const std::vector<RunEntry>& runs, double fraction, const BoardDefinition* board = nullptr);
 std::string render_run_html(const RunEntry& run);
+// The status rules in short, as the site's intro lists them: (status, rule)
+// in the order certified, flagged, pending, rejected (docs/board.md, "Status rules").
+const std::vector<std::pair<std::string, std::string>>& board_status_rules();
 // Writes SITE/index.html, SITE/runs/NAME.html and SITE/board.json (each atomically).
 void write_site(const std::string& site_dir, const std::vector<RunEntry>& runs, double fraction,
                 const BoardDefinition* board = nullptr);
-// The badge of a run: "certified 99%" (the confidence reached, rounded down), "pending" or "rejected".
+// The badge of a run: "certified 99.98%" (the confidence reached, rounded
+// down as percent() prints it, so the badge and the confidence column agree),
+// "flagged", "pending" or "rejected".
 std::string badge_text(const RunEntry& run);
 // The certified frontier of score against compute: the indices of certified
 // runs (with an eval) that no other certified run beats with no more FLOPs,
