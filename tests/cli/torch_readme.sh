@@ -88,6 +88,12 @@ run 0 wit-board evaluate board/runs/lab released.safetensors --key lab.key --sea
 run 0 wit-board build board -o site
 [ "$(jq -r '.runs[] | select(.name == "lab") | .status' site/board.json)" = certified ] && ok ||
   fail "the lean run is not certified: $(jq -c '.runs[] | {status, reason}' site/board.json 2>/dev/null)"
+# The same path as one make target on any data (examples/Makefile's on-board): a new run of
+# train.txt (lines), packed for this board and submitted, pending its board challenges.
+run 0 make -s -C ../work/examples on-board DATA="$(cd ../work && pwd)/train.txt" READER=lines BOARD="$PWD/board" NAME=mk \
+  OUT="$PWD/mk" STEPS=12 BIN="$WIT_BIN"
+[ "$(wit-board show --json board/runs/mk | jq -r .status)" = pending ] && [ -f board/runs/mk/contamination.json ] && ok ||
+  fail "make on-board did not put a pending run with its certificate on the board: $(wit-board show board/runs/mk 2>&1 | head -3)"
 # A second pack of the same run for this board is refused before anything is written: one run, one entry.
 run 2 wit-board pack --board board -o again.wbundle --name again --run run --data-commit train.commit.json &&
   error_is wit-board 'is already on the board as lab: one run, one entry'
