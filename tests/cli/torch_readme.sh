@@ -94,6 +94,24 @@ run 0 make -s -C ../work/examples on-board DATA="$(cd ../work && pwd)/train.txt"
   OUT="$PWD/mk" STEPS=12 BIN="$WIT_BIN"
 [ "$(wit-board show --json board/runs/mk | jq -r .status)" = pending ] && [ -f board/runs/mk/contamination.json ] && ok ||
   fail "make on-board did not put a pending run with its certificate on the board: $(wit-board show board/runs/mk 2>&1 | head -3)"
+# pack --board refuses, before writing anything, what the board would refuse: an eval set that is not the
+# benchmark; on a board without a sealed split (it ranks on published records), a bundle with no
+# contamination certificate of them. With the data index it makes the certificate itself.
+printf 'another record\n' >other.txt
+run 0 wit-commit -q -o other.commit.json other.txt
+run 2 wit-board pack --board board -o o.wbundle --name o --run run --data-commit train.commit.json --eval-commit other.commit.json &&
+  error_is wit-board 'the run is evaluated on another eval set'
+absent o.wbundle
+run 0 wit-board init open --name open --key open.key --benchmark eval.commit.json eval.txt
+run 2 wit-board pack --board open -o o.wbundle --name o --run run --data-commit train.commit.json --model-binding model.binding.json &&
+  error_is wit-board 'board open has no sealed split: it ranks on its published benchmark, so a run needs a contamination certificate'
+absent o.wbundle
+run 0 wit-board pack --board open -o o.wbundle --name o --run run --data-commit train.commit.json --data-index train.widx \
+  --model-binding model.binding.json
+grep -q 'the board says: o: pending (no board challenge drawn yet)' "$T/err" && ok || fail "pack --board open: $(cat "$T/err")"
+run 2 wit-board pack -o o2.wbundle --name o --run run --data-commit train.commit.json --data-index train.widx &&
+  error_is wit-board -- '--data-index is for --board'
+absent o2.wbundle
 # A second pack of the same run for this board is refused before anything is written: one run, one entry.
 run 2 wit-board pack --board board -o again.wbundle --name again --run run --data-commit train.commit.json &&
   error_is wit-board 'is already on the board as lab: one run, one entry'
