@@ -126,7 +126,7 @@ jq -r '.runs[] | select(.sealed != null) | "\(.name): gap \(.sealed.gap.observed
 # initialisation): the table's gain must vanish on the sealed records, and its sealed score stay near the honest one.
 awk -v p="$pa" -v t="$ta" -v ps="$ps" -v ts="$ts" 'BEGIN { exit !(t > p + 0.5 && ts < t - 0.5 && ts < ps + 0.15) }' && ok ||
   fail "public $pa vs $ta, sealed $ps vs $ts"
-grep -q '<th data-type="num" title="loss on the sealed records[^"]*">sealed loss</th>' site/index.html && ok || fail "no sealed column"
+grep -q '<th data-type="num" title="loss on the sealed records[^"]*">sealed loss<br>' site/index.html && ok || fail "no sealed column"
 # Ranked on the sealed score: the certified honest run first, the flagged one after it.
 [ "$(grep -o 'data-name="[A-Z]"' site/index.html | head -n 2 | tr -d '\n')" = 'data-name="P"data-name="T"' ] && ok ||
   fail "rank order: $(grep -o 'data-name="[A-Z]"' site/index.html | tr '\n' ' ')"

@@ -342,7 +342,7 @@ fi
 # The site: cheap (signatures and digests), deterministic, the board named.
 run 0 wit-board build board -o bsite
 grep -q '^wit-board: [0-9]* runs: 1 certified, 1 pending' err && ok || fail "board build: $(cat err)"
-jq -e '.board.name == "tiny" and (.runs[] | select(.name == "honest") | .badge == "certified 50%")' bsite/board.json >/dev/null &&
+jq -e '.board.name == "tiny" and (.runs[] | select(.name == "honest") | .badge == "certified 50.00%")' bsite/board.json >/dev/null &&
   ok || fail "board.json lacks the board or the badge"
 jq -e '[.runs[] | select(.name == "honest") | .challenges.list[].drawn_by] | sort == ["board", "caller"]' bsite/board.json >/dev/null &&
   ok || fail "who drew each challenge is not in board.json"

@@ -38,7 +38,21 @@ grep -q 'data-sortable="yes"' "$dom" && ok || fail "sort script did not run"
 for row in 'data-status="certified" data-name="honest"' 'data-status="pending" data-name="claims"'; do
   grep -q "$row" "$dom" && ok || fail "table lacks the row: $row"
 done
-grep -q '>certified 50%</span>' "$dom" && ok || fail "no badge with the confidence reached"
+grep -q '>certified 50.00%</span>' "$dom" && ok || fail "no badge with the confidence reached"
+# The badge and the confidence column say the same (no "certified 99%" beside "99.98%").
+grep -q '<td class="num" data-v="0.50000000">50.00%</td>' "$dom" && ok || fail "the confidence column differs from the badge"
+# What the ranking is: an explicit rank, the unit and direction, the benchmark by name and size (issue 37 item 7).
+grep -q '<th data-type="num" title="rank among certified runs[^"]*">rank</th>' "$dom" && ok || fail "no rank column"
+grep -q '<td class="num rank" data-v="0">1</td><td data-v="honest">' "$dom" && ok || fail "the certified run is not ranked 1"
+grep -q '<td class="num rank" data-v="[0-9]*">&#8212;</td><td data-v="claims">\|<td class="num rank" data-v="[0-9]*">—</td><td data-v="claims">' "$dom" &&
+  ok || fail "a pending run is ranked"
+grep -q 'Ranked by <b>eval loss</b>: the mean next-byte loss in nats/byte' "$dom" && grep -q '<b>lower is better</b>' "$dom" && ok ||
+  fail "the ranking's metric, unit or direction is not stated"
+grep -q 'benchmark <b>[^<]*</b> ([0-9]* published records' "$dom" && ok || fail "the benchmark is not named with its size"
+grep -q '<li><b>certified</b>: nothing failed' "$dom" && ok || fail "the status rules are not in the intro"
+# The plot's axes are titled; the loss axis says which way is better.
+grep -q '<text class="ylabel"[^>]*>eval loss, nats/byte (lower is better' "$dom" && grep -q '<text class="xlabel"' "$dom" && ok ||
+  fail "the score-against-compute axes are not titled"
 grep -q 'no board challenge drawn yet' "$dom" && ok || fail "pending reason not shown"
 grep -q '<p id="board">Board <b>tiny</b>' "$dom" && ok || fail "the board is not named"
 grep -q '<svg id="compute"' "$dom" && grep -q '<circle class="run certified" data-name="honest"' "$dom" && ok ||
@@ -54,6 +68,7 @@ curve=$(grep -o '<path class="curve" d="M[^"]*"' "$dom" | head -1)
 [ "$(grep -o 'L' <<<"$curve" | wc -l)" -ge 7 ] && ok || fail "loss curve has too few points: $curve"
 grep -q '<svg id="replay-[0-9a-f]*" class="replay"' "$dom" && ok || fail "no replay plot svg"
 grep -q '<path class="threshold" d="M' "$dom" && ok || fail "no threshold line"
+grep -q '<text class="ylabel"[^>]*>mean training loss, nats</text>' "$dom" && ok || fail "the loss curve's y axis is not titled"
 grep -q '<circle cx="[0-9.]*" cy="[0-9.]*" r="3"' "$dom" && ok || fail "no replay points"
 grep -q 'drawn by the board (number 0)' "$dom" && ok || fail "who drew the challenge is not shown"
 grep -q 'verified by the board' "$dom" && ok || fail "the verified response is not named"

@@ -50,4 +50,70 @@ rc=$?
 [ "$rc" -eq 0 ] && ok || { fail "the TorchScript block exited $rc"; tail -n 15 ../script.err | sed 's/^/  stderr: /' >&2; }
 [ "$(jq -r .verdict report-script.json)" = certified ] && ok || fail "the TorchScript run is not certified: $(head -c 300 report-script.json)"
 cmp -s small.pt run-script/model.pt && ok || fail "the run does not keep the module it trained"
+
+# "Put your run on a board": its two blocks, verbatim, in a fresh directory
+# holding the walkthrough's finished run and a new board with a sealed split
+# (10 of eval.txt's records sealed); the test plays the board in between
+# (draws a challenge) and after (replays the answer, scores the weights).
+section() {  # section N: the Nth ```sh block after "## Put your run on a board"
+  awk -v want="$1" '/^## Put your run on a board/ {h = 1; next}
+       h && /^## / {exit}
+       h && !inb && /^```sh$/ {inb = 1; n++; next}
+       inb && /^```$/ {inb = 0; next}
+       inb && n == want {print}' "$WIT_SRC/README.md"
+}
+section 1 >../board1.sh
+section 2 >../board2.sh
+[ "$(grep -c '^wit-' ../board1.sh ../board2.sh | awk -F: '{s += $2} END {print s}')" -le 6 ] && ok ||
+  fail "'Put your run on a board' has more than six commands: $(cat ../board1.sh ../board2.sh)"
+grep -q '^wit-board pack --board board' ../board1.sh && ok || fail "no pack --board in the section: $(cat ../board1.sh)"
+mkdir ../lab && cp -r run train.commit.json train.widx eval.txt eval.commit.json ../lab/ && cd ../lab || exit 2
+run 0 wit-board init board --name lab --key lab.key --benchmark eval.commit.json --sealed lab.sealed.json --split 10 eval.txt
+bash -e -o pipefail ../board1.sh >../board1.out 2>../board1.err && ok ||
+  { fail "the section's first block exited non-zero"; tail -n 8 ../board1.err | sed 's/^/  stderr: /' >&2; }
+grep -q 'the board says: lab: pending (no board challenge drawn yet)' ../board1.err && ok ||
+  fail "pack does not say what the board will say: $(cat ../board1.err)"
+# The lean bundle: no trainer eval, the benchmark as its eval set, a clean certificate of it made by pack.
+members=$(ls board/runs/lab | tr "\n" " ")
+for m in eval.json eval.scores.json eval-checks; do
+  [ -e "board/runs/lab/$m" ] && fail "the lean bundle holds $m" || ok
+done
+cmp -s board/runs/lab/eval.commit.json board/benchmark/eval.commit.json && ok || fail "the eval set is not the board's benchmark ($members)"
+[ "$(json_get board/runs/lab/contamination.json clean)" = true ] && ok || fail "no clean certificate in the bundle"
+run 0 wit-board challenge board/runs/lab --key lab.key
+bash -e -o pipefail ../board2.sh >../board2.out 2>../board2.err && ok ||
+  { fail "the section's second block exited non-zero"; tail -n 8 ../board2.err | sed 's/^/  stderr: /' >&2; }
+run 0 wit-board add board/runs/lab answer.wbundle --key lab.key --sealed lab.sealed.json
+run 0 wit-board evaluate board/runs/lab released.safetensors --key lab.key --sealed lab.sealed.json
+run 0 wit-board build board -o site
+[ "$(jq -r '.runs[] | select(.name == "lab") | .status' site/board.json)" = certified ] && ok ||
+  fail "the lean run is not certified: $(jq -c '.runs[] | {status, reason}' site/board.json 2>/dev/null)"
+# The same path as one make target on any data (examples/Makefile's on-board): a new run of
+# train.txt (lines), packed for this board and submitted, pending its board challenges.
+run 0 make -s -C ../work/examples on-board DATA="$(cd ../work && pwd)/train.txt" READER=lines BOARD="$PWD/board" NAME=mk \
+  OUT="$PWD/mk" STEPS=12 BIN="$WIT_BIN"
+[ "$(wit-board show --json board/runs/mk | jq -r .status)" = pending ] && [ -f board/runs/mk/contamination.json ] && ok ||
+  fail "make on-board did not put a pending run with its certificate on the board: $(wit-board show board/runs/mk 2>&1 | head -3)"
+# pack --board refuses, before writing anything, what the board would refuse: an eval set that is not the
+# benchmark; on a board without a sealed split (it ranks on published records), a bundle with no
+# contamination certificate of them. With the data index it makes the certificate itself.
+printf 'another record\n' >other.txt
+run 0 wit-commit -q -o other.commit.json other.txt
+run 2 wit-board pack --board board -o o.wbundle --name o --run run --data-commit train.commit.json --eval-commit other.commit.json &&
+  error_is wit-board 'the run is evaluated on another eval set'
+absent o.wbundle
+run 0 wit-board init open --name open --key open.key --benchmark eval.commit.json eval.txt
+run 2 wit-board pack --board open -o o.wbundle --name o --run run --data-commit train.commit.json --model-binding model.binding.json &&
+  error_is wit-board 'board open has no sealed split: it ranks on its published benchmark, so a run needs a contamination certificate'
+absent o.wbundle
+run 0 wit-board pack --board open -o o.wbundle --name o --run run --data-commit train.commit.json --data-index train.widx \
+  --model-binding model.binding.json
+grep -q 'the board says: o: pending (no board challenge drawn yet)' "$T/err" && ok || fail "pack --board open: $(cat "$T/err")"
+run 2 wit-board pack -o o2.wbundle --name o --run run --data-commit train.commit.json --data-index train.widx &&
+  error_is wit-board -- '--data-index is for --board'
+absent o2.wbundle
+# A second pack of the same run for this board is refused before anything is written: one run, one entry.
+run 2 wit-board pack --board board -o again.wbundle --name again --run run --data-commit train.commit.json &&
+  error_is wit-board 'is already on the board as lab: one run, one entry'
+absent again.wbundle
 finish

@@ -80,6 +80,16 @@ config 69000 >cfg69.json
 train 2 m69.pt cfg69.json tok.commit.json small &&
   error_is wit-train "the data's token 69998 is not below the model's vocab 69000 \(record 5 in file order, its token 3\)"
 absent small
+# The built-in GPT is byte-level: given token ids (its vocab set to the data's, or
+# left at 257) it stops before anything is written, saying so and naming the
+# module that trains on them (issue 37 item 5; torch_tokens_gpt2.sh trains it).
+for c in cfg.json cfg257.json; do
+  [ "$c" = cfg257.json ] && config 257 >cfg257.json
+  run 2 wit-train -q -j1 --config "$c" --data tok.commit.json --index tok.widx --key key --out builtin tok.bin &&
+    error_is wit-train 'the built-in GPT is byte-level \(vocab 257.*examples/gpt2_module.py --vocab V'
+  absent builtin
+done
+grep -q 'data is token ids (u32, the tokens reader)' "$T/err" && ok || fail "the error does not say the data is token ids: $(cat "$T/err")"
 # The same bytes committed as uint16 ids cannot feed a 70,000-id model.
 train 2 m.pt cfg.json u16.commit.json u16run && error_is wit-train 'vocab 70000 is larger than uint16 token ids'
 absent u16run

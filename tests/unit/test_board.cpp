@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -408,7 +410,7 @@ TEST_CASE("board: an honest bundle is certified with the exact confidence", "[bo
   CHECK(e.challenges[0].drawn_by == "board");
   CHECK(e.board == "test-board");
   CHECK(e.flops == Approx(6.0 * double(e.params) * double(e.tokens)));
-  CHECK(badge_text(e) == "certified 37%");
+  CHECK(badge_text(e) == "certified 37.50%");
 }
 
 TEST_CASE("board: segment transitions in a report are checked, not counted as uniform draws", "[board]") {
@@ -647,14 +649,54 @@ TEST_CASE("board: a board is byte-identical when built twice - duplicate names a
   CHECK(board["format"] == "wit.board");
   CHECK(board["runs"].size() == 4);
   CHECK(board["runs"][0]["challenges"]["list"][0]["checks"][0]["distances"]["losses"] == "inf");
-  CHECK(board["runs"][0]["badge"] == "certified 37%");
+  CHECK(board["runs"][0]["badge"] == "certified 37.50%");
   CHECK(board["runs"][0]["challenges"]["list"][0]["drawn_by"] == "board");
   const std::string index = read_file((d1 / "index.html").string());
   CHECK(index.find("<svg id=\"compute\"") != std::string::npos);  // score against compute, with the frontier
   CHECK(index.find("<path class=\"frontier\"") != std::string::npos);
-  CHECK(index.find(">certified 37%</span>") != std::string::npos);
+  CHECK(index.find(">certified 37.50%</span>") != std::string::npos);
   fs::remove_all(d1);
   fs::remove_all(d2);
+}
+
+// Issue 37 item 7: the site says what it ranks.
+TEST_CASE("board: the site ranks explicitly - rank column, unit and direction, benchmark, ties legible", "[board]") {
+  const Fixture& f = fixture();
+  RunEntry a = judge(f.bundle("alpha")), b = judge(f.bundle("beta")), c = judge(f.bundle("gamma")), p = judge(f.bundle("pend"));
+  REQUIRE(a.status == BoardStatus::kCertified);
+  c.eval_loss += 0.5;  // worse
+  p.status = BoardStatus::kPending;
+  p.reason = "no board challenge drawn yet";
+  const std::vector<RunEntry> runs = order_board({a, b, c, p});
+  const std::string index = render_index_html(runs, 0.05, &f.def);
+  // Competition ranks: alpha and beta tie (the same score), gamma is third; the pending run is not ranked.
+  CHECK(index.find("<td class=\"num rank\" data-v=\"0\">1=</td><td data-v=\"alpha\">") != std::string::npos);
+  CHECK(index.find("<td class=\"num rank\" data-v=\"1\">1=</td><td data-v=\"beta\">") != std::string::npos);
+  CHECK(index.find("<td class=\"num rank\" data-v=\"2\">3</td><td data-v=\"gamma\">") != std::string::npos);
+  CHECK(index.find("<td class=\"num rank\" data-v=\"3\">&#8212;</td><td data-v=\"pend\">") != std::string::npos);
+  CHECK(index.find(">rank</th>") != std::string::npos);
+  // What is ranked, its unit and direction; the benchmark by name and size.
+  CHECK(index.find("Ranked by <b>eval loss</b>: the mean next-byte loss in nats/byte") != std::string::npos);
+  CHECK(index.find("<b>lower is better</b>") != std::string::npos);
+  CHECK(index.find("eval loss<br><small>nats/byte, lower is better</small>") != std::string::npos);
+  CHECK(index.find("(" + std::to_string(f.def.benchmark.n) + " published records, root <code>") != std::string::npos);
+  // The status rules as docs/board.md states them.
+  for (const auto& [name, rule] : board_status_rules()) CHECK(index.find("<li><b>" + name + "</b>: " + html_escape(rule) + "</li>") != std::string::npos);
+  // The badge shows the confidence the confidence column shows.
+  CHECK(index.find(">certified " + percent(a.confidence) + "</span>") != std::string::npos);
+  CHECK(index.find(">" + percent(a.confidence) + "</td>") != std::string::npos);
+  // The plot: titled axes, loss increasing upwards, and the tied runs' labels apart.
+  CHECK(index.find("class=\"ylabel\"") != std::string::npos);
+  CHECK(index.find("(lower is better &#8595;)") != std::string::npos);
+  auto attr = [&](const std::string& tag, const std::string& name, const char* key) {
+    const size_t at = index.find("<" + tag + " class=\"" + (tag == "text" ? "label" : "run certified") + "\" data-name=\"" + name + "\"");
+    REQUIRE(at != std::string::npos);
+    const size_t k = index.find(std::string(" ") + key + "=\"", at) + std::strlen(key) + 3;
+    return std::stod(index.substr(k, index.find('"', k) - k));
+  };
+  CHECK(attr("circle", "alpha", "cy") == attr("circle", "beta", "cy"));  // tied: one point
+  CHECK(std::fabs(attr("text", "alpha", "y") - attr("text", "beta", "y")) >= 12);  // two labels, one under the other
+  CHECK(attr("circle", "gamma", "cy") < attr("circle", "alpha", "cy"));  // a higher loss is higher up
 }
 
 TEST_CASE("board: a .wbundle and a directory give the same verdict - add and match reports", "[board]") {
@@ -1053,6 +1095,61 @@ TEST_CASE("board: a run evaluated on another eval set than the benchmark is reje
   CHECK(e.status == BoardStatus::kRejected);
   CHECK(e.reason.rfind("the run is evaluated on another eval set", 0) == 0);
   CHECK(e.reason.find("than board test-board's benchmark") != std::string::npos);
+}
+
+// Issue 37 item 5: on a board a bundle needs only what the board checks
+// itself; the trainer's own evaluation is optional and checked when present.
+TEST_CASE("board: the trainer's eval files are optional on a board - checked when present", "[board][evidence]") {
+  const Fixture& f = fixture();
+  auto without = [&](std::initializer_list<std::string> gone) {
+    RunBundle b = f.bundle("lean");
+    for (const auto& m : gone) b.files.erase(m);
+    for (const auto& m : b.names_under(member::kEvalChecks)) b.files.erase(std::string(member::kEvalChecks) + m + ".json");
+    b.files[kRunBundleIndex] = b.index_json("lean");
+    return b;
+  };
+  // The run, its data commitment, the board's reports and evaluation: certified
+  // with the board's own score, on a board with a sealed split.
+  BoardDefinition sealed = f.def;
+  sealed.sealed = SealedCommit{0, 1, made_up(5)};
+  const RunBundle lean = without({member::kEvalCommit, member::kEval, member::kEvalScores, member::kContamination});
+  CHECK_FALSE(lean.index_problem());
+  RunEntry e = evaluate_run_bundle(lean, 0.05, &sealed);
+  CHECK(e.status == BoardStatus::kCertified);
+  CHECK(e.eval_by == "board");
+  CHECK_FALSE(e.clean.has_value());
+  // On a board without a sealed split the ranked score is on published
+  // records: the contamination certificate is needed (pending without it).
+  e = judge(lean);
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK(e.reason == *contamination_problem(f.def, false));
+  CHECK(e.reason.find("has no sealed split") != std::string::npos);
+  // The certificate alone is checked against the eval set's commitment: its
+  // proved records must be exactly the benchmark's (no per-example scores needed).
+  const RunBundle with_cert = without({member::kEval, member::kEvalScores});
+  e = judge(with_cert);
+  CHECK(e.status == BoardStatus::kCertified);
+  REQUIRE(e.clean.has_value());
+  CHECK(*e.clean);
+  // ... and, without eval.commit.json, against the board's benchmark.
+  CHECK(judge(without({member::kEval, member::kEvalScores, member::kEvalCommit})).status == BoardStatus::kCertified);
+  RunBundle other = without({member::kEval, member::kEvalScores, member::kEvalCommit});
+  other.files[member::kContamination] = f.dirty_cert.dump(2);
+  other.files[kRunBundleIndex] = other.index_json("lean");
+  CHECK(reason_of(other).rfind("contamination certificate does not cover the eval set: its ", 0) == 0);
+  // The trainer's eval comes whole: the eval with its set and its scores.
+  CHECK(reason_of(without({member::kEvalScores})) == "eval.json without eval.scores.json (its per-example scores)");
+  CHECK(reason_of(without({member::kEvalCommit})) == "eval.json without eval.commit.json (its eval set)");
+  CHECK(reason_of(without({member::kEval})) == "eval.scores.json without eval.json (the scores of which evaluation?)");
+  // What is there is still checked: an eval set that is not the benchmark rejects.
+  RunBundle off = without({member::kEval, member::kEvalScores, member::kContamination});
+  off.files[member::kEvalCommit] = f.dirty_commit;
+  off.files[kRunBundleIndex] = off.index_json("lean");
+  CHECK(reason_of(off).rfind("the run is evaluated on another eval set", 0) == 0);
+  // Without a board, a lean bundle is judged too (pending: nothing is certified without a board).
+  e = evaluate_run_bundle(lean);
+  CHECK(e.status == BoardStatus::kPending);
+  CHECK_FALSE(e.eval_known);
 }
 
 TEST_CASE("board: the board's confidence policy - pending below it, certified at it", "[board][evidence]") {

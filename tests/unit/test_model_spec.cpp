@@ -137,6 +137,14 @@ TEST_CASE("GPT-2-named parameters start where they started before the new defaul
   CHECK(now.to_json()["init"] != before.to_json()["init"]);  // the manifest's list, and so the run id, differ
 }
 
+TEST_CASE("the built-in GPT's vocabulary is bytes - another says so and names the module for token ids", "[model_spec]") {
+  json gpt = {{"arch", "gpt"}, {"n_layer", 1}, {"n_head", 1}, {"d_model", 8}, {"context", 16}, {"vocab", 257}};
+  REQUIRE(refusal(gpt).empty());
+  gpt["vocab"] = 50257;
+  CHECK_THAT(refusal(gpt), Catch::Contains("vocab 50257: the built-in GPT is byte-level (vocab 257") &&
+                               Catch::Contains("examples/gpt2_module.py --vocab V"));
+}
+
 TEST_CASE("an invalid TorchScript model section names its field", "[model_spec]") {
   const json good = scripted().to_json();
   REQUIRE(refusal(good).empty());

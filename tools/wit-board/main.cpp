@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   prune->add_flag("-q,--quiet", quiet, "No summary on stderr");
 
   // pack
-  std::string p_out, p_name, p_run, p_data, p_evalc, p_eval, p_scores, p_cont, p_fp, p_binding;
+  std::string p_out, p_name, p_run, p_data, p_evalc, p_eval, p_scores, p_cont, p_fp, p_binding, p_board, p_index;
   std::vector<std::string> p_checks, p_challenges, p_reports, p_probe_checks;
   bool p_nolog = false;
   auto* pack = app.add_subcommand("pack", "Pack a finished run and its evidence into a new run bundle");
@@ -123,10 +123,12 @@ int main(int argc, char** argv) {
   pack->add_option("--name", p_name, "The run's name on the board (1 to 64 of A-Z a-z 0-9 . _ -)")->required()->type_name("NAME");
   pack->add_option("--run", p_run, "The finished run directory")->required()->type_name("RUN");
   pack->add_option("--data-commit", p_data, "The training data commitment")->required()->type_name("FILE");
-  pack->add_option("--eval-commit", p_evalc, "The eval set commitment")->required()->type_name("FILE");
-  pack->add_option("--eval", p_eval, "The eval commitment (wit-eval run -o)")->required()->type_name("FILE");
-  pack->add_option("--eval-scores", p_scores, "Its per-example scores (wit-eval run --scores)")->required()->type_name("FILE");
-  pack->add_option("--contamination", p_cont, "The eval set's contamination certificate (wit-query contamination)")->required()->type_name("FILE");
+  pack->add_option("--board", p_board, "The board the run is for: check everything it will check before submitting")->type_name("DIR");
+  pack->add_option("--data-index", p_index, "With --board: the data index, to certify the benchmark absent from the training data")->type_name("FILE");
+  pack->add_option("--eval-commit", p_evalc, "The eval set commitment (optional; with --board, the board's benchmark)")->type_name("FILE");
+  pack->add_option("--eval", p_eval, "The trainer's eval commitment (wit-eval run -o; optional)")->type_name("FILE");
+  pack->add_option("--eval-scores", p_scores, "Its per-example scores (wit-eval run --scores; with --eval)")->type_name("FILE");
+  pack->add_option("--contamination", p_cont, "The eval set's contamination certificate (wit-query contamination; optional)")->type_name("FILE");
   pack->add_option("--eval-check", p_checks, "An eval spot-check report (wit-eval check); repeat for more")->type_name("FILE");
   pack->add_option("--challenge", p_challenges, "A challenge (wit-challenge); repeat for more")->type_name("FILE");
   pack->add_option("--report", p_reports, "A replay report answering one of the challenges (wit-replay verify)")->type_name("FILE");
@@ -218,6 +220,8 @@ int main(int argc, char** argv) {
       in.eval = p_eval;
       in.eval_scores = p_scores;
       in.contamination = p_cont;
+      in.board_dir = p_board;
+      in.data_index = p_index;
       in.model_fingerprint = p_fp;
       in.model_binding = p_binding;
       in.probe_checks = p_probe_checks;

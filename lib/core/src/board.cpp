@@ -26,6 +26,7 @@
 #include "wit/eval.h"
 #include "wit/fingerprint_doc.h"
 #include "wit/hash.h"
+#include "wit/index.h"
 #include "wit/io.h"
 #include "wit/manifest.h"
 #include "wit/merkle.h"
@@ -113,6 +114,8 @@ struct Ctx {
   StepEntry final_entry;
   Commitment data;
   std::vector<Challenge> challenges;  // parallel to entry.challenges
+  std::optional<Commitment> eval_set;  // eval.commit.json, when the bundle has it
+  bool has_eval = false;               // eval.json (with its set and scores) is in the bundle
   EvalCommitment eval;
   EvalScores scores;
 };
@@ -372,12 +375,29 @@ void check_no_rejected_report(Ctx& c) {
              (s.reason.empty() ? "no reason given" : s.reason));
 }
 
-// 10. eval.json
+// 10. eval.commit.json and eval.json: the trainer's own evaluation,
+// optional (a board scores the released weights itself, board-eval.json);
+// checked when present. eval.json comes with its eval set and its scores.
 void check_eval(Ctx& c) {
-  c.at = member::kEvalCommit;
-  Commitment eval_set = Commitment::from_json(parse_member(c.bundle, member::kEvalCommit), member::kEvalCommit);
+  const bool has_set = c.bundle.has(member::kEvalCommit), has_eval = c.bundle.has(member::kEval);
+  if (has_set) {
+    c.at = member::kEvalCommit;
+    c.eval_set = Commitment::from_json(parse_member(c.bundle, member::kEvalCommit), member::kEvalCommit);
+    if (c.def)
+      if (auto p = c.def->benchmark_problem(c.eval_set->root, c.eval_set->n)) reject("the run is " + *p);
+  }
+  if (!has_eval) {
+    if (c.bundle.has(member::kEvalScores)) reject("eval.scores.json without eval.json (the scores of which evaluation?)");
+    if (!c.bundle.names_under(member::kEvalChecks).empty())
+      reject("eval-checks/" + c.bundle.names_under(member::kEvalChecks).front() + ".json without eval.json (a spot check of which evaluation?)");
+    return;
+  }
+  if (!has_set) reject("eval.json without eval.commit.json (its eval set)");
+  if (!c.bundle.has(member::kEvalScores)) reject("eval.json without eval.scores.json (its per-example scores)");
+  const Commitment& eval_set = *c.eval_set;
   c.at = member::kEval;
   c.eval = EvalCommitment::from_json(parse_member(c.bundle, member::kEval), member::kEval);
+  c.has_eval = true;
   if (c.eval.run_id != c.run_id) reject("eval.json evaluates another run");
   if (c.eval.step != c.T)
     reject("eval.json evaluates the checkpoint of step " + std::to_string(c.eval.step) + ", not the final step " +
@@ -386,15 +406,14 @@ void check_eval(Ctx& c) {
     reject("eval.json evaluates another checkpoint than the one the final entry logs (state root differs)");
   if (c.eval.eval_root != eval_set.root) reject("eval.json is not on the eval set of eval.commit.json (root differs)");
   if (c.eval.n != eval_set.n) reject("eval.json is not on the eval set of eval.commit.json (n differs)");
-  if (c.def)
-    if (auto p = c.def->benchmark_problem(eval_set.root, eval_set.n)) reject("the run is " + *p);
   c.entry.eval_metric = c.eval.metric;
   c.entry.eval_root = eval_set.root.hex();
   c.entry.eval_n = c.eval.n;
 }
 
-// 11. eval.scores.json
+// 11. eval.scores.json (with eval.json)
 void check_eval_scores(Ctx& c) {
+  if (!c.has_eval) return;
   c.at = member::kEvalScores;
   c.scores = EvalScores::from_json(parse_member(c.bundle, member::kEvalScores), member::kEvalScores);
   if (auto bad = check_scores(c.eval, c.scores)) reject("eval.scores.json: " + *bad);
@@ -403,8 +422,9 @@ void check_eval_scores(Ctx& c) {
   c.entry.eval_accuracy = c.eval.accuracy;
 }
 
-// 12. eval spot checks
+// 12. eval spot checks (with eval.json)
 void check_eval_spot_checks(Ctx& c) {
+  if (!c.has_eval) return;
   std::set<uint64_t> union_idx;
   for (const std::string& name : c.bundle.names_under(member::kEvalChecks)) {
     const std::string where = std::string(member::kEvalChecks) + name + ".json";
@@ -504,8 +524,10 @@ void check_board_leaves(Ctx& c) {
   c.entry.leaves_audited = true;
 }
 
-// 13. contamination.json
+// 13. contamination.json, when present: of the eval set of eval.commit.json
+// (on a board without one, of the benchmark)
 void check_contamination(Ctx& c) {
+  if (!c.bundle.has(member::kContamination)) return;
   c.at = member::kContamination;
   {
     const json cert = parse_member(c.bundle, member::kContamination);
@@ -513,7 +535,29 @@ void check_contamination(Ctx& c) {
       reject("contamination.json is not a contamination certificate");
     const Verdict v = verify_document(cert, c.data, member::kContamination);
     if (!v.ok) reject("contamination certificate does not verify: " + v.reason);
-    const Verdict cov = certificate_covers(cert, c.scores.record_leaves, member::kContamination);
+    Verdict cov = Verdict::pass("");
+    if (c.has_eval) {
+      cov = certificate_covers(cert, c.scores.record_leaves, member::kContamination);
+    } else {
+      // Without per-example scores the eval set is its commitment: the proved
+      // leaves, sorted and distinct, must be exactly its tree.
+      if (!c.eval_set && !c.def) reject("contamination.json without eval.commit.json (the eval set it is about)");
+      const Hash32 root = c.eval_set ? c.eval_set->root : c.def->benchmark.root;
+      const uint64_t n = c.eval_set ? c.eval_set->n : c.def->benchmark.n;
+      std::vector<Hash32> proved;
+      for (const char* list : {"absent", "present"})
+        if (cert.contains(list) && cert[list].is_array())
+          for (const auto& p : cert[list])
+            if (Hash32 h; p.is_object() && p.contains("leaf") && p["leaf"].is_string() &&
+                              Hash32::from_hex(p["leaf"].get<std::string>(), h))
+              proved.push_back(h);
+      std::sort(proved.begin(), proved.end());
+      proved.erase(std::unique(proved.begin(), proved.end()), proved.end());
+      if (proved.size() != n || !is_data_tree_root(proved, root))
+        cov = Verdict::fail("its " + std::to_string(proved.size()) + " proved records are not the " + std::to_string(n) +
+                            " of the eval set (root " + root.hex().substr(0, 16) + ")");
+      if (c.entry.eval_root.empty()) c.entry.eval_root = root.hex();
+    }
     if (!cov.ok) reject("contamination certificate does not cover the eval set: " + cov.reason);
     if (!cert.contains("clean") || !cert["clean"].is_boolean()) reject("contamination.json: field 'clean' is not a boolean");
     const uint64_t present = cert["present"].size(), absent = cert["absent"].size();
@@ -614,7 +658,26 @@ std::optional<Rejection> judge(Ctx& c) {
 
 }  // namespace
 
-RunBundle pack_run_bundle(const PackInput& in) {
+namespace {
+
+// pack --board --data-index: the contamination certificate of the board's
+// published benchmark records against the run's data commitment, as
+// `wit-query contamination` makes it (the n-gram statistic with the
+// commitment's training files where they are found).
+std::string benchmark_contamination(const BoardDefinition& board, const PackInput& in) {
+  const CommitPair p = load_commit_pair(in.data_commit, in.data_index, IndexUse::kIndexNeeded);
+  ContaminationInput ci;
+  ci.commitment = &p.commit;
+  ci.commit_path = in.data_commit;
+  ci.index = p.index.get();
+  ci.eval_reader = board.benchmark.reader;
+  for (const auto& r : board.records) ci.eval_paths.push_back((std::filesystem::path(in.board_dir) / r.file).string());
+  return contamination_certificate(ci).dump(2);
+}
+
+}  // namespace
+
+RunBundle pack_run_bundle(const PackInput& in, const BoardDefinition* board) {
   if (!run_bundle_name_ok(in.name))
     throw Error("invalid --name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)", in.name);
   RunBundle b;
@@ -635,10 +698,22 @@ RunBundle pack_run_bundle(const PackInput& in) {
   b.files[member::kFinal] = log_inclusion_document(log, head, uint64_t(mf.steps)).dump(2) + "\n";
   if (in.include_log) b.files[member::kLog] = read_file(rp.log());
   b.files[member::kDataCommit] = read_file(in.data_commit);
-  b.files[member::kEvalCommit] = read_file(in.eval_commit);
-  b.files[member::kEval] = read_file(in.eval);
-  b.files[member::kEvalScores] = read_file(in.eval_scores);
-  b.files[member::kContamination] = read_file(in.contamination);
+  // The trainer's own evaluation, each file when given (the board scores the weights itself).
+  const std::pair<const char*, const std::string*> given[] = {{member::kEvalCommit, &in.eval_commit},
+                                                              {member::kEval, &in.eval},
+                                                              {member::kEvalScores, &in.eval_scores},
+                                                              {member::kContamination, &in.contamination}};
+  for (const auto& [m, path] : given)
+    if (!path->empty()) b.files[m] = read_file(*path);
+  if (board) {
+    // The benchmark is the eval set: its commitment names it in the bundle.
+    const std::string bench = (std::filesystem::path(in.board_dir) / board_path::kBenchmarkCommit).string();
+    if (in.eval_commit.empty()) b.files[member::kEvalCommit] = read_file(bench);
+    if (in.contamination.empty() && !in.data_index.empty())
+      b.files[member::kContamination] = benchmark_contamination(*board, in) + "\n";
+  } else if (!in.data_index.empty()) {
+    throw Error("--data-index is for --board (the certificate is of the board's benchmark)", in.data_index);
+  }
   if (!in.model_fingerprint.empty()) b.files[member::kModelFingerprint] = read_file(in.model_fingerprint);
   if (!in.model_binding.empty()) {
     const std::string text = read_file(in.model_binding);
@@ -761,6 +836,8 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
   } else if (!e.leaves_audited && !e.tree_ranged) {
     e.reason = "the training tree is not audited yet: the contamination certificate means absence only in a sorted tree "
                "(wit-board leaves)";
+  } else if (auto p = contamination_problem(*board, e.clean.has_value())) {
+    e.reason = *p;
   } else if (!e.overlap.empty()) {
     e.flagged = true;
     e.reason = "overlap flagged by the board: " + e.overlap;
@@ -769,6 +846,13 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
     e.reason.clear();
   }
   return e;
+}
+
+Problem contamination_problem(const BoardDefinition& board, bool has_certificate) {
+  if (has_certificate || board.sealed || !board.revealed.empty()) return std::nullopt;
+  return Problem("board " + board.name +
+                 " has no sealed split: it ranks on its published benchmark, so a run needs a contamination certificate "
+                 "of it (contamination.json)");
 }
 
 uint64_t next_draw_number(const RunBundle& b) { return b.names_under(member::kDraws).size(); }
@@ -1130,6 +1214,9 @@ std::string RunEntry::describe() const {
         << ") is caught with probability " << percent(eval_confidence);
     o << "\n";
   }
+  if (!clean && status != BoardStatus::kRejected)
+    o << "contamination: no certificate in the bundle (optional on a board with a sealed split; wit-board pack --board DIR "
+         "--data-index INDEX makes one)\n";
   if (clean)
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
       << " distinct eval records proved against the training data; the training tree "
@@ -1164,10 +1251,7 @@ std::string RunEntry::describe() const {
 
 std::string badge_text(const RunEntry& r) {
   if (r.flagged && r.status == BoardStatus::kPending) return "flagged";
-  if (r.status == BoardStatus::kCertified) {
-    const double pct = std::floor(r.confidence * 100.0 + 1e-9);
-    return "certified " + number_text(pct) + "%";
-  }
+  if (r.status == BoardStatus::kCertified) return "certified " + percent(r.confidence);
   return status_name(r.status);
 }
 

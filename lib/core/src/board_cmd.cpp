@@ -136,29 +136,35 @@ int board_seal_cmd(const std::string& dir, const std::string& key_path, const st
   return cli::kOk;
 }
 
-int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool quiet) {
-  if (!is_board_dir(u_dir)) throw Error("not a board (no board.def.json)", u_dir, "make one with 'wit-board init'");
-  const BoardDefinition def = BoardDefinition::load(u_dir);
-  const FileLock lock = lock_board(u_dir);
-  RunBundle b = load_whole(u_bundle);
+namespace {
+
+// What submit checks before a bundle goes on a board (pack --board checks the
+// same before writing anything): whole, no board member, on the benchmark, a
+// model the policy takes, what the board needs that only the trainer can
+// give, a free name and a run id not on the board yet. Returns where it goes.
+std::string check_submittable(const std::string& dir, const BoardDefinition& def, const RunBundle& b, const std::string& where) {
+  b.require_whole(where);
   const std::string name = b.declared_name();
   // The board's own members are the board's to write.
   for (const auto& [m, bytes] : b.files)
     if (m.rfind(member::kDraws, 0) == 0 || m.rfind(member::kBoardReports, 0) == 0 || m == member::kBoardEval ||
         m == member::kBoardLeaves)
       throw Error("the bundle holds " + m + ": only the board writes draws, board reports, its evaluation and its tree audit",
-                  u_bundle);
-  const Commitment ec = Commitment::from_json(
-      nlohmann::json::parse(b.get(member::kEvalCommit), nullptr, false), member::kEvalCommit);
-  if (auto p = def.benchmark_problem(ec.root, ec.n)) throw Error("the run is " + *p, u_bundle);
+                  where);
+  if (b.has(member::kEvalCommit)) {
+    const Commitment ec = Commitment::from_json(
+        nlohmann::json::parse(b.get(member::kEvalCommit), nullptr, false), member::kEvalCommit);
+    if (auto p = def.benchmark_problem(ec.root, ec.n)) throw Error("the run is " + *p, where);
+  }
   const Manifest mf = Manifest::from_json(nlohmann::json::parse(b.get(member::kManifest), nullptr, false), member::kManifest);
-  if (auto p = def.policy.model_problem(mf.model.scripted() ? mf.model.file.hex() : "")) throw Error(*p, u_bundle);
-  const std::string to = (fs::path(u_dir) / board_path::kRuns / name).string();
+  if (auto p = def.policy.model_problem(mf.model.scripted() ? mf.model.file.hex() : "")) throw Error(*p, where);
+  if (auto p = contamination_problem(def, b.has(member::kContamination))) throw Error(*p, where, "pack the bundle with --board DIR --data-index INDEX");
+  const std::string to = (fs::path(dir) / board_path::kRuns / name).string();
   if (lexists(to)) throw Error("a run named " + name + " is already on the board", to);
   // One run, one entry: the same run id under another name is refused, naming the entry.
   const std::string run_id = mf.run_id().hex();
   std::error_code ec_dir;
-  for (const auto& x : fs::directory_iterator(fs::path(u_dir) / board_path::kRuns, ec_dir)) {
+  for (const auto& x : fs::directory_iterator(fs::path(dir) / board_path::kRuns, ec_dir)) {
     if (x.path().filename().string()[0] == '.') continue;
     const std::string m = (x.path() / member::kManifest).string();
     if (!fs::is_regular_file(m)) continue;
@@ -173,8 +179,20 @@ int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool
     if (other == run_id)
       throw Error("the run (run id " + run_id.substr(0, 16) + ") is already on the board as " +
                       x.path().filename().string() + ": one run, one entry",
-                  u_bundle);
+                  where);
   }
+  return to;
+}
+
+}  // namespace
+
+int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool quiet) {
+  if (!is_board_dir(u_dir)) throw Error("not a board (no board.def.json)", u_dir, "make one with 'wit-board init'");
+  const BoardDefinition def = BoardDefinition::load(u_dir);
+  const FileLock lock = lock_board(u_dir);
+  RunBundle b = load_whole(u_bundle);
+  const std::string name = b.declared_name();
+  const std::string to = check_submittable(u_dir, def, b, u_bundle);
   b.path = to;
   b.archive = false;
   b.save_new();
@@ -202,14 +220,32 @@ int board_leaves_cmd(const std::string& l_bundle, const std::string& l_file, con
 
 int board_pack_cmd(const PackInput& in, const std::string& p_out, bool quiet) {
   if (lexists(p_out)) throw Error("output exists", p_out, "pick a new path; a bundle is never overwritten");
-  RunBundle b = pack_run_bundle(in);
+  std::optional<BoardDefinition> def;
+  if (!in.board_dir.empty()) {
+    if (!is_board_dir(in.board_dir)) throw Error("not a board (no board.def.json)", in.board_dir);
+    def = BoardDefinition::load(in.board_dir);
+  }
+  RunBundle b = pack_run_bundle(in, def ? &*def : nullptr);
   b.path = p_out;
   b.archive = is_wbundle_path(p_out);
+  std::optional<RunEntry> judged;
+  if (def) {
+    // Everything the board will check before the trainer submits: what submit
+    // refuses, and the board's own judgement of the bundle (a rejection here
+    // is the one the board would show). Nothing is written on a problem.
+    (void)check_submittable(in.board_dir, *def, b, p_out);
+    judged = evaluate_run_bundle(b, def->policy.fraction, &*def);
+    if (judged->status == BoardStatus::kRejected)
+      throw Error("board " + def->name + " would reject the run: " + judged->reason, p_out, "nothing was written");
+  }
   b.save_new();
   if (!quiet) {
-    const RunEntry e = evaluate_run_bundle(b);
-    cli::note("packed " + std::to_string(b.files.size()) + " members into " + p_out + "; the board says: " +
-                   first_line(e));
+    const RunEntry e = judged ? *judged : evaluate_run_bundle(b);
+    cli::note("packed " + std::to_string(b.files.size()) + " members into " + p_out + "; the board says: " + first_line(e));
+    if (def)
+      cli::note("next: wit-board submit " + in.board_dir + " " + p_out + "; then the board draws challenges (wit-board challenge), "
+                "you answer each (wit-replay respond), it replays them (wit-board add) and scores the released weights "
+                "(wit-board evaluate)");
   }
   return cli::kOk;
 }

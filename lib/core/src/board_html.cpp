@@ -12,6 +12,7 @@
 #include "wit/challenge.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/readers.h"
 #include "wit/release.h"
 
 namespace wit {
@@ -96,7 +97,7 @@ std::string page_head(const std::string& title) {
          "<title>" + html_escape(title) + "</title>\n<style>" + kCss + "</style>\n</head>\n<body>\n";
 }
 
-// The run's badge: "certified 99%", "pending" or "rejected".
+// The run's badge: "certified 99.98%" (the confidence reached, as the confidence column shows it), "pending" or "rejected".
 std::string badge(const RunEntry& e) {
   const std::string s = html_escape(status_name(e.status));
   return "<span class=\"status " + s + "\">" + html_escape(badge_text(e)) + "</span>";
@@ -108,64 +109,120 @@ std::string sci(double v) {
   return buf;
 }
 
-// Score (eval loss, lower is better) against compute (FLOPs, log scale): every
-// run with a score as a point (certified filled, others hollow), the
-// certified frontier as a line.
-std::string compute_chart(const std::vector<RunEntry>& runs) {
+// The score a board ranks on: the sealed loss where there is one, else the public one.
+double ranked_loss(const RunEntry& e) { return e.sealed_known ? e.sealed_loss : e.eval_loss; }
+
+// The unit of the next-byte loss: nats per token on a board of token ids, else per byte.
+std::string loss_unit(const BoardDefinition* board) {
+  return board && board->benchmark.reader.kind == ReaderKind::kTokens ? "nats/token" : "nats/byte";
+}
+
+// Greedy placement of point labels: each label goes right of its point and
+// moves down a line while it would overlap one already placed, so tied runs
+// (the same compute and score) stay legible, one name under the other.
+struct LabelBox {
+  double x0, y0, x1, y1;
+};
+std::pair<double, double> place_label(std::vector<LabelBox>& placed, double x, double y, size_t chars) {
+  const double w = 6.5 * double(chars), h = 12;
+  for (int tries = 0; tries < 40; tries++, y += h) {
+    const LabelBox b{x, y - h + 2, x + w, y + 2};
+    bool clash = false;
+    for (const auto& p : placed) clash = clash || (b.x0 < p.x1 && p.x0 < b.x1 && b.y0 < p.y1 && p.y0 < b.y1);
+    if (!clash) {
+      placed.push_back(b);
+      return {x, y};
+    }
+  }
+  placed.push_back({x, y - h + 2, x + w, y + 2});
+  return {x, y};
+}
+
+// Score against compute: every run with a score as a point (certified
+// filled, others hollow), the certified frontier as a line. The y axis is the
+// score the board ranks on, in its unit, increasing upwards (lower is better:
+// the best runs are at the bottom, as the axis title says); the x axis is
+// training compute on a log scale. Both axes have ticks and titles.
+std::string compute_chart(const std::vector<RunEntry>& runs, const std::string& score, const std::string& unit) {
   std::vector<size_t> idx;
   for (size_t i = 0; i < runs.size(); i++)
-    if (runs[i].eval_known && runs[i].status != BoardStatus::kRejected && runs[i].flops > 0 && std::isfinite(runs[i].eval_loss))
+    if (runs[i].eval_known && runs[i].status != BoardStatus::kRejected && runs[i].flops > 0 &&
+        std::isfinite(ranked_loss(runs[i])))
       idx.push_back(i);
   if (idx.empty()) return "<p>No scored run yet.</p>\n";
-  const double W = 640, H = 280, L = 56, R = 16, T = 14, B = 40;
+  const double W = 720, H = 320, L = 70, R = 150, T = 14, B = 46;
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
   for (size_t i : idx) {
     const double lx = std::log10(runs[i].flops);
     x0 = std::min(x0, std::floor(lx)); x1 = std::max(x1, std::ceil(lx));
-    y0 = std::min(y0, runs[i].eval_loss); y1 = std::max(y1, runs[i].eval_loss);
+    y0 = std::min(y0, ranked_loss(runs[i])); y1 = std::max(y1, ranked_loss(runs[i]));
   }
   if (x1 <= x0) x1 = x0 + 1;
   if (y1 <= y0) { y0 -= 0.5; y1 += 0.5; }
+  const double pad = (y1 - y0) * 0.08;
+  y0 -= pad;
+  y1 += pad;
   auto px = [&](double f) { return L + (std::log10(f) - x0) / (x1 - x0) * (W - L - R); };
-  auto py = [&](double y) { return T + (y - y0) / (y1 - y0) * (H - T - B); };  // lower loss higher up
+  auto py = [&](double y) { return T + (y1 - y) / (y1 - y0) * (H - T - B); };  // higher loss higher up
   std::ostringstream o;
-  o << "<svg id=\"compute\" role=\"img\" aria-label=\"eval loss against training compute\" width=\"" << W
+  o << "<svg id=\"compute\" role=\"img\" aria-label=\"" << html_escape(score) << " against training compute\" width=\"" << W
     << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << " " << H << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
   o << "<path class=\"axis\" d=\"M" << L << " " << T << "V" << H - B << "H" << W - R << "\" stroke=\"#888\" fill=\"none\"/>\n";
-  for (double d = x0; d <= x1 + 1e-9; d += 1)
-    o << "<text x=\"" << fixed(L + (d - x0) / (x1 - x0) * (W - L - R) - 12, 1) << "\" y=\"" << H - 24 << "\">1e"
-      << number_text(d) << "</text>\n";
-  o << "<text x=\"4\" y=\"" << T + 8 << "\">" << fixed(y0, 3) << "</text>\n";
-  o << "<text x=\"4\" y=\"" << H - B << "\">" << fixed(y1, 3) << "</text>\n";
-  o << "<text x=\"" << (W / 2 - 110) << "\" y=\"" << H - 6
+  for (double d = x0; d <= x1 + 1e-9; d += 1) {
+    const double x = L + (d - x0) / (x1 - x0) * (W - L - R);
+    o << "<path class=\"tick\" d=\"M" << fixed(x, 1) << " " << H - B << "v4\" stroke=\"#888\"/>"
+      << "<text class=\"xtick\" x=\"" << fixed(x - 12, 1) << "\" y=\"" << H - B + 16 << "\">1e" << number_text(d) << "</text>\n";
+  }
+  for (int k = 0; k <= 4; k++) {
+    const double v = y0 + (y1 - y0) * k / 4;
+    o << "<path class=\"tick\" d=\"M" << L - 4 << " " << fixed(py(v), 1) << "h4\" stroke=\"#888\"/>"
+      << "<text class=\"ytick\" x=\"" << L - 44 << "\" y=\"" << fixed(py(v) + 4, 1) << "\">" << fixed(v, 3) << "</text>\n";
+  }
+  o << "<text class=\"xlabel\" x=\"" << L + 40 << "\" y=\"" << H - 8
     << "\">training compute, FLOPs &#8776; 6 &#183; params &#183; tokens (log scale)</text>\n";
+  o << "<text class=\"ylabel\" transform=\"translate(14 " << H - B << ") rotate(-90)\">" << html_escape(score) << ", "
+    << html_escape(unit) << " (lower is better &#8595;)</text>\n";
   const std::vector<size_t> front = certified_frontier(runs);
   if (!front.empty()) {
     o << "<path class=\"frontier\" d=\"";
     for (size_t k = 0; k < front.size(); k++)
-      o << (k ? "L" : "M") << fixed(px(runs[front[k]].flops), 1) << " " << fixed(py(runs[front[k]].eval_loss), 1);
+      o << (k ? "L" : "M") << fixed(px(runs[front[k]].flops), 1) << " " << fixed(py(ranked_loss(runs[front[k]])), 1);
     o << "\" stroke=\"#11602a\" stroke-width=\"1.5\" fill=\"none\"/>\n";
   }
-  for (size_t i : idx) {
+  // Labels in order of position (left to right, top to bottom), so ties stack in name order.
+  std::vector<size_t> by_pos = idx;
+  std::stable_sort(by_pos.begin(), by_pos.end(), [&](size_t a, size_t b) {
+    const double xa = px(runs[a].flops), xb = px(runs[b].flops);
+    if (xa != xb) return xa < xb;
+    return py(ranked_loss(runs[a])) < py(ranked_loss(runs[b]));
+  });
+  std::vector<LabelBox> placed;
+  for (size_t i : by_pos) {
     const RunEntry& e = runs[i];
     const bool cert = e.status == BoardStatus::kCertified;
+    const double cx = px(e.flops), cy = py(ranked_loss(e));
+    placed.push_back({cx - 5, cy - 5, cx + 5, cy + 5});
     o << "<circle class=\"run " << html_escape(status_name(e.status)) << "\" data-name=\"" << html_escape(e.name)
-      << "\" cx=\"" << fixed(px(e.flops), 1) << "\" cy=\"" << fixed(py(e.eval_loss), 1) << "\" r=\"5\" stroke=\""
+      << "\" cx=\"" << fixed(cx, 1) << "\" cy=\"" << fixed(cy, 1) << "\" r=\"5\" stroke=\""
       << (cert ? "#11602a" : "#9a6700") << "\" fill=\"" << (cert ? "#1a7f37" : "none") << "\"><title>" << html_escape(e.name)
-      << ": loss " << fixed(e.eval_loss, 4) << ", " << sci(e.flops) << " FLOPs, " << html_escape(badge_text(e))
-      << "</title></circle>\n";
-    o << "<text x=\"" << fixed(px(e.flops) + 7, 1) << "\" y=\"" << fixed(py(e.eval_loss) - 6, 1) << "\">" << html_escape(e.name)
-      << "</text>\n";
+      << ": " << html_escape(score) << " " << fixed(ranked_loss(e), 4) << " " << html_escape(unit) << ", " << sci(e.flops)
+      << " FLOPs, " << html_escape(badge_text(e)) << "</title></circle>\n";
+  }
+  for (size_t i : by_pos) {
+    const RunEntry& e = runs[i];
+    const auto [lx, ly] = place_label(placed, px(e.flops) + 8, py(ranked_loss(e)) + 4, e.name.size());
+    o << "<text class=\"label\" data-name=\"" << html_escape(e.name) << "\" x=\"" << fixed(lx, 1) << "\" y=\"" << fixed(ly, 1)
+      << "\">" << html_escape(e.name) << "</text>\n";
   }
   o << "</svg>\n<p class=\"reason\">Filled: certified; hollow: pending. The line joins the certified frontier: the "
-       "runs no certified run beats with no more compute.</p>\n";
+       "runs no certified run beats with no more compute. Lower is better: the best runs are at the bottom.</p>\n";
   return o.str();
 }
 
 // A line chart of (x, y) points as inline SVG, with axes and min/max labels.
 std::string line_chart(const std::vector<std::pair<double, double>>& pts, const std::string& id, const std::string& label,
-                       const std::string& xlabel) {
-  const double W = 640, H = 240, L = 56, R = 12, T = 14, B = 34;
+                       const std::string& xlabel, const std::string& ylabel) {
+  const double W = 640, H = 240, L = 66, R = 12, T = 14, B = 34;
   double x0 = pts.front().first, x1 = pts.front().first, y0 = INFINITY, y1 = -INFINITY;
   for (const auto& [x, y] : pts) {
     x0 = std::min(x0, x); x1 = std::max(x1, x);
@@ -188,11 +245,12 @@ std::string line_chart(const std::vector<std::pair<double, double>>& pts, const 
     first = false;
   }
   o << "\" stroke=\"#1f6feb\" stroke-width=\"1.5\" fill=\"none\"/>\n";
-  o << "<text x=\"4\" y=\"" << T + 8 << "\">" << fixed(y1, 3) << "</text>\n";
-  o << "<text x=\"4\" y=\"" << H - B << "\">" << fixed(y0, 3) << "</text>\n";
+  o << "<text x=\"20\" y=\"" << T + 8 << "\">" << fixed(y1, 3) << "</text>\n";
+  o << "<text x=\"20\" y=\"" << H - B << "\">" << fixed(y0, 3) << "</text>\n";
   o << "<text x=\"" << L << "\" y=\"" << H - 18 << "\">" << number_text(x0) << "</text>\n";
   o << "<text x=\"" << W - R - 40 << "\" y=\"" << H - 18 << "\">" << number_text(x1) << "</text>\n";
-  o << "<text x=\"" << (W / 2 - 30) << "\" y=\"" << H - 4 << "\">" << html_escape(xlabel) << "</text>\n";
+  o << "<text class=\"xlabel\" x=\"" << (W / 2 - 30) << "\" y=\"" << H - 4 << "\">" << html_escape(xlabel) << "</text>\n";
+  o << "<text class=\"ylabel\" transform=\"translate(12 " << H - B << ") rotate(-90)\">" << html_escape(ylabel) << "</text>\n";
   o << "</svg>\n";
   return o.str();
 }
@@ -203,7 +261,7 @@ const char* kFieldColours[] = {"#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#825
 // field's distance / threshold on a log scale; the dashed line is the
 // threshold (ratio 1), a point above it is a failed comparison.
 std::string replay_chart(const ChallengeState& c, const std::string& id) {
-  const double W = 640, H = 260, L = 56, R = 150, T = 14, B = 34;
+  const double W = 640, H = 260, L = 66, R = 150, T = 14, B = 34;
   const double lo = -6, hi = 2;  // log10 of the ratio shown
   std::set<std::string> fields;
   int64_t s0 = c.checks.front().step, s1 = s0;
@@ -224,7 +282,7 @@ std::string replay_chart(const ChallengeState& c, const std::string& id) {
   o << "<path class=\"threshold\" d=\"M" << L << " " << fixed(py(0), 1) << "H" << W - R
     << "\" stroke=\"#d1242f\" stroke-dasharray=\"5 4\" fill=\"none\"/>\n";
   for (double g : {-6.0, -4.0, -2.0, 0.0, 2.0})
-    o << "<text x=\"4\" y=\"" << fixed(py(g) + 4, 1) << "\">1e" << int(g) << "</text>\n";
+    o << "<text x=\"24\" y=\"" << fixed(py(g) + 4, 1) << "\">1e" << int(g) << "</text>\n";
   int fi = 0;
   for (const auto& f : fields) {
     const char* col = kFieldColours[fi % 8];
@@ -250,7 +308,8 @@ std::string replay_chart(const ChallengeState& c, const std::string& id) {
   }
   o << "<text x=\"" << L << "\" y=\"" << H - 18 << "\">step " << s0 << "</text>\n";
   o << "<text x=\"" << W - R - 60 << "\" y=\"" << H - 18 << "\">step " << s1 << "</text>\n";
-  o << "<text x=\"" << (W / 2 - 80) << "\" y=\"" << H - 4 << "\">distance / threshold (log scale; dashed = 1)</text>\n";
+  o << "<text class=\"xlabel\" x=\"" << (W / 2 - 30) << "\" y=\"" << H - 4 << "\">challenged step</text>\n";
+  o << "<text class=\"ylabel\" transform=\"translate(12 " << H - B << ") rotate(-90)\">distance / threshold (log; dashed = 1)</text>\n";
   o << "</svg>\n";
   return o.str();
 }
@@ -260,32 +319,103 @@ std::string confidence_text(const RunEntry& e) {
   return html_escape(percent(e.confidence));
 }
 
+
+const std::vector<std::pair<std::string, std::string>>& status_rules() {
+  // docs/board.md, "Status rules" (its summary); tests/cli/test_board_rules.sh
+  // checks that the docs, wit-board(1) and README say the same.
+  static const std::vector<std::pair<std::string, std::string>> r = {
+      {"certified",
+       "nothing failed, the board's own challenges reached the policy's confidence, and the board scored the released "
+       "weights on its benchmark; for a version-2 data commitment the board audited the training tree; on a board "
+       "without a sealed split the bundle holds a clean contamination certificate of the benchmark."},
+      {"flagged", "certified but for the gap test or an overlap the policy flags: not ranked."},
+      {"pending", "nothing failed, but the run is not certified yet (the reason says what is missing)."},
+      {"rejected",
+       "a check failed on evidence: the board's signed replay, refusal, audit or overlap finding, or the trainer's "
+       "signed data contradicting itself."},
+  };
+  return r;
+}
+
+// Competition ranks of the certified runs ("1", "2=", "2=", "4"): among runs
+// ranked together (one sealed epoch, or the public score without a sealed
+// split), one more than the number with a strictly lower score; "=" marks a
+// tie. Runs of an older epoch carry it ("1 (epoch 0)"). Others: "".
+std::vector<std::string> rank_labels(const std::vector<RunEntry>& runs) {
+  uint64_t newest = 0;
+  for (const auto& e : runs)
+    if (e.status == BoardStatus::kCertified && e.sealed_known) newest = std::max(newest, e.sealed_epoch);
+  auto group = [](const RunEntry& e) { return e.sealed_known ? int64_t(e.sealed_epoch) : int64_t(-1); };
+  std::vector<std::string> out(runs.size());
+  for (size_t i = 0; i < runs.size(); i++) {
+    if (runs[i].status != BoardStatus::kCertified) continue;
+    size_t better = 0, same = 0;
+    for (size_t j = 0; j < runs.size(); j++) {
+      if (j == i || runs[j].status != BoardStatus::kCertified || group(runs[j]) != group(runs[i])) continue;
+      if (ranked_loss(runs[j]) < ranked_loss(runs[i])) better++;
+      else if (ranked_loss(runs[j]) == ranked_loss(runs[i])) same++;
+    }
+    out[i] = std::to_string(better + 1) + (same ? "=" : "");
+    if (runs[i].sealed_known && runs[i].sealed_epoch != newest) out[i] += " (epoch " + std::to_string(runs[i].sealed_epoch) + ")";
+  }
+  return out;
+}
+
 }  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& board_status_rules() { return status_rules(); }
 
 std::string render_index_html(const std::vector<RunEntry>& runs, double fraction, const BoardDefinition* board) {
   std::ostringstream o;
   const std::string title = board ? "wit leaderboard: " + board->name : "wit leaderboard";
+  const bool sealed = board && (board->sealed || !board->revealed.empty());
+  const std::string unit = loss_unit(board);
+  const std::string score = sealed ? "sealed loss" : "eval loss";
   o << page_head(title);
-  o << "<h1>" << html_escape(title) << "</h1>\n<p class=\"lede\">Every run below was re-checked from its bundle: signatures, "
-       "proofs, that the board's own signed reports answer challenges under the run's signed heads (the board replayed "
-       "each response itself), that the score is of the final checkpoint and reproduces from per-example scores, and the "
-       "contamination certificate. Confidence: the probability that tampering with "
+  o << "<h1>" << html_escape(title) << "</h1>\n<p class=\"lede\">Every run below was re-checked from its bundle: "
+       "signatures, proofs, that the board's own signed reports answer challenges under the run's signed heads (the "
+       "board replayed each response itself), and the board's own score of the released weights. Confidence: the "
+       "probability that tampering with "
     << html_escape(fraction_percent(fraction))
     << " of a run's steps would have been caught by the board-drawn challenges it survived. Click a column to sort.</p>\n";
-  if (board)
-    o << "<p id=\"board\">Board <b>" << html_escape(board->name) << "</b>: benchmark <code>"
-      << html_escape(board->benchmark.root.hex()) << "</code> (" << board->benchmark.n << " records, metric "
-      << html_escape(board->metric) << "); certified from " << html_escape(percent(board->policy.confidence))
+  o << "<ul id=\"rules\">\n";
+  for (const auto& [name, rule] : status_rules())
+    o << "<li><b>" << html_escape(name) << "</b>: " << html_escape(rule) << "</li>\n";
+  o << "</ul>\n";
+  if (board) {
+    o << "<p id=\"board\">Board <b>" << html_escape(board->name) << "</b>: benchmark ";
+    for (size_t i = 0; i < board->records.size(); i++) {
+      std::string f = board->records[i].file;
+      f = f.substr(f.rfind('/') + 1);
+      o << (i ? ", " : "") << "<b>" << html_escape(f) << "</b>";
+    }
+    o << " (" << board->benchmark.n << " published records, root <code>" << html_escape(board->benchmark.root.hex().substr(0, 16))
+      << "</code>)";
+    if (board->sealed)
+      o << " and a sealed split of " << board->sealed->n << " records (epoch " << board->sealed->epoch
+        << ", kept outside the folder; root <code>" << html_escape(board->sealed->root.hex().substr(0, 16)) << "</code>)";
+    o << "; metric " << html_escape(board->metric) << "; certified from " << html_escape(percent(board->policy.confidence))
       << "; board key <code>" << html_escape(board->key.hex()) << "</code>.</p>\n";
+  }
+  o << "<p id=\"ranking\">Ranked by <b>" << score << "</b>: the mean " << html_escape(board ? board->metric : std::string("next-byte"))
+    << " loss in " << unit << " (" << (unit == "nats/token" ? "natural-log units per token" : "natural-log units per byte")
+    << ") of the released weights"
+    << (sealed ? " on the sealed records nobody outside the board has read (each epoch ranked on its own)" : " on the benchmark")
+    << "; <b>lower is better</b>. Only certified runs are ranked; "
+    << (sealed ? "the public score and the gap test's corrected p-value are shown beside it as feedback; " : "")
+    << "ties share a rank (marked =).</p>\n";
   o << "<p id=\"summary\">" << runs.size() << " runs</p>\n";
   // A board with a sealed split ranks on it: its columns come first, the public score beside them as feedback.
-  const bool sealed = board && (board->sealed || !board->revealed.empty());
-  o << "<table id=\"runs\">\n<thead><tr><th data-type=\"str\">run</th><th data-type=\"str\">status</th>";
+  o << "<table id=\"runs\">\n<thead><tr><th data-type=\"num\" title=\"rank among certified runs by " << score
+    << " (lower is better); = marks a tie\">rank</th><th data-type=\"str\">run</th><th data-type=\"str\">status</th>";
   if (sealed)
-    o << "<th data-type=\"num\" title=\"loss on the sealed records nobody outside the board has read: what the board ranks on\">sealed loss</th>"
+    o << "<th data-type=\"num\" title=\"loss on the sealed records nobody outside the board has read: what the board ranks on\">sealed loss<br><small>"
+      << unit << ", lower is better</small></th>"
          "<th data-type=\"num\">sealed accuracy</th><th data-type=\"num\" title=\"the gap test's p-value, Bonferroni-corrected over "
          "the board's runs: small when the run does better on the published records than on sealed ones\">gap p</th>";
-  o << "<th data-type=\"num\">eval loss</th><th data-type=\"num\">accuracy</th><th data-type=\"num\">confidence</th>"
+  o << "<th data-type=\"num\">" << (sealed ? "public loss" : "eval loss") << "<br><small>" << unit
+    << ", lower is better</small></th><th data-type=\"num\">" << (sealed ? "public accuracy" : "accuracy")
+    << "</th><th data-type=\"num\">confidence</th>"
        "<th data-type=\"num\">challenges survived</th><th data-type=\"num\">coverage</th><th data-type=\"num\">steps</th>"
        "<th data-type=\"num\">parameters</th><th data-type=\"num\">FLOPs</th>"
        "<th data-type=\"str\">released model</th></tr></thead>\n<tbody>\n";
@@ -293,10 +423,15 @@ std::string render_index_html(const std::vector<RunEntry>& runs, double fraction
   std::vector<size_t> order(runs.size());
   for (size_t i = 0; i < order.size(); i++) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranks_before(runs[a], runs[b]); });
+  const std::vector<std::string> ranks = rank_labels(runs);
+  size_t position = 0;
   for (size_t oi : order) {
     const RunEntry& e = runs[oi];
     const std::string n = html_escape(e.name);
     o << "<tr data-status=\"" << html_escape(status_name(e.status)) << "\" data-name=\"" << n << "\">";
+    // The rank's sort key is the row's place in the ranking (certified first); unranked rows show a dash.
+    o << "<td class=\"num rank\" data-v=\"" << position++ << "\">" << (ranks[oi].empty() ? "&#8212;" : html_escape(ranks[oi]))
+      << "</td>";
     o << "<td data-v=\"" << n << "\"><a href=\"runs/" << n << ".html\">" << n << "</a></td>";
     o << "<td data-v=\"" << html_escape(status_name(e.status)) << "\">" << badge(e);
     if (!e.reason.empty()) o << "<br><span class=\"reason\">" << html_escape(e.reason) << "</span>";
@@ -325,7 +460,7 @@ std::string render_index_html(const std::vector<RunEntry>& runs, double fraction
     o << "</tr>\n";
   }
   o << "</tbody>\n</table>\n";
-  o << "<h2>Score against compute</h2>\n" << compute_chart(runs);
+  o << "<h2>Score against compute</h2>\n" << compute_chart(runs, score, unit);
   o << "<p><a href=\"board.json\">board.json</a>: the same, as JSON.</p>\n";
   o << "<script>" << kSortJs << "</script>\n</body>\n</html>\n";
   return o.str();
@@ -414,7 +549,7 @@ std::string render_run_html(const RunEntry& e) {
   } else {
     std::vector<std::pair<double, double>> pts;
     for (const auto& [s, l] : e.loss_curve) pts.emplace_back(double(s), l);
-    o << line_chart(pts, "loss-curve", "mean training loss per step", "step");
+    o << line_chart(pts, "loss-curve", "mean training loss per step", "step", "mean training loss, nats");
   }
   o << "<h2>Challenges and replay</h2>\n";
   if (e.challenges.empty()) o << "<p>No challenges yet.</p>\n";

@@ -246,6 +246,10 @@ Manifest make_manifest(const TrainConfig& cfg, const Commitment& data, const Pub
         throw Error(std::string("invalid training config: a --model run declares 'model.") + k + "'", where);
   } else if (given_model.value("arch", std::string()) == "torchscript") {
     throw Error("invalid training config: a TorchScript model is given with --model FILE, not in the config", where);
+  } else if (data.reader.kind == ReaderKind::kTokens) {
+    throw Error(std::string("the data is token ids (") + token_mode_name(token_mode_for(data.reader)) + ", the tokens reader) and " +
+                    kBuiltinByteLevel,
+                where);
   }
   json j = m.to_json();
   // The optional fields (absent by default) are known keys; 0, 0.0 and false

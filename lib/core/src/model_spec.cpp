@@ -230,6 +230,8 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& where) {
     r.get(j, "n_head", c.n_head, 1, 256);
     r.get(j, "d_model", c.d_model, 1, 65536);
     r.get(j, "context", c.context, 1, 1 << 20);
+    if (j.contains("vocab") && j["vocab"].is_number_integer() && j["vocab"] != 257)
+      r.bad("vocab " + j["vocab"].dump() + ": " + kBuiltinByteLevel);
     r.get(j, "vocab", c.vocab, 257, 257);
     if (c.d_model % c.n_head) r.bad("d_model must be a multiple of n_head");
     return c;

@@ -31,9 +31,12 @@ bool name_char(char c) {
 }  // namespace
 
 const std::vector<std::string>& required_members() {
-  static const std::vector<std::string> r = {member::kManifest,   member::kHeads,      member::kFinal,
-                                             member::kDataCommit, member::kEvalCommit, member::kEval,
-                                             member::kEvalScores, member::kContamination};
+  static const std::vector<std::string> r = {member::kManifest, member::kHeads, member::kFinal, member::kDataCommit};
+  return r;
+}
+
+const std::vector<std::string>& trainer_eval_members() {
+  static const std::vector<std::string> r = {member::kEvalCommit, member::kEval, member::kEvalScores, member::kContamination};
   return r;
 }
 
@@ -43,8 +46,9 @@ bool run_bundle_name_ok(const std::string& name) {
 }
 
 bool run_bundle_member_allowed(const std::string& name) {
-  for (const auto& r : required_members())
-    if (name == r) return true;
+  for (const auto* list : {&required_members(), &trainer_eval_members()})
+    for (const auto& r : *list)
+      if (name == r) return true;
   if (name == member::kLog || name == member::kModelFingerprint || name == member::kModelBinding || name == member::kBoardEval ||
       name == member::kBoardLeaves)
     return true;

@@ -205,13 +205,26 @@ Verdict match_report(const RunBundle& b, const std::string& report_text, const s
 // key); throws wit::Error naming the member on any problem.
 TreeHead newest_signed_head(const RunBundle& b);
 
+// On a board without a sealed split the ranked score is on published
+// records, so a run needs the trainer's contamination certificate of them
+// (contamination.json): why a run without one (`has_certificate` false) is
+// not certified there, or nothing (a board with a sealed split ranks on
+// records nobody outside it has read; docs/board.md, "Status rules").
+Problem contamination_problem(const BoardDefinition& board, bool has_certificate);
+
 // What `wit-board pack` puts in a new bundle: a finished run's directory
 // (manifest, heads, final entry's proof under the newest head, and the log
 // unless include_log is false) and the files named, byte for byte;
 // challenges, reports and eval checks are parsed only to name them (a report
 // must answer one of the challenges).
 struct PackInput {
-  std::string name, run_dir, data_commit, eval_commit, eval, eval_scores, contamination;
+  std::string name, run_dir, data_commit;
+  // The trainer's own evaluation: each optional ("" = none; docs/run-bundle.md).
+  std::string eval_commit, eval, eval_scores, contamination;
+  // --board DIR: the board the bundle is for (its benchmark commitment goes in
+  // as eval.commit.json, and with data_index the contamination certificate of
+  // its records is made); "" = none.
+  std::string board_dir, data_index;
   std::string model_fingerprint;  // "" = none
   std::string model_binding;      // "" = none (wit-sketch match --json)
   std::vector<std::string> challenges, reports, eval_checks, probe_checks;
@@ -219,7 +232,7 @@ struct PackInput {
 };
 // The bundle's members and bundle.json (path and form are the caller's, then
 // save_new()); throws wit::Error naming the file on any problem.
-RunBundle pack_run_bundle(const PackInput& in);
+RunBundle pack_run_bundle(const PackInput& in, const BoardDefinition* board = nullptr);
 
 // board.json: {"format":"wit.board","version":1,"fraction":f,"runs":[...]}.
 // With a board definition, "board" names it (name, key, benchmark, policy).
@@ -227,10 +240,15 @@ std::string board_json(const std::vector<RunEntry>& runs, double fraction, const
 // The static site: index.html and one page per run (inline CSS, JS and SVG; no network).
 std::string render_index_html(const std::vector<RunEntry>& runs, double fraction, const BoardDefinition* board = nullptr);
 std::string render_run_html(const RunEntry& run);
+// The status rules in short, as the site's intro lists them: (status, rule)
+// in the order certified, flagged, pending, rejected (docs/board.md, "Status rules").
+const std::vector<std::pair<std::string, std::string>>& board_status_rules();
 // Writes SITE/index.html, SITE/runs/NAME.html and SITE/board.json (each atomically).
 void write_site(const std::string& site_dir, const std::vector<RunEntry>& runs, double fraction,
                 const BoardDefinition* board = nullptr);
-// The badge of a run: "certified 99%" (the confidence reached, rounded down), "pending" or "rejected".
+// The badge of a run: "certified 99.98%" (the confidence reached, rounded
+// down as percent() prints it, so the badge and the confidence column agree),
+// "flagged", "pending" or "rejected".
 std::string badge_text(const RunEntry& run);
 // The certified frontier of score against compute: the indices of certified
 // runs (with an eval) that no other certified run beats with no more FLOPs,

@@ -20,6 +20,14 @@ enum class Arch { kGpt, kTorchScript };
 // reader's little-endian uint16 or uint32 ids passed through (decoded by
 // wit::token_id, readers.h).
 enum class TokenMode { kBytes, kU16, kU32 };
+
+// The first error on a trainer's path to token data: the built-in GPT reads
+// bytes (vocab 257: bytes 0..255 and the start/end token); a vocabulary of
+// token ids is a TorchScript module's (issue 37 item 5).
+inline constexpr const char* kBuiltinByteLevel =
+    "the built-in GPT is byte-level (vocab 257: bytes 0..255 and the start/end token); for token ids train a "
+    "TorchScript module: /usr/bin/python3 examples/gpt2_module.py --vocab V ... -o model.pt, then wit-train --model "
+    "model.pt (docs/model.md)";
 struct ReaderSpec;
 // Bytes per token id: 0 for bytes (each byte is a token), 2 or 4.
 unsigned token_mode_bytes(TokenMode m);

@@ -53,8 +53,12 @@ inline constexpr const char* kBoardEval = "board-eval.json";
 inline constexpr const char* kBoardLeaves = "board-leaves.json";
 }  // namespace member
 
-// The members every bundle must have (bundle.json aside).
+// The members every bundle must have (bundle.json aside): the run and its
+// data commitment, what a board checks itself.
 const std::vector<std::string>& required_members();
+// The trainer's own evaluation (eval.commit.json, eval.json, eval.scores.json,
+// contamination.json): optional; checked when present (docs/run-bundle.md).
+const std::vector<std::string>& trainer_eval_members();
 // True for a name a run bundle may hold: a fixed member, or DIR/NAME.json in
 // challenges/, reports/, eval-checks/, probe-checks/, draws/ or board-reports/ with NAME of [A-Za-z0-9._-] (1..64
 // bytes, not starting with '.').
