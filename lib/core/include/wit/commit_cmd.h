@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "wit/commitment.h"
+
 namespace wit {
 
 struct CommitArgs {
@@ -21,12 +23,26 @@ struct CommitArgs {
   bool no_index = false;
   unsigned threads = 0;          // hashing threads (0 = all cores)
   bool quiet = false;
+  uint64_t memory = kDefaultCommitMemory;  // --memory: past it, sorted runs spill to disk (0 = never)
   std::vector<std::string> files;
+};
+
+struct MergeArgs {
+  std::vector<std::string> shards;  // shard commitments, each with its index beside it (NAME.widx)
+  std::string out = "-";            // -o: the merged commitment
+  std::string index_path;           // --index (default: beside -o as NAME.widx)
+  bool no_index = false;
+  unsigned threads = 0;
+  uint64_t memory = kDefaultCommitMemory;
+  bool quiet = false;
 };
 
 // Commit the records of a.files: the commitment to a.out and its index,
 // published together under the pair's lock.
 int commit_cmd(CommitArgs a);
+// merge: shards committed apart into the commitment and index of all their
+// files, in the order given (docs/commitment.md, "Shards").
+int commit_merge_cmd(const MergeArgs& a);
 // show: the commitment at `commit_path` for a person; with `index_path`, that
 // index audited against it too.
 int commit_show_cmd(const std::string& commit_path, const std::string& index_path);
