@@ -26,8 +26,9 @@ int main(int argc, char** argv) {
   app.add_option("-j,--threads", a.threads, "Hashing threads (0 = all cores)")->default_str("0");
   app.add_flag("-q,--quiet", a.quiet, "No progress or summary on stderr");
   app.add_option("--memory", a.memory,
-                 "Memory budget (e.g. 512M, 4G; 0 = no limit): past it, sorted runs spill to disk beside the index")
-      ->transform(CLI::AsSizeValue(false))
+                 "Memory budget, bytes or with K, M, G, T (1024s; 0 = no limit): past it, sorted runs spill to disk "
+                 "beside the index")
+      ->type_name("SIZE")
       ->default_str("1G");
   app.add_option("FILE", a.files, "Input files (a directory for --reader files; - = stdin)");
   std::string show_commit, show_index;
@@ -47,8 +48,8 @@ int main(int argc, char** argv) {
   wit::cli::mark_output(merge->add_option("--index", m.index_path, "Merged index to write (default: beside -o as NAME.widx)"));
   merge->add_flag("--no-index", m.no_index, "Write no index");
   merge->add_option("-j,--threads", m.threads, "Hashing threads (0 = all cores)")->default_str("0");
-  merge->add_option("--memory", m.memory, "Memory budget for the merge's buffers (e.g. 512M)")
-      ->transform(CLI::AsSizeValue(false))
+  merge->add_option("--memory", m.memory, "Memory budget for the merge's read buffers (as wit-commit --memory)")
+      ->type_name("SIZE")
       ->default_str("1G");
   merge->add_flag("-q,--quiet", m.quiet, "No summary on stderr");
   app.require_subcommand(0, 1);

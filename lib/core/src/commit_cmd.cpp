@@ -34,9 +34,9 @@ std::string default_index_path(const std::string& out) {
 
 // Where a commit spills its runs and a merge its scratch: beside the index
 // (else the commitment; else the temporary directory).
-CommitLimits limits_for(uint64_t memory, const std::string& out, const std::string& index_path, bool quiet) {
+CommitLimits limits_for(const std::string& memory, const std::string& out, const std::string& index_path, bool quiet) {
   CommitLimits l;
-  l.memory = memory;
+  l.memory = parse_size(memory, "--memory");
   l.spill_dir = !index_path.empty() ? parent_dir(index_path) : out != "-" ? parent_dir(out) : temp_root();
   if (!quiet) l.note = [](const std::string& s) { cli::note(s); };
   return l;
@@ -65,6 +65,27 @@ void publish_pair(const CommitResult& r, const std::string& out, AtomicFile* idx
 }
 
 }  // namespace
+
+uint64_t parse_size(const std::string& v, const std::string& what) {
+  size_t i = 0;
+  uint64_t n = 0;
+  for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; i++) {
+    if (n > (UINT64_MAX - 9) / 10) throw Error(what + " is too large", v);
+    n = n * 10 + uint64_t(v[i] - '0');
+  }
+  std::string unit = v.substr(i);
+  for (char& ch : unit) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (unit.size() > 1 && unit.back() == 'b') unit.pop_back();
+  if (unit.size() > 1 && unit.back() == 'i') unit.pop_back();
+  const std::string units = "kmgt";
+  unsigned shift = 0;
+  if (unit == "b" || unit.empty()) shift = 0;
+  else if (unit.size() == 1 && units.find(unit[0]) != std::string::npos) shift = 10 * unsigned(units.find(unit[0]) + 1);
+  else i = 0;
+  if (i == 0) throw Error(what + " is not a size (bytes, or a number with K, M, G or T: 512M, 4G)", v);
+  if (shift && n > (UINT64_MAX >> shift)) throw Error(what + " is too large", v);
+  return n << shift;
+}
 
 int commit_show_cmd(const std::string& commit_path, const std::string& index_path) {
   const auto pair_lock = lock_commit_pair(commit_path, false);
@@ -151,8 +172,7 @@ int commit_cmd(CommitArgs a) {
               (a.index_path.empty() ? "" : "; index " + a.index_path));
   if (!a.quiet && r.spilled_runs)
     cli::note("sorted and merged " + cli::count_of(r.spilled_runs, "spilled run") + " (" +
-              human_bytes(double(r.spilled_bytes)) + " of temporary disk, now freed) within --memory " +
-              human_bytes(double(a.memory)));
+              human_bytes(double(r.spilled_bytes)) + " of temporary disk, now freed) within --memory " + a.memory);
   if (!a.quiet && spec.kind == ReaderKind::kFortune)
     for (const auto& s : r.commitment.sources)
       if (s.records == 1 && s.size > 0)

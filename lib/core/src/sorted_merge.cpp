@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "wit/crash.h"
 #include "wit/error.h"
 #include "wit/index.h"
 #include "wit/progress.h"
@@ -91,6 +92,7 @@ void StreamIndex::flush() {
     first_file_->append(ByteView(fb));
   }
   n_ += m;
+  crash_point("commit-merge");
   if (m == kChunk) {
     folder_.push(sub);
   } else {
@@ -207,6 +209,7 @@ void SpilledRuns::add_run(std::vector<SortEntry>& e) {
   const uint64_t at = file_.size();
   file_.append(ByteView(reinterpret_cast<const uint8_t*>(e.data()), k * sizeof(SortEntry)));
   runs_.push_back({at, k});
+  crash_point("commit-spill");
 }
 
 std::vector<std::unique_ptr<SortedCursor>> SpilledRuns::cursors(size_t buffer_bytes) const {

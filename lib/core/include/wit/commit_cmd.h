@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "wit/commitment.h"
-
 namespace wit {
 
 struct CommitArgs {
@@ -23,7 +21,7 @@ struct CommitArgs {
   bool no_index = false;
   unsigned threads = 0;          // hashing threads (0 = all cores)
   bool quiet = false;
-  uint64_t memory = kDefaultCommitMemory;  // --memory: past it, sorted runs spill to disk (0 = never)
+  std::string memory = "1G";     // --memory (parse_size): past it, sorted runs spill to disk (0 = never)
   std::vector<std::string> files;
 };
 
@@ -33,9 +31,13 @@ struct MergeArgs {
   std::string index_path;           // --index (default: beside -o as NAME.widx)
   bool no_index = false;
   unsigned threads = 0;
-  uint64_t memory = kDefaultCommitMemory;
+  std::string memory = "1G";
   bool quiet = false;
 };
+
+// A size in bytes: digits, then optionally K, M, G or T (powers of 1024; a
+// trailing B or iB is allowed: 512M, 4GiB). Throws wit::Error naming `what`.
+uint64_t parse_size(const std::string& v, const std::string& what);
 
 // Commit the records of a.files: the commitment to a.out and its index,
 // published together under the pair's lock.
