@@ -28,6 +28,8 @@ shards=${WIT_BENCH_SCALE_SHARDS:-8}
 pipe=${WIT_BENCH_SCALE_PIPE:-1}
 base=${WIT_BENCH_SCALE_DIR:-${TMPDIR:-/tmp}}
 export OPENBLAS_NUM_THREADS=1
+# Phase times on stderr (docs/commitment.md, "Performance"), printed after the table.
+export WIT_COMMIT_PHASES=1
 
 # Disk: the corpus (~200 B a record), its .zst (~1/4), the file commit's
 # index and runs (~80), the pipe commit's index (~40), the shards (a copy of
@@ -124,3 +126,8 @@ echo "|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
 echo "Merge throughput: $(echo "scale=0; $idx_bytes / 1048576 / $mw" | bc) MiB/s of shard indexes; reading them from disk: $(echo "scale=0; $idx_bytes / 1048576 / $rd" | bc) MiB/s. Same root from the file, the pipe and the merge: $root"
+for step in file merge; do
+  echo
+  echo "phases of $step (WIT_COMMIT_PHASES=1; CPU counts all threads):"
+  grep '^wit: phase' "$step.err" | sed 's/^wit: phase /  /'
+done

@@ -14,6 +14,7 @@
 #include "wit/file_kind.h"
 #include "wit/index.h"
 #include "wit/io.h"
+#include "wit/parallel.h"
 #include "wit/progress.h"
 #include "wit/readers.h"
 #include "wit/sorted_merge.h"
@@ -62,6 +63,7 @@ void publish_pair(const CommitResult& r, const std::string& out, AtomicFile* idx
   }
   if (out != "-") sync_parent_dir(commit.target());
   if (idx) sync_parent_dir(idx->target());
+  phase_done("publish: fsync and rename the pair");
 }
 
 }  // namespace

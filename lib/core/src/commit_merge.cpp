@@ -13,6 +13,7 @@
 #include "wit/commitment.h"
 #include "wit/error.h"
 #include "wit/index.h"
+#include "wit/parallel.h"
 #include "wit/progress.h"
 #include "wit/sorted_merge.h"
 
@@ -158,6 +159,7 @@ CommitResult merge_commits(const std::vector<ShardFiles>& shards, const IndexSin
   auto bodies = std::async(std::launch::async, [&] {
     for (const auto& k : cursors) k->check_body();
   });
+  phase_done("open the shards");
   std::vector<SortedCursor*> ptrs;
   for (const auto& k : cursors) ptrs.push_back(k.get());
   StreamIndex out(index.file, dir, kDataTree, uint32_t(c.version), threads);
