@@ -68,7 +68,7 @@ class ShardCursor : public SortedCursor {
     pread_all(fd_.get(), kIndexHeaderSize + 32 * hd_.n + 8 * done_, firsts_.data(), size_t(8 * m), where_);
     for (uint64_t i = 0; i < m; i++) {
       const Hash32& l = leaves_[size_t(i)];
-      if (done_ + i > 0 && !(prev_ < l))
+      if (done_ + i > 0 && !leaf_less(prev_, l))
         throw Error("index is not the commitment's sorted tree (leaves " + std::to_string(done_ + i - 1) + " and " +
                         std::to_string(done_ + i) + " are out of order or equal)",
                     where_);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,6 +32,12 @@ inline uint64_t be64_prefix(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
   return __builtin_bswap64(v);
+}
+
+// Bytewise (memcmp) order of two leaves, the first 8 bytes as one integer.
+inline bool leaf_less(const Hash32& a, const Hash32& b) {
+  const uint64_t x = be64_prefix(a.data()), y = be64_prefix(b.data());
+  return x != y ? x < y : std::memcmp(a.data() + 8, b.data() + 8, 24) < 0;
 }
 
 // Bytewise order of leaves (the first 8 bytes as one integer), ties broken by
@@ -86,7 +93,7 @@ class StreamIndex {
   void add(const Hash32& leaf, uint64_t first) {
     leaves_.push_back(leaf);
     firsts_.push_back(first);
-    if (leaves_.size() == kChunk) flush();
+    if (leaves_.size() == kChunk) hand_off();
   }
   // Ends the tree (root(), size()) and writes the rest of the index.
   void finish(uint64_t records);
@@ -95,13 +102,18 @@ class StreamIndex {
   static constexpr size_t kChunk = size_t(1) << 16;
 
  private:
+  // The full chunk to the hashing thread (after the one before it is done),
+  // so the caller's merge goes on while it is hashed and written.
+  void hand_off();
+  // Hashes and writes work_leaves_ / work_firsts_ (one chunk at a time).
   void flush();
   AtomicFile* out_;
   const TreeHash& th_;
   uint32_t version_;
   unsigned threads_;
-  std::vector<Hash32> leaves_;
-  std::vector<uint64_t> firsts_;
+  std::vector<Hash32> leaves_, work_leaves_;
+  std::vector<uint64_t> firsts_, work_firsts_;
+  std::future<void> pending_;  // flush of work_*, on its own thread
   std::unique_ptr<ScratchFile> first_file_;
   std::vector<std::vector<Hash32>> levels_;  // levels_[j]: the cached level j
   RootFolder folder_;
