@@ -31,10 +31,10 @@ export OPENBLAS_NUM_THREADS=1
 # Phase times on stderr (docs/commitment.md, "Performance"), printed after the table.
 export WIT_COMMIT_PHASES=1
 
-# Disk: the corpus (~200 B a record), its .zst (~1/4), the file commit's
-# index and runs (~80), the pipe commit's index (~40), the shards (a copy of
-# the corpus) and their indexes and the merged index (~280): ~600 B a record.
-need=$((records * 600))
+# Disk at the most: the corpus (~185 B a record) with the commit's index and
+# runs (~90), or with the shards' indexes and the merged index and its
+# scratch (~90), or with its .zst (~50): ~300 B a record.
+need=$((records * 300))
 free=$(df -B1 --output=avail "$base" | tail -n 1)
 [ "$free" -gt "$need" ] || die "needs about $((need >> 30)) GiB free in $base, has $((free >> 30)) GiB (set WIT_BENCH_SCALE_RECORDS lower)"
 tmp=$(mktemp -d "$base/wit-bench-scale.XXXXXX")
@@ -61,43 +61,45 @@ row() { rows+=("| $1 | $2 | $3 |"); }
 fields() { read -r w c m <<<"$1"; echo "$w s | $c s | $m MiB"; }
 
 # The corpus: JSONL lines of about 200 bytes, records drawn so that about 1%
-# repeat an earlier one (so runs and shards share leaves).
+# repeat an earlier one (so runs and shards share leaves), written straight
+# into $shards files (shard-000.jsonl, ...; a single file plus a split copy
+# would need twice the disk). "From files" is one wit-commit of them all.
 t0=$(date +%s.%N)
-awk -v n="$records" 'BEGIN {
+awk -v n="$records" -v s="$shards" 'BEGIN {
   srand(38); f = "the quick brown fox jumps over the lazy dog while the committed corpus grows past memory"
-  for (i = 0; i < n; i++) { k = (rand() < 0.01) ? int(rand() * (i + 1)) : i
-    printf "{\"id\": %d, \"text\": \"document %d: %s; %s %d\"}\n", i, k, f, substr(f, 1 + k % 40, 40), k * 7919 % 1000003 } }' >corpus.jsonl
-bytes=$(stat -c %s corpus.jsonl)
+  for (j = 0; j < s; j++) { out = sprintf("shard-%03d.jsonl", j)
+    for (i = int(n * j / s); i < int(n * (j + 1) / s); i++) { k = (rand() < 0.01) ? int(rand() * (i + 1)) : i
+      printf "{\"id\": %d, \"text\": \"document %d: %s; %s %d\"}\n", i, k, f, substr(f, 1 + k % 40, 40), k * 7919 % 1000003 > out }
+    close(out) } }'
+bytes=$(cat shard-*.jsonl | wc -c)
 echo "generated $records records, $bytes bytes in $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s" >&2
 
-r=$(timed b2sum b2sum -l 256 corpus.jsonl)
+r=$(timed b2sum b2sum -l 256 shard-*.jsonl)
 row "b2sum -l 256 of the corpus (reading it)" "$(fields "$r")" ""
-r=$(timed file "$commit" --memory "$memory" -o file.commit.json corpus.jsonl)
-row "wit-commit --memory $memory FILE" "$(fields "$r")" "$(spilled file)"
+r=$(timed file "$commit" --memory "$memory" -o file.commit.json shard-*.jsonl)
+row "wit-commit --memory $memory FILE... (the $shards files in one commit)" "$(fields "$r")" "$(spilled file)"
 root=$(grep -m1 '"root"' file.commit.json)
+rm -f file.widx
 
 if [ "$pipe" = 1 ]; then
-  zstd -q -1 -T0 corpus.jsonl -o corpus.jsonl.zst
   # A pipe is read whole into memory by a wit-commit without the streaming
   # reader (issue 38 item 2): only run it where that fits.
   mem_kib=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo)
-  if "$commit" --help | grep -q -- '--memory' && [ $((bytes / 1024 * 3 / 2)) -lt "$mem_kib" ]; then
+  if [ $((bytes / 1024 * 3 / 2)) -lt "$mem_kib" ]; then
+    cat shard-*.jsonl | zstd -q -1 -T0 -o corpus.jsonl.zst
     mkfifo pipe
     zstdcat corpus.jsonl.zst >pipe &
     r=$(timed pipe "$commit" --reader jsonl --memory "$memory" -o pipe.commit.json pipe)
     wait
     row "zstdcat \| wit-commit --memory $memory (a fifo)" "$(fields "$r")" "$(spilled pipe)$(grep -q 'spilled run' pipe.err || echo 'none: a pipe is read whole (the ordinary path)')"
-    [ "$(grep -m1 '"root"' pipe.commit.json)" = "$root" ] || die "the pipe's root differs from the file's"
+    [ "$(grep -m1 '"root"' pipe.commit.json)" = "$root" ] || die "the pipe's root differs from the files'"
+    rm -f corpus.jsonl.zst pipe.commit.json pipe.widx
   else
-    row "zstdcat \| wit-commit" "skipped | | " "the pipe would be held whole ($((bytes >> 20)) MiB): it does not fit in memory here"
+    row "zstdcat \| wit-commit" "skipped | | " "this wit-commit would hold the pipe whole ($((bytes >> 20)) MiB), more than the memory available"
   fi
-  rm -f corpus.jsonl.zst pipe.commit.json pipe.widx
 fi
 
-# Shards: the corpus cut into line-aligned pieces, committed one after the
-# other (each on both cores), then merged.
-split -n l/"$shards" -d -a 3 --additional-suffix=.jsonl corpus.jsonl shard-
-rm -f corpus.jsonl file.widx
+# The shards committed apart, one after the other (each on all cores), then merged.
 sw=0 sc=0 sm=0
 for f in shard-*.jsonl; do
   r=$(timed "${f%.jsonl}" "$commit" -q --memory "$memory" -o "${f%.jsonl}.commit.json" "$f")
@@ -105,8 +107,8 @@ for f in shard-*.jsonl; do
   sw=$(echo "$sw + $w" | bc) sc=$(echo "$sc + $c" | bc)
   sw=$(printf '%.2f' "$sw") sc=$(printf '%.2f' "$sc")
   [ "$m" -gt "$sm" ] && sm=$m
-  rm -f "$f"
 done
+rm -f shard-*.jsonl
 row "$shards shards committed one after another (sum; largest RSS)" "$sw s | $sc s | $sm MiB" ""
 idx_bytes=$(cat shard-*.widx | wc -c)
 t0=$(date +%s.%N)
@@ -116,7 +118,7 @@ row "reading the shards' indexes from disk (dd iflag=direct, $((idx_bytes >> 20)
 r=$(timed merge "$commit" merge --memory "$memory" -o merged.commit.json shard-*.commit.json)
 row "wit-commit merge (the $shards shards)" "$(fields "$r")" ""
 read -r mw _ _ <<<"$r"
-[ "$(grep -m1 '"root"' merged.commit.json)" = "$root" ] || die "the merged root differs from the file's"
+[ "$(grep -m1 '"root"' merged.commit.json)" = "$root" ] || die "the merged root differs from the files'"
 
 echo
 echo "Committing $records generated JSONL records ($bytes bytes) within --memory $memory ($(nproc) cores; load average at the end $(cut -d' ' -f1-3 /proc/loadavg))"
