@@ -118,6 +118,17 @@ run 0 wit-commit merge -q a.commit.json s3.commit.json -o a3.commit.json
 run 0 wit-commit merge -q a3.commit.json s7.commit.json -o m2.commit.json --index m2.widx
 same_file one.commit.json m2.commit.json
 same_file one.widx m2.widx
+# without an index, and to standard output: the same commitment
+run 0 wit-commit merge -q --no-index s1.commit.json s2.commit.json s3.commit.json s7.commit.json
+same_file one.commit.json out
+# an index that cannot go back (a fifo) is refused: it is written in one pass, then its header
+mkfifo fifo.widx
+timeout 20 cat fifo.widx >fifo.got &
+run 2 timeout 20 wit-commit merge -q s1.commit.json s2.commit.json -o f.commit.json --index fifo.widx
+error_is wit-commit "the index of a spilled or merged commit must be a regular file"
+wait
+[ ! -s fifo.got ] && ok || fail "bytes written to the fifo"
+absent f.commit.json
 # one shard merged alone is itself
 run 0 wit-commit merge -q s1.commit.json -o s1again.commit.json
 same_file s1.commit.json s1again.commit.json
