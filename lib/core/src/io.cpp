@@ -857,7 +857,10 @@ void ScratchFile::append(ByteView v) {
   for (size_t done = 0; done < v.size;) {
     const ssize_t w = ::pwrite(fd_.get(), v.data + done, v.size - done, off_t(size_ + done));
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw Error("cannot write a scratch file: " + errno_text(), dir_, "free space there, or set TMPDIR to a larger disk");
+    if (w <= 0)
+      throw Error("cannot write a scratch file: " + errno_text(), dir_,
+                  dir_ == temp_root() ? "free space there, or set TMPDIR to a larger disk"
+                                      : "free space there, or write the outputs to a larger disk");
     done += size_t(w);
   }
   size_ += v.size;
