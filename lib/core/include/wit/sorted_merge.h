@@ -115,6 +115,7 @@ class StreamIndex {
   std::vector<uint64_t> firsts_, work_firsts_;
   std::future<void> pending_;  // flush of work_*, on its own thread
   std::unique_ptr<ScratchFile> first_file_;
+  Bytes first_bytes_;  // a chunk's first occurrences, encoded
   std::vector<std::vector<Hash32>> levels_;  // levels_[j]: the cached level j
   RootFolder folder_;
   struct State;
