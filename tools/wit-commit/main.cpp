@@ -25,6 +25,11 @@ int main(int argc, char** argv) {
   app.add_flag("--no-index", a.no_index, "Write no index");
   app.add_option("-j,--threads", a.threads, "Hashing threads (0 = all cores)")->default_str("0");
   app.add_flag("-q,--quiet", a.quiet, "No progress or summary on stderr");
+  app.add_option("--memory", a.memory,
+                 "Memory budget, bytes or with K, M, G, T (1024s; 0 = no limit): past it, sorted runs spill to disk "
+                 "beside the index")
+      ->type_name("SIZE")
+      ->default_str("1G");
   app.add_option("FILE", a.files, "Input files (a directory for --reader files; - = stdin)");
   std::string show_commit, show_index;
   auto* show = app.add_subcommand("show", "Print a commitment for a person to read (and audit an index against it)");
@@ -36,11 +41,23 @@ int main(int argc, char** argv) {
   wit::cli::mark_output(leaves->add_option("-o,--output", leaves_out, "Leaves file to write (- = stdout, not a terminal)"))
       ->required()
       ->type_name("FILE");
+  wit::MergeArgs m;
+  auto* merge = app.add_subcommand("merge", "Merge shards committed apart into the commitment of all their files, in the order given (docs/commitment.md)");
+  merge->add_option("SHARD", m.shards, "Shard commitments (each with its index beside it, NAME.widx)")->required();
+  wit::cli::mark_output(merge->add_option("-o,--output", m.out, "Merged commitment JSON to write (- = stdout)"))->default_str("-");
+  wit::cli::mark_output(merge->add_option("--index", m.index_path, "Merged index to write (default: beside -o as NAME.widx)"));
+  merge->add_flag("--no-index", m.no_index, "Write no index");
+  merge->add_option("-j,--threads", m.threads, "Hashing threads (0 = all cores)")->default_str("0");
+  merge->add_option("--memory", m.memory, "Memory budget for the merge's read buffers (as wit-commit --memory)")
+      ->type_name("SIZE")
+      ->default_str("1G");
+  merge->add_flag("-q,--quiet", m.quiet, "No summary on stderr");
   app.require_subcommand(0, 1);
 
   return wit::cli::run(app, argc, argv, [&] {
     if (show->parsed()) return wit::commit_show_cmd(show_commit, show_index);
     if (leaves->parsed()) return wit::commit_leaves_cmd(leaves_index, leaves_out, a.quiet);
+    if (merge->parsed()) return wit::commit_merge_cmd(m);
     a.reader_given = reader_opt->count() > 0;
     a.token_bytes_given = token_bytes_opt->count() > 0;
     return wit::commit_cmd(a);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <exception>
 #include <future>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "wit/merkle.h"
 #include "wit/parallel.h"
 #include "wit/progress.h"
+#include "wit/sorted_merge.h"
 #include "wit/tags.h"
 
 namespace wit {
@@ -339,27 +341,7 @@ void hash_leaves(const RecordFiles& f, uint8_t* out, size_t stride, unsigned thr
   });
 }
 
-// A record leaf and its global record number: the unit the tree is sorted in.
-struct Entry {
-  Hash32 leaf;
-  uint64_t rec;
-};
-static_assert(sizeof(Entry) == 40, "Entry is packed into 40 bytes");
-
-inline uint64_t be64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return __builtin_bswap64(v);
-}
-
-// Bytewise order of leaves (the first 8 bytes as one integer), ties broken by
-// record number so that de-duplication keeps the first occurrence.
-inline bool entry_less(const Entry& a, const Entry& b) {
-  const uint64_t x = be64(a.leaf.data()), y = be64(b.leaf.data());
-  if (x != y) return x < y;
-  const int c = std::memcmp(a.leaf.data() + 8, b.leaf.data() + 8, 24);
-  return c < 0 || (c == 0 && a.rec < b.rec);
-}
+using Entry = SortEntry;
 
 // Sorts each bucket [start[b], start[b + 1]) of e, b < start.size() - 1, on
 // up to `threads` threads.
@@ -607,23 +589,114 @@ void hash_views(const RecordViews& recs, Hash32* out) {
   batch.finish();
 }
 
+// Bounded memory for the streamed commit (CommitLimits): each thread's part
+// of a file holds up to part_cap leaves before it is sorted and spilled as a
+// run; the finished files' leaves, up to held_cap, before they are spilled
+// as one run. Peak: about kCommitBytesPerRecord bytes for budget /
+// kCommitBytesPerRecord records. A spilled entry's order key is its segment
+// (a file's part: file * threads + part) and its number in the segment,
+// segment << kLocalBits | local: in the order of the global record numbers,
+// which are known only once each file is read (record_of).
+class Spill {
+ public:
+  Spill(const CommitLimits& lim, unsigned threads, uint64_t input_bytes)
+      : lim_(lim), threads_(threads), input_bytes_(input_bytes) {
+    const uint64_t held = std::max<uint64_t>(16, lim.memory / kCommitBytesPerRecord);
+    part_cap = std::max<uint64_t>(1, held / (2 * threads));
+    held_cap = std::max<uint64_t>(1, held / 2);
+  }
+  uint64_t part_cap = 0, held_cap = 0;
+  static constexpr unsigned kLocalBits = 36;
+  uint64_t segment(size_t file, unsigned part) const {
+    const uint64_t seg = uint64_t(file) * threads_ + part;
+    if (seg >> (64 - kLocalBits))
+      throw Error("too many files for a commit that spills (at most " +
+                  std::to_string((uint64_t(1) << (64 - kLocalBits)) / threads_) + " at -j " +
+                  std::to_string(threads_) + ")", "", "commit them as shards and merge them (wit-commit merge)");
+    return seg;
+  }
+  // A chunk of `records` records over `bytes` bytes was read (for the disk estimate).
+  void read(uint64_t bytes, uint64_t records) {
+    bytes_ += bytes;
+    records_ += records;
+  }
+  struct Tagged {
+    const Hash32* data;
+    uint64_t size, seg, local0;
+  };
+  // Sorts the leaves of `runs` with their order keys and spills them as one run.
+  void spill(const std::vector<Tagged>& runs) {
+    uint64_t m = 0;
+    for (const auto& r : runs) m += r.size;
+    if (m == 0) return;
+    std::vector<SortEntry> e;
+    e.reserve(m);
+    for (const auto& r : runs) {
+      if ((r.local0 + r.size) >> kLocalBits) throw Error("a file part too large for a commit that spills");
+      for (uint64_t i = 0; i < r.size; i++) e.push_back(SortEntry{r.data[i], r.seg << kLocalBits | (r.local0 + i)});
+    }
+    runs_file().add_run(e);
+  }
+  bool active() const { return runs_ != nullptr; }
+  SpilledRuns& runs() { return *runs_; }
+  // Global record number of each segment's first record.
+  void set_base(uint64_t seg, uint64_t base) {
+    if (base_.size() <= seg) base_.resize(seg + 1, 0);
+    base_[seg] = base;
+  }
+  uint64_t record_of(uint64_t key) const { return base_[key >> kLocalBits] + (key & ((uint64_t(1) << kLocalBits) - 1)); }
+
+ private:
+  // The scratch file, made at the first spill, after the disk it will need
+  // (about 40 bytes a record for the runs, 8 + 40 for the index being
+  // written, from the records a byte so far) is checked and told.
+  SpilledRuns& runs_file() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (!runs_) {
+      const std::string dir = lim_.spill_dir.empty() ? temp_root() : lim_.spill_dir;
+      const double per_byte = bytes_ ? double(records_.load()) / double(bytes_.load()) : 0;
+      const uint64_t est = uint64_t(per_byte * double(input_bytes_) * 1.05) + 1;
+      const uint64_t need = est * (sizeof(SortEntry) + 8 + 40);
+      check_free_disk(dir, need, "the sorted runs of a commit larger than --memory");
+      if (lim_.note)
+        lim_.note("the records pass the memory budget (" + human_bytes(double(lim_.memory)) +
+                  "): spilling sorted runs to " + dir + ", about " + human_bytes(double(est * 40)) +
+                  " of temporary disk (" + human_bytes(double(need)) + " with the index; " +
+                  human_bytes(double(free_disk(dir))) + " free)");
+      runs_ = std::make_unique<SpilledRuns>(dir);
+    }
+    return *runs_;
+  }
+  const CommitLimits& lim_;
+  unsigned threads_;
+  uint64_t input_bytes_;
+  std::atomic<uint64_t> bytes_{0}, records_{0};
+  std::mutex mu_;
+  std::unique_ptr<SpilledRuns> runs_;
+  std::vector<uint64_t> base_;
+};
+
 // The jsonl and lines readers' records of `paths`, streamed in one pass per
 // file (stream_text_records): each chunk's record leaves and source digest
 // pieces are hashed while the chunk is in cache, and the file is never held
 // whole in memory. runs gets the leaves in file order (one run per part of
 // each file). False when some file cannot be streamed: the caller then
-// commits the ordinary way, which reports any problem.
+// commits the ordinary way, which reports any problem. With `spill`, leaves
+// past its caps are spilled (Spill); `tags` then gets each run's segment.
 bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
                    const std::function<void(uint64_t)>& on_bytes, std::vector<DataTree::LeafRun>& runs,
-                   std::vector<SourceInfo>& sources) {
+                   std::vector<SourceInfo>& sources, Spill* spill, std::vector<Spill::Tagged>& tags) {
   if (spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines) return false;
   if (threads == 0) threads = default_threads();
   constexpr uint64_t P = kDefaultPieceSize;
-  for (const auto& path : paths) {
+  uint64_t before = 0;  // records of the files before this one
+  for (size_t fi = 0; fi < paths.size(); fi++) {
+    const std::string& path = paths[fi];
     struct stat st {};
     if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
     const uint64_t expect = uint64_t(st.st_size);
     std::vector<DataTree::LeafRun> part(threads);
+    std::vector<uint64_t> spilled(threads, 0);  // leaves of each part spilled so far
     std::vector<Hash32> pieces((expect + P - 1) / P);
     std::atomic<bool> bad{false};
     uint64_t size = 0;
@@ -637,25 +710,53 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
         leaves_lanes(c.fresh.data + g * P, P, P, size_t(std::min<uint64_t>(16, whole - g)), &pieces[first + g]);
       if (c.fresh.size % P) pieces[first + whole] = record_leaf(c.fresh.sub(whole * P, c.fresh.size % P));
       DataTree::LeafRun& v = part[p];
-      if (v.capacity() == 0 && c.fresh.size > 0)  // about the part's records, from its first chunk's
-        v.reserve(size_t(double(c.records->size()) * double(expect) / double(threads) / double(c.fresh.size) * 1.05) + 16);
+      if (v.capacity() == 0 && c.fresh.size > 0) {  // about the part's records, from its first chunk's
+        size_t want = size_t(double(c.records->size()) * double(expect) / double(threads) / double(c.fresh.size) * 1.05) + 16;
+        if (spill) want = size_t(std::min<uint64_t>(want, spill->part_cap + 2 * c.records->size()));
+        v.reserve(want);
+      }
       const size_t at = v.size();
       v.resize(at + c.records->size());
       hash_views(*c.records, v.data() + at);
       // The caller counts every byte twice (records, then the source digest): both are done here.
       if (on_bytes) on_bytes(2 * c.fresh.size);
+      if (spill) {
+        spill->read(c.fresh.size, c.records->size());
+        if (v.size() >= spill->part_cap) {
+          spill->spill({{v.data(), v.size(), spill->segment(fi, p), spilled[p]}});
+          spilled[p] += v.size();
+          DataTree::LeafRun().swap(v);
+        }
+      }
     }, size);
     if (!ok || bad || size != expect) return false;
     SourceInfo si;
     si.path = path;
     si.size = size;
     si.piece_size = P;
-    for (auto& v : part) {
-      si.records += v.size();
+    for (unsigned p = 0; p < threads; p++) {
+      auto& v = part[p];
+      if (spill) {
+        const uint64_t seg = spill->segment(fi, p);
+        spill->set_base(seg, before + si.records);
+        tags.push_back({nullptr, v.size(), seg, spilled[p]});
+      }
+      si.records += spilled[p] + v.size();
       runs.push_back(std::move(v));
     }
+    before += si.records;
     si.digest = source_digest(si.size, si.piece_size, merkle_root(kBlake2bTree, pieces, threads));
     sources.push_back(si);
+    if (spill) {  // the finished files' leaves, spilled as one run once past held_cap (or once spilling)
+      uint64_t held = 0;
+      for (const auto& r : runs) held += r.size();
+      if (spill->active() || held >= spill->held_cap) {
+        for (size_t k = 0; k < runs.size(); k++) tags[k].data = runs[k].data();
+        spill->spill(tags);
+        runs.clear();
+        tags.clear();
+      }
+    }
   }
   return true;
 }
@@ -708,8 +809,39 @@ class IndexThread {
 
 }  // namespace
 
+namespace {
+
+// Per-run read buffers of a merge: a quarter of the budget shared by the runs,
+// from 64 KiB to 4 MiB each.
+size_t merge_buffer(const CommitLimits& lim, size_t runs) {
+  const uint64_t share = (lim.memory ? lim.memory : kDefaultCommitMemory) / 4 / std::max<size_t>(1, runs);
+  return size_t(std::clamp<uint64_t>(share, uint64_t(64) << 10, uint64_t(4) << 20));
+}
+
+// The spilled runs merged into the tree and the index (StreamIndex, one pass).
+void merge_spilled(Spill& spill, const IndexSink& index, const CommitLimits& lim, unsigned threads, CommitResult& r) {
+  if (index && !index.file) throw Error("internal: a commit that spills writes its index itself (IndexSink::file)");
+  Commitment& c = r.commitment;
+  c.records = 0;
+  for (const auto& s : c.sources) c.records += s.records;
+  const auto cursors = spill.runs().cursors(merge_buffer(lim, spill.runs().runs()));
+  std::vector<SortedCursor*> ptrs;
+  for (const auto& k : cursors) ptrs.push_back(k.get());
+  StreamIndex out(index.file, spill.runs().dir(), kDataTree, uint32_t(c.version), threads);
+  merge_sorted(ptrs, [&](const Hash32& leaf, uint64_t key) { out.add(leaf, spill.record_of(key)); });
+  out.finish(c.records);
+  c.n = out.size();
+  c.root = out.root();
+  r.spilled_runs = spill.runs().runs();
+  r.spilled_bytes = spill.runs().bytes();
+  phase_done("merge the runs: tree and index");
+}
+
+}  // namespace
+
 CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
-                            const std::function<void(uint64_t)>& on_bytes, const IndexSink& index) {
+                            const std::function<void(uint64_t)>& on_bytes, const IndexSink& index,
+                            const CommitLimits& limits) {
   phase_done("start of commit");
   CommitResult r;
   Commitment& c = r.commitment;
@@ -738,8 +870,24 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
   }
   {
     std::vector<DataTree::LeafRun> runs;
-    if (stream_commit(spec, paths, threads, stream_bytes, runs, early_sources)) {
+    std::vector<Spill::Tagged> tags;
+    const unsigned t = threads == 0 ? default_threads() : threads;
+    uint64_t input_bytes = 0;
+    for (const auto& p : paths) {
+      struct stat st {};
+      if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) input_bytes += uint64_t(st.st_size);
+    }
+    std::unique_ptr<Spill> spill = limits.memory ? std::make_unique<Spill>(limits, t, input_bytes) : nullptr;
+    if (stream_commit(spec, paths, threads, stream_bytes, runs, early_sources, spill.get(), tags)) {
       phase_done("stream the files: records, leaves, source digests");
+      if (spill && spill->active()) {
+        for (size_t k = 0; k < runs.size(); k++) tags[k].data = runs[k].data();
+        spill->spill(tags);
+        runs.clear();
+        c.sources = std::move(early_sources);
+        merge_spilled(*spill, index, limits, threads, r);
+        return r;
+      }
       r.tree = DataTree(runs, threads);
       have_sources = true;
     } else {

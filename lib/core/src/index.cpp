@@ -62,19 +62,56 @@ std::array<uint8_t, kIndexHeaderSize> header_of(const CommitResult& c) {
   for_each_body_piece(c, [&](ByteView v) { XXH3_64bits_update(st, v.data, v.size); });
   const uint64_t body_sum = XXH3_64bits_digest(st);
   XXH3_freeState(st);
+  return encode_index_header(uint32_t(c.commitment.version), c.tree.size(), c.tree.records(), c.commitment.root,
+                             body_sum);
+}
+
+}  // namespace
+
+std::array<uint8_t, kIndexHeaderSize> encode_index_header(uint32_t version, uint64_t n, uint64_t records,
+                                                          const Hash32& root, uint64_t body_sum) {
   std::array<uint8_t, kIndexHeaderSize> h{};
   std::memcpy(h.data(), kIndexMagic, 8);
-  put_le32(h.data() + kOffVersion, uint32_t(c.commitment.version));
+  put_le32(h.data() + kOffVersion, version);
   put_le32(h.data() + kOffLevel, kIndexCacheLevel);
-  put_le64(h.data() + kOffN, c.tree.size());
-  put_le64(h.data() + kOffRecords, c.tree.records());
-  std::memcpy(h.data() + kOffRoot, c.commitment.root.data(), 32);
+  put_le64(h.data() + kOffN, n);
+  put_le64(h.data() + kOffRecords, records);
+  std::memcpy(h.data() + kOffRoot, root.data(), 32);
   put_le64(h.data() + kOffBodySum, body_sum);
   put_le64(h.data() + kOffHeaderSum, XXH3_64bits(h.data(), kOffHeaderSum));
   return h;
 }
 
-}  // namespace
+IndexHeader parse_index_header(ByteView b, uint64_t file_size, const std::string& where) {
+  if (b.size >= 8 && std::memcmp(b.data, kIndexMagic, 8) != 0) throw Error("not a wit index (wrong magic)", where);
+  if (b.size < kIndexHeaderSize)
+    throw Error("index is truncated (header needs " + std::to_string(kIndexHeaderSize) + " bytes, file has " +
+                    std::to_string(b.size) + ")",
+                where);
+  const uint8_t* h = b.data;
+  IndexHeader r;
+  r.version = get_le32(h + kOffVersion);
+  if (r.version != kIndexVersion && r.version != uint32_t(kCommitVersionUnranged))
+    throw Error("unsupported index version " + std::to_string(r.version) + " (this wit reads versions " +
+                    std::to_string(kCommitVersionUnranged) + " and " + std::to_string(kIndexVersion) + ")",
+                where, r.version == 1 ? "version 1 indexes had two trees; run wit-commit again" : "");
+  if (get_le64(h + kOffHeaderSum) != XXH3_64bits(h, kOffHeaderSum))
+    throw Error("index header is corrupt (checksum mismatch)", where + " at byte 0");
+  r.cache_level = get_le32(h + kOffLevel);
+  r.n = get_le64(h + kOffN);
+  r.records = get_le64(h + kOffRecords);
+  if (r.cache_level < 1 || r.cache_level > 63 || r.n > r.records || (r.records > 0 && r.n == 0) ||
+      r.records > (uint64_t(1) << 50))
+    throw Error("index header is corrupt (impossible sizes)", where + " at byte 12");
+  const uint64_t want = kIndexHeaderSize + body_size(r.n, r.cache_level);
+  if (file_size != want)
+    throw Error("index size " + std::to_string(file_size) + " does not match its header (expected " +
+                    std::to_string(want) + " bytes)",
+                where);
+  r.body_sum = get_le64(h + kOffBodySum);
+  std::memcpy(r.root.data(), h + kOffRoot, 32);
+  return r;
+}
 
 void write_index(AtomicFile& out, const CommitResult& c) {
   const auto h = header_of(c);
@@ -145,33 +182,15 @@ Index::Index(const std::string& path) : where_(path), file_(new MappedFile(path)
 Index::Index(ByteView bytes, const std::string& where) : where_(where) { parse(bytes); }
 
 void Index::parse(ByteView b) {
-  if (b.size >= 8 && std::memcmp(b.data, kIndexMagic, 8) != 0) throw Error("not a wit index (wrong magic)", where_);
-  if (b.size < kIndexHeaderSize)
-    throw Error("index is truncated (header needs " + std::to_string(kIndexHeaderSize) + " bytes, file has " +
-                    std::to_string(b.size) + ")",
-                where_);
+  const IndexHeader hd = parse_index_header(b, b.size, where_);
   const uint8_t* h = b.data;
-  uint32_t version = get_le32(h + kOffVersion);
-  if (version != kIndexVersion && version != uint32_t(kCommitVersionUnranged))
-    throw Error("unsupported index version " + std::to_string(version) + " (this wit reads versions " +
-                    std::to_string(kCommitVersionUnranged) + " and " + std::to_string(kIndexVersion) + ")",
-                where_, version == 1 ? "version 1 indexes had two trees; run wit-commit again" : "");
-  if (get_le64(h + kOffHeaderSum) != XXH3_64bits(h, kOffHeaderSum))
-    throw Error("index header is corrupt (checksum mismatch)", where_ + " at byte 0");
-  unsigned level = get_le32(h + kOffLevel);
-  n_ = get_le64(h + kOffN);
-  records_ = get_le64(h + kOffRecords);
-  if (level < 1 || level > 63 || n_ > records_ || (records_ > 0 && n_ == 0) || records_ > (uint64_t(1) << 50))
-    throw Error("index header is corrupt (impossible sizes)", where_ + " at byte 12");
-  uint64_t want = kIndexHeaderSize + body_size(n_, level);
-  if (b.size != want)
-    throw Error("index size " + std::to_string(b.size) + " does not match its header (expected " +
-                    std::to_string(want) + " bytes)",
-                where_);
-  if (get_le64(h + kOffBodySum) != XXH3_64bits(h + kIndexHeaderSize, b.size - kIndexHeaderSize))
+  if (hd.body_sum != XXH3_64bits(h + kIndexHeaderSize, b.size - kIndexHeaderSize))
     throw Error("index is corrupt (body checksum mismatch)", where_ + " at byte " + std::to_string(kIndexHeaderSize));
-  std::memcpy(root_.data(), h + kOffRoot, 32);
-  version_ = int(version);
+  n_ = hd.n;
+  records_ = hd.records;
+  root_ = hd.root;
+  version_ = int(hd.version);
+  const unsigned level = hd.cache_level;
 
   const uint8_t* p = h + kIndexHeaderSize;
   const Hash32* leaves = reinterpret_cast<const Hash32*>(p);

@@ -804,12 +804,10 @@ void sync_parent_dir(const std::string& path) {
   if (dfd.ok()) ::fsync(dfd.get());
 }
 
-namespace {
 std::string temp_root() {
   const char* env = std::getenv("TMPDIR");
   return env && *env ? env : "/tmp";
 }
-}  // namespace
 
 TempDir::TempDir(const std::string& prefix) {
   std::string p = temp_root() + "/" + prefix + ".XXXXXX";
@@ -838,8 +836,10 @@ Bytes huge_page_bytes(size_t n) {
   return out;
 }
 
-ScratchFile::ScratchFile() {
-  dir_ = temp_root();
+ScratchFile::ScratchFile() : ScratchFile(temp_root()) {}
+
+ScratchFile::ScratchFile(const std::string& dir) {
+  dir_ = dir;
 #ifdef O_TMPFILE
   fd_.reset(::open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
 #endif
@@ -857,7 +857,10 @@ void ScratchFile::append(ByteView v) {
   for (size_t done = 0; done < v.size;) {
     const ssize_t w = ::pwrite(fd_.get(), v.data + done, v.size - done, off_t(size_ + done));
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw Error("cannot write a scratch file: " + errno_text(), dir_, "free space there, or set TMPDIR to a larger disk");
+    if (w <= 0)
+      throw Error("cannot write a scratch file: " + errno_text(), dir_,
+                  dir_ == temp_root() ? "free space there, or set TMPDIR to a larger disk"
+                                      : "free space there, or write the outputs to a larger disk");
     done += size_t(w);
   }
   size_ += v.size;

@@ -18,6 +18,7 @@
 #include "wit/hash.h"
 #include "wit/io.h"
 #include "wit/merkle.h"
+#include "wit/sorted_merge.h"
 
 namespace wit {
 
@@ -74,43 +75,6 @@ size_t read_full(const ReadFn& read, uint8_t* buf, size_t len) {
   }
   return got;
 }
-
-// The RFC 6962 root of a stream of aligned perfect subtrees (all of one size
-// but the last) as they arrive: a stack of perfect subtree roots, merged while
-// the top two have equal sizes; the root folds the stack from the right.
-// A ranged tree's node also binds the left child's last leaf and the right
-// child's first, so each subtree keeps its first and last leaf.
-class RootFolder {
- public:
-  explicit RootFolder(const TreeHash& th) : th_(th) {}
-  struct Node {
-    uint64_t size;
-    Hash32 hash, first, last;
-  };
-  void push(const Node& n) {
-    stack_.push_back(n);
-    while (stack_.size() >= 2 && stack_[stack_.size() - 2].size == stack_.back().size) {
-      const Node r = stack_.back();
-      stack_.pop_back();
-      stack_.back() = join(stack_.back(), r);
-    }
-  }
-  // `tail` (if any) is the root of the last, smaller subtree.
-  Hash32 root(const Node* tail) const {
-    if (stack_.empty()) return tail ? tail->hash : th_.empty();
-    Node acc = tail ? *tail : stack_.back();
-    for (size_t i = stack_.size() - (tail ? 0 : 1); i-- > 0;) acc = join(stack_[i], acc);
-    return acc.hash;
-  }
-
- private:
-  Node join(const Node& l, const Node& r) const {
-    return {l.size + r.size, th_.ranged() ? th_.ranged_node(l.hash, r.hash, l.last, r.first) : th_.node(l.hash, r.hash),
-            l.first, r.last};
-  }
-  const TreeHash& th_;
-  std::vector<Node> stack_;  // sizes strictly decreasing, powers of two: O(log n)
-};
 
 }  // namespace
 

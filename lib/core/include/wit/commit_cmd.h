@@ -21,12 +21,30 @@ struct CommitArgs {
   bool no_index = false;
   unsigned threads = 0;          // hashing threads (0 = all cores)
   bool quiet = false;
+  std::string memory = "1G";     // --memory (parse_size): past it, sorted runs spill to disk (0 = never)
   std::vector<std::string> files;
 };
+
+struct MergeArgs {
+  std::vector<std::string> shards;  // shard commitments, each with its index beside it (NAME.widx)
+  std::string out = "-";            // -o: the merged commitment
+  std::string index_path;           // --index (default: beside -o as NAME.widx)
+  bool no_index = false;
+  unsigned threads = 0;
+  std::string memory = "1G";
+  bool quiet = false;
+};
+
+// A size in bytes: digits, then optionally K, M, G or T (powers of 1024; a
+// trailing B or iB is allowed: 512M, 4GiB). Throws wit::Error naming `what`.
+uint64_t parse_size(const std::string& v, const std::string& what);
 
 // Commit the records of a.files: the commitment to a.out and its index,
 // published together under the pair's lock.
 int commit_cmd(CommitArgs a);
+// merge: shards committed apart into the commitment and index of all their
+// files, in the order given (docs/commitment.md, "Shards").
+int commit_merge_cmd(const MergeArgs& a);
 // show: the commitment at `commit_path` for a person; with `index_path`, that
 // index audited against it too.
 int commit_show_cmd(const std::string& commit_path, const std::string& index_path);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/bytes.h"
+#include "wit/io.h"
 #include "wit/merkle.h"
 #include "wit/parallel.h"
 #include "wit/readers.h"
@@ -150,12 +151,32 @@ std::vector<SourceInfo> source_digests(const ReaderSpec& spec, const RecordFiles
                                        const std::function<void(uint64_t)>& on_bytes = {},
                                        const uint8_t* leaves_in_order = nullptr, size_t stride = 0);
 
-// Everything commit_dataset computes: the commitment and the tree the index stores.
+// Everything commit_dataset computes: the commitment and the tree the index
+// stores. A commit that spilled (or a merge of shards) wrote its index as it
+// went and holds no tree: `tree` is empty and `spilled_runs` > 0 (or `merged`).
 struct CommitResult {
   Commitment commitment;
   DataTree tree;
   // Cached tree levels (MerkleTree::levels() layout) at kIndexCacheLevel.
   std::vector<Hash32> levels;
+  size_t spilled_runs = 0;     // sorted runs spilled to disk (0: the tree was built in memory)
+  uint64_t spilled_bytes = 0;  // their size on disk, at the most
+  bool merged = false;         // written by merge_commits
+};
+
+// The memory a commit may use (wit-commit --memory; docs/commitment.md,
+// "Bounded memory"). The streamed text commit (jsonl and lines files) holds
+// about kCommitBytesPerRecord bytes a record at its peak when it builds the
+// tree in memory; once the records read would pass the budget at that rate,
+// it sorts what it holds into runs spilled to an unnamed scratch file in
+// `spill_dir`, and merges them into the tree and the index in one pass.
+inline constexpr uint64_t kDefaultCommitMemory = uint64_t(1) << 30;
+inline constexpr uint64_t kCommitBytesPerRecord = 80;
+struct CommitLimits {
+  uint64_t memory = kDefaultCommitMemory;  // 0: no limit (never spill)
+  std::string spill_dir;                   // "" = the temporary directory ($TMPDIR, else /tmp)
+  // Told once, when the first run spills: how much disk the runs will take.
+  std::function<void(const std::string&)> note;
 };
 // The level from which an index caches tree nodes: a proof then costs at most
 // about 2^8 hashes per path node below the cache.
@@ -165,15 +186,32 @@ inline constexpr unsigned kIndexCacheLevel = 8;
 // distinct leaves are known (while the tree above them is hashed), `finish`
 // once the root and the cached levels are (while the source digests of the
 // ordinary path are hashed). Either may be empty.
+// A commit that spills writes the index itself, in one pass, to `file`
+// (which must then be set, and seekable).
 struct IndexSink {
   std::function<void(const DataTree&)> entries;
   std::function<void(const CommitResult&)> finish;
+  AtomicFile* file = nullptr;
   explicit operator bool() const { return entries || finish; }
 };
 // Commits the records of `paths`, sending the index to `index` as it goes;
 // the sink's exception, if any, is rethrown.
 CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
-                            const std::function<void(uint64_t)>& on_bytes = {}, const IndexSink& index = {});
+                            const std::function<void(uint64_t)>& on_bytes = {}, const IndexSink& index = {},
+                            const CommitLimits& limits = CommitLimits{});
+
+// Commits made apart (shards: a commitment and its index each) merged, in the
+// order given, into the commitment and index one commit of all their files
+// in that order makes (docs/commitment.md, "Shards"): the sorted leaves of
+// the shards' indexes k-way merged, each shard's record numbers counted on
+// from the records of the shards before it, the sources and inputs one
+// after the other. The index goes to index.file (may be null); scratch
+// files go to limits.spill_dir. Throws wit::Error naming the shard at fault.
+struct ShardFiles {
+  std::string commit, index;
+};
+CommitResult merge_commits(const std::vector<ShardFiles>& shards, const IndexSink& index, const CommitLimits& limits,
+                           unsigned threads);
 
 // The first difference between what `files` hold and commitment `c`, in the
 // order a person can act on (number of files, each file's record count and

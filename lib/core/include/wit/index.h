@@ -3,6 +3,7 @@
 // occurs in the files (provenance, for messages), and cached upper tree levels.
 // Format: docs/index.md.
 #pragma once
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,20 @@ inline constexpr char kIndexMagic[8] = {'W', 'I', 'T', 'I', 'D', 'X', '\r', '\n'
 // RFC 6962 tree of a version-2 commitment) is still read.
 inline constexpr uint32_t kIndexVersion = 3;
 inline constexpr size_t kIndexHeaderSize = 128;
+
+// The 128-byte header (docs/index.md) of an index of n leaves at cache level
+// kIndexCacheLevel whose body has XXH3-64 `body_sum`.
+std::array<uint8_t, kIndexHeaderSize> encode_index_header(uint32_t version, uint64_t n, uint64_t records,
+                                                          const Hash32& root, uint64_t body_sum);
+// An index's header, checked in docs/index.md's order up to the file's size
+// (`b` holds at least the header, the file has `file_size` bytes); the body
+// checksum is the caller's to check. Throws wit::Error naming `where`.
+struct IndexHeader {
+  uint32_t version = 0, cache_level = 0;
+  uint64_t n = 0, records = 0, body_sum = 0;
+  Hash32 root;
+};
+IndexHeader parse_index_header(ByteView b, uint64_t file_size, const std::string& where);
 
 // Writes the index of a commit to `out` (sections in order, no copy of the tree).
 void write_index(AtomicFile& out, const CommitResult& c);

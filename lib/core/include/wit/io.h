@@ -162,6 +162,9 @@ class TemporaryTree {
   bool done_ = false;
 };
 
+// The temporary directory: $TMPDIR, else /tmp.
+std::string temp_root();
+
 // A private directory (mode 0700) under $TMPDIR (else /tmp), removed with
 // everything in it by the destructor. Throws wit::Error when it cannot be made.
 class TempDir {
@@ -209,6 +212,8 @@ class MappedRange {
 class ScratchFile {
  public:
   ScratchFile();
+  // The same in `dir` (a spilled commit's runs, beside its output).
+  explicit ScratchFile(const std::string& dir);
   ~ScratchFile();
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;
