@@ -11,6 +11,7 @@
 #include <numeric>
 #include <thread>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "wit/blake2b_x4.h"
@@ -607,35 +608,135 @@ void hash_views(const RecordViews& recs, Hash32* out) {
   batch.finish();
 }
 
+// The source digest's piece leaves of `fresh` (whole pieces of P bytes, the
+// last one perhaps short) into out[0 ..), hash_lanes() at a time.
+void hash_pieces(ByteView fresh, uint64_t P, Hash32* out) {
+  const uint64_t whole = fresh.size / P;
+  for (uint64_t g = 0; g < whole; g += 16)
+    leaves_lanes(fresh.data + g * P, P, P, size_t(std::min<uint64_t>(16, whole - g)), &out[g]);
+  if (fresh.size % P) out[whole] = record_leaf(fresh.sub(whole * P, fresh.size % P));
+}
+
+// One file that the one pass does not take, read the ordinary way
+// (RecordSource::open, which words any error): its leaves as one more run.
+// Progress counts only the bytes beyond the `reported` ones of a pass that
+// gave up on it.
+void ordinary_file(const ReaderSpec& spec, const std::string& path, unsigned threads,
+                   const std::function<void(uint64_t)>& on_bytes, uint64_t reported,
+                   std::vector<DataTree::LeafRun>& runs, std::vector<SourceInfo>& sources) {
+  LeafSet one = hash_records(spec, {path}, threads, {});
+  runs.emplace_back(one.leaves.begin(), one.leaves.end());
+  for (auto& si : one.sources) {
+    if (on_bytes && 2 * si.size > reported) on_bytes(2 * si.size - reported);
+    sources.push_back(std::move(si));
+  }
+}
+
+// A stream (stdin, a pipe, a fifo, a device) of jsonl or lines records, read
+// once in order (stream_fd_records): each chunk's record leaves and source
+// digest pieces are hashed on the workers; then, in input order, the leaves
+// go to `leaves_in_order` (records numbered on from the previous call) and
+// the pieces to the piece list. Nothing of the input is kept. A bad line
+// throws the reader's error (line and byte offset).
+void stream_pipe(const ReaderSpec& spec, const std::string& path, unsigned threads,
+                 const std::function<void(uint64_t)>& on_bytes,
+                 const std::function<void(const Hash32* leaves, size_t n)>& leaves_in_order, SourceInfo& si) {
+  constexpr uint64_t P = kDefaultPieceSize;
+  Fd own;
+  if (path != "-") {
+    own.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!own.ok()) throw Error("cannot open: " + errno_text(), path);
+  }
+  const int fd = path == "-" ? 0 : own.get();
+  note_input(fd);
+  const unsigned slots = stream_slots(threads);
+  std::vector<DataTree::LeafRun> leaves(slots);
+  std::vector<std::vector<Hash32>> piece(slots);
+  std::vector<Hash32> pieces;
+  si.path = path;
+  si.size = stream_fd_records(
+      spec, fd, path, threads, P,
+      [&](unsigned u, const StreamChunk& c) {
+        piece[u].resize((c.fresh.size + P - 1) / P);
+        hash_pieces(c.fresh, P, piece[u].data());
+        leaves[u].resize(c.records->size());
+        hash_views(*c.records, leaves[u].data());
+      },
+      [&](unsigned u, const StreamChunk& c) {
+        leaves_in_order(leaves[u].data(), leaves[u].size());
+        si.records += leaves[u].size();
+        pieces.insert(pieces.end(), piece[u].begin(), piece[u].end());
+        if (on_bytes) on_bytes(2 * c.fresh.size);
+      });
+  si.piece_size = P;
+  si.digest = source_digest(si.size, si.piece_size, merkle_root(kBlake2bTree, pieces, threads));
+}
+
+// Whether `path` is read as a stream: stdin, a fifo or a character device.
+bool is_stream(const std::string& path) {
+  struct stat st {};
+  return path == "-" || (::stat(path.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)));
+}
+
 // The jsonl and lines readers' records of `paths`, streamed in one pass per
 // file (stream_text_records): each chunk's record leaves and source digest
 // pieces are hashed while the chunk is in cache, and the file is never held
 // whole in memory. runs gets the leaves in file order (one run per part of
-// each file). False when some file cannot be streamed: the caller then
-// commits the ordinary way, which reports any problem.
+// each file). A stream is read once, in order (stream_pipe). False when some
+// regular file cannot be streamed and no stream is among the paths: the
+// caller then commits the ordinary way, which reports any problem. (With a
+// stream among them, such a file is read the ordinary way alone, since the
+// stream cannot be read again.)
 bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
                    const std::function<void(uint64_t)>& on_bytes, std::vector<DataTree::LeafRun>& runs,
                    std::vector<SourceInfo>& sources) {
   if (spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines) return false;
   if (threads == 0) threads = default_threads();
   constexpr uint64_t P = kDefaultPieceSize;
+  const bool streams = std::any_of(paths.begin(), paths.end(), is_stream);
   for (const auto& path : paths) {
+    if (is_stream(path)) {
+      // Runs of up to 2^20 leaves, reserved whole (untouched pages cost
+      // nothing): no copies as they grow, and the tree's bucket pass takes
+      // the runs on all threads.
+      constexpr size_t kRun = size_t(1) << 20;
+      const size_t first_run = runs.size();
+      SourceInfo si;
+      stream_pipe(spec, path, threads, on_bytes, [&](const Hash32* l, size_t n) {
+        while (n > 0) {
+          if (runs.size() == first_run || runs.back().size() == kRun) {
+            runs.emplace_back();
+            runs.back().reserve(kRun);
+          }
+          DataTree::LeafRun& run = runs.back();
+          const size_t m = std::min(n, kRun - run.size());
+          run.insert(run.end(), l, l + m);
+          l += m;
+          n -= m;
+        }
+      }, si);
+      sources.push_back(si);
+      continue;
+    }
     struct stat st {};
-    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      if (!streams) return false;
+      ordinary_file(spec, path, threads, on_bytes, 0, runs, sources);
+      continue;
+    }
     const uint64_t expect = uint64_t(st.st_size);
     std::vector<DataTree::LeafRun> part(threads);
     std::vector<Hash32> pieces((expect + P - 1) / P);
     std::atomic<bool> bad{false};
+    std::atomic<uint64_t> reported{0};
     uint64_t size = 0;
     const bool ok = stream_text_records(spec, path, threads, P, [&](unsigned p, const StreamChunk& c) {
-      const uint64_t first = c.offset / P, whole = c.fresh.size / P;
+      const uint64_t first = c.offset / P;
       if (c.offset % P != 0 || first + (c.fresh.size + P - 1) / P > pieces.size()) {
         bad = true;  // the file changed size since the stat
         return;
       }
-      for (uint64_t g = 0; g < whole; g += 16)
-        leaves_lanes(c.fresh.data + g * P, P, P, size_t(std::min<uint64_t>(16, whole - g)), &pieces[first + g]);
-      if (c.fresh.size % P) pieces[first + whole] = record_leaf(c.fresh.sub(whole * P, c.fresh.size % P));
+      hash_pieces(c.fresh, P, &pieces[first]);
       DataTree::LeafRun& v = part[p];
       if (v.capacity() == 0 && c.fresh.size > 0)  // about the part's records, from its first chunk's
         v.reserve(size_t(double(c.records->size()) * double(expect) / double(threads) / double(c.fresh.size) * 1.05) + 16);
@@ -643,9 +744,14 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
       v.resize(at + c.records->size());
       hash_views(*c.records, v.data() + at);
       // The caller counts every byte twice (records, then the source digest): both are done here.
+      reported += 2 * c.fresh.size;
       if (on_bytes) on_bytes(2 * c.fresh.size);
     }, size);
-    if (!ok || bad || size != expect) return false;
+    if (!ok || bad || size != expect) {
+      if (!streams) return false;
+      ordinary_file(spec, path, threads, on_bytes, reported, runs, sources);
+      continue;
+    }
     SourceInfo si;
     si.path = path;
     si.size = size;

@@ -1,0 +1,331 @@
+// Streaming input (docs/records.md, "Streaming input"): stdin, pipes and
+// fifos are read once, in order, with bounded memory. The records, the
+// chunk order, the errors (line and byte offset) and a whole commitment from
+// a pipe are checked against the same bytes in a regular file.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "wit/commitment.h"
+#include "wit/error.h"
+#include "wit/io.h"
+#include "wit/readers.h"
+
+using namespace wit;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Dir : TempDir {
+  Dir() : TempDir("wit-stream-input") {}
+  std::string write(const std::string& name, const std::string& content) const {
+    const std::string p = path() + "/" + name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+};
+
+ReaderSpec spec_of(ReaderKind k, const std::string& field = "text") {
+  ReaderSpec s;
+  s.kind = k;
+  s.field = field;
+  return s;
+}
+
+// Writes `content` to fd from a thread of its own, then closes fd.
+struct Feeder {
+  std::thread t;
+  Feeder(const std::string& content, int fd)
+      : t([content, fd] {
+          for (size_t at = 0; at < content.size();) {
+            const ssize_t w = ::write(fd, content.data() + at, content.size() - at);
+            if (w <= 0) break;
+            at += size_t(w);
+          }
+          ::close(fd);
+        }) {}
+  ~Feeder() { t.join(); }
+};
+
+// What stream_fd_records gave for `content` through a pipe.
+struct Piped {
+  std::vector<std::string> records;  // in done() order
+  std::string bytes;                 // the fresh bytes of each chunk, in done() order
+  bool in_order = true;              // offsets count up, pieces aligned, slots in range
+  uint64_t size = 0;
+  std::string error;                 // a wit::Error's message, if one was thrown
+  std::string hint;
+};
+
+Piped pipe_records(const ReaderSpec& spec, const std::string& content, unsigned threads, uint64_t align) {
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  Piped out;
+  std::vector<std::vector<std::string>> per(stream_slots(threads));
+  std::mutex mu;
+  {
+    Feeder f(content, p[1]);
+    try {
+      out.size = stream_fd_records(
+          spec, p[0], "-", threads, align,
+          [&](unsigned slot, const StreamChunk& c) {
+            std::vector<std::string> v;
+            for (const ByteView& r : *c.records) v.emplace_back(r.str());
+            std::lock_guard<std::mutex> g(mu);
+            if (slot >= per.size()) out.in_order = false;
+            else per[slot] = std::move(v);
+          },
+          [&](unsigned slot, const StreamChunk& c) {
+            if (c.offset != out.bytes.size() || c.offset % align != 0) out.in_order = false;
+            out.bytes += c.fresh.str();
+            for (auto& r : per[slot]) out.records.push_back(std::move(r));
+            per[slot].clear();
+          });
+    } catch (const Error& e) {
+      out.error = e.what();
+      out.hint = e.hint();
+    }
+    ::close(p[0]);  // the feeder stops (EPIPE) if reading ended early
+  }
+  return out;
+}
+
+std::vector<std::string> file_records(const ReaderSpec& spec, const std::string& path) {
+  auto src = RecordSource::open(spec, path);
+  std::vector<std::string> out;
+  std::string scratch;
+  for (uint64_t i = 0; i < src->count(); i++) out.emplace_back(src->record(i, scratch).str());
+  return out;
+}
+
+std::string file_error(const ReaderSpec& spec, const std::string& path, std::string* hint = nullptr) {
+  try {
+    RecordSource::open(spec, path);
+  } catch (const Error& e) {
+    if (hint) *hint = e.hint();
+    return e.what();
+  }
+  return "";
+}
+
+// A message about `from` as it reads about stdin.
+std::string as_stdin(std::string msg, const std::string& from) {
+  const size_t at = msg.find(from);
+  if (at != std::string::npos) msg.replace(at, from.size(), "stdin");
+  return msg;
+}
+
+}  // namespace
+
+TEST_CASE("a pipe gives open()'s records of the same bytes in a file, chunks in input order", "[readers][stream]") {
+  // Chunks of 16 pieces of 1 to 4096 bytes, so that lines, CRLF pairs and
+  // escapes fall across chunk ends; lines longer than a chunk and longer than
+  // the 1 MiB a buffer carries before it grows; blank lines; no final
+  // newline; an empty input.
+  Dir t;
+  const std::string long_line(5000, 'L'), huge_line(size_t(3) << 20, 'H');
+  const std::vector<std::pair<ReaderSpec, std::string>> cases = {
+      {spec_of(ReaderKind::kLines), "a\r\nbb\n\n\r\nccc\r\r\n" + long_line + "\nlast"},
+      {spec_of(ReaderKind::kLines), "\n\r\nx"},
+      {spec_of(ReaderKind::kLines), "x\n"},
+      {spec_of(ReaderKind::kLines), ""},
+      {spec_of(ReaderKind::kLines), "\r"},
+      {spec_of(ReaderKind::kLines), long_line + "\r\n" + huge_line + "\nend\n"},
+      {spec_of(ReaderKind::kJsonl), "{\"text\":\"a\\\"b\\u00e9\\ud83d\\ude00\"}\r\n\n  \t\r\n{\"id\":1,\"text\":\"" +
+                                        long_line + "\"}\n{\"text\":\"caf\xc3\xa9\"}"},
+      {spec_of(ReaderKind::kJsonl), "{\"text\":\"x\"}\n{\"text\" : \"x\", \"b\":[1,{\"text\":2}]}\n{\"a\":\"text\",\"text\":\"\"}\n"},
+      {spec_of(ReaderKind::kJsonl, "f"), "{\"text\":\"no\",\"f\":\"\\/\\n\\t\"}\n{\"f\":\"same\",\"g\":\"same\"}\r\n"},
+      {spec_of(ReaderKind::kJsonl), "\xef\xbb\xbf{\"text\":\"bom\"}\n{\"text\":\"big\",\"n\":123456789012345678901234567890}\n"},
+      {spec_of(ReaderKind::kJsonl), "{\"text\":\"" + huge_line + "\"}\n{\"text\":\"after\"}\n"},
+      {spec_of(ReaderKind::kJsonl), ""},
+      {spec_of(ReaderKind::kJsonl), " \n\t\n"},
+  };
+  for (size_t k = 0; k < cases.size(); k++) {
+    const std::string f = t.write("s" + std::to_string(k), cases[k].second);
+    const auto want = file_records(cases[k].first, f);
+    for (uint64_t align : {1, 3, 64, 4096})
+      for (unsigned threads : {1u, 2u, 3u}) {
+        INFO("case " << k << ", align " << align << ", threads " << threads);
+        const Piped got = pipe_records(cases[k].first, cases[k].second, threads, align);
+        REQUIRE(got.error == "");
+        CHECK(got.records == want);
+        CHECK(got.in_order);
+        CHECK(got.size == cases[k].second.size());
+        CHECK(got.bytes == cases[k].second);
+      }
+  }
+}
+
+TEST_CASE("a pipe's bad line is the input's first, named by line and byte offset as open() names it",
+          "[readers][stream]") {
+  Dir t;
+  std::string many;
+  for (int i = 1; i <= 3000; i++) {
+    if (i == 2001) many += "{\"nottext\":\"x\"}\n";
+    else if (i == 2500) many += "{\"text\":false}\n";
+    else many += "{\"text\":\"record " + std::to_string(i) + "\"}\n";
+  }
+  const std::vector<std::string> cases = {
+      many,
+      "{\"text\":\"a\"}\n\n{\"txt\":\"b\"}\n",
+      "{\"text\":\"a\"}\n{\"text\":\"a\",}\n",
+      "{\"text\":\"a\"}\r\n{\"text\":\"\\ud800\"}\n{\"x\":1}\n",
+      "[1]\n",
+      "{\"text\":\"a\"}\n{\"text\":\"b",  // cut short: the hint says so
+  };
+  for (size_t k = 0; k < cases.size(); k++) {
+    const std::string f = t.write("bad" + std::to_string(k), cases[k]);
+    std::string want_hint;
+    const std::string want = as_stdin(file_error(spec_of(ReaderKind::kJsonl), f, &want_hint), f);
+    REQUIRE(want.find("stdin:") != std::string::npos);
+    REQUIRE(want.find(" at byte ") != std::string::npos);
+    for (uint64_t align : {1, 64, 4096})
+      for (unsigned threads : {1u, 3u}) {
+        INFO("case " << k << ", align " << align << ", threads " << threads);
+        const Piped got = pipe_records(spec_of(ReaderKind::kJsonl), cases[k], threads, align);
+        CHECK(got.error == want);
+        CHECK(got.hint == want_hint);
+      }
+  }
+  CHECK(as_stdin(file_error(spec_of(ReaderKind::kJsonl), t.path() + "/bad0"), t.path() + "/bad0") ==
+        "missing field 'text': stdin:2001 at byte " + std::to_string(many.find("{\"nottext\"")));
+}
+
+TEST_CASE("an exception from work() or done() ends the stream and is rethrown", "[readers][stream]") {
+  std::string content;
+  for (int i = 0; i < 5000; i++) content += "line " + std::to_string(i) + "\n";
+  for (int which = 0; which < 2; which++) {
+    int p[2];
+    REQUIRE(::pipe(p) == 0);
+    std::string what;
+    {
+      Feeder f(content, p[1]);
+      int calls = 0;
+      auto boom = [&](unsigned, const StreamChunk&) {
+        if (++calls == 3) throw Error("stop here");
+      };
+      auto nothing = [](unsigned, const StreamChunk&) {};
+      try {
+        stream_fd_records(spec_of(ReaderKind::kLines), p[0], "-", 1, 64, which ? boom : nothing, which ? nothing : boom);
+      } catch (const Error& e) {
+        what = e.what();
+      }
+      ::close(p[0]);
+    }
+    CHECK(what == "stop here");
+  }
+}
+
+namespace {
+
+// commit_dataset of `paths` where "<fifo>" is replaced by a fifo fed with `piped`.
+CommitResult commit_with_fifo(const ReaderSpec& spec, std::vector<std::string> paths, const std::string& fifo,
+                              const std::string& piped, unsigned threads) {
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    Feeder f(piped, fd);
+  });
+  for (auto& p : paths)
+    if (p == "<fifo>") p = fifo;
+  CommitResult r;
+  try {
+    r = commit_dataset(spec, paths, threads);
+  } catch (...) {
+    writer.join();
+    ::unlink(fifo.c_str());
+    throw;
+  }
+  writer.join();
+  ::unlink(fifo.c_str());
+  return r;
+}
+
+// commit_dataset of `paths` with stdin ("-") a pipe fed with `piped`.
+CommitResult commit_with_stdin(const ReaderSpec& spec, const std::vector<std::string>& paths,
+                               const std::string& piped, unsigned threads) {
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  const int saved = ::dup(0);
+  ::dup2(p[0], 0);
+  ::close(p[0]);
+  CommitResult r;
+  std::exception_ptr err;
+  {
+    Feeder f(piped, p[1]);
+    try {
+      r = commit_dataset(spec, paths, threads);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    ::dup2(saved, 0);  // closes the read end: a feeder still writing stops
+    ::close(saved);
+  }
+  if (err) std::rethrow_exception(err);
+  return r;
+}
+
+void same_commit(const CommitResult& a, const CommitResult& b) {
+  CHECK(a.commitment.root == b.commitment.root);
+  CHECK(a.commitment.records == b.commitment.records);
+  CHECK(a.commitment.n == b.commitment.n);
+  REQUIRE(a.tree.size() == b.tree.size());
+  CHECK(std::memcmp(a.tree.leaves(), b.tree.leaves(), 32 * a.tree.size()) == 0);
+  CHECK(std::equal(a.tree.firsts().begin(), a.tree.firsts().end(), b.tree.firsts().begin()));
+  REQUIRE(a.commitment.sources.size() == b.commitment.sources.size());
+  for (size_t k = 0; k < a.commitment.sources.size(); k++) {
+    INFO("source " << k);
+    CHECK(a.commitment.sources[k].digest == b.commitment.sources[k].digest);
+    CHECK(a.commitment.sources[k].size == b.commitment.sources[k].size);
+    CHECK(a.commitment.sources[k].records == b.commitment.sources[k].records);
+    CHECK(a.commitment.sources[k].piece_size == b.commitment.sources[k].piece_size);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a commitment from stdin or a fifo equals the one from the same bytes in a file", "[commit][stream]") {
+  // Several MiB (several 1 MiB source-digest pieces and 16 MiB chunks' worth
+  // at two threads), repeats across chunks (first occurrences), escapes,
+  // CRLF, a line of 2 MiB, no final newline; a file after the stream and
+  // one before it, one of which the one pass does not take (a line over 16 MiB).
+  Dir t;
+  std::string a;
+  for (int i = 0; a.size() < (size_t(20) << 20); i++) {
+    const std::string text = i % 7 == 0 ? "repeat " + std::to_string(i % 50) : "record " + std::to_string(i) +
+                                                                                  std::string(size_t(i % 131), 'x');
+    a += "{\"id\":" + std::to_string(i) + ",\"text\":\"" + text + (i % 11 == 0 ? "\\u00e9\\n" : "") + "\"}" +
+         (i % 5 == 0 ? "\r\n" : "\n");
+    if (i == 1000) a += "{\"text\":\"" + std::string(size_t(2) << 20, 'w') + "\"}\n";
+  }
+  a += "{\"text\":\"the end\"}";
+  const std::string fa = t.write("a.jsonl", a);
+  const std::string fb = t.write("b.jsonl", "{\"text\":\"repeat 3\"}\n{\"text\":\"b only\"}\n");
+  const std::string fc = t.write("c.jsonl", "{\"text\":\"" + std::string(size_t(17) << 20, 'c') + "\"}\n{\"text\":\"c\"}\n");
+  for (ReaderKind kind : {ReaderKind::kJsonl, ReaderKind::kLines}) {
+    const ReaderSpec spec = spec_of(kind);
+    for (unsigned threads : {1u, 2u}) {
+      INFO("reader " << ReaderSpec::kind_name(kind) << ", threads " << threads);
+      const CommitResult want = commit_dataset(spec, {fb, fa, fc}, threads);
+      same_commit(commit_with_stdin(spec, {fb, "-", fc}, a, threads), want);
+      same_commit(commit_with_fifo(spec, {fb, "<fifo>", fc}, t.path() + "/fifo", a, threads), want);
+    }
+  }
+  // Empty input.
+  const std::string fe = t.write("e.jsonl", "");
+  same_commit(commit_with_stdin(spec_of(ReaderKind::kJsonl), {"-"}, "", 2),
+              commit_dataset(spec_of(ReaderKind::kJsonl), {fe}, 2));
+  // A bad line in the stream: its line and byte offset, nothing committed.
+  const std::string bad = "{\"text\":\"a\"}\n{\"text\":\"b\"}\n{\"text\":3}\n{\"text\":\"c\"}\n";
+  CHECK_THROWS_WITH(commit_with_stdin(spec_of(ReaderKind::kJsonl), {fb, "-"}, bad, 2),
+                    "field 'text' is a number, not a string: stdin:3 at byte 26");
+}
