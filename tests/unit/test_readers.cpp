@@ -239,7 +239,7 @@ TEST_CASE("jsonl: errors name the line", "[readers]") {
   auto bad = err("{\"text\":\"a\"}\n{\"text\":\"a\",}\n");
   CHECK(bad.first.rfind("invalid json: syntax error", 0) == 0);
   CHECK(bad.first.find("(column 13)") != std::string::npos);
-  CHECK(bad.first.size() - bad.first.rfind(": " + w + ":2 at byte 13") == w.size() + 16);
+  CHECK(bad.first.size() - bad.first.rfind(": " + w + ":2 at byte 13") == w.size() + 15);
   CHECK(bad.second.empty());
 
   // Raw control bytes and invalid UTF-8 are errors, and never reach the message.

@@ -14,9 +14,12 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "wit/commitment.h"
+#include "wit/contamination.h"
 #include "wit/error.h"
+#include "wit/index.h"
 #include "wit/io.h"
 #include "wit/readers.h"
 
@@ -148,11 +151,18 @@ TEST_CASE("a pipe gives open()'s records of the same bytes in a file, chunks in 
       {spec_of(ReaderKind::kJsonl), "{\"text\":\"" + huge_line + "\"}\n{\"text\":\"after\"}\n"},
       {spec_of(ReaderKind::kJsonl), ""},
       {spec_of(ReaderKind::kJsonl), " \n\t\n"},
+      {spec_of(ReaderKind::kFortune), "A\n%\nB1\nB2\n%\n%\n\n%\nC\r\nD\r\n"},
+      {spec_of(ReaderKind::kFortune), "\n\nE\n%\r\n%%\n% \nF\r\n\r\n%"},
+      {spec_of(ReaderKind::kFortune), "no separator\r\nat all\n" + long_line},
+      {spec_of(ReaderKind::kFortune), "%\n%\n"},
+      {spec_of(ReaderKind::kFortune), "x\r\ny\n%\n" + huge_line + "\r\n" + long_line + "\n%\nlast\r\n"},
   };
   for (size_t k = 0; k < cases.size(); k++) {
     const std::string f = t.write("s" + std::to_string(k), cases[k].second);
     const auto want = file_records(cases[k].first, f);
-    for (uint64_t align : {1, 3, 64, 4096})
+    // Tiny pieces for the small inputs; the 3 MiB lines in chunks of 64 KiB and 1 MiB.
+    const bool big = cases[k].second.size() > (size_t(1) << 20);
+    for (uint64_t align : big ? std::vector<uint64_t>{4096, 65536} : std::vector<uint64_t>{1, 3, 64, 4096})
       for (unsigned threads : {1u, 2u, 3u}) {
         INFO("case " << k << ", align " << align << ", threads " << threads);
         const Piped got = pipe_records(cases[k].first, cases[k].second, threads, align);
@@ -210,10 +220,11 @@ TEST_CASE("an exception from work() or done() ends the stream and is rethrown", 
     {
       Feeder f(content, p[1]);
       int calls = 0;
-      auto boom = [&](unsigned, const StreamChunk&) {
+      using Fn = std::function<void(unsigned, const StreamChunk&)>;
+      const Fn boom = [&](unsigned, const StreamChunk&) {
         if (++calls == 3) throw Error("stop here");
       };
-      auto nothing = [](unsigned, const StreamChunk&) {};
+      const Fn nothing = [](unsigned, const StreamChunk&) {};
       try {
         stream_fd_records(spec_of(ReaderKind::kLines), p[0], "-", 1, 64, which ? boom : nothing, which ? nothing : boom);
       } catch (const Error& e) {
@@ -328,4 +339,151 @@ TEST_CASE("a commitment from stdin or a fifo equals the one from the same bytes 
   const std::string bad = "{\"text\":\"a\"}\n{\"text\":\"b\"}\n{\"text\":3}\n{\"text\":\"c\"}\n";
   CHECK_THROWS_WITH(commit_with_stdin(spec_of(ReaderKind::kJsonl), {fb, "-"}, bad, 2),
                     "field 'text' is a number, not a string: stdin:3 at byte 26");
+}
+
+TEST_CASE("a token stream commits as the same bytes in a file: windows, a partial one, one over 16 MiB",
+          "[commit][stream]") {
+  // Window counts 0 to 9 and more (the source digest's piece tree of every
+  // shape up to 2^3 + 1, built as the leaves go by), with and without a
+  // partial window; uint32 ids; windows of 18 MiB, hashed in pieces.
+  Dir t;
+  auto bytes = [](size_t n, unsigned seed) {
+    std::string s(n, '\0');
+    for (size_t i = 0; i < n; i++) s[i] = char((i * 2654435761u + seed) >> 7);
+    return s;
+  };
+  struct Case {
+    uint64_t seq_len;
+    unsigned width;
+    size_t size;
+  };
+  std::vector<Case> cases;
+  for (size_t w = 0; w <= 9; w++) cases.push_back({4, 2, 8 * w});
+  cases.push_back({4, 2, 8 * 9 + 6});
+  cases.push_back({4, 4, 16 * 1000 + 4});
+  cases.push_back({1024, 2, size_t(33) << 20});  // 16 MiB reads: two of 8192 windows, one more
+  cases.push_back({size_t(9) << 20, 2, (size_t(37) << 20) + 2});  // two windows of 18 MiB, a partial one
+  for (size_t k = 0; k < cases.size(); k++) {
+    ReaderSpec spec = spec_of(ReaderKind::kTokens);
+    spec.seq_len = cases[k].seq_len;
+    spec.token_bytes = cases[k].width;
+    const std::string content = bytes(cases[k].size, unsigned(k));
+    const std::string f = t.write("t" + std::to_string(k) + ".bin", content);
+    INFO("case " << k << ": seq_len " << spec.seq_len << ", width " << spec.token_bytes << ", " << content.size()
+                 << " bytes");
+    const CommitResult want = commit_dataset(spec, {f}, 2);
+    same_commit(commit_with_stdin(spec, {"-"}, content, 2), want);
+    if (k == 3) same_commit(commit_with_fifo(spec, {f, "<fifo>"}, t.path() + "/fifo", content, 1),
+                            commit_dataset(spec, {f, f}, 1));
+  }
+  // A cut id: the reader's error, from the stream's end.
+  ReaderSpec spec = spec_of(ReaderKind::kTokens);
+  spec.seq_len = 4;
+  CHECK_THROWS_WITH(commit_with_stdin(spec, {"-"}, bytes(17, 1), 1), "token file has odd size: stdin at byte 16");
+}
+
+TEST_CASE("contamination's n-gram statistic streams the training files past the eval shingles", "[contamination]") {
+  // The statistic the old way (every training shingle in a set, each eval
+  // shingle looked up) against the certificate's, on a training JSONL of a
+  // few MiB (cut into parts on every thread) that shares 13-word runs with
+  // some eval records; and training files that are not the committed ones
+  // are refused with the first difference.
+  Dir t;
+  std::vector<std::string> words;
+  for (int i = 0; i < 500; i++) words.push_back("w" + std::to_string(i * 7919 % 1000));
+  auto text = [&](int at, int n) {
+    std::string s;
+    for (int k = 0; k < n; k++) s += (k ? " " : "") + words[size_t(at + k) % words.size()];
+    return s;
+  };
+  std::string train, eval;
+  for (int i = 0; i < 40000; i++) train += "{\"text\":\"" + text(i * 31, 10 + i % 40) + "\"}\n";
+  // Eval records: all seen, seen but for the runs across a join, too short.
+  for (int i = 0; i < 60; i++)
+    eval += (i % 3 == 0   ? text(i * 131, 14 + i % 20)
+             : i % 3 == 1 ? text(i * 131, 14) + " " + text(i * 17 + 250, 14)
+                          : "never seen " + text(i, 5) + " zz" + std::to_string(i)) +
+            "\n";
+  const std::string ft = t.write("train.jsonl", train), fe = t.write("eval.txt", eval);
+  const ReaderSpec spec = spec_of(ReaderKind::kJsonl);
+  const CommitResult data = commit_dataset(spec, {ft}, 2);
+  const std::string cpath = t.write("train.commit.json", data.commitment.dump());
+  const Bytes idx_bytes = encode_index(data);
+  const Index idx(ByteView(idx_bytes), "train.widx");
+
+  std::unordered_set<uint64_t> seen;
+  {
+    auto src = RecordSource::open(spec, ft);
+    std::string scratch;
+    for (uint64_t i = 0; i < src->count(); i++)
+      for (uint64_t s : ngram_shingles(src->record(i, scratch), false)) seen.insert(s);
+  }
+  uint64_t grams = 0, hits = 0, with = 0, shorts = 0;
+  for (const std::string& r : file_records(spec_of(ReaderKind::kLines), fe)) {
+    const auto sh = ngram_shingles(ByteView(r), false);
+    uint64_t h = 0;
+    for (uint64_t s : sh) h += seen.count(s);
+    grams += sh.size();
+    hits += h;
+    with += h > 0;
+    shorts += sh.empty();
+  }
+  REQUIRE(hits > 0);
+  REQUIRE(hits < grams);
+  for (unsigned threads : {1u, 2u, 3u}) {
+    ContaminationInput in;
+    in.commitment = &data.commitment;
+    in.commit_path = cpath;
+    in.index = &idx;
+    in.eval_reader = spec_of(ReaderKind::kLines);
+    in.eval_paths = {fe};
+    in.train_paths = {ft};
+    in.threads = threads;
+    const nlohmann::json st = contamination_certificate(in)["ngram_overlap"];
+    INFO(st.dump());
+    CHECK(st["computed"] == true);
+    CHECK(st["eval_records"] == 60);
+    CHECK(st["eval_ngrams"] == grams);
+    CHECK(st["overlapping_ngrams"] == hits);
+    CHECK(st["eval_records_with_overlap"] == with);
+    CHECK(st["eval_records_too_short"] == shorts);
+  }
+  ContaminationInput in;
+  in.commitment = &data.commitment;
+  in.commit_path = cpath;
+  in.index = &idx;
+  in.eval_reader = spec_of(ReaderKind::kLines);
+  in.eval_paths = {fe};
+  in.train_paths = {t.write("other.jsonl", train + "{\"text\":\"one more\"}\n")};
+  CHECK_THROWS_WITH(contamination_certificate(in),
+                    Catch::Contains("the training files do not match the commitment: it holds 40001 records"));
+}
+
+TEST_CASE("a fortune file, from a file or a pipe, commits as the opened file's records", "[commit][stream]") {
+  // Fortune files are read as streams are (cut after a "%" line): the tree
+  // and source digest must be those of the reader's records of the whole file.
+  Dir t;
+  std::string text;
+  for (int i = 0; text.size() < (size_t(18) << 20); i++) {
+    text += "fortune " + std::to_string(i % 3000) + (i % 4 ? "\n" : "\r\n") + "second line " + std::to_string(i);
+    text += i % 5 == 0 ? "\r\n%\r\n" : i % 7 == 0 ? "\n%\n%\n\n%\n" : "\n%\n";
+  }
+  const std::string f = t.write("f.txt", text);
+  const ReaderSpec spec = spec_of(ReaderKind::kFortune);
+  const RecordFiles files = RecordFiles::open(spec, {f});
+  const DataTree want(files, 1);
+  const auto want_sources = source_digests(spec, files, 1);
+  for (unsigned threads : {1u, 2u}) {
+    INFO("threads " << threads);
+    for (const CommitResult& got : {commit_dataset(spec, {f}, threads), commit_with_stdin(spec, {"-"}, text, threads)}) {
+      CHECK(got.commitment.records == files.records);
+      REQUIRE(got.tree.size() == want.size());
+      CHECK(std::memcmp(got.tree.leaves(), want.leaves(), 32 * want.size()) == 0);
+      CHECK(std::equal(want.firsts().begin(), want.firsts().end(), got.tree.firsts().begin()));
+      REQUIRE(got.commitment.sources.size() == 1);
+      CHECK(got.commitment.sources[0].digest == want_sources[0].digest);
+      CHECK(got.commitment.sources[0].records == want_sources[0].records);
+      CHECK(got.commitment.sources[0].size == want_sources[0].size);
+    }
+  }
 }

@@ -617,6 +617,95 @@ void hash_pieces(ByteView fresh, uint64_t P, Hash32* out) {
   if (fresh.size % P) out[whole] = record_leaf(fresh.sub(whole * P, fresh.size % P));
 }
 
+// The RFC 6962 root of leaves pushed one at a time, in order, with
+// O(log n) memory: the perfect subtrees of the leaves so far, largest
+// first (the binary digits of n), joined right to left at the end — the
+// split of MTH at the largest power of two below n.
+class MerkleFrontier {
+ public:
+  void push(const Hash32& leaf) {
+    stack_.push_back({leaf, 1});
+    while (stack_.size() > 1 && stack_[stack_.size() - 2].size == stack_.back().size) {
+      const Node r = stack_.back();
+      stack_.pop_back();
+      stack_.back() = {kBlake2bTree.node(stack_.back().hash, r.hash), 2 * r.size};
+    }
+  }
+  Hash32 root() const {
+    if (stack_.empty()) return kBlake2bTree.empty();
+    Hash32 acc = stack_.back().hash;
+    for (size_t i = stack_.size() - 1; i-- > 0;) acc = kBlake2bTree.node(stack_[i].hash, acc);
+    return acc;
+  }
+
+ private:
+  struct Node {
+    Hash32 hash;
+    uint64_t size;
+  };
+  std::vector<Node> stack_;
+};
+
+// A stream of token windows, read once in order: each read of up to 16 MiB
+// of whole windows is hashed on `threads` threads (a window over 16 MiB is
+// hashed alone, in 1 MiB pieces), its leaves go to `leaves_in_order` and
+// into the source digest's piece tree (a token file's pieces are its
+// windows, then a partial window at the end), which is all that is kept.
+void stream_tokens(const ReaderSpec& spec, const std::string& path, int fd, unsigned threads,
+                   const std::function<void(uint64_t)>& on_bytes,
+                   const std::function<void(const Hash32* leaves, size_t n)>& leaves_in_order, SourceInfo& si) {
+  constexpr uint64_t kChunk = uint64_t(16) << 20, kPiece = uint64_t(1) << 20;
+  const uint64_t W = uint64_t(spec.token_bytes) * spec.seq_len;
+  const bool big = W > kChunk;
+  const uint64_t chunk = big ? kPiece : kChunk / W * W;
+  const std::unique_ptr<uint8_t[], HugeFree> buf(static_cast<uint8_t*>(huge_alloc(size_t(chunk))), HugeFree{size_t(chunk)});
+  std::vector<Hash32> out(big ? 1 : chunk / W);
+  MerkleFrontier digest;
+  uint64_t size = 0, in_window = 0;  // big windows: bytes of the current one hashed so far
+  std::unique_ptr<Blake2b> h;  // the big window being read
+  for (;;) {
+    const uint64_t want = big ? std::min(chunk, W - in_window) : chunk;
+    const uint64_t n = read_up_to(fd, buf.get(), want, path, size);
+    size += n;
+    if (on_bytes) on_bytes(n);
+    if (big) {
+      if (in_window == 0 && n > 0) {
+        h = std::make_unique<Blake2b>();
+        h->update(uint8_t(0x00));  // the RFC 6962 leaf prefix
+      }
+      if (n > 0) h->update(ByteView(buf.get(), n));
+      in_window += n;
+      if (in_window == W) {
+        out[0] = h->final();
+        leaves_in_order(out.data(), 1);
+        digest.push(out[0]);
+        in_window = 0;
+      } else if (n < want) {  // the end, in a partial window
+        if (in_window > 0) digest.push(h->final());
+        break;
+      }
+      continue;
+    }
+    const uint64_t whole = n / W;
+    parallel_for(whole, threads, 16, [&](uint64_t b, uint64_t e) {
+      for (uint64_t g = b; g < e; g += 16)
+        leaves_lanes(buf.get() + g * W, W, W, size_t(std::min<uint64_t>(16, e - g)), &out[g]);
+    });
+    leaves_in_order(out.data(), whole);
+    for (uint64_t k = 0; k < whole; k++) digest.push(out[k]);
+    if (n < chunk) {
+      if (n > whole * W) digest.push(record_leaf(ByteView(buf.get() + whole * W, n - whole * W)));
+      break;
+    }
+  }
+  check_token_size(size, spec.token_bytes, path);
+  si.records = size / W;
+  si.path = path;
+  si.size = size;
+  si.piece_size = W;
+  si.digest = source_digest(size, W, digest.root());
+}
+
 // One file that the one pass does not take, read the ordinary way
 // (RecordSource::open, which words any error): its leaves as one more run.
 // Progress counts only the bytes beyond the `reported` ones of a pass that
@@ -649,10 +738,11 @@ void stream_pipe(const ReaderSpec& spec, const std::string& path, unsigned threa
   }
   const int fd = path == "-" ? 0 : own.get();
   note_input(fd);
+  if (spec.kind == ReaderKind::kTokens) return stream_tokens(spec, path, fd, threads, on_bytes, leaves_in_order, si);
   const unsigned slots = stream_slots(threads);
   std::vector<DataTree::LeafRun> leaves(slots);
   std::vector<std::vector<Hash32>> piece(slots);
-  std::vector<Hash32> pieces;
+  MerkleFrontier pieces;
   si.path = path;
   si.size = stream_fd_records(
       spec, fd, path, threads, P,
@@ -665,11 +755,11 @@ void stream_pipe(const ReaderSpec& spec, const std::string& path, unsigned threa
       [&](unsigned u, const StreamChunk& c) {
         leaves_in_order(leaves[u].data(), leaves[u].size());
         si.records += leaves[u].size();
-        pieces.insert(pieces.end(), piece[u].begin(), piece[u].end());
+        for (const Hash32& p : piece[u]) pieces.push(p);
         if (on_bytes) on_bytes(2 * c.fresh.size);
       });
   si.piece_size = P;
-  si.digest = source_digest(si.size, si.piece_size, merkle_root(kBlake2bTree, pieces, threads));
+  si.digest = source_digest(si.size, si.piece_size, pieces.root());
 }
 
 // Whether `path` is read as a stream: stdin, a fifo or a character device.
@@ -690,12 +780,18 @@ bool is_stream(const std::string& path) {
 bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
                    const std::function<void(uint64_t)>& on_bytes, std::vector<DataTree::LeafRun>& runs,
                    std::vector<SourceInfo>& sources) {
-  if (spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines) return false;
+  const bool streams = std::any_of(paths.begin(), paths.end(), is_stream);
+  // Token streams are read once too; token files are already read with pread.
+  const bool tokens = spec.kind == ReaderKind::kTokens && streams;
+  // Fortune files are read as streams are (a record runs to the next "%" line).
+  const bool fortune = spec.kind == ReaderKind::kFortune;
+  if (spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines && !tokens && !fortune) return false;
   if (threads == 0) threads = default_threads();
   constexpr uint64_t P = kDefaultPieceSize;
-  const bool streams = std::any_of(paths.begin(), paths.end(), is_stream);
   for (const auto& path : paths) {
-    if (is_stream(path)) {
+    struct stat st {};
+    const bool regular = path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (is_stream(path) || (fortune && regular)) {
       // Runs of up to 2^20 leaves, reserved whole (untouched pages cost
       // nothing): no copies as they grow, and the tree's bucket pass takes
       // the runs on all threads.
@@ -718,10 +814,9 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
       sources.push_back(si);
       continue;
     }
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      if (!streams) return false;
-      ordinary_file(spec, path, threads, on_bytes, 0, runs, sources);
+    if (tokens || fortune || !regular) {
+      if (!streams && !fortune) return false;
+      ordinary_file(spec, path, threads, on_bytes, 0, runs, sources);  // words the error, if any
       continue;
     }
     const uint64_t expect = uint64_t(st.st_size);

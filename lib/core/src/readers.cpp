@@ -182,55 +182,90 @@ class LinesSource : public SingleFileSource {
   std::vector<LineRecord, HugePageAllocator<LineRecord>> recs_;
 };
 
+// The fortune records of the lines of b (docs/records.md): emit(off, len,
+// line, inner_cr) for each, in order: the record is b[off, off + len)
+// without its last line's '\n' and '\r' (a slice of the file), `line` its
+// first line's number (b's first line is `first_line`), and inner_cr says
+// some line before its last ended in "\r\n" (fortune_bytes rebuilds it).
+template <class Emit>
+void fortune_records(ByteView b, uint64_t first_line, Emit&& emit) {
+  uint64_t start = 0, len = 0, first = 0;
+  bool open = false, any_text = false, last_cr = false, inner_cr = false;
+  auto flush = [&] {
+    // A record of nothing but empty lines is no record (docs/records.md).
+    if (open && any_text) emit(start, len, first, inner_cr);
+    open = any_text = false;
+  };
+  for_each_line(b, [&](size_t off, size_t l, bool cr, uint64_t line) {
+    if (l == 1 && b.data[off] == '%') {
+      flush();
+      return;
+    }
+    if (!open) {
+      start = off;
+      first = first_line - 1 + line;
+      inner_cr = false;
+      open = true;
+    } else if (last_cr) {
+      inner_cr = true;  // the previous line's '\r' now sits inside the record
+    }
+    len = off + l - start;
+    any_text |= l > 0;
+    last_cr = cr;
+  });
+  flush();
+}
+
+// The bytes of a fortune record whose slice is `slice`: the slice itself, or
+// (inner_cr) rebuilt in scratch without the '\r' of each "\r\n".
+ByteView fortune_bytes(ByteView slice, bool inner_cr, std::string& scratch) {
+  if (!inner_cr) return slice;
+  // Every line but the last still carries its '\r' in the slice; the last
+  // one's was already cut off, so it is copied as is.
+  scratch.clear();
+  std::string_view s = slice.str();
+  size_t pos = 0;
+  for (size_t nl; (nl = s.find('\n', pos)) != std::string_view::npos; pos = nl + 1) {
+    size_t len = nl - pos;
+    if (len > 0 && s[nl - 1] == '\r') len--;
+    scratch.append(s.substr(pos, len));
+    scratch += '\n';
+  }
+  scratch.append(s.substr(pos));
+  return ByteView(scratch);
+}
+
+// The end of the last "%" line of b[0, have) (after its '\n'), b[0] being a
+// line's first byte; 0 when there is none. A stream of fortunes is cut there:
+// no record crosses it.
+uint64_t fortune_cut(const uint8_t* b, uint64_t have) {
+  for (uint64_t e = have; e > 0;) {
+    const void* nl = ::memrchr(b, '\n', e);
+    if (!nl) return 0;
+    const uint64_t p = uint64_t(static_cast<const uint8_t*>(nl) - b);
+    const void* before = p > 0 ? ::memrchr(b, '\n', p) : nullptr;
+    const uint64_t q = before ? uint64_t(static_cast<const uint8_t*>(before) - b) + 1 : 0;
+    const uint64_t len = p - q - (p > q && b[p - 1] == '\r' ? 1 : 0);
+    if (len == 1 && b[q] == '%') return p + 1;
+    e = q;
+  }
+  return 0;
+}
+
 // fortune: the lines between "%" lines, joined with '\n'. A record without
 // '\r' inside is a contiguous slice of the file; one with CRLF line ends is
 // rebuilt in scratch.
 class FortuneSource : public SingleFileSource {
  public:
   explicit FortuneSource(const std::string& path) : SingleFileSource(path) {
-    Rec cur;
-    bool open = false, any_text = false, last_cr = false;
-    auto flush = [&] {
-      // A record of nothing but empty lines is no record (docs/records.md).
-      if (open && any_text) recs_.push_back(cur);
-      open = any_text = false;
-    };
-    ByteView b = bytes();
-    for_each_line(b, [&](size_t off, size_t len, bool cr, uint64_t line) {
-      if (len == 1 && b.data[off] == '%') {
-        flush();
-        return;
-      }
-      if (!open) {
-        cur = Rec{{off, 0, line}, false};
-        open = true;
-      } else if (last_cr) {
-        cur.inner_cr = true;  // the previous line's '\r' now sits inside the record
-      }
-      cur.len = off + len - cur.off;
-      any_text |= len > 0;
-      last_cr = cr;
+    fortune_records(bytes(), 1, [&](uint64_t off, uint64_t len, uint64_t line, bool inner_cr) {
+      recs_.push_back(Rec{{off, len, line}, inner_cr});
     });
-    flush();
   }
   uint64_t count() const override { return recs_.size(); }
   ByteView record(uint64_t i, std::string& scratch) const override {
     const Rec& r = recs_[i];
-    ByteView slice = bytes().sub(r.off, r.len);
-    if (!r.inner_cr) return slice;
-    // Every line but the last still carries its '\r' in the slice; the last
-    // one's was already cut off, so it is copied as is.
-    scratch.clear();
-    std::string_view s = slice.str();
-    size_t pos = 0;
-    for (size_t nl; (nl = s.find('\n', pos)) != std::string_view::npos; pos = nl + 1) {
-      size_t len = nl - pos;
-      if (len > 0 && s[nl - 1] == '\r') len--;
-      scratch.append(s.substr(pos, len));
-      scratch += '\n';
-    }
-    scratch.append(s.substr(pos));
-    return ByteView(scratch);
+    return fortune_bytes(bytes().sub(r.off, r.len), r.inner_cr, scratch);
   }
   uint64_t line_of(uint64_t i) const override { return recs_[i].line; }
 
@@ -827,7 +862,19 @@ class TextStreamer {
     arena_.clear();
     lines_ = 0;
     bad_ = Bad{};
-    if (spec_.kind == ReaderKind::kJsonl && arena_.capacity() < t) arena_.reserve(t);  // values are shorter than lines
+    if (spec_.kind != ReaderKind::kLines && arena_.capacity() < t) arena_.reserve(t);  // values are shorter than lines
+    if (spec_.kind == ReaderKind::kFortune) {
+      const ByteView b(buf, t);
+      fortune_records(b, 1, [&](uint64_t off, uint64_t len, uint64_t, bool inner_cr) {
+        if (!inner_cr) return recs_.push_back(b.sub(off, len));
+        const ByteView v = fortune_bytes(b.sub(off, len), true, scratch_);
+        const size_t at = arena_.size();
+        arena_.append(v.str());
+        recs_.push_back(ByteView(reinterpret_cast<const uint8_t*>(arena_.data()) + at, v.size));
+      });
+      lines_ = uint64_t(std::count(buf, buf + t, uint8_t('\n'))) + (t > 0 && buf[t - 1] != '\n' ? 1 : 0);
+      return true;
+    }
     uint64_t start = 0;
     if (!whole_lines(start, t)) return false;
     return start == t || line(start, t);
@@ -1050,6 +1097,7 @@ class TextStreamer {
   RecordViews recs_;
   uint64_t lines_ = 0;
   Bad bad_;
+  std::string scratch_;  // a fortune record rebuilt without its "\r"s
 };
 
 // tokens: non-overlapping windows of seq_len little-endian token ids of
@@ -1080,13 +1128,7 @@ class TokensSource : public RecordSource {
       }
     }
     files_.push_back({path, mem_, size_});
-    if (size_ % token_bytes != 0) {
-      const std::string at = display_name(path) + " at byte " + std::to_string(size_ - size_ % token_bytes);
-      if (token_bytes == 2) throw Error("token file has odd size", at);
-      throw Error("token file size " + std::to_string(size_) + " is not a multiple of " +
-                      std::to_string(token_bytes) + " (uint32 ids, --token-bytes 4)",
-                  at, "its last id is cut short; was it written with 2-byte ids (--token-bytes 2)?");
-    }
+    check_token_size(size_, token_bytes, path);
   }
   // A trailing partial window is not a record.
   uint64_t count() const override { return size_ / window_; }
@@ -1449,6 +1491,27 @@ bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsign
 
 // ---------------------------------------------------------------- streaming a pipe
 
+void check_token_size(uint64_t size, unsigned token_bytes, const std::string& path) {
+  if (size % token_bytes == 0) return;
+  const std::string at = display_name(path) + " at byte " + std::to_string(size - size % token_bytes);
+  if (token_bytes == 2) throw Error("token file has odd size", at);
+  throw Error("token file size " + std::to_string(size) + " is not a multiple of " + std::to_string(token_bytes) +
+                  " (uint32 ids, --token-bytes 4)",
+              at, "its last id is cut short; was it written with 2-byte ids (--token-bytes 2)?");
+}
+
+uint64_t read_up_to(int fd, uint8_t* buf, uint64_t len, const std::string& path, uint64_t offset) {
+  uint64_t got = 0;
+  while (got < len) {
+    const ssize_t r = ::read(fd, buf + got, size_t(std::min<uint64_t>(len - got, uint64_t(1) << 30)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw Error("cannot read: " + errno_text(), display_name(path) + " at byte " + std::to_string(offset + got));
+    if (r == 0) break;
+    got += uint64_t(r);
+  }
+  return got;
+}
+
 unsigned stream_slots(unsigned threads) { return (threads == 0 ? default_threads() : threads) + 2; }
 
 // The reading thread (the caller's) fills one slot at a time: the cut line
@@ -1464,8 +1527,9 @@ uint64_t stream_fd_records(const ReaderSpec& spec, int fd, const std::string& pa
                            const std::function<void(unsigned slot, const StreamChunk& chunk)>& work,
                            const std::function<void(unsigned slot, const StreamChunk& chunk)>& done) {
   spec.validate();
-  if ((spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines) || align == 0)
-    throw Error("internal: stream_fd_records reads the jsonl and lines readers only");
+  if ((spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines && spec.kind != ReaderKind::kFortune) ||
+      align == 0)
+    throw Error("internal: stream_fd_records reads the jsonl, lines and fortune readers only");
   if (threads == 0) threads = default_threads();
   const unsigned nslots = stream_slots(threads);
   const bool jsonl = spec.kind == ReaderKind::kJsonl;
@@ -1584,7 +1648,10 @@ uint64_t stream_fd_records(const ReaderSpec& spec, int fd, const std::string& pa
         slot_of[index % nslots] = u;
       }
       Slot& x = slots[u];
-      const uint64_t need = carry + chunk + simdjson::SIMDJSON_PADDING;
+      // A read as long as the carried line at least (in whole chunks), so a
+      // line of many chunks is copied a few times, not once per chunk.
+      const uint64_t want = chunk * std::max<uint64_t>(1, (carry + chunk - 1) / chunk);
+      const uint64_t need = carry + want + simdjson::SIMDJSON_PADDING;
       if (x.cap < need || (x.cap > base_cap && need <= base_cap)) {  // a long line's slot shrinks again
         huge_free(x.buf, x.cap);
         x.buf = nullptr;
@@ -1604,19 +1671,14 @@ uint64_t stream_fd_records(const ReaderSpec& spec, int fd, const std::string& pa
       }
       x.start = offset - carry;
       x.carry = carry;
-      x.n = 0;
-      while (x.n < chunk) {
-        const ssize_t got = ::read(fd, x.buf + carry + x.n, size_t(chunk - x.n));
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) throw Error("cannot read: " + errno_text(), display_name(path) + " at byte " + std::to_string(offset + x.n));
-        if (got == 0) break;
-        x.n += uint64_t(got);
-      }
+      x.n = read_up_to(fd, x.buf + carry, want, path, offset);
       offset += x.n;
-      x.last = x.n < chunk;
+      x.last = x.n < want;
       const uint64_t have = carry + x.n;
       if (x.last) {
         x.region = have;
+      } else if (spec.kind == ReaderKind::kFortune) {
+        x.region = fortune_cut(x.buf, have);
       } else {
         const void* nl = ::memrchr(x.buf, '\n', have);
         x.region = nl ? uint64_t(static_cast<const uint8_t*>(nl) - x.buf) + 1 : 0;

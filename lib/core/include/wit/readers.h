@@ -192,6 +192,13 @@ bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsign
 // or done, and a read error. Returns the bytes read. `path` names the input
 // in messages ("-" is stdin).
 unsigned stream_slots(unsigned threads);
+// Reads from fd until `len` bytes or the end of the input; returns the bytes
+// read. Throws wit::Error("cannot read: ...", "PATH at byte N"), N = `offset`
+// (the input offset of buf[0]) plus the bytes read before the error.
+uint64_t read_up_to(int fd, uint8_t* buf, uint64_t len, const std::string& path, uint64_t offset);
+// The tokens reader's check of an input's size (a whole number of ids):
+// throws its error (docs/records.md, tokens) naming `path`.
+void check_token_size(uint64_t size, unsigned token_bytes, const std::string& path);
 uint64_t stream_fd_records(const ReaderSpec& spec, int fd, const std::string& path, unsigned threads, uint64_t align,
                            const std::function<void(unsigned slot, const StreamChunk& chunk)>& work,
                            const std::function<void(unsigned slot, const StreamChunk& chunk)>& done);
