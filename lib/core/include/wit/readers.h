@@ -173,20 +173,22 @@ bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsign
                          const std::function<void(unsigned part, const StreamChunk& chunk)>& fn, uint64_t& size);
 
 // Committing a stream (stdin, a pipe, a fifo, a device) in one sequential
-// pass, with bounded memory (docs/records.md, "Streaming input"): the jsonl
-// or lines records of the bytes read from `fd` until its end, exactly those
-// RecordSource::open would give for a file of the same bytes. The input is
-// read once, 16 `align`-byte pieces at a time, into one of
-// stream_slots(threads) buffers; a line cut by a read is carried to the next
-// buffer (a buffer grows for a line longer than 1 MiB and shrinks again).
+// pass, with bounded memory (docs/records.md, "Streaming input"): the jsonl,
+// lines or fortune records of the bytes read from `fd` until its end,
+// exactly those RecordSource::open would give for a file of the same bytes.
+// The input is read once, 16 `align`-byte pieces at a time (more, in whole
+// such chunks, after a line longer than that), into one of
+// stream_slots(threads) buffers; a line cut by a read (for fortune, all
+// after the last "%" line) is carried to the next buffer (a buffer grows for
+// a line longer than 1 MiB and shrinks again).
 // Each chunk's records are parsed on one of `threads` workers (0: all
 // cores), which then calls work(slot, chunk) (chunks in any order, several at
 // once); done(slot, chunk) follows for every chunk in input order, one at a
 // time, with the same slot (slot < stream_slots(threads): per-chunk results
 // can live there until done). `chunk.fresh` is the bytes read for the chunk:
 // whole `align` pieces at chunk.offset, the input's last piece excepted;
-// `chunk.records` the records of the lines that start in it or were carried
-// into it. A line the reader refuses throws the reader's error, naming its
+// `chunk.records` the records of the lines that were carried into it or
+// start in it and end before the next chunk's carried line. A line the reader refuses throws the reader's error, naming its
 // line and byte offset ("...: stdin:LINE at byte OFFSET"), once the chunks
 // before it are done (nothing after it is); so does an exception from work
 // or done, and a read error. Returns the bytes read. `path` names the input
