@@ -430,16 +430,19 @@ TEST_CASE("contamination's n-gram statistic streams the training files past the 
   }
   REQUIRE(hits > 0);
   REQUIRE(hits < grams);
-  for (unsigned threads : {1u, 2u, 3u}) {
+  auto input = [&](const std::string& train_path, unsigned threads) {
     ContaminationInput in;
     in.commitment = &data.commitment;
     in.commit_path = cpath;
     in.index = &idx;
     in.eval_reader = spec_of(ReaderKind::kLines);
     in.eval_paths = {fe};
-    in.train_paths = {ft};
+    in.train_paths = {train_path};
     in.threads = threads;
-    const nlohmann::json st = contamination_certificate(in)["ngram_overlap"];
+    return in;
+  };
+  for (unsigned threads : {1u, 2u, 3u}) {
+    const nlohmann::json st = contamination_certificate(input(ft, threads))["ngram_overlap"];
     INFO(st.dump());
     CHECK(st["computed"] == true);
     CHECK(st["eval_records"] == 60);
@@ -448,13 +451,7 @@ TEST_CASE("contamination's n-gram statistic streams the training files past the 
     CHECK(st["eval_records_with_overlap"] == with);
     CHECK(st["eval_records_too_short"] == shorts);
   }
-  ContaminationInput in;
-  in.commitment = &data.commitment;
-  in.commit_path = cpath;
-  in.index = &idx;
-  in.eval_reader = spec_of(ReaderKind::kLines);
-  in.eval_paths = {fe};
-  in.train_paths = {t.write("other.jsonl", train + "{\"text\":\"one more\"}\n")};
+  const ContaminationInput in = input(t.write("other.jsonl", train + "{\"text\":\"one more\"}\n"), 1);
   CHECK_THROWS_WITH(contamination_certificate(in),
                     Catch::Contains("the training files do not match the commitment: it holds 40001 records"));
 }
