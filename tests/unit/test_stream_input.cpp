@@ -484,3 +484,55 @@ TEST_CASE("a fortune file, from a file or a pipe, commits as the opened file's r
     }
   }
 }
+
+TEST_CASE("contamination's n-gram statistic over token windows (uint32 ids) is the one of every training shingle",
+          "[contamination]") {
+  // Token files are read with pread, window by window, in parallel: the
+  // counts must be those of the set of all training shingles.
+  Dir t;
+  auto ids = [](size_t n, uint32_t mul, uint32_t mod) {
+    std::string s;
+    for (size_t i = 0; i < n; i++) {
+      const uint32_t v = uint32_t(i * mul % mod) + 70000;
+      for (int b = 0; b < 4; b++) s += char(v >> (8 * b));
+    }
+    return s;
+  };
+  ReaderSpec spec = spec_of(ReaderKind::kTokens);
+  spec.seq_len = 32;
+  spec.token_bytes = 4;
+  const std::string ft = t.write("train.bin", ids(32 * 3000, 7, 5000));
+  const std::string fe = t.write("eval.bin", ids(32 * 10, 7, 5000) + ids(32 * 10, 13, 4999));
+  const CommitResult data = commit_dataset(spec, {ft}, 2);
+  const std::string cpath = t.write("train.commit.json", data.commitment.dump());
+  const Bytes idx_bytes = encode_index(data);
+  const Index idx(ByteView(idx_bytes), "train.widx");
+  std::unordered_set<uint64_t> seen;
+  uint64_t grams = 0, hits = 0;
+  {
+    auto src = RecordSource::open(spec, ft);
+    std::string scratch;
+    for (uint64_t i = 0; i < src->count(); i++)
+      for (uint64_t s : ngram_shingles(src->record(i, scratch), true, kNgramN, 4)) seen.insert(s);
+    auto ev = RecordSource::open(spec, fe);
+    for (uint64_t i = 0; i < ev->count(); i++)
+      for (uint64_t s : ngram_shingles(ev->record(i, scratch), true, kNgramN, 4)) {
+        grams++;
+        hits += seen.count(s);
+      }
+  }
+  REQUIRE(hits > 0);
+  REQUIRE(hits < grams);
+  ContaminationInput in;
+  in.commitment = &data.commitment;
+  in.commit_path = cpath;
+  in.index = &idx;
+  in.eval_reader = spec;
+  in.eval_paths = {fe};
+  in.threads = 2;  // the training file found as the commitment's input
+  const nlohmann::json st = contamination_certificate(in)["ngram_overlap"];
+  INFO(st.dump());
+  CHECK(st["unit"] == "tokens");
+  CHECK(st["eval_ngrams"] == grams);
+  CHECK(st["overlapping_ngrams"] == hits);
+}
