@@ -57,6 +57,21 @@ same_file ref2.widx d.widx
 run 0 wit-commit show s.commit.json --index s.widx
 run 0 wit-query include --commit s.commit.json --index s.widx --text "$(sed -n 17p f7.jsonl)" -o inc.json
 run 0 wit-query verify --commit s.commit.json inc.json
+# a stream (read once, in order: one segment of the spill) spills alike, beside
+# files, and its tree is the one of the same bytes from a file
+cat f1.jsonl f2.jsonl f3.jsonl >cat3.jsonl
+run 0 wit-commit --memory 0 -q -o fref.commit.json cat3.jsonl f7.jsonl
+mkfifo pipe.jsonl
+cat cat3.jsonl >pipe.jsonl &
+run 0 wit-commit --memory 0 -q -o pref.commit.json pipe.jsonl f7.jsonl
+wait
+[ "$(json_get pref.commit.json root)" = "$(json_get fref.commit.json root)" ] && ok || fail "a fifo's tree is not its file's"
+cat cat3.jsonl >pipe.jsonl &
+spilled many 8K -j2 pref pipe.jsonl f7.jsonl
+wait
+cat cat3.jsonl >pipe.jsonl &
+spilled many 8K -j2 pref pipe.jsonl f7.jsonl
+wait
 
 # bad sizes: one-line error, exit 2
 for v in 12Q M -5 1.5G; do

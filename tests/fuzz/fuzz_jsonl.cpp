@@ -3,7 +3,9 @@
 // jsonl record must equal what nlohmann's DOM parser gives for its line. The
 // jsonl and lines readers' one-pass streaming (stream_text_records, with its
 // simdjson document streams) must agree with open(): the same records when
-// open() accepts the file, no stream when it refuses it.
+// open() accepts the file, no stream when it refuses it; and reading it as a
+// stream (stream_fd_records, stdin's way) gives open()'s records or its error.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -77,13 +79,45 @@ void check_stream(const wit::ReaderSpec& spec, const std::string& path, std::str
   }
 }
 
+// Reading the input as a stream (stream_fd_records, as stdin and pipes are
+// read: once, in order, chunks of 16 pieces of a size from the input's last
+// byte) agrees with open(): its records when open() accepts the input, else
+// open()'s very error (message and hint: line and byte offset).
+void check_pipe(const wit::ReaderSpec& spec, const std::string& path, std::string_view in,
+                const std::vector<std::string>* want, const std::string& error, const std::string& hint) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) abort();
+  const uint64_t align = in.empty() ? 1 : 1 + uint8_t(in.back()) % 61;
+  std::vector<std::vector<std::string>> per(wit::stream_slots(2));
+  std::vector<std::string> got;
+  std::string got_error, got_hint;
+  try {
+    wit::stream_fd_records(
+        spec, fd, path, 2, align,
+        [&](unsigned slot, const wit::StreamChunk& c) {
+          for (const wit::ByteView& r : *c.records) per[slot].emplace_back(r.str());  // own slot: no lock
+        },
+        [&](unsigned slot, const wit::StreamChunk&) {
+          for (auto& r : per[slot]) got.push_back(std::move(r));
+          per[slot].clear();
+        });
+  } catch (const wit::Error& e) {
+    got_error = e.what();
+    got_hint = e.hint();
+  }
+  ::close(fd);
+  if (want) check(got_error.empty() && got == *want);
+  else check(got_error == error && got_hint == hint);
+}
+
 void run(const wit::ReaderSpec& spec, const std::string& path, std::string_view in) {
   std::unique_ptr<wit::RecordSource> src;
   try {
     src = wit::RecordSource::open(spec, path);
-  } catch (const wit::Error&) {
+  } catch (const wit::Error& e) {
     wit_fuzz::note('r');
     check_stream(spec, path, in, nullptr);
+    check_pipe(spec, path, in, nullptr, e.what(), e.hint());
     return;  // malformed input, reported as it should be
   }
   std::vector<std::string> records;
@@ -112,6 +146,7 @@ void run(const wit::ReaderSpec& spec, const std::string& path, std::string_view 
     }
   }
   check_stream(spec, path, in, &records);
+  check_pipe(spec, path, in, &records, "", "");
   wit_fuzz::note('a');
 }
 

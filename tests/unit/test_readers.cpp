@@ -224,22 +224,22 @@ TEST_CASE("jsonl: errors name the line", "[readers]") {
     return error_of([&] { RecordSource::open(jsonl_spec(field), f); });
   };
   std::string w = t.path() + "/x.jsonl";
-  CHECK(err("{\"text\":\"a\"}\n\n{\"txt\":\"b\"}\n").first == "missing field 'text': " + w + ":3");
+  CHECK(err("{\"text\":\"a\"}\n\n{\"txt\":\"b\"}\n").first == "missing field 'text': " + w + ":3 at byte 14");
   CHECK(err("{\"text\":\"a\"}\n{\"text\":7}\n").first ==
-        "field 'text' is a number, not a string: " + w + ":2");
-  CHECK(err("{\"text\":null}\n").first == "field 'text' is a null, not a string: " + w + ":1");
-  CHECK(err("{\"text\":[\"a\"]}\n").first == "field 'text' is an array, not a string: " + w + ":1");
-  CHECK(err("{\"text\":{}}\n").first == "field 'text' is an object, not a string: " + w + ":1");
-  CHECK(err("[{\"text\":\"a\"}]\n").first == "not a json object: " + w + ":1");
-  CHECK(err("\"text\"\n").first == "not a json object: " + w + ":1");
-  CHECK(err("{\"text\":\"a\",\"text\":\"b\"}\n").first == "duplicate field 'text': " + w + ":1");
+        "field 'text' is a number, not a string: " + w + ":2 at byte 13");
+  CHECK(err("{\"text\":null}\n").first == "field 'text' is a null, not a string: " + w + ":1 at byte 0");
+  CHECK(err("{\"text\":[\"a\"]}\n").first == "field 'text' is an array, not a string: " + w + ":1 at byte 0");
+  CHECK(err("{\"text\":{}}\n").first == "field 'text' is an object, not a string: " + w + ":1 at byte 0");
+  CHECK(err("[{\"text\":\"a\"}]\n").first == "not a json object: " + w + ":1 at byte 0");
+  CHECK(err("\"text\"\n").first == "not a json object: " + w + ":1 at byte 0");
+  CHECK(err("{\"text\":\"a\",\"text\":\"b\"}\n").first == "duplicate field 'text': " + w + ":1 at byte 0");
   CHECK(err("{\"text\":\"a\"}\n{\"body\":1}\n", "body").first ==
-        "missing field 'body': " + w + ":1");
+        "missing field 'body': " + w + ":1 at byte 0");
 
   auto bad = err("{\"text\":\"a\"}\n{\"text\":\"a\",}\n");
   CHECK(bad.first.rfind("invalid json: syntax error", 0) == 0);
   CHECK(bad.first.find("(column 13)") != std::string::npos);
-  CHECK(bad.first.size() - bad.first.rfind(": " + w + ":2") == w.size() + 4);
+  CHECK(bad.first.size() - bad.first.rfind(": " + w + ":2 at byte 13") == w.size() + 15);
   CHECK(bad.second.empty());
 
   // Raw control bytes and invalid UTF-8 are errors, and never reach the message.
@@ -274,7 +274,7 @@ TEST_CASE("jsonl: the first bad line is reported, whatever the threads", "[reade
   std::string f = t.write("big.jsonl", content);
   for (int round = 0; round < 5; round++)
     CHECK(error_of([&] { RecordSource::open(jsonl_spec(), f); }).first ==
-          "missing field 'text': " + f + ":9001");
+          "missing field 'text': " + f + ":9001 at byte " + std::to_string(content.find("{\"nottext\"")));
 }
 
 TEST_CASE("tokens: windows, partial window, odd size", "[readers]") {

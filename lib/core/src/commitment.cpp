@@ -12,6 +12,7 @@
 #include <numeric>
 #include <thread>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "wit/blake2b_x4.h"
@@ -676,39 +677,294 @@ class Spill {
   std::vector<uint64_t> base_;
 };
 
+// The source digest's piece leaves of `fresh` (whole pieces of P bytes, the
+// last one perhaps short) into out[0 ..), hash_lanes() at a time.
+void hash_pieces(ByteView fresh, uint64_t P, Hash32* out) {
+  const uint64_t whole = fresh.size / P;
+  for (uint64_t g = 0; g < whole; g += 16)
+    leaves_lanes(fresh.data + g * P, P, P, size_t(std::min<uint64_t>(16, whole - g)), &out[g]);
+  if (fresh.size % P) out[whole] = record_leaf(fresh.sub(whole * P, fresh.size % P));
+}
+
+// The RFC 6962 root of leaves pushed one at a time, in order, with
+// O(log n) memory: the perfect subtrees of the leaves so far, largest
+// first (the binary digits of n), joined right to left at the end — the
+// split of MTH at the largest power of two below n.
+class MerkleFrontier {
+ public:
+  void push(const Hash32& leaf) {
+    stack_.push_back({leaf, 1});
+    while (stack_.size() > 1 && stack_[stack_.size() - 2].size == stack_.back().size) {
+      const Node r = stack_.back();
+      stack_.pop_back();
+      stack_.back() = {kBlake2bTree.node(stack_.back().hash, r.hash), 2 * r.size};
+    }
+  }
+  Hash32 root() const {
+    if (stack_.empty()) return kBlake2bTree.empty();
+    Hash32 acc = stack_.back().hash;
+    for (size_t i = stack_.size() - 1; i-- > 0;) acc = kBlake2bTree.node(stack_[i].hash, acc);
+    return acc;
+  }
+
+ private:
+  struct Node {
+    Hash32 hash;
+    uint64_t size;
+  };
+  std::vector<Node> stack_;
+};
+
+// A stream of token windows, read once in order: each read of up to 16 MiB
+// of whole windows is hashed on `threads` threads (a window over 16 MiB is
+// hashed alone, in 1 MiB pieces), its leaves go to `leaves_in_order` and
+// into the source digest's piece tree (a token file's pieces are its
+// windows, then a partial window at the end), which is all that is kept.
+void stream_tokens(const ReaderSpec& spec, const std::string& path, int fd, unsigned threads,
+                   const std::function<void(uint64_t)>& on_bytes,
+                   const std::function<void(const Hash32* leaves, size_t n)>& leaves_in_order, SourceInfo& si) {
+  constexpr uint64_t kChunk = uint64_t(16) << 20, kPiece = uint64_t(1) << 20;
+  const uint64_t W = uint64_t(spec.token_bytes) * spec.seq_len;
+  const bool big = W > kChunk;
+  const uint64_t chunk = big ? kPiece : kChunk / W * W;
+  const std::unique_ptr<uint8_t[], HugeFree> buf(static_cast<uint8_t*>(huge_alloc(size_t(chunk))), HugeFree{size_t(chunk)});
+  std::vector<Hash32> out(big ? 1 : chunk / W);
+  MerkleFrontier digest;
+  uint64_t size = 0, in_window = 0;  // big windows: bytes of the current one hashed so far
+  std::unique_ptr<Blake2b> h;  // the big window being read
+  for (;;) {
+    const uint64_t want = big ? std::min(chunk, W - in_window) : chunk;
+    const uint64_t n = read_up_to(fd, buf.get(), want, path, size);
+    size += n;
+    if (on_bytes) on_bytes(n);
+    if (big) {
+      if (in_window == 0 && n > 0) {
+        h = std::make_unique<Blake2b>();
+        h->update(uint8_t(0x00));  // the RFC 6962 leaf prefix
+      }
+      if (n > 0) h->update(ByteView(buf.get(), n));
+      in_window += n;
+      if (in_window == W) {
+        out[0] = h->final();
+        leaves_in_order(out.data(), 1);
+        digest.push(out[0]);
+        in_window = 0;
+      } else if (n < want) {  // the end, in a partial window
+        if (in_window > 0) digest.push(h->final());
+        break;
+      }
+      continue;
+    }
+    const uint64_t whole = n / W;
+    parallel_for(whole, threads, 16, [&](uint64_t b, uint64_t e) {
+      for (uint64_t g = b; g < e; g += 16)
+        leaves_lanes(buf.get() + g * W, W, W, size_t(std::min<uint64_t>(16, e - g)), &out[g]);
+    });
+    leaves_in_order(out.data(), whole);
+    for (uint64_t k = 0; k < whole; k++) digest.push(out[k]);
+    if (n < chunk) {
+      if (n > whole * W) digest.push(record_leaf(ByteView(buf.get() + whole * W, n - whole * W)));
+      break;
+    }
+  }
+  check_token_size(size, spec.token_bytes, path);
+  si.records = size / W;
+  si.path = path;
+  si.size = size;
+  si.piece_size = W;
+  si.digest = source_digest(size, W, digest.root());
+}
+
+// One file that the one pass does not take, read the ordinary way
+// (RecordSource::open, which words any error): its leaves as one more run.
+// Progress counts only the bytes beyond the `reported` ones of a pass that
+// gave up on it.
+void ordinary_file(const ReaderSpec& spec, const std::string& path, unsigned threads,
+                   const std::function<void(uint64_t)>& on_bytes, uint64_t reported,
+                   std::vector<DataTree::LeafRun>& runs, std::vector<SourceInfo>& sources) {
+  LeafSet one = hash_records(spec, {path}, threads, {});
+  runs.emplace_back(one.leaves.begin(), one.leaves.end());
+  for (auto& si : one.sources) {
+    if (on_bytes && 2 * si.size > reported) on_bytes(2 * si.size - reported);
+    sources.push_back(std::move(si));
+  }
+}
+
+// A stream (stdin, a pipe, a fifo, a device) of jsonl or lines records, read
+// once in order (stream_fd_records): each chunk's record leaves and source
+// digest pieces are hashed on the workers; then, in input order, the leaves
+// go to `leaves_in_order` (records numbered on from the previous call) and
+// the pieces to the piece list. Nothing of the input is kept. A bad line
+// throws the reader's error (line and byte offset).
+void stream_pipe(const ReaderSpec& spec, const std::string& path, unsigned threads,
+                 const std::function<void(uint64_t)>& on_bytes,
+                 const std::function<void(const Hash32* leaves, size_t n)>& leaves_in_order, SourceInfo& si) {
+  constexpr uint64_t P = kDefaultPieceSize;
+  Fd own;
+  if (path != "-") {
+    own.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!own.ok()) throw Error("cannot open: " + errno_text(), path);
+  }
+  const int fd = path == "-" ? 0 : own.get();
+  note_input(fd);
+  // A pipe's buffer of 1 MiB (the default limit of /proc/sys/fs/pipe-max-size)
+  // instead of 64 KiB: the writer (zstdcat, cat) and the reads here wake
+  // each other a sixteenth as often. Where it is refused, the buffer stays.
+  ::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+  if (spec.kind == ReaderKind::kTokens) return stream_tokens(spec, path, fd, threads, on_bytes, leaves_in_order, si);
+  const unsigned slots = stream_slots(threads);
+  std::vector<DataTree::LeafRun> leaves(slots);
+  std::vector<std::vector<Hash32>> piece(slots);
+  MerkleFrontier pieces;
+  si.path = path;
+  si.size = stream_fd_records(
+      spec, fd, path, threads, P,
+      [&](unsigned u, const StreamChunk& c) {
+        piece[u].resize((c.fresh.size + P - 1) / P);
+        hash_pieces(c.fresh, P, piece[u].data());
+        leaves[u].resize(c.records->size());
+        hash_views(*c.records, leaves[u].data());
+      },
+      [&](unsigned u, const StreamChunk& c) {
+        leaves_in_order(leaves[u].data(), leaves[u].size());
+        si.records += leaves[u].size();
+        for (const Hash32& p : piece[u]) pieces.push(p);
+        if (on_bytes) on_bytes(2 * c.fresh.size);
+      });
+  si.piece_size = P;
+  si.digest = source_digest(si.size, si.piece_size, pieces.root());
+}
+
+// Whether `path` is read as a stream: stdin, a fifo or a character device.
+bool is_stream(const std::string& path) {
+  struct stat st {};
+  return path == "-" || (::stat(path.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)));
+}
+
+// The finished files' leaves (`runs`, one tag each), spilled as one run once
+// past held_cap, or at once when spilling has begun.
+void spill_held(Spill* spill, std::vector<DataTree::LeafRun>& runs, std::vector<Spill::Tagged>& tags) {
+  if (!spill) return;
+  uint64_t held = 0;
+  for (const auto& r : runs) held += r.size();
+  if (spill->active() || held >= spill->held_cap) {
+    for (size_t k = 0; k < runs.size(); k++) tags[k].data = runs[k].data();
+    spill->spill(tags);
+    runs.clear();
+    tags.clear();
+  }
+}
+
+// A file read the ordinary way (ordinary_file: one run, one source) is one
+// segment of the spill, numbered from the records before it.
+void tag_ordinary(Spill* spill, size_t fi, std::vector<DataTree::LeafRun>& runs, const std::vector<SourceInfo>& sources,
+                  std::vector<Spill::Tagged>& tags, uint64_t& before) {
+  const uint64_t records = sources.back().records;
+  if (spill) {
+    const uint64_t seg = spill->segment(fi, 0);
+    spill->set_base(seg, before);
+    tags.push_back({nullptr, runs.back().size(), seg, 0});
+  }
+  before += records;
+  spill_held(spill, runs, tags);
+}
+
 // The jsonl and lines readers' records of `paths`, streamed in one pass per
 // file (stream_text_records): each chunk's record leaves and source digest
 // pieces are hashed while the chunk is in cache, and the file is never held
 // whole in memory. runs gets the leaves in file order (one run per part of
-// each file). False when some file cannot be streamed: the caller then
-// commits the ordinary way, which reports any problem. With `spill`, leaves
-// past its caps are spilled (Spill); `tags` then gets each run's segment.
+// each file). A stream is read once, in order (stream_pipe). False when some
+// regular file cannot be streamed and no stream is among the paths: the
+// caller then commits the ordinary way, which reports any problem. (With a
+// stream among them, such a file is read the ordinary way alone, since the
+// stream cannot be read again.) With `spill`, leaves past its caps are
+// spilled (Spill); `tags` then gets each run's segment.
 bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
                    const std::function<void(uint64_t)>& on_bytes, std::vector<DataTree::LeafRun>& runs,
                    std::vector<SourceInfo>& sources, Spill* spill, std::vector<Spill::Tagged>& tags) {
-  if (spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines) return false;
+  const bool streams = std::any_of(paths.begin(), paths.end(), is_stream);
+  // Token streams are read once too; token files are already read with pread.
+  const bool tokens = spec.kind == ReaderKind::kTokens && streams;
+  // Fortune files are read as streams are (a record runs to the next "%" line).
+  const bool fortune = spec.kind == ReaderKind::kFortune;
+  if (spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines && !tokens && !fortune) return false;
   if (threads == 0) threads = default_threads();
   constexpr uint64_t P = kDefaultPieceSize;
   uint64_t before = 0;  // records of the files before this one
   for (size_t fi = 0; fi < paths.size(); fi++) {
     const std::string& path = paths[fi];
     struct stat st {};
-    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    const bool regular = path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (is_stream(path) || (fortune && regular)) {
+      // Runs of up to 2^20 leaves, reserved whole (untouched pages cost
+      // nothing): no copies as they grow, and the tree's bucket pass takes
+      // the runs on all threads.
+      constexpr size_t kRun = size_t(1) << 20;
+      const size_t first_run = runs.size();
+      SourceInfo si;
+      if (spill) {  // one segment: the stream's leaves in order, spilled past the part cap
+        const uint64_t seg = spill->segment(fi, 0);
+        DataTree::LeafRun v;
+        uint64_t spilled_here = 0;
+        stream_pipe(spec, path, threads, on_bytes, [&](const Hash32* l, size_t n) {
+          spill->read(0, n);
+          while (n > 0) {  // a read's leaves in pieces of at most the part cap (v is below it here)
+            const size_t m = size_t(std::min<uint64_t>(n, spill->part_cap - v.size()));
+            v.insert(v.end(), l, l + m);
+            l += m;
+            n -= m;
+            if (v.size() >= spill->part_cap) {
+              spill->spill({{v.data(), v.size(), seg, spilled_here}});
+              spilled_here += v.size();
+              DataTree::LeafRun().swap(v);
+            }
+          }
+        }, si);
+        spill->set_base(seg, before);
+        tags.push_back({nullptr, v.size(), seg, spilled_here});
+        runs.push_back(std::move(v));
+        before += si.records;
+        sources.push_back(si);
+        spill_held(spill, runs, tags);
+        continue;
+      }
+      stream_pipe(spec, path, threads, on_bytes, [&](const Hash32* l, size_t n) {
+        while (n > 0) {
+          if (runs.size() == first_run || runs.back().size() == kRun) {
+            runs.emplace_back();
+            runs.back().reserve(kRun);
+          }
+          DataTree::LeafRun& run = runs.back();
+          const size_t m = std::min(n, kRun - run.size());
+          run.insert(run.end(), l, l + m);
+          l += m;
+          n -= m;
+        }
+      }, si);
+      sources.push_back(si);
+      before += si.records;
+      continue;
+    }
+    if (tokens || fortune || !regular) {
+      if (!streams && !fortune) return false;
+      ordinary_file(spec, path, threads, on_bytes, 0, runs, sources);  // words the error, if any
+      tag_ordinary(spill, fi, runs, sources, tags, before);
+      continue;
+    }
     const uint64_t expect = uint64_t(st.st_size);
     std::vector<DataTree::LeafRun> part(threads);
     std::vector<uint64_t> spilled(threads, 0);  // leaves of each part spilled so far
     std::vector<Hash32> pieces((expect + P - 1) / P);
     std::atomic<bool> bad{false};
+    std::atomic<uint64_t> reported{0};
     uint64_t size = 0;
     const bool ok = stream_text_records(spec, path, threads, P, [&](unsigned p, const StreamChunk& c) {
-      const uint64_t first = c.offset / P, whole = c.fresh.size / P;
+      const uint64_t first = c.offset / P;
       if (c.offset % P != 0 || first + (c.fresh.size + P - 1) / P > pieces.size()) {
         bad = true;  // the file changed size since the stat
         return;
       }
-      for (uint64_t g = 0; g < whole; g += 16)
-        leaves_lanes(c.fresh.data + g * P, P, P, size_t(std::min<uint64_t>(16, whole - g)), &pieces[first + g]);
-      if (c.fresh.size % P) pieces[first + whole] = record_leaf(c.fresh.sub(whole * P, c.fresh.size % P));
+      hash_pieces(c.fresh, P, &pieces[first]);
       DataTree::LeafRun& v = part[p];
       if (v.capacity() == 0 && c.fresh.size > 0) {  // about the part's records, from its first chunk's
         size_t want = size_t(double(c.records->size()) * double(expect) / double(threads) / double(c.fresh.size) * 1.05) + 16;
@@ -719,6 +975,7 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
       v.resize(at + c.records->size());
       hash_views(*c.records, v.data() + at);
       // The caller counts every byte twice (records, then the source digest): both are done here.
+      reported += 2 * c.fresh.size;
       if (on_bytes) on_bytes(2 * c.fresh.size);
       if (spill) {
         spill->read(c.fresh.size, c.records->size());
@@ -729,7 +986,15 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
         }
       }
     }, size);
-    if (!ok || bad || size != expect) return false;
+    if (!ok || bad || size != expect) {
+      if (!streams) return false;
+      if (spill && spill->active() && std::any_of(spilled.begin(), spilled.end(), [](uint64_t x) { return x > 0; }))
+        throw Error("cannot commit this file in one pass after spilling part of it", path,
+                    "commit it apart from the stream (a shard of its own) and merge (wit-commit merge)");
+      ordinary_file(spec, path, threads, on_bytes, reported, runs, sources);
+      tag_ordinary(spill, fi, runs, sources, tags, before);
+      continue;
+    }
     SourceInfo si;
     si.path = path;
     si.size = size;
@@ -747,16 +1012,7 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
     before += si.records;
     si.digest = source_digest(si.size, si.piece_size, merkle_root(kBlake2bTree, pieces, threads));
     sources.push_back(si);
-    if (spill) {  // the finished files' leaves, spilled as one run once past held_cap (or once spilling)
-      uint64_t held = 0;
-      for (const auto& r : runs) held += r.size();
-      if (spill->active() || held >= spill->held_cap) {
-        for (size_t k = 0; k < runs.size(); k++) tags[k].data = runs[k].data();
-        spill->spill(tags);
-        runs.clear();
-        tags.clear();
-      }
-    }
+    spill_held(spill, runs, tags);
   }
   return true;
 }

@@ -4,13 +4,17 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <numeric>
 #include <optional>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "wit/error.h"
 #include "wit/merkle.h"
+#include "wit/parallel.h"
 #include "wit/proofs.h"
 
 namespace wit {
@@ -46,11 +50,13 @@ namespace {
 
 // The training files, when they can be had: --train-data, else the
 // commitment's inputs looked up as given and then beside the commitment file.
-// Files that are found must be the committed data: their tree is rebuilt and a
-// commitment that is not their tree (one that leaves records out, say) is
-// refused with the first difference. Not finding them is no error (the
-// certificate then rests on the index audit alone), and `reason` says why.
-std::optional<RecordFiles> load_training(const ContaminationInput& in, std::string& reason) {
+// Files that are found must be the committed data: they are committed again
+// (with the bounded reading of wit-commit: a jsonl or lines file streamed in
+// one pass, never held whole) and a commitment that is not their tree (one
+// that leaves records out, say) is refused with the first difference. Not
+// finding them is no error (the certificate then rests on the index audit
+// alone), and `reason` says why.
+std::optional<std::vector<std::string>> check_training(const ContaminationInput& in, std::string& reason) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths = in.train_paths;
   if (paths.empty()) {
@@ -64,15 +70,46 @@ std::optional<RecordFiles> load_training(const ContaminationInput& in, std::stri
       }
     }
   }
-  RecordFiles files = RecordFiles::open(in.commitment->reader, paths);
-  const DataTree tree(files, in.threads);
-  if (auto why = first_mismatch(*in.commitment, in.commitment->reader, files, tree, in.threads))
-    throw Error("the training files do not match the commitment: " + *why, "",
+  const Commitment& c = *in.commitment;
+  const CommitResult got = commit_dataset(c.reader, paths, in.threads);
+  const MerkleTree t(c.tree_hash(), got.tree.leaves(), got.tree.size(), MerkleTree::kDefaultCacheLevel, in.threads);
+  if (t.root() != c.root || got.tree.size() != c.n || got.tree.records() != c.records) {
+    // The words for the difference (first_mismatch) need the files opened:
+    // only on this way out.
+    const RecordFiles files = RecordFiles::open(c.reader, paths);
+    const std::string why = first_mismatch(c, c.reader, files, got.tree, in.threads).value_or("the trees differ");
+    throw Error("the training files do not match the commitment: " + why, "",
                 "a commitment must be the tree wit-commit builds from the files; certify against that one");
-  return files;
+  }
+  return paths;
 }
 
-json ngram_statistic(const ContaminationInput& in, const LeafSet& eval, const RecordFiles* train,
+// Calls mark(shingle) for every n-gram shingle of every training record, one
+// file after another, reading each with bounded memory: a jsonl or lines file
+// streamed in chunks (stream_text_records, on all threads: mark must be
+// thread-safe), anything else opened as its reader opens it (token files are
+// read with pread; fortune files whole). A file the one pass gives up on
+// is read again whole: mark may see some of its shingles twice.
+void for_each_training_shingle(const ReaderSpec& spec, const std::vector<std::string>& paths, unsigned threads,
+                               const std::function<void(uint64_t)>& mark) {
+  const bool tokens = spec.kind == ReaderKind::kTokens;
+  for (const auto& path : paths) {
+    uint64_t size = 0;
+    if (stream_text_records(spec, path, threads, kDefaultPieceSize, [&](unsigned, const StreamChunk& c) {
+          for (const ByteView& r : *c.records)
+            for (uint64_t s : ngram_shingles(r, tokens, kNgramN, spec.token_bytes)) mark(s);
+        }, size))
+      continue;
+    const auto src = RecordSource::open(spec, path);
+    parallel_for(src->count(), threads, 256, [&](uint64_t b, uint64_t e) {
+      std::string scratch;
+      for (uint64_t i = b; i < e; i++)
+        for (uint64_t s : ngram_shingles(src->record(i, scratch), tokens, kNgramN, spec.token_bytes)) mark(s);
+    });
+  }
+}
+
+json ngram_statistic(const ContaminationInput& in, const LeafSet& eval, const std::vector<std::string>* train,
                      const std::string& missing) {
   json st = {{"kind", "statistic, not a proof"}, {"n", kNgramN},
              {"unit", in.eval_reader.kind == ReaderKind::kTokens ? "tokens" : "words"}};
@@ -99,26 +136,36 @@ json ngram_statistic(const ContaminationInput& in, const LeafSet& eval, const Re
   }
   const bool tokens = in.commitment->reader.kind == ReaderKind::kTokens;
   const unsigned width = in.commitment->reader.token_bytes;
-  std::unordered_set<uint64_t> seen;
+  // The eval side's shingles (small) are the set; the training records are
+  // streamed past it, marking the ones they hold. (The training side's
+  // shingles were the set before: memory grew with the corpus.)
   std::string scratch;
-  for (const auto& r : train->readers)
-    for (uint64_t i = 0; i < r->count(); i++)
-      for (uint64_t s : ngram_shingles(r->record(i, scratch), tokens, kNgramN, width)) seen.insert(s);
-  uint64_t records = 0, short_records = 0, with_overlap = 0, grams = 0, hits = 0;
+  std::vector<std::vector<uint64_t>> eval_shingles;
+  std::unordered_map<uint64_t, size_t> slot;
   for (const auto& r : eval.files.readers)
     for (uint64_t i = 0; i < r->count(); i++) {
-      records++;
-      auto sh = ngram_shingles(r->record(i, scratch), tokens, kNgramN, width);
-      if (sh.empty()) {
-        short_records++;
-        continue;
-      }
-      uint64_t h = 0;
-      for (uint64_t s : sh) h += seen.count(s);
-      grams += sh.size();
-      hits += h;
-      with_overlap += h > 0;
+      eval_shingles.push_back(ngram_shingles(r->record(i, scratch), tokens, kNgramN, width));
+      for (uint64_t s : eval_shingles.back()) slot.emplace(s, slot.size());
     }
+  std::unique_ptr<std::atomic<bool>[]> seen(new std::atomic<bool>[slot.size() + 1]);
+  for (size_t k = 0; k <= slot.size(); k++) seen[k].store(false, std::memory_order_relaxed);
+  if (!slot.empty())
+    for_each_training_shingle(in.commitment->reader, *train, in.threads, [&](uint64_t s) {
+      if (auto it = slot.find(s); it != slot.end()) seen[it->second].store(true, std::memory_order_relaxed);
+    });
+  uint64_t records = 0, short_records = 0, with_overlap = 0, grams = 0, hits = 0;
+  for (const auto& sh : eval_shingles) {
+    records++;
+    if (sh.empty()) {
+      short_records++;
+      continue;
+    }
+    uint64_t h = 0;
+    for (uint64_t s : sh) h += seen[slot.at(s)].load(std::memory_order_relaxed) ? 1 : 0;
+    grams += sh.size();
+    hits += h;
+    with_overlap += h > 0;
+  }
   st["computed"] = true;
   st["eval_records"] = records;
   st["eval_records_too_short"] = short_records;
@@ -138,7 +185,7 @@ json contamination_certificate(const ContaminationInput& in) {
   // files when they are at hand, before proving anything.
   in.index->check_matches(c, in.commit_path, in.threads);  // with the full audit
   std::string missing;
-  const std::optional<RecordFiles> train = load_training(in, missing);
+  const std::optional<std::vector<std::string>> train = check_training(in, missing);
   LeafSet eval = hash_records(in.eval_reader, in.eval_paths, in.threads);
   // One proof per distinct eval record, in first-seen order; eval_index says
   // which eval record it is about (the first, if it repeats).

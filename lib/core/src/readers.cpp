@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <mutex>
 #include <system_error>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -178,55 +182,90 @@ class LinesSource : public SingleFileSource {
   std::vector<LineRecord, HugePageAllocator<LineRecord>> recs_;
 };
 
+// The fortune records of the lines of b (docs/records.md): emit(off, len,
+// line, inner_cr) for each, in order: the record is b[off, off + len)
+// without its last line's '\n' and '\r' (a slice of the file), `line` its
+// first line's number (b's first line is `first_line`), and inner_cr says
+// some line before its last ended in "\r\n" (fortune_bytes rebuilds it).
+template <class Emit>
+void fortune_records(ByteView b, uint64_t first_line, Emit&& emit) {
+  uint64_t start = 0, len = 0, first = 0;
+  bool open = false, any_text = false, last_cr = false, inner_cr = false;
+  auto flush = [&] {
+    // A record of nothing but empty lines is no record (docs/records.md).
+    if (open && any_text) emit(start, len, first, inner_cr);
+    open = any_text = false;
+  };
+  for_each_line(b, [&](size_t off, size_t l, bool cr, uint64_t line) {
+    if (l == 1 && b.data[off] == '%') {
+      flush();
+      return;
+    }
+    if (!open) {
+      start = off;
+      first = first_line - 1 + line;
+      inner_cr = false;
+      open = true;
+    } else if (last_cr) {
+      inner_cr = true;  // the previous line's '\r' now sits inside the record
+    }
+    len = off + l - start;
+    any_text |= l > 0;
+    last_cr = cr;
+  });
+  flush();
+}
+
+// The bytes of a fortune record whose slice is `slice`: the slice itself, or
+// (inner_cr) rebuilt in scratch without the '\r' of each "\r\n".
+ByteView fortune_bytes(ByteView slice, bool inner_cr, std::string& scratch) {
+  if (!inner_cr) return slice;
+  // Every line but the last still carries its '\r' in the slice; the last
+  // one's was already cut off, so it is copied as is.
+  scratch.clear();
+  std::string_view s = slice.str();
+  size_t pos = 0;
+  for (size_t nl; (nl = s.find('\n', pos)) != std::string_view::npos; pos = nl + 1) {
+    size_t len = nl - pos;
+    if (len > 0 && s[nl - 1] == '\r') len--;
+    scratch.append(s.substr(pos, len));
+    scratch += '\n';
+  }
+  scratch.append(s.substr(pos));
+  return ByteView(scratch);
+}
+
+// The end of the last "%" line of b[0, have) (after its '\n'), b[0] being a
+// line's first byte; 0 when there is none. A stream of fortunes is cut there:
+// no record crosses it.
+uint64_t fortune_cut(const uint8_t* b, uint64_t have) {
+  for (uint64_t e = have; e > 0;) {
+    const void* nl = ::memrchr(b, '\n', e);
+    if (!nl) return 0;
+    const uint64_t p = uint64_t(static_cast<const uint8_t*>(nl) - b);
+    const void* before = p > 0 ? ::memrchr(b, '\n', p) : nullptr;
+    const uint64_t q = before ? uint64_t(static_cast<const uint8_t*>(before) - b) + 1 : 0;
+    const uint64_t len = p - q - (p > q && b[p - 1] == '\r' ? 1 : 0);
+    if (len == 1 && b[q] == '%') return p + 1;
+    e = q;
+  }
+  return 0;
+}
+
 // fortune: the lines between "%" lines, joined with '\n'. A record without
 // '\r' inside is a contiguous slice of the file; one with CRLF line ends is
 // rebuilt in scratch.
 class FortuneSource : public SingleFileSource {
  public:
   explicit FortuneSource(const std::string& path) : SingleFileSource(path) {
-    Rec cur;
-    bool open = false, any_text = false, last_cr = false;
-    auto flush = [&] {
-      // A record of nothing but empty lines is no record (docs/records.md).
-      if (open && any_text) recs_.push_back(cur);
-      open = any_text = false;
-    };
-    ByteView b = bytes();
-    for_each_line(b, [&](size_t off, size_t len, bool cr, uint64_t line) {
-      if (len == 1 && b.data[off] == '%') {
-        flush();
-        return;
-      }
-      if (!open) {
-        cur = Rec{{off, 0, line}, false};
-        open = true;
-      } else if (last_cr) {
-        cur.inner_cr = true;  // the previous line's '\r' now sits inside the record
-      }
-      cur.len = off + len - cur.off;
-      any_text |= len > 0;
-      last_cr = cr;
+    fortune_records(bytes(), 1, [&](uint64_t off, uint64_t len, uint64_t line, bool inner_cr) {
+      recs_.push_back(Rec{{off, len, line}, inner_cr});
     });
-    flush();
   }
   uint64_t count() const override { return recs_.size(); }
   ByteView record(uint64_t i, std::string& scratch) const override {
     const Rec& r = recs_[i];
-    ByteView slice = bytes().sub(r.off, r.len);
-    if (!r.inner_cr) return slice;
-    // Every line but the last still carries its '\r' in the slice; the last
-    // one's was already cut off, so it is copied as is.
-    scratch.clear();
-    std::string_view s = slice.str();
-    size_t pos = 0;
-    for (size_t nl; (nl = s.find('\n', pos)) != std::string_view::npos; pos = nl + 1) {
-      size_t len = nl - pos;
-      if (len > 0 && s[nl - 1] == '\r') len--;
-      scratch.append(s.substr(pos, len));
-      scratch += '\n';
-    }
-    scratch.append(s.substr(pos));
-    return ByteView(scratch);
+    return fortune_bytes(bytes().sub(r.off, r.len), r.inner_cr, scratch);
   }
   uint64_t line_of(uint64_t i) const override { return recs_[i].line; }
 
@@ -338,6 +377,27 @@ struct FieldFinder {
            found && std::strcmp(type, "string") == 0;
   }
 };
+
+// Why the reference parser refused a jsonl line (docs/records.md, jsonl errors).
+std::string field_error(const FieldFinder& h, const std::string& field) {
+  std::string f = "'" + printable(field) + "'";
+  if (h.syntax_error)
+    return "invalid json: " + h.error_reason + " (column " + std::to_string(h.error_column) + ")";
+  if (h.not_object) return "not a json object";
+  if (h.duplicate) return "duplicate field " + f;
+  if (!h.found) return "missing field " + f;
+  return "field " + f + " is " + (h.type[0] == 'a' || h.type[0] == 'o' ? "an " : "a ") + h.type +
+         ", not a string";
+}
+
+// The error for a bad line, whatever read it (a whole file or a stream):
+// "WHAT: FILE:LINE at byte OFFSET", OFFSET the line's first byte in the input.
+// `unterminated`: the line is the input's last and has no '\n'.
+Error line_error(const std::string& what, const std::string& path, uint64_t line, uint64_t offset,
+                 bool unterminated) {
+  return Error(what, line_where(path, line) + " at byte " + std::to_string(offset),
+               unterminated ? "the file does not end with a newline: it may be truncated" : "");
+}
 
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
@@ -522,6 +582,9 @@ size_t verbatim_after_key(std::string_view line, std::string_view value, std::st
 // against the parser's result in open()), and only if neither held would
 // record() parse the line again. So memory is 24 bytes per record whatever the
 // file size.
+constexpr uint64_t kMaxJsonlLine = (uint64_t(1) << 31) - 1;  // bytes, with a trailing '\r'
+constexpr const char* kTooLong = "line too long for the jsonl reader (at most 2 GiB, 2^32 lines)";
+
 class JsonlSource : public SingleFileSource {
  public:
   JsonlSource(const std::string& path, const std::string& field)
@@ -547,7 +610,7 @@ class JsonlSource : public SingleFileSource {
     for_each_line(b, [&](size_t off, size_t len, bool cr, uint64_t line) {
       if (!not_blank(off, len, cr)) return;
       if (len + (cr ? 1 : 0) > kMaxLine || line > UINT32_MAX)
-        throw Error("line too long for the jsonl reader (at most 2 GiB, 2^32 lines)", line_where(path_, line));
+        throw line_error(kTooLong, path_, line, off, false);
       recs_.push_back({uint64_t(off), uint32_t(len + (cr ? 1 : 0)), uint32_t(line), 0, kReparse});
     });
     validate_all();
@@ -573,7 +636,7 @@ class JsonlSource : public SingleFileSource {
   uint64_t line_of(uint64_t i) const override { return recs_[i].line; }
 
  private:
-  static constexpr uint64_t kMaxLine = (uint64_t(1) << 31) - 1;
+  static constexpr uint64_t kMaxLine = kMaxJsonlLine;
   // How record() produces the value: the top two bits of vlen_mode.
   static constexpr uint32_t kView = 0,            // [off + vrel, + vlen) is the record
       kUnescape = uint32_t(1) << 30,               // ... is the inside of the literal, with escapes
@@ -611,7 +674,7 @@ class JsonlSource : public SingleFileSource {
           locate(r, p, h.value, quoted_field_, check);
           continue;
         }
-        std::string what = describe(h);
+        std::string what = field_error(h, field_);
         std::lock_guard<std::mutex> g(mu);
         if (i < first_bad.load()) {
           first_bad.store(i);
@@ -624,9 +687,7 @@ class JsonlSource : public SingleFileSource {
     if (i == kNone) return;
     const Rec& r = recs_[i];
     ByteView b = bytes();
-    bool unterminated = r.off + r.len == b.size && b.data[b.size - 1] != '\n';
-    throw Error(bad_what, line_where(path_, r.line),
-                unterminated ? "the file does not end with a newline: it may be truncated" : "");
+    throw line_error(bad_what, path_, r.line, r.off, r.off + r.len == b.size && b.data[b.size - 1] != '\n');
   }
 
   // simdjson's verdict on a line: true when it is an object with the field
@@ -681,17 +742,6 @@ class JsonlSource : public SingleFileSource {
     }
   }
 
-  std::string describe(const FieldFinder& h) const {
-    std::string f = "'" + printable(field_) + "'";
-    if (h.syntax_error)
-      return "invalid json: " + h.error_reason + " (column " + std::to_string(h.error_column) + ")";
-    if (h.not_object) return "not a json object";
-    if (h.duplicate) return "duplicate field " + f;
-    if (!h.found) return "missing field " + f;
-    return "field " + f + " is " + (h.type[0] == 'a' || h.type[0] == 'o' ? "an " : "a ") + h.type +
-           ", not a string";
-  }
-
   std::string field_;
   std::string quoted_field_;  // "field", as it appears unescaped in a line
   std::vector<Rec, HugePageAllocator<Rec>> recs_;
@@ -732,7 +782,17 @@ class TextStreamer {
 #endif
     recs_.reserve(size_t(chunk / 64) + 1024);  // grown, rarely, for shorter lines
   }
-  ~TextStreamer() { huge_free(buf_, capacity_); }
+  // For stream_fd_records: parse_region() parses lines of buffers the caller owns.
+  explicit TextStreamer(const ReaderSpec& spec)
+      : spec_(spec), fd_(-1), size_(0), chunk_(0), capacity_(0), field_(spec.field),
+        quoted_field_("\"" + spec.field + "\""), h_(field_) {
+#ifdef SIMDJSON_THREADS_ENABLED
+    many_.threaded = false;
+#endif
+  }
+  ~TextStreamer() {
+    if (capacity_) huge_free(buf_, capacity_);
+  }
   TextStreamer(const TextStreamer&) = delete;
   TextStreamer& operator=(const TextStreamer&) = delete;
 
@@ -764,20 +824,7 @@ class TextStreamer {
       }
       recs_.clear();
       arena_.clear();
-      if (spec_.kind == ReaderKind::kJsonl) {
-        if (const void* nl = start < stop ? ::memrchr(buf_ + start, '\n', stop - start) : nullptr) {
-          const uint64_t t = uint64_t(static_cast<const uint8_t*>(nl) - buf_) + 1;
-          if (!jsonl_lines(start, t)) return false;
-          start = t;
-        }
-      }
-      while (start < stop) {
-        const void* nl = std::memchr(buf_ + start, '\n', stop - start);
-        if (!nl) break;
-        const uint64_t e = uint64_t(static_cast<const uint8_t*>(nl) - buf_);
-        if (!line(start, e)) return false;
-        start = e + 1;
-      }
+      if (!whole_lines(start, stop)) return false;
       if (pos + n == end && start < stop) {
         // The part's last line runs on past its end (or is the file's last,
         // without a '\n'): read on until it ends.
@@ -805,7 +852,63 @@ class TextStreamer {
 
   uint64_t lines() const { return lines_; }
 
+  // stream_fd_records: the records of the lines in buf[0, t), of which all
+  // but the last end in '\n' (`last`: the input's last, which may not);
+  // `buf` has SIMDJSON_PADDING bytes readable past t. lines() counts them.
+  // False at the first line the reader refuses: bad() says why.
+  bool parse_region(uint8_t* buf, uint64_t t) {
+    buf_ = buf;
+    recs_.clear();
+    arena_.clear();
+    lines_ = 0;
+    bad_ = Bad{};
+    if (spec_.kind != ReaderKind::kLines && arena_.capacity() < t) arena_.reserve(t);  // values are shorter than lines
+    if (spec_.kind == ReaderKind::kFortune) {
+      const ByteView b(buf, t);
+      fortune_records(b, 1, [&](uint64_t off, uint64_t len, uint64_t, bool inner_cr) {
+        if (!inner_cr) return recs_.push_back(b.sub(off, len));
+        const ByteView v = fortune_bytes(b.sub(off, len), true, scratch_);
+        const size_t at = arena_.size();
+        arena_.append(v.str());
+        recs_.push_back(ByteView(reinterpret_cast<const uint8_t*>(arena_.data()) + at, v.size));
+      });
+      lines_ = uint64_t(std::count(buf, buf + t, uint8_t('\n'))) + (t > 0 && buf[t - 1] != '\n' ? 1 : 0);
+      return true;
+    }
+    uint64_t start = 0;
+    if (!whole_lines(start, t)) return false;
+    return start == t || line(start, t);
+  }
+  const RecordViews& records() const { return recs_; }
+  // Why parse_region() refused a line.
+  struct Bad {
+    uint64_t off = 0, end = 0;  // the line, buf[off, end)
+    uint64_t line = 0;          // its number, counted from the region's first line (1)
+    std::string what;
+  };
+  const Bad& bad() const { return bad_; }
+
  private:
+  // The lines of buf_[start, stop) that end in '\n': their records; start is
+  // left at the cut line after them (or at stop).
+  bool whole_lines(uint64_t& start, uint64_t stop) {
+    if (spec_.kind == ReaderKind::kJsonl) {
+      if (const void* nl = start < stop ? ::memrchr(buf_ + start, '\n', stop - start) : nullptr) {
+        const uint64_t t = uint64_t(static_cast<const uint8_t*>(nl) - buf_) + 1;
+        if (!jsonl_lines(start, t)) return false;
+        start = t;
+      }
+    }
+    while (start < stop) {
+      const void* nl = std::memchr(buf_ + start, '\n', stop - start);
+      if (!nl) break;
+      const uint64_t e = uint64_t(static_cast<const uint8_t*>(nl) - buf_);
+      if (!line(start, e)) return false;
+      start = e + 1;
+    }
+    return true;
+  }
+
   bool read(uint8_t* to, uint64_t len, uint64_t offset) {
     while (len > 0) {
       const ssize_t got = ::pread(fd_, to, len, off_t(offset));
@@ -841,7 +944,10 @@ class TextStreamer {
   // The jsonl line at buf_[s, e) as the reference parser (nlohmann) decides.
   bool reference(uint64_t s, uint64_t e) {
     const char* c = reinterpret_cast<const char*>(buf_ + s);
-    if (!h_.parse(c, c + (e - s))) return false;  // open() words the error
+    if (!h_.parse(c, c + (e - s))) {  // open() words the error (stream_fd_records: bad_)
+      bad_ = Bad{s, e, lines_, field_error(h_, field_)};
+      return false;
+    }
     return emit(buf_ + s, std::string_view(c, e - s), h_.value);
   }
 
@@ -967,7 +1073,10 @@ class TextStreamer {
       recs_.push_back(ByteView(p + q, value.size()));
       return true;
     }
-    if (arena_.size() + value.size() > arena_.capacity()) return false;
+    if (arena_.size() + value.size() > arena_.capacity()) {
+      bad_ = Bad{size_t(p - buf_), size_t(p - buf_) + text.size(), lines_, "internal: decoded values overflow"};
+      return false;
+    }
     const size_t at = arena_.size();
     arena_.append(value);
     recs_.push_back(ByteView(reinterpret_cast<const uint8_t*>(arena_.data()) + at, value.size()));
@@ -987,6 +1096,8 @@ class TextStreamer {
   std::string arena_;  // decoded jsonl values, reserved once (never moves)
   RecordViews recs_;
   uint64_t lines_ = 0;
+  Bad bad_;
+  std::string scratch_;  // a fortune record rebuilt without its "\r"s
 };
 
 // tokens: non-overlapping windows of seq_len little-endian token ids of
@@ -1017,13 +1128,7 @@ class TokensSource : public RecordSource {
       }
     }
     files_.push_back({path, mem_, size_});
-    if (size_ % token_bytes != 0) {
-      const std::string at = display_name(path) + " at byte " + std::to_string(size_ - size_ % token_bytes);
-      if (token_bytes == 2) throw Error("token file has odd size", at);
-      throw Error("token file size " + std::to_string(size_) + " is not a multiple of " +
-                      std::to_string(token_bytes) + " (uint32 ids, --token-bytes 4)",
-                  at, "its last id is cut short; was it written with 2-byte ids (--token-bytes 2)?");
-    }
+    check_token_size(size_, token_bytes, path);
   }
   // A trailing partial window is not a record.
   uint64_t count() const override { return size_ / window_; }
@@ -1382,6 +1487,222 @@ bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsign
   struct stat after {};
   if (::fstat(fd.get(), &after) != 0 || uint64_t(after.st_size) != size) return false;
   return ok;
+}
+
+// ---------------------------------------------------------------- streaming a pipe
+
+void check_token_size(uint64_t size, unsigned token_bytes, const std::string& path) {
+  if (size % token_bytes == 0) return;
+  const std::string at = display_name(path) + " at byte " + std::to_string(size - size % token_bytes);
+  if (token_bytes == 2) throw Error("token file has odd size", at);
+  throw Error("token file size " + std::to_string(size) + " is not a multiple of " + std::to_string(token_bytes) +
+                  " (uint32 ids, --token-bytes 4)",
+              at, "its last id is cut short; was it written with 2-byte ids (--token-bytes 2)?");
+}
+
+uint64_t read_up_to(int fd, uint8_t* buf, uint64_t len, const std::string& path, uint64_t offset) {
+  uint64_t got = 0;
+  while (got < len) {
+    const ssize_t r = ::read(fd, buf + got, size_t(std::min<uint64_t>(len - got, uint64_t(1) << 30)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw Error("cannot read: " + errno_text(), display_name(path) + " at byte " + std::to_string(offset + got));
+    if (r == 0) break;
+    got += uint64_t(r);
+  }
+  return got;
+}
+
+unsigned stream_slots(unsigned threads) { return (threads == 0 ? default_threads() : threads) + 2; }
+
+// The reading thread (the caller's) fills one slot at a time: the cut line
+// carried from the previous chunk, then up to 16 `align` pieces read from
+// fd; the whole lines in it (all of it at the end of the input) are its
+// region, the rest is carried into the next slot, after which the previous
+// slot goes to the workers. Workers parse a region and call work() on it, in
+// any order; whoever finishes the oldest chunk calls done() for every
+// finished chunk in input order (under the lock) and frees their slots. A
+// refused line is reported when its chunk's turn comes, so the error is the
+// input's first, numbered by the lines of the chunks before it.
+uint64_t stream_fd_records(const ReaderSpec& spec, int fd, const std::string& path, unsigned threads, uint64_t align,
+                           const std::function<void(unsigned slot, const StreamChunk& chunk)>& work,
+                           const std::function<void(unsigned slot, const StreamChunk& chunk)>& done) {
+  spec.validate();
+  if ((spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines && spec.kind != ReaderKind::kFortune) ||
+      align == 0)
+    throw Error("internal: stream_fd_records reads the jsonl, lines and fortune readers only");
+  if (threads == 0) threads = default_threads();
+  const unsigned nslots = stream_slots(threads);
+  const bool jsonl = spec.kind == ReaderKind::kJsonl;
+  const uint64_t chunk = align * 16;
+  auto round_up = [](uint64_t b) { return (b + (uint64_t(2) << 20) - 1) / (uint64_t(2) << 20) * (uint64_t(2) << 20); };
+  // Room for the chunk and a carried line of up to 1 MiB; a longer line grows its slot.
+  const uint64_t base_cap = round_up(chunk + (uint64_t(1) << 20) + simdjson::SIMDJSON_PADDING);
+  struct Slot {
+    uint8_t* buf = nullptr;
+    uint64_t cap = 0;
+    uint64_t start = 0;   // input offset of buf[0]
+    uint64_t carry = 0;   // buf[0, carry): the line cut at the previous chunk's end
+    uint64_t n = 0;       // buf[carry, carry + n): read for this chunk
+    uint64_t region = 0;  // buf[0, region): the whole lines parsed with it
+    bool last = false;    // the input ends with this chunk
+    bool too_long = false;  // the line carried on from it is already too long for jsonl
+    bool parsed = false, worked = false;
+    std::exception_ptr error;  // thrown by work()
+    std::unique_ptr<TextStreamer> parser;
+  };
+  std::vector<Slot> slots(nslots);
+  struct Buffers {
+    std::vector<Slot>& s;
+    ~Buffers() {
+      for (Slot& x : s) huge_free(x.buf, x.cap);
+    }
+  } free_buffers{slots};
+  for (Slot& x : slots) x.parser = std::make_unique<TextStreamer>(spec);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<unsigned> free_slots;
+  for (unsigned u = 0; u < nslots; u++) free_slots.push_back(nslots - 1 - u);
+  std::deque<unsigned> ready;
+  std::vector<unsigned> slot_of(nslots);  // chunk index % nslots -> slot
+  uint64_t next_done = 0, lines_before = 0;
+  bool reading_done = false, stop = false;
+  std::exception_ptr failure;
+  auto fail = [&](std::exception_ptr e) {  // under mu
+    if (!failure) failure = e;
+    stop = true;
+    cv.notify_all();
+  };
+  auto chunk_of = [](const Slot& x) {
+    return StreamChunk{x.start + x.carry, ByteView(x.buf + x.carry, x.n), &x.parser->records()};
+  };
+  auto deliver = [&] {  // under mu
+    while (!stop) {
+      const unsigned u = slot_of[next_done % nslots];
+      Slot& x = slots[u];
+      if (!x.worked) return;
+      if (x.error) return fail(x.error);
+      if (!x.parsed) {
+        const TextStreamer::Bad& b = x.parser->bad();
+        const bool unterminated = x.last && b.end == x.region && x.region > 0 && x.buf[x.region - 1] != '\n';
+        return fail(std::make_exception_ptr(line_error(b.what, path, lines_before + b.line, x.start + b.off, unterminated)));
+      }
+      lines_before += x.parser->lines();
+      // The jsonl reader numbers lines in 32 bits (as RecordSource::open).
+      if (jsonl && lines_before > UINT32_MAX)
+        return fail(std::make_exception_ptr(Error(kTooLong, line_where(path, uint64_t(UINT32_MAX) + 1))));
+      try {
+        done(u, chunk_of(x));
+      } catch (...) {
+        return fail(std::current_exception());
+      }
+      if (x.too_long)
+        return fail(std::make_exception_ptr(line_error(kTooLong, path, lines_before + 1, x.start + x.region, false)));
+      x.worked = false;
+      free_slots.push_back(u);
+      next_done++;
+      cv.notify_all();
+    }
+  };
+  auto worker = [&] {
+    std::unique_lock<std::mutex> lk(mu);
+    for (;;) {
+      cv.wait(lk, [&] { return stop || !ready.empty() || reading_done; });
+      if (stop || ready.empty()) return;
+      const unsigned u = ready.front();
+      ready.pop_front();
+      lk.unlock();
+      Slot& x = slots[u];
+      x.parsed = x.parser->parse_region(x.buf, x.region);
+      if (x.parsed) {
+        try {
+          work(u, chunk_of(x));
+        } catch (...) {
+          x.error = std::current_exception();
+        }
+      }
+      lk.lock();
+      x.worked = true;
+      deliver();
+    }
+  };
+  std::vector<std::thread> pool;
+  uint64_t offset = 0;  // bytes read
+  try {
+    for (unsigned t = 0; t < threads; t++) pool.emplace_back(worker);
+    auto submit = [&](unsigned u) {
+      std::lock_guard<std::mutex> g(mu);
+      ready.push_back(u);
+      cv.notify_all();
+    };
+    int prev = -1;
+    uint64_t carry = 0;
+    for (uint64_t index = 0;; index++) {
+      unsigned u;
+      {
+        std::unique_lock<std::mutex> lk(mu);
+        cv.wait(lk, [&] { return stop || !free_slots.empty(); });
+        if (stop) break;
+        u = free_slots.back();
+        free_slots.pop_back();
+        slot_of[index % nslots] = u;
+      }
+      Slot& x = slots[u];
+      // A read as long as the carried line at least (in whole chunks), so a
+      // line of many chunks is copied a few times, not once per chunk.
+      const uint64_t want = chunk * std::max<uint64_t>(1, (carry + chunk - 1) / chunk);
+      const uint64_t need = carry + want + simdjson::SIMDJSON_PADDING;
+      if (x.cap < need || (x.cap > base_cap && need <= base_cap)) {  // a long line's slot shrinks again
+        huge_free(x.buf, x.cap);
+        x.buf = nullptr;
+        x.cap = 0;
+        try {
+          const uint64_t cap = std::max(base_cap, round_up(need));
+          x.buf = static_cast<uint8_t*>(huge_alloc(size_t(cap)));
+          x.cap = cap;
+        } catch (const std::bad_alloc&) {
+          throw Error("cannot allocate memory for a line of " + std::to_string(carry) + " bytes or more",
+                      line_where(path, lines_before + 1));
+        }
+      }
+      if (prev >= 0) {
+        std::memcpy(x.buf, slots[unsigned(prev)].buf + slots[unsigned(prev)].region, carry);
+        submit(unsigned(prev));
+      }
+      x.start = offset - carry;
+      x.carry = carry;
+      x.n = read_up_to(fd, x.buf + carry, want, path, offset);
+      offset += x.n;
+      x.last = x.n < want;
+      const uint64_t have = carry + x.n;
+      if (x.last) {
+        x.region = have;
+      } else if (spec.kind == ReaderKind::kFortune) {
+        x.region = fortune_cut(x.buf, have);
+      } else {
+        const void* nl = ::memrchr(x.buf, '\n', have);
+        x.region = nl ? uint64_t(static_cast<const uint8_t*>(nl) - x.buf) + 1 : 0;
+      }
+      carry = have - x.region;
+      x.too_long = jsonl && carry > kMaxJsonlLine;
+      if (x.last || x.too_long) {
+        submit(u);
+        break;
+      }
+      prev = int(u);
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> g(mu);
+    fail(std::current_exception());
+  }
+  {
+    std::lock_guard<std::mutex> g(mu);
+    reading_done = true;
+    cv.notify_all();
+  }
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  return offset;
 }
 
 // ---------------------------------------------------------------- RecordSource

@@ -172,4 +172,37 @@ inline constexpr uint64_t kJsonlStreamBatch = uint64_t(1) << 20;
 bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsigned parts, uint64_t align,
                          const std::function<void(unsigned part, const StreamChunk& chunk)>& fn, uint64_t& size);
 
+// Committing a stream (stdin, a pipe, a fifo, a device) in one sequential
+// pass, with bounded memory (docs/records.md, "Streaming input"): the jsonl,
+// lines or fortune records of the bytes read from `fd` until its end,
+// exactly those RecordSource::open would give for a file of the same bytes.
+// The input is read once, 16 `align`-byte pieces at a time (more, in whole
+// such chunks, after a line longer than that), into one of
+// stream_slots(threads) buffers; a line cut by a read (for fortune, all
+// after the last "%" line) is carried to the next buffer (a buffer grows for
+// a line longer than 1 MiB and shrinks again).
+// Each chunk's records are parsed on one of `threads` workers (0: all
+// cores), which then calls work(slot, chunk) (chunks in any order, several at
+// once); done(slot, chunk) follows for every chunk in input order, one at a
+// time, with the same slot (slot < stream_slots(threads): per-chunk results
+// can live there until done). `chunk.fresh` is the bytes read for the chunk:
+// whole `align` pieces at chunk.offset, the input's last piece excepted;
+// `chunk.records` the records of the lines that were carried into it or
+// start in it and end before the next chunk's carried line. A line the reader refuses throws the reader's error, naming its
+// line and byte offset ("...: stdin:LINE at byte OFFSET"), once the chunks
+// before it are done (nothing after it is); so does an exception from work
+// or done, and a read error. Returns the bytes read. `path` names the input
+// in messages ("-" is stdin).
+unsigned stream_slots(unsigned threads);
+// Reads from fd until `len` bytes or the end of the input; returns the bytes
+// read. Throws wit::Error("cannot read: ...", "PATH at byte N"), N = `offset`
+// (the input offset of buf[0]) plus the bytes read before the error.
+uint64_t read_up_to(int fd, uint8_t* buf, uint64_t len, const std::string& path, uint64_t offset);
+// The tokens reader's check of an input's size (a whole number of ids):
+// throws its error (docs/records.md, tokens) naming `path`.
+void check_token_size(uint64_t size, unsigned token_bytes, const std::string& path);
+uint64_t stream_fd_records(const ReaderSpec& spec, int fd, const std::string& path, unsigned threads, uint64_t align,
+                           const std::function<void(unsigned slot, const StreamChunk& chunk)>& work,
+                           const std::function<void(unsigned slot, const StreamChunk& chunk)>& done);
+
 }  // namespace wit
