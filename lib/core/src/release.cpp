@@ -12,6 +12,7 @@
 #include "wit/io.h"
 #include "wit/json_fields.h"
 #include "wit/rng.h"
+#include "wit/tags.h"
 
 namespace wit {
 
@@ -119,7 +120,7 @@ ProbeDraw draw_probe_inputs(const Hash32& run_id, const Hash32& nonce, uint64_t 
                 std::to_string(records + random));
   if (records > 0 && data_n < 1) throw Error("the run's data is empty", "probe check");
   if (max_len < 1) throw Error("the model's context is too short for a probe check", "probe check");
-  ChaChaStream s(derive_key("wit/probe-check/v1", {ByteView(run_id.data(), 32), ByteView(nonce.data(), 32)}));
+  ChaChaStream s(derive_key(tags::kProbeCheck, {ByteView(run_id.data(), 32), ByteView(nonce.data(), 32)}));
   ProbeDraw d;
   for (uint64_t i = 0; i < records; i++) d.indices.push_back(s.uniform(data_n));
   d.random = random;

@@ -27,6 +27,7 @@
 #include "state_impl.h"
 #include "step.h"
 #include "wit/cli.h"
+#include "wit/tags.h"
 #include "wit/error.h"
 #include "wit/io.h"
 #include "wit/merkle.h"
@@ -458,14 +459,14 @@ void Dist::full_shard(TrainState& state, const ShardPlan& plan) {
     // Test only (tests/cli/torch_dist.sh): this rank cuts its range one tensor later.
     if (own.bounds.size() > 2 && own.bounds[1] < own.bounds[2]) own.bounds[1]++;
   }
-  const Hash32 h = hash_tagged("wit/shard-plan/v1", ByteView(own.to_json().dump()));
+  const Hash32 h = hash_tagged(tags::kShardPlan, ByteView(own.to_json().dump()));
   auto in = torch::empty({32}, torch::kUInt8);
   std::memcpy(in.data_ptr<uint8_t>(), h.data(), 32);
   std::vector<std::vector<at::Tensor>> out(1);
   for (int r = 0; r < d.world; r++) out[0].push_back(torch::empty({32}, torch::kUInt8));
   std::vector<at::Tensor> inv{in};
   d.collective("the check of the shard plan", [&] { d.pg->allgather(out, inv)->wait(); });
-  const Hash32 want = hash_tagged("wit/shard-plan/v1", ByteView(plan.to_json().dump()));
+  const Hash32 want = hash_tagged(tags::kShardPlan, ByteView(plan.to_json().dump()));
   for (int r = 0; r < d.world; r++)
     if (std::memcmp(out[0][size_t(r)].data_ptr<uint8_t>(), want.data(), 32) != 0)
       throw Error("rank " + std::to_string(r) + " cuts the parameters into other ranges or units than the run's manifest "

@@ -13,14 +13,12 @@
 #include "wit/error.h"
 #include "wit/rng.h"
 #include "wit/sketch.h"
+#include "wit/tags.h"
 
 namespace wit {
 
 namespace {
 
-// The dropout generator's seed of one training forward (docs/hashing.md; kept
-// here, beside its only use, rather than in tags.h).
-constexpr std::string_view kDropoutTag = "wit/dropout/v1";
 
 // A forward of a run with dropout holds LibTorch's default generator, seeded
 // for it, from the seeding to its end: no other forward of this process draws
@@ -60,7 +58,7 @@ uint64_t dropout_seed(ByteView seed, int64_t step, int64_t first_row) {
   uint8_t t[8], r[8];
   put_le64(t, uint64_t(step));
   put_le64(r, uint64_t(first_row));
-  const Hash32 k = derive_key(kDropoutTag, {seed, ByteView(t, 8), ByteView(r, 8)});
+  const Hash32 k = derive_key(tags::kDropout, {seed, ByteView(t, 8), ByteView(r, 8)});
   return get_le64(k.data());
 }
 

@@ -75,5 +75,14 @@ inline constexpr std::string_view kEvalCheck = "wit/eval-check/v1";
 // Causal evaluation: the ChaCha20 key of one record's cut points and
 // replacement tokens, derive_key(kEvalCausal, {nonce, record leaf}).
 inline constexpr std::string_view kEvalCausal = "wit/eval-causal/v1";
+// A fresh-probe check of a released model (docs/release.md): the ChaCha20 key
+// of its drawn records and random inputs, derive_key(kProbeCheck, {run id, nonce}).
+inline constexpr std::string_view kProbeCheck = "wit/probe-check/v1";
+// The dropout generator's seed of one training forward (docs/training.md):
+// derive_key(kDropout, {seed, le64 step, le64 first row}).
+inline constexpr std::string_view kDropout = "wit/dropout/v1";
+// A fully sharded run's shard plan, compared across ranks at start-up
+// (docs/distributed.md): H(kShardPlan || the plan's JSON).
+inline constexpr std::string_view kShardPlan = "wit/shard-plan/v1";
 
 }  // namespace wit::tags
