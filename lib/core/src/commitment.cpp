@@ -686,34 +686,9 @@ void hash_pieces(ByteView fresh, uint64_t P, Hash32* out) {
   if (fresh.size % P) out[whole] = record_leaf(fresh.sub(whole * P, fresh.size % P));
 }
 
-// The RFC 6962 root of leaves pushed one at a time, in order, with
-// O(log n) memory: the perfect subtrees of the leaves so far, largest
-// first (the binary digits of n), joined right to left at the end — the
-// split of MTH at the largest power of two below n.
-class MerkleFrontier {
- public:
-  void push(const Hash32& leaf) {
-    stack_.push_back({leaf, 1});
-    while (stack_.size() > 1 && stack_[stack_.size() - 2].size == stack_.back().size) {
-      const Node r = stack_.back();
-      stack_.pop_back();
-      stack_.back() = {kBlake2bTree.node(stack_.back().hash, r.hash), 2 * r.size};
-    }
-  }
-  Hash32 root() const {
-    if (stack_.empty()) return kBlake2bTree.empty();
-    Hash32 acc = stack_.back().hash;
-    for (size_t i = stack_.size() - 1; i-- > 0;) acc = kBlake2bTree.node(stack_[i].hash, acc);
-    return acc;
-  }
-
- private:
-  struct Node {
-    Hash32 hash;
-    uint64_t size;
-  };
-  std::vector<Node> stack_;
-};
+// One leaf of a source digest's piece tree, pushed in order into a RootFolder
+// over kBlake2bTree (the RFC 6962 root in O(log n) memory; sorted_merge.h).
+void push_piece(RootFolder& f, const Hash32& leaf) { f.push({1, leaf, leaf, leaf}); }
 
 // A stream of token windows, read once in order: each read of up to 16 MiB
 // of whole windows is hashed on `threads` threads (a window over 16 MiB is
@@ -729,7 +704,7 @@ void stream_tokens(const ReaderSpec& spec, const std::string& path, int fd, unsi
   const uint64_t chunk = big ? kPiece : kChunk / W * W;
   const std::unique_ptr<uint8_t[], HugeFree> buf(static_cast<uint8_t*>(huge_alloc(size_t(chunk))), HugeFree{size_t(chunk)});
   std::vector<Hash32> out(big ? 1 : chunk / W);
-  MerkleFrontier digest;
+  RootFolder digest(kBlake2bTree);
   uint64_t size = 0, in_window = 0;  // big windows: bytes of the current one hashed so far
   std::unique_ptr<Blake2b> h;  // the big window being read
   for (;;) {
@@ -747,10 +722,10 @@ void stream_tokens(const ReaderSpec& spec, const std::string& path, int fd, unsi
       if (in_window == W) {
         out[0] = h->final();
         leaves_in_order(out.data(), 1);
-        digest.push(out[0]);
+        push_piece(digest, out[0]);
         in_window = 0;
       } else if (n < want) {  // the end, in a partial window
-        if (in_window > 0) digest.push(h->final());
+        if (in_window > 0) push_piece(digest, h->final());
         break;
       }
       continue;
@@ -761,9 +736,9 @@ void stream_tokens(const ReaderSpec& spec, const std::string& path, int fd, unsi
         leaves_lanes(buf.get() + g * W, W, W, size_t(std::min<uint64_t>(16, e - g)), &out[g]);
     });
     leaves_in_order(out.data(), whole);
-    for (uint64_t k = 0; k < whole; k++) digest.push(out[k]);
+    for (uint64_t k = 0; k < whole; k++) push_piece(digest, out[k]);
     if (n < chunk) {
-      if (n > whole * W) digest.push(record_leaf(ByteView(buf.get() + whole * W, n - whole * W)));
+      if (n > whole * W) push_piece(digest, record_leaf(ByteView(buf.get() + whole * W, n - whole * W)));
       break;
     }
   }
@@ -772,7 +747,7 @@ void stream_tokens(const ReaderSpec& spec, const std::string& path, int fd, unsi
   si.path = path;
   si.size = size;
   si.piece_size = W;
-  si.digest = source_digest(size, W, digest.root());
+  si.digest = source_digest(size, W, digest.root(nullptr));
 }
 
 // One file that the one pass does not take, read the ordinary way
@@ -815,7 +790,7 @@ void stream_pipe(const ReaderSpec& spec, const std::string& path, unsigned threa
   const unsigned slots = stream_slots(threads);
   std::vector<DataTree::LeafRun> leaves(slots);
   std::vector<std::vector<Hash32>> piece(slots);
-  MerkleFrontier pieces;
+  RootFolder pieces(kBlake2bTree);
   si.path = path;
   si.size = stream_fd_records(
       spec, fd, path, threads, P,
@@ -828,11 +803,11 @@ void stream_pipe(const ReaderSpec& spec, const std::string& path, unsigned threa
       [&](unsigned u, const StreamChunk& c) {
         leaves_in_order(leaves[u].data(), leaves[u].size());
         si.records += leaves[u].size();
-        for (const Hash32& p : piece[u]) pieces.push(p);
+        for (const Hash32& p : piece[u]) push_piece(pieces, p);
         if (on_bytes) on_bytes(2 * c.fresh.size);
       });
   si.piece_size = P;
-  si.digest = source_digest(si.size, si.piece_size, pieces.root());
+  si.digest = source_digest(si.size, si.piece_size, pieces.root(nullptr));
 }
 
 // Whether `path` is read as a stream: stdin, a fifo or a character device.
@@ -907,7 +882,6 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
         DataTree::LeafRun v;
         uint64_t spilled_here = 0;
         stream_pipe(spec, path, threads, on_bytes, [&](const Hash32* l, size_t n) {
-          spill->read(0, n);
           while (n > 0) {  // a read's leaves in pieces of at most the part cap (v is below it here)
             const size_t m = size_t(std::min<uint64_t>(n, spill->part_cap - v.size()));
             v.insert(v.end(), l, l + m);
@@ -988,7 +962,7 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
     }, size);
     if (!ok || bad || size != expect) {
       if (!streams) return false;
-      if (spill && spill->active() && std::any_of(spilled.begin(), spilled.end(), [](uint64_t x) { return x > 0; }))
+      if (std::any_of(spilled.begin(), spilled.end(), [](uint64_t x) { return x > 0; }))
         throw Error("cannot commit this file in one pass after spilling part of it", path,
                     "commit it apart from the stream (a shard of its own) and merge (wit-commit merge)");
       ordinary_file(spec, path, threads, on_bytes, reported, runs, sources);
