@@ -530,9 +530,10 @@ void check_contamination(Ctx& c) {
   if (!c.bundle.has(member::kContamination)) return;
   c.at = member::kContamination;
   {
-    const json cert = parse_member(c.bundle, member::kContamination);
-    if (!cert.is_object() || !cert.contains("format") || cert["format"] != kContaminationFormat)
+    const json given = parse_member(c.bundle, member::kContamination);
+    if (!given.is_object() || !given.contains("format") || given["format"] != kContaminationFormat)
       reject("contamination.json is not a contamination certificate");
+    const json cert = expand_certificate(given, member::kContamination);  // the compact form pack writes
     const Verdict v = verify_document(cert, c.data, member::kContamination);
     if (!v.ok) reject("contamination certificate does not verify: " + v.reason);
     Verdict cov = Verdict::pass("");
@@ -664,7 +665,7 @@ namespace {
 // published benchmark records against the run's data commitment, as
 // `wit-query contamination` makes it (the n-gram statistic with the
 // commitment's training files where they are found).
-std::string benchmark_contamination(const BoardDefinition& board, const PackInput& in) {
+json benchmark_contamination(const BoardDefinition& board, const PackInput& in) {
   const CommitPair p = load_commit_pair(in.data_commit, in.data_index, IndexUse::kIndexNeeded);
   ContaminationInput ci;
   ci.commitment = &p.commit;
@@ -672,7 +673,13 @@ std::string benchmark_contamination(const BoardDefinition& board, const PackInpu
   ci.index = p.index.get();
   ci.eval_reader = board.benchmark.reader;
   for (const auto& r : board.records) ci.eval_paths.push_back((std::filesystem::path(in.board_dir) / r.file).string());
-  return contamination_certificate(ci).dump(2);
+  return contamination_certificate(ci);
+}
+
+// A certificate as a folder keeps it: its compact form (one multiproof, not
+// an audit path per record: docs/proofs.md).
+std::string compact_member(const json& cert, const std::string& where) {
+  return compact_certificate(cert, where).dump(2) + "\n";
 }
 
 }  // namespace
@@ -705,12 +712,14 @@ RunBundle pack_run_bundle(const PackInput& in, const BoardDefinition* board) {
                                                               {member::kContamination, &in.contamination}};
   for (const auto& [m, path] : given)
     if (!path->empty()) b.files[m] = read_file(*path);
+  if (!in.contamination.empty()) b.files[member::kContamination] =
+        compact_member(jsonf::parse(b.files[member::kContamination], "invalid proof", in.contamination), in.contamination);
   if (board) {
     // The benchmark is the eval set: its commitment names it in the bundle.
     const std::string bench = (std::filesystem::path(in.board_dir) / board_path::kBenchmarkCommit).string();
     if (in.eval_commit.empty()) b.files[member::kEvalCommit] = read_file(bench);
     if (in.contamination.empty() && !in.data_index.empty())
-      b.files[member::kContamination] = benchmark_contamination(*board, in) + "\n";
+      b.files[member::kContamination] = compact_member(benchmark_contamination(*board, in), in.data_index);
   } else if (!in.data_index.empty()) {
     throw Error("--data-index is for --board (the certificate is of the board's benchmark)", in.data_index);
   }

@@ -1,18 +1,22 @@
 // Contamination certificates: exact per-record proofs plus an n-gram statistic.
 #include "wit/contamination.h"
 
+#include <sodium.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
 
 #include "wit/error.h"
+#include "wit/json_fields.h"
 #include "wit/merkle.h"
 #include "wit/parallel.h"
 #include "wit/proofs.h"
@@ -223,6 +227,287 @@ json contamination_certificate(const ContaminationInput& in) {
   };
   cert["ngram_overlap"] = ngram_statistic(in, eval, train ? &*train : nullptr, missing);
   return cert;
+}
+
+// --- The compact form: one multiproof for all of a certificate's proofs.
+//
+// The proofs' target positions P are every bracket's and every present
+// record's position in the tree of n leaves. A node of the tree is "given"
+// when it is a sibling on some target's audit path and holds no target (its
+// hash, and on a ranged tree for a node of more than one leaf its first and
+// last leaf, are in `nodes`, in increasing position order); every other node
+// on the paths is computed from its children, bottom-up, as the tree computes
+// it. The full certificate is rebuilt from them and verified as any other.
+
+namespace {
+
+constexpr jsonf::Fields kProof{"invalid proof"};
+
+bool holds_target(const std::vector<uint64_t>& targets, Range r) {
+  const auto it = std::lower_bound(targets.begin(), targets.end(), r.begin);
+  return it != targets.end() && *it < r.end;
+}
+
+// The given nodes of targets' paths in a tree of n leaves: disjoint (a node
+// holding a given one holds its sibling's target), so ordered by position.
+std::vector<Range> given_nodes(const std::vector<uint64_t>& targets, uint64_t n) {
+  std::vector<Range> out;
+  for (uint64_t t : targets)
+    for (const Range& r : inclusion_ranges(t, n))
+      if (!holds_target(targets, r)) out.push_back(r);
+  std::sort(out.begin(), out.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+struct TreeNode {
+  Hash32 hash;
+  KeyRange range;
+};
+
+std::string to_base64(const std::vector<uint8_t>& bin) {
+  std::string out(sodium_base64_ENCODED_LEN(bin.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
+  sodium_bin2base64(out.data(), out.size(), bin.data(), bin.size(), sodium_base64_VARIANT_ORIGINAL);
+  out.resize(out.size() - 1);  // the terminating NUL
+  return out;
+}
+
+std::vector<uint8_t> from_base64(const json& j, const char* key, const std::string& where) {
+  const std::string s = kProof.str(j, key, "multiproof." + where);
+  std::vector<uint8_t> bin(s.size() / 4 * 3 + 3);
+  size_t len = 0;
+  const char* end = nullptr;
+  if (sodium_base642bin(bin.data(), bin.size(), s.data(), s.size(), nullptr, &len, &end, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+      end != s.data() + s.size())
+    kProof.bad(std::string("field 'multiproof.") + key + "' is not base64", where);
+  bin.resize(len);
+  return bin;
+}
+
+// The nodes of one tree that the paths of `targets` need: the targets' leaves
+// and the given nodes; the rest computed on demand and kept.
+class Multiproof {
+ public:
+  Multiproof(const TreeHash& th, uint64_t n, std::vector<uint64_t> targets)
+      : th_(th), n_(n), targets_(std::move(targets)) {}
+  const std::vector<uint64_t>& targets() const { return targets_; }
+  void set(Range r, const TreeNode& node) { nodes_[{r.begin, r.end}] = node; }
+  const TreeNode& node(Range r) {
+    if (auto it = nodes_.find({r.begin, r.end}); it != nodes_.end()) return it->second;
+    if (r.size() < 2 || !holds_target(targets_, r)) throw Error("invalid proof: a node the multiproof needs is missing");
+    const uint64_t m = r.begin + split_point(r.size());
+    const TreeNode l = node({r.begin, m}), rt = node({m, r.end});
+    TreeNode out{th_.ranged() ? th_.ranged_node(l.hash, rt.hash, l.range.last, rt.range.first) : th_.node(l.hash, rt.hash),
+                 {l.range.first, rt.range.last}};
+    return nodes_[{r.begin, r.end}] = out;
+  }
+  // The audit path of target `index`: hashes, and ranges on a ranged tree.
+  void path(uint64_t index, std::vector<Hash32>& hashes, std::vector<KeyRange>& ranges) {
+    for (const Range& r : inclusion_ranges(index, n_)) {
+      const TreeNode& x = node(r);
+      hashes.push_back(x.hash);
+      if (th_.ranged()) ranges.push_back(x.range);
+    }
+  }
+
+ private:
+  const TreeHash& th_;
+  uint64_t n_;
+  std::vector<uint64_t> targets_;
+  std::map<std::pair<uint64_t, uint64_t>, TreeNode> nodes_;
+};
+
+const TreeHash& certificate_tree(const json& doc, const std::string& where) {
+  const int64_t v = kProof.count(kProof.need(doc, "version", where), "version", where);
+  return Commitment::data_tree_hash(int(v));
+}
+
+uint64_t certificate_size(const json& doc, const std::string& where) {
+  return kProof.u64(kProof.need(doc, "commitment", where), "n", where);
+}
+
+}  // namespace
+
+bool is_compact_certificate(const json& doc) {
+  return doc.is_object() && doc.contains("format") && doc["format"] == kContaminationFormat && doc.contains("multiproof");
+}
+
+json compact_certificate(const json& cert, const std::string& where) {
+  if (is_compact_certificate(cert)) return cert;
+  const TreeHash& th = certificate_tree(cert, where);
+  const uint64_t n = certificate_size(cert, where);
+  const json& absent = kProof.need(cert, "absent", where);
+  const json& present = kProof.need(cert, "present", where);
+  if (!absent.is_array() || !present.is_array()) kProof.bad("fields 'absent', 'present' must be arrays", where);
+  std::map<uint64_t, Hash32> leaf_at;
+  auto target = [&](uint64_t index, const Hash32& leaf) {
+    if (index >= n) kProof.bad("a proof's index is out of the tree", where);
+    if (auto [it, fresh] = leaf_at.emplace(index, leaf); !fresh && it->second != leaf)
+      kProof.bad("two proofs name different leaves at position " + std::to_string(index), where);
+  };
+  struct Path {
+    uint64_t index;
+    std::vector<Hash32> hashes;
+    std::vector<KeyRange> ranges;
+  };
+  std::vector<Path> paths;
+  json a_out = json::array(), p_out = json::array();
+  for (const auto& body : absent) {
+    const ExclusionProof e = parse_exclusion_body(body, where);
+    if (e.size != n) kProof.bad("a proof is for a tree of another size than the commitment's", where);
+    if (e.has_left && e.has_right && e.right.index != e.left.index + 1) kProof.bad("an exclusion's brackets are not adjacent", where);
+    const uint64_t at = e.has_right ? e.right.index : e.has_left ? e.left.index + 1 : 0;
+    for (const Bracket* b : {e.has_left ? &e.left : nullptr, e.has_right ? &e.right : nullptr})
+      if (b) {
+        target(b->index, b->leaf);
+        paths.push_back({b->index, b->path, b->ranges});
+      }
+    a_out.push_back({kProof.count(kProof.need(body, "eval_index", where), "eval_index", where), e.value.hex(), at});
+  }
+  for (const auto& body : present) {
+    const InclusionProof p = parse_inclusion_body(body, where);
+    if (p.size != n) kProof.bad("a proof is for a tree of another size than the commitment's", where);
+    target(p.index, p.leaf);
+    paths.push_back({p.index, p.path, p.ranges});
+    p_out.push_back({kProof.count(kProof.need(body, "eval_index", where), "eval_index", where), p.leaf.hex(), p.index});
+  }
+  std::vector<uint64_t> targets;
+  std::vector<uint8_t> leaves;
+  for (const auto& [index, leaf] : leaf_at) {
+    targets.push_back(index);
+    leaves.insert(leaves.end(), leaf.b.begin(), leaf.b.end());
+  }
+  // Every given node from the first path that has it; another path's must agree.
+  std::map<uint64_t, std::pair<Hash32, KeyRange>> given;
+  for (const Path& p : paths) {
+    const std::vector<Range> rs = inclusion_ranges(p.index, n);
+    if (p.hashes.size() != rs.size() || (th.ranged() && p.ranges.size() != rs.size()))
+      kProof.bad("a proof's path has the wrong length for its position", where);
+    for (size_t i = 0; i < rs.size(); i++)
+      if (!holds_target(targets, rs[i])) {
+        const KeyRange kr = th.ranged() ? p.ranges[i] : KeyRange{};
+        if (auto [it, fresh] = given.emplace(rs[i].begin, std::make_pair(p.hashes[i], kr)); !fresh && it->second.first != p.hashes[i])
+          kProof.bad("two proofs disagree on the node of positions " + std::to_string(rs[i].begin) + ".." +
+                         std::to_string(rs[i].end - 1),
+                     where);
+      }
+  }
+  std::vector<uint8_t> nodes;
+  for (const Range& r : given_nodes(targets, n)) {
+    const auto& [h, kr] = given.at(r.begin);
+    nodes.insert(nodes.end(), h.b.begin(), h.b.end());
+    if (th.ranged() && r.size() > 1)
+      for (const Hash32* x : {&kr.first, &kr.last}) nodes.insert(nodes.end(), x->b.begin(), x->b.end());
+  }
+  json out = cert;
+  out.erase("absent");
+  out.erase("present");
+  out["multiproof"] = {{"absent", a_out}, {"present", p_out}, {"leaves", to_base64(leaves)}, {"nodes", to_base64(nodes)}};
+  return out;
+}
+
+json expand_certificate(const json& doc, const std::string& where) {
+  if (!is_compact_certificate(doc)) return doc;
+  if (doc.contains("absent") || doc.contains("present"))
+    kProof.bad("a compact certificate has no 'absent' or 'present' list beside its multiproof", where);
+  const TreeHash& th = certificate_tree(doc, where);
+  const uint64_t n = certificate_size(doc, where);
+  const json& mp = doc["multiproof"];
+  kProof.only_keys(mp, {"absent", "present", "leaves", "nodes"}, where, "multiproof");
+  // The entries: [eval_index, leaf, position] (for an absent record the
+  // position of its right neighbour, n when it is above every leaf).
+  struct Entry {
+    int64_t eval_index;
+    Hash32 leaf;
+    uint64_t at;
+  };
+  auto entries = [&](const char* key, bool gap) {
+    const json& list = kProof.need(mp, key, where);
+    if (!list.is_array()) kProof.bad(std::string("field 'multiproof.") + key + "' must be an array", where);
+    std::vector<Entry> out;
+    for (const auto& e : list) {
+      const std::string name = std::string("multiproof.") + key + "[" + std::to_string(out.size()) + "]";
+      if (!e.is_array() || e.size() != 3 || !e[1].is_string())
+        kProof.bad("field '" + name + "' must be [eval_index, leaf, position]", where);
+      Entry x{kProof.count(e[0], name, where), {}, uint64_t(kProof.count(e[2], name, where))};
+      if (!Hash32::from_hex(e[1].get<std::string>(), x.leaf)) kProof.bad("field '" + name + "' has a bad leaf", where);
+      if (gap ? x.at > n : x.at >= n) kProof.bad("field '" + name + "' names a position out of the tree", where);
+      out.push_back(x);
+    }
+    return out;
+  };
+  const std::vector<Entry> absent = entries("absent", true), present = entries("present", false);
+  std::vector<uint64_t> targets;
+  for (const Entry& e : absent) {
+    if (e.at > 0) targets.push_back(e.at - 1);
+    if (e.at < n) targets.push_back(e.at);
+  }
+  for (const Entry& e : present) targets.push_back(e.at);
+  std::sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+  const std::vector<uint8_t> leaves = from_base64(mp, "leaves", where), nodes = from_base64(mp, "nodes", where);
+  if (leaves.size() != targets.size() * 32)
+    kProof.bad("field 'multiproof.leaves' holds " + std::to_string(leaves.size()) + " bytes, not 32 for each of the " +
+                   std::to_string(targets.size()) + " positions the proofs name",
+               where);
+  Multiproof tree(th, n, targets);
+  std::map<uint64_t, Hash32> leaf_at;
+  for (size_t i = 0; i < targets.size(); i++) {
+    Hash32 h;
+    std::memcpy(h.b.data(), leaves.data() + 32 * i, 32);
+    leaf_at[targets[i]] = h;
+    tree.set({targets[i], targets[i] + 1}, {h, {h, h}});
+  }
+  size_t at = 0;
+  auto take = [&](Hash32& h) {
+    if (at + 32 > nodes.size()) kProof.bad("field 'multiproof.nodes' is shorter than the nodes the proofs need", where);
+    std::memcpy(h.b.data(), nodes.data() + at, 32);
+    at += 32;
+  };
+  for (const Range& r : given_nodes(targets, n)) {
+    TreeNode x;
+    take(x.hash);
+    x.range = {x.hash, x.hash};
+    if (th.ranged() && r.size() > 1) {
+      take(x.range.first);
+      take(x.range.last);
+    }
+    tree.set(r, x);
+  }
+  if (at != nodes.size()) kProof.bad("field 'multiproof.nodes' is longer than the nodes the proofs need", where);
+  json a_out = json::array(), p_out = json::array();
+  auto bracket = [&](uint64_t index) {
+    Bracket b{index, leaf_at.at(index), {}, {}};
+    tree.path(index, b.path, b.ranges);
+    return b;
+  };
+  for (const Entry& e : absent) {
+    ExclusionProof p;
+    p.value = e.leaf;
+    p.size = n;
+    p.has_left = e.at > 0;
+    p.has_right = e.at < n;
+    if (p.has_left) p.left = bracket(e.at - 1);
+    if (p.has_right) p.right = bracket(e.at);
+    json body = exclusion_body(p);
+    body["eval_index"] = e.eval_index;
+    a_out.push_back(std::move(body));
+  }
+  for (const Entry& e : present) {
+    InclusionProof p;
+    p.leaf = e.leaf;
+    p.index = e.at;
+    p.size = n;
+    tree.path(e.at, p.path, p.ranges);
+    json body = inclusion_body(p);
+    body["eval_index"] = e.eval_index;
+    p_out.push_back(std::move(body));
+  }
+  json out = doc;
+  out.erase("multiproof");
+  out["absent"] = std::move(a_out);
+  out["present"] = std::move(p_out);
+  return out;
 }
 
 }  // namespace wit

@@ -169,7 +169,8 @@ int query_verify(const std::string& commit_path, const std::string& proof_path, 
   Commitment c = Commitment::load(commit_path);
   std::string text = read_file(proof_path);
   const std::string where = proof_path == "-" ? "stdin" : proof_path;
-  const nlohmann::json doc = jsonf::parse(text, "invalid proof", where);
+  // A certificate in its compact form (wit-board pack) is verified as the full one it gives.
+  const nlohmann::json doc = expand_certificate(jsonf::parse(text, "invalid proof", where), where);
   Verdict v = verify_document(doc, c, where, strict);
   if (v.ok && !cover_files.empty()) {
     if (doc.value("format", std::string()) != kContaminationFormat)
