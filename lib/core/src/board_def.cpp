@@ -3,6 +3,7 @@
 #include "wit/board_def.h"
 
 #include <sodium.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -398,6 +399,45 @@ std::string file_digest(const std::string& path, uint64_t* bytes) {
   crypto_generichash_final(&st, h.data(), 32);
   if (bytes) *bytes = total;
   return h.hex();
+}
+
+StoredCopy::StoredCopy(const std::string& store, const std::string& rel, const std::string& digest, const char* what,
+                       const std::map<std::string, std::string>& pruned, const StoreOpen& open) {
+  const std::string p = (fs::path(store) / rel).string();
+  Fd in = open ? open(p) : Fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st {};
+  if (!in.ok() || ::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    const auto it = pruned.find(rel);
+    throw NotReVerifiable(std::string("its ") + what + " " + rel + " is not in the store " + store +
+                          (it != pruned.end() ? " (" + it->second + "; the signed document stands, but can no longer be "
+                                                                     "replayed from the store)"
+                                              : std::string()));
+  }
+  dir_ = std::make_unique<TempDir>("wit-audit");
+  path_ = *dir_ / fs::path(rel).filename().string();
+  Fd out(::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!out.ok()) throw Error("cannot make a private copy of stored evidence: " + errno_text(), path_);
+  crypto_generichash_state h;
+  crypto_generichash_init(&h, nullptr, 0, 32);
+  std::vector<unsigned char> buf(1 << 20);
+  for (;;) {
+    const ssize_t got = ::read(in.get(), buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error("cannot read stored evidence: " + errno_text(), p);
+    if (got == 0) break;
+    crypto_generichash_update(&h, buf.data(), uint64_t(got));
+    for (ssize_t done = 0; done < got;) {
+      const ssize_t w = ::write(out.get(), buf.data() + done, size_t(got - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) throw Error("cannot make a private copy of stored evidence: " + errno_text(), path_);
+      done += w;
+    }
+  }
+  if (!out.close()) throw Error("cannot make a private copy of stored evidence: " + errno_text(), path_);
+  Hash32 d;
+  crypto_generichash_final(&h, d.data(), 32);
+  if (d.hex() != digest)
+    throw NotReVerifiable(std::string("the store serves other bytes for its ") + what + " " + rel + " than its digest");
 }
 
 // --- the sealed split

@@ -458,33 +458,6 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   return out;
 }
 
-namespace {
-
-// Evidence the store could not give: missing (pruned, or never there) or not
-// the bytes its signed document names. Not a verdict either way.
-struct NotReVerifiable : Error {
-  using Error::Error;
-};
-
-// The path in `store` of `rel` (what a signed document names by `digest`),
-// checked to hold exactly those bytes before anything reads it.
-std::string from_store(const std::string& store, const std::string& rel, const std::string& digest, const char* what,
-                       const std::map<std::string, std::string>& pruned) {
-  const std::string p = (fs::path(store) / rel).string();
-  if (!fs::is_regular_file(p)) {
-    const auto it = pruned.find(rel);
-    throw NotReVerifiable(std::string("its ") + what + " " + rel + " is not in the store " + store +
-                          (it != pruned.end() ? " (" + it->second + "; the signed document stands, but can no longer be "
-                                                                     "replayed from the store)"
-                                              : std::string()));
-  }
-  if (file_digest(p) != digest)
-    throw NotReVerifiable(std::string("the store serves other bytes for its ") + what + " " + rel + " than its digest");
-  return p;
-}
-
-}  // namespace
-
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path,
                         const std::string& store_given) {
   const BoardDefinition def = BoardDefinition::load(dir);
@@ -532,8 +505,8 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
         const std::string cm = std::string(member::kChallenges) + name + ".json";
         if (!b.has(cm)) throw Error("answers no challenge in the bundle");
         const Challenge ch = Challenge::from_json(parse_text(b.get(cm), cm), cm);
-        const std::string stored = from_store(store, br.response_path(), br.response_digest, "response", pruned);
-        const SpooledBundle resp = SpooledBundle::open(stored, response_member_limit());
+        const StoredCopy stored(store, br.response_path(), br.response_digest, "response", pruned);  // read once
+        const SpooledBundle resp = SpooledBundle::open(stored.path(), response_member_limit());
         const ReplayReport was = ReplayReport::from_json(br.report, where);
         // A finding on a sealed record is re-checked only with the sealed set (revealed, or given).
         const bool sealed_finding = br.overlap.is_object() && br.overlap.value("benchmark", "").rfind("sealed record", 0) == 0;
@@ -555,10 +528,10 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
       try {
         const BoardLeaves bl = BoardLeaves::from_json(parse_text(b.get(member::kBoardLeaves), where), where);
         if (auto p = bl.problem(def.key)) throw Error(*p);
-        const std::string stored = from_store(store, bl.leaves_path(), bl.leaves_digest, "leaves file", pruned);
+        const StoredCopy stored(store, bl.leaves_path(), bl.leaves_digest, "leaves file", pruned);
         const Commitment data = Commitment::from_json(parse_text(b.get(member::kDataCommit), where), member::kDataCommit);
         // One hashing thread: the audit's threaded path crashed once under wit-board (see docs/board.md).
-        const LeavesAudit a = audit_leaves_file(stored, data, 1);
+        const LeavesAudit a = audit_leaves_file(stored.path(), data, 1);
         if ((a.ok ? std::string() : a.reason) != bl.refused) throw Error("the board's audit of the tree does not reproduce");
       } catch (const std::exception& x) {
         failed(where, x);
@@ -570,9 +543,9 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
     try {
       const BoardEval be = BoardEval::from_json(parse_text(b.get(member::kBoardEval), where), where);
       if (auto p = be.problem(def.key)) throw Error(*p);
-      const std::string stored = from_store(store, be.weights_path(), be.weights_digest, "weights", pruned);
-      std::string model;
-      if (!be.model_digest.empty()) model = from_store(store, be.model_path(), be.model_digest, "model file", pruned);
+      const StoredCopy stored(store, be.weights_path(), be.weights_digest, "weights", pruned);
+      std::optional<StoredCopy> model;
+      if (!be.model_digest.empty()) model.emplace(store, be.model_path(), be.model_digest, "model file", pruned);
       const SealedSet* sealed = nullptr;
       if (be.has_sealed) {
         auto it = sealed_sets.find(be.sealed_epoch);
@@ -587,7 +560,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
           throw Error("it names epoch " + std::to_string(e) + " in its public split, which the board has not revealed");
         joined.push_back(&it->second);
       }
-      const Scored sc = score_weights(dir, def, b, stored, model, opt.threads, opt.device, sealed, joined);
+      const Scored sc = score_weights(dir, def, b, stored.path(), model ? model->path() : "", opt.threads, opt.device, sealed, joined);
       if (!sc.why_not.empty()) throw Error(sc.why_not);
       // Without the sealed set (not revealed yet) the public half is checked; a refusal on the sealed split
       // then shows as a public pass.

@@ -6,6 +6,7 @@
 // and the board's own report on a response it replayed.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "wit/bytes.h"
 #include "wit/challenge.h"
 #include "wit/commitment.h"
+#include "wit/error.h"
 #include "wit/io.h"
 #include "wit/report.h"
 #include "wit/run_bundle.h"
@@ -442,5 +444,34 @@ class StagedFile {
 
 // A file's member_digest, read in pieces (a response bundle can be large).
 std::string file_digest(const std::string& path, uint64_t* bytes = nullptr);
+
+// Evidence the store could not give: missing (pruned, or never there) or not
+// the bytes its signed document names. Not a verdict either way.
+struct NotReVerifiable : Error {
+  using Error::Error;
+};
+
+// Opens a stored file for reading (open(2) by default; a test gives one that
+// serves other bytes on a second open, as a changing store would).
+using StoreOpen = std::function<Fd(const std::string& path)>;
+
+// One stored file as audit uses it, read from the store once: STORE/rel is
+// copied into a private temporary directory (mode 0700 under $TMPDIR, removed
+// with the object) while its digest is computed from the same bytes, so what
+// the audit then reads is exactly what it hashed, whatever the store serves
+// later. Throws NotReVerifiable when the store does not hold it (saying when
+// `pruned`, rel -> "pruned from the store on DATE (runs ...)", dropped it) or
+// serves other bytes than `digest`.
+class StoredCopy {
+ public:
+  StoredCopy(const std::string& store, const std::string& rel, const std::string& digest, const char* what,
+             const std::map<std::string, std::string>& pruned, const StoreOpen& open = {});
+  // The private copy, named as in the store (its extension kept).
+  const std::string& path() const { return path_; }
+
+ private:
+  std::unique_ptr<TempDir> dir_;
+  std::string path_;
+};
 
 }  // namespace wit
