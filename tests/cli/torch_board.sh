@@ -374,6 +374,19 @@ ls board-p.store/responses/*.wbundle 2>/dev/null | wc -l | grep -q "^$(ls board/
   ok || fail "prune removed another run's bytes: $(ls board-p.store/responses)"
 run 0 wit-board build -q board-p -o psite
 jq -e '.runs[] | select(.name == "honest") | .status == "certified"' psite/board.json >/dev/null && ok || fail "a prune changed a verdict"
+# show and the site say what was pruned, and when (the verdict stands); a run whose bytes stay says nothing.
+jq -e '.runs[] | select(.name == "honest") | .pruned.files >= 3 and .pruned.files == .pruned.of and (.pruned.date | test("^20[0-9-]+ [0-9:]+ UTC$"))' \
+  psite/board.json >/dev/null && ok || fail "board.json does not say what was pruned: $(jq -c '.runs[] | {name, pruned}' psite/board.json)"
+jq -e '[.runs[] | select(.name != "honest") | .pruned] | all(. == null)' psite/board.json >/dev/null && ok || fail "another run shown as pruned"
+grep -q '<p class="reason" id="pruned">evidence pruned from the store on [0-9-]* [0-9:]* UTC ([0-9]* of [0-9]* stored files): the board.s signed documents stand' \
+  psite/runs/honest.html && ok || fail "the run page does not say the evidence was pruned"
+grep -q 'evidence pruned [0-9-]*: audit can no longer replay it' psite/index.html && ok || fail "the table does not mark the pruned run"
+run 0 wit-board show board-p/runs/honest
+grep -q "^evidence pruned from the store on .* stored files): the board's signed documents stand, but 'wit-board audit' can no longer replay them" out &&
+  ok || fail "show does not say the evidence was pruned: $(cat out)"
+run 0 wit-board show board/runs/honest
+grep -q 'evidence pruned' out && fail "show says pruned before any prune" || ok
+if [ -n "${WIT_BOARD_KEEP:-}" ]; then cp -r psite "$WIT_BOARD_KEEP/psite"; fi
 echo x >board-p.store/responses/stray
 run 1 wit-board audit -q -j1 board-p --store board-p.store
 grep -q "unexpected file in the board folder or its store .*: board-p.store/responses/stray" err && ok || fail "audit did not name the stray in the store: $(cat err)"

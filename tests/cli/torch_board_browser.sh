@@ -5,7 +5,7 @@
 # run page from disk, with no network. Checks the DOM after the page's own
 # script ran (the summary it writes, the sortable marker), that the table
 # lists the runs with their statuses, that the SVG plots are there with path
-# data, and that a screenshot is drawn.
+# data, that a screenshot is drawn, and that a pruned run is marked.
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 
@@ -72,6 +72,14 @@ grep -q '<text class="ylabel"[^>]*>mean training loss, nats</text>' "$dom" && ok
 grep -q '<circle cx="[0-9.]*" cy="[0-9.]*" r="3"' "$dom" && ok || fail "no replay points"
 grep -q 'drawn by the board (number 0)' "$dom" && ok || fail "who drew the challenge is not shown"
 grep -q 'verified by the board' "$dom" && ok || fail "the verified response is not named"
+
+# After a prune (torch_board.sh's board-p): the table and the run page say the honest run's evidence was pruned.
+browse "$T/pruned.dom" --dump-dom "file://$T/keep/psite/index.html" && ok || fail "chromium could not open the pruned board's index.html"
+grep -q 'evidence pruned [0-9-]*: audit can no longer replay it' "$T/pruned.dom" && ok || fail "the table does not mark the pruned run"
+grep -q 'data-status="certified" data-name="honest"' "$T/pruned.dom" && ok || fail "a prune changed the run's status on the site"
+browse "$T/pruned-run.dom" --dump-dom "file://$T/keep/psite/runs/honest.html" && ok || fail "chromium could not open the pruned run page"
+grep -q '<p class="reason" id="pruned">evidence pruned from the store on ' "$T/pruned-run.dom" && ok ||
+  fail "the run page does not say the evidence was pruned"
 
 # The browser draws the pages (a blank page would compress to almost nothing).
 browse /dev/null --screenshot="$T/index.png" --window-size=1280,900 "file://$SITE/index.html"

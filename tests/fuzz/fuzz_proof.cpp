@@ -1,5 +1,5 @@
-// Fuzz target for proof documents and contamination certificates
-// (verify_document) against a fixed nine-record commitment built in memory:
+// Fuzz target for proof documents and contamination certificates, full or
+// compact (expand_certificate, then verify_document) against a fixed nine-record commitment built in memory:
 // of version 3 (the ranged tree), or of version 2 (RFC 6962, still read)
 // for a document that says version 2.
 // Besides "wit::Error or a verdict", it checks soundness: a document judged
@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/commitment.h"
+#include "wit/contamination.h"
 #include "wit/error.h"
 #include "wit/merkle.h"
 #include "wit/proofs.h"
@@ -76,6 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (doc.is_discarded()) return wit_fuzz::note('j'), 0;
   wit::Verdict v;
   try {
+    doc = wit::expand_certificate(doc, "fuzz");  // the compact form: its full certificate, checked below
     const bool v2 = doc.is_object() && doc.contains("version") && doc["version"] == 2;
     v = wit::verify_document(doc, v2 ? f.c2 : f.c, "fuzz");
   } catch (const wit::Error&) {

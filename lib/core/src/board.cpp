@@ -953,6 +953,10 @@ std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefiniti
     const RunBundle listed = listed_members(b, ignored);
     RunEntry e = evaluate_run_bundle(listed, def.policy.fraction, &def);
     e.ignored = ignored;
+    const RunPruned pr = run_pruned(dir, listed);
+    e.pruned_files = pr.files;
+    e.evidence_files = pr.of;
+    e.pruned_at = pr.at;
     out.push_back(std::move(e));
   }
   out = order_board(std::move(out));
@@ -1149,6 +1153,8 @@ json RunEntry::to_json() const {
                                              {"flagged", flagged}}}}
                              : json(nullptr);
   j["ignored"] = ignored;
+  j["pruned"] = pruned_files ? json{{"files", pruned_files}, {"of", evidence_files}, {"at", pruned_at}, {"date", utc_date(pruned_at)}}
+                             : json(nullptr);
   j["overlap"] = overlap;
   j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}, {"tree_audited", leaves_audited}, {"tree_ranged", tree_ranged}}
                              : json(nullptr);
@@ -1167,6 +1173,13 @@ json RunEntry::to_json() const {
   for (const auto& [s, l] : loss_curve) curve.push_back({s, num(l)});
   j["loss_curve"] = curve;
   return j;
+}
+
+std::string RunEntry::pruned_note() const {
+  if (!pruned_files) return "";
+  return "evidence pruned from the store on " + utc_date(pruned_at) + " (" + std::to_string(pruned_files) + " of " +
+         cli::count_of(evidence_files, "stored file") +
+         "): the board's signed documents stand, but 'wit-board audit' can no longer replay them from the store";
 }
 
 std::string RunEntry::describe() const {
@@ -1230,6 +1243,7 @@ std::string RunEntry::describe() const {
     o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
       << " distinct eval records proved against the training data; the training tree "
       << (tree_ranged ? "ranged: every proof checks its own path's order" : leaves_audited ? "audited sorted by the board" : "not audited") << ")\n";
+  if (pruned_files) o << pruned_note() << "\n";
   if (!ignored.empty()) {
     o << "ignored (not in the bundle's index; they count for nothing):";
     for (const auto& f : ignored) o << " " << f;

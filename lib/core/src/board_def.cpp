@@ -244,6 +244,8 @@ PruneRecord read_pruned(const std::string& dir) {
   return PruneRecord::from_json(jsonf::parse(read_file(p), "invalid prune record", p), p);
 }
 
+}  // namespace
+
 std::string utc_date(uint64_t t) {
   const time_t tt = time_t(t);
   struct tm tm {};
@@ -252,6 +254,8 @@ std::string utc_date(uint64_t t) {
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
   return buf;
 }
+
+namespace {
 
 // The store paths a run's board documents name (its evidence), parsed as
 // the board wrote them; a document that does not parse names nothing here
@@ -326,6 +330,22 @@ std::map<std::string, std::string> pruned_evidence(const std::string& dir) {
     std::string runs;
     for (const auto& r : e.runs) runs += (runs.empty() ? "" : ", ") + r;
     out[e.path] = "pruned from the store on " + utc_date(e.at) + " (runs " + runs + ")";
+  }
+  return out;
+}
+
+RunPruned run_pruned(const std::string& dir, const RunBundle& b) {
+  RunPruned out;
+  const PruneRecord rec = read_pruned(dir);
+  if (rec.pruned.empty()) return out;
+  std::map<std::string, uint64_t> at;
+  for (const auto& e : rec.pruned) at[e.path] = std::max(at[e.path], e.at);
+  for (const auto& p : run_evidence(b)) {
+    out.of++;
+    if (auto it = at.find(p); it != at.end()) {
+      out.files++;
+      out.at = std::max(out.at, it->second);
+    }
   }
   return out;
 }

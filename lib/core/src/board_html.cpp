@@ -435,6 +435,9 @@ std::string render_index_html(const std::vector<RunEntry>& runs, double fraction
     o << "<td data-v=\"" << n << "\"><a href=\"runs/" << n << ".html\">" << n << "</a></td>";
     o << "<td data-v=\"" << html_escape(status_name(e.status)) << "\">" << badge(e);
     if (!e.reason.empty()) o << "<br><span class=\"reason\">" << html_escape(e.reason) << "</span>";
+    if (e.pruned_files)
+      o << "<br><span class=\"reason pruned\">evidence pruned " << html_escape(utc_date(e.pruned_at).substr(0, 10))
+        << ": audit can no longer replay it</span>";
     o << "</td>";
     if (sealed) {
       const bool sk = e.sealed_known && e.status != BoardStatus::kRejected;
@@ -472,6 +475,7 @@ std::string render_run_html(const RunEntry& e) {
   o << "<p><a href=\"../index.html\">&#8592; leaderboard</a></p>\n";
   o << "<h1>" << html_escape(e.name) << " " << badge(e) << "</h1>\n";
   if (!e.reason.empty()) o << "<p class=\"reason\" id=\"reason\">" << html_escape(e.reason) << "</p>\n";
+  if (e.pruned_files) o << "<p class=\"reason\" id=\"pruned\">" << html_escape(e.pruned_note()) << ".</p>\n";
   o << "<dl>\n";
   o << "<dt>bundle</dt><dd>" << html_escape(e.source) << "</dd>\n";
   if (!e.run_id.empty()) o << "<dt>run id</dt><dd><code>" << html_escape(e.run_id) << "</code></dd>\n";

@@ -129,6 +129,13 @@ struct RunEntry {
   std::string overlap;     // the board's overlap finding on a replayed batch (policy action "flag"), in words; "" when none
   // Files in the bundle's folder its index does not list: they count for nothing.
   std::vector<std::string> ignored;
+  // Of the stored files its board documents name (evidence_files), how many
+  // DIR/pruned.json records as pruned from the store, and when the newest was
+  // (evaluate_board): the verdict stands, audit can no longer replay them.
+  size_t pruned_files = 0, evidence_files = 0;
+  uint64_t pruned_at = 0;
+  // "evidence pruned from the store on DATE (N of M stored files): ...", "" when none.
+  std::string pruned_note() const;
   std::vector<EvalCheckState> eval_checks;
   std::vector<uint64_t> eval_indices_checked;  // union over certified spot checks
   int64_t eval_bad = 0;

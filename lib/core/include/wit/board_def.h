@@ -219,6 +219,16 @@ struct PruneRecord {
 };
 // DIR/pruned.json read back: store path -> "pruned from the store on DATE (runs …)", empty when none.
 std::map<std::string, std::string> pruned_evidence(const std::string& dir);
+// What DIR/pruned.json says prune dropped of one run's evidence: of the store
+// paths its board documents name, how many are recorded as pruned, and the
+// newest time (Unix) one was. files 0: nothing of it was pruned.
+struct RunPruned {
+  size_t files = 0, of = 0;
+  uint64_t at = 0;
+};
+RunPruned run_pruned(const std::string& dir, const RunBundle& b);
+// "YYYY-MM-DD HH:MM UTC" of a Unix time.
+std::string utc_date(uint64_t t);
 
 // True when DIR holds a board definition.
 bool is_board_dir(const std::string& dir);
