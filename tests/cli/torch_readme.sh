@@ -84,6 +84,13 @@ run 0 wit-board challenge board/runs/lab --key lab.key
 bash -e -o pipefail ../board2.sh >../board2.out 2>../board2.err && ok ||
   { fail "the section's second block exited non-zero"; tail -n 8 ../board2.err | sed 's/^/  stderr: /' >&2; }
 run 0 wit-board add board/runs/lab answer.wbundle --key lab.key --sealed lab.sealed.json
+# pack --released exported the released weights itself: wit-sketch export's bytes, bound exactly.
+run 0 wit-sketch export --run run -o exported.safetensors "$(ls run/ckpt/step-*.safetensors | tail -n 1)"
+cmp -s exported.safetensors released.safetensors && ok || fail "pack --released differs from wit-sketch export"
+[ "$(json_get board/runs/lab/model.binding.json match)" = true ] && ok || fail "pack --released did not bind the weights"
+run 2 wit-board pack --board board -o r2.wbundle --name r2 --run run --data-commit train.commit.json --released released.safetensors &&
+  error_is wit-board 'output exists'
+absent r2.wbundle
 run 0 wit-board evaluate board/runs/lab released.safetensors --key lab.key --sealed lab.sealed.json
 run 0 wit-board build board -o site
 [ "$(jq -r '.runs[] | select(.name == "lab") | .status' site/board.json)" = certified ] && ok ||

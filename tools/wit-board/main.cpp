@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   prune->add_flag("-q,--quiet", quiet, "No summary on stderr");
 
   // pack
-  std::string p_out, p_name, p_run, p_data, p_evalc, p_eval, p_scores, p_cont, p_fp, p_binding, p_board, p_index;
+  std::string p_out, p_name, p_run, p_data, p_evalc, p_eval, p_scores, p_cont, p_fp, p_binding, p_board, p_index, p_released;
   std::vector<std::string> p_checks, p_challenges, p_reports, p_probe_checks;
   bool p_nolog = false;
   auto* pack = app.add_subcommand("pack", "Pack a finished run and its evidence into a new run bundle");
@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
   pack->add_option("--challenge", p_challenges, "A challenge (wit-challenge); repeat for more")->type_name("FILE");
   pack->add_option("--report", p_reports, "A replay report answering one of the challenges (wit-replay verify)")->type_name("FILE");
   pack->add_option("--model-fingerprint", p_fp, "The released model's fingerprint (wit-sketch fingerprint; information only)")->type_name("FILE");
-  pack->add_option("--model-binding", p_binding, "The released weights file bound to the final state (wit-sketch match --json)")->type_name("FILE");
+  auto* pbind = pack->add_option("--model-binding", p_binding, "The released weights file bound to the final state (wit-sketch match --json)")->type_name("FILE");
+  pack->add_option("--released", p_released, "Export the released weights (parameters only) from the run's final checkpoint to FILE and pack their binding")->type_name("FILE")->excludes(pbind);
   pack->add_option("--probe-check", p_probe_checks, "A fresh-probe check of a model behind an API (wit-sketch probe-check -o); repeat for more")->type_name("FILE");
   pack->add_flag("--no-log", p_nolog, "Leave run.wlog out (smaller; no loss curve)");
   pack->add_flag("-q,--quiet", quiet, "No status on stderr");
@@ -229,7 +230,7 @@ int main(int argc, char** argv) {
       in.reports = p_reports;
       in.eval_checks = p_checks;
       in.include_log = !p_nolog;
-      return wit::board_pack_cmd(in, p_out, quiet);
+      return wit::board_pack_cmd(in, p_out, p_released, quiet);
     }
     if (build->parsed()) return wit::board_build_cmd(b_paths, b_site, fraction, quiet);
     if (chal->parsed()) return wit::board_challenge_cmd({c_bundle, c_nonce, c_key, c_out, c_k, c_conf, c_frac}, quiet);

@@ -35,6 +35,7 @@
 #include "wit/release.h"
 #include "wit/runlog.h"
 #include "wit/sketch.h"
+#include "wit/state_root.h"
 
 namespace wit {
 
@@ -684,6 +685,29 @@ std::string compact_member(const json& cert, const std::string& where) {
 
 }  // namespace
 
+ReleasedWeights export_released(const std::string& run_dir) {
+  const RunPaths rp(run_dir);
+  const Manifest mf = Manifest::load(rp.manifest());
+  const std::string ckpt = rp.checkpoint(uint64_t(mf.steps));
+  if (!lexists(ckpt))
+    throw Error("the run has no final checkpoint to export the released weights from", ckpt,
+                "a run trained across ranks keeps it in shards: wit-sketch export --run RUN -o W CKPT, "
+                "wit-sketch match --json --run RUN W >B, then pack --model-binding B");
+  ReleasedWeights out{Safetensors::open(ckpt), {}, {}};
+  const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
+  const LoggedFinal fin = final_logged_state(log, rp.log());
+  const StateRoot parts = state_root_parts(out.checkpoint.tensors());
+  if (fin.step != uint64_t(mf.steps) || parts.root != fin.root)
+    throw Error("the final checkpoint is not the state the run logged at its final step", ckpt);
+  for (const auto& t : out.checkpoint.tensors())
+    if (is_param_tensor(t.name)) out.params.push_back(t);
+  const NamedLeaves leaves = tensor_leaves(out.params);
+  const ReleaseBinding rb = bind_release(out.params, fin, parts.optim, &leaves);
+  if (!rb.match) throw Error("the exported weights do not bind to the final state: " + rb.reason, ckpt);
+  out.binding = rb.to_json().dump(2) + "\n";
+  return out;
+}
+
 RunBundle pack_run_bundle(const PackInput& in, const BoardDefinition* board) {
   if (!run_bundle_name_ok(in.name))
     throw Error("invalid --name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)", in.name);
@@ -724,7 +748,9 @@ RunBundle pack_run_bundle(const PackInput& in, const BoardDefinition* board) {
     throw Error("--data-index is for --board (the certificate is of the board's benchmark)", in.data_index);
   }
   if (!in.model_fingerprint.empty()) b.files[member::kModelFingerprint] = read_file(in.model_fingerprint);
-  if (!in.model_binding.empty()) {
+  if (!in.model_binding_text.empty()) {
+    b.files[member::kModelBinding] = in.model_binding_text;
+  } else if (!in.model_binding.empty()) {
     const std::string text = read_file(in.model_binding);
     const nlohmann::json j = jsonf::parse(text, "invalid model binding", in.model_binding);
     (void)ReleaseBinding::from_json(j, in.model_binding);

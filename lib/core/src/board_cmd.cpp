@@ -2,6 +2,7 @@
 #include "wit/board_cmd.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -218,12 +219,22 @@ int board_leaves_cmd(const std::string& l_bundle, const std::string& l_file, con
   return cli::kOk;
 }
 
-int board_pack_cmd(const PackInput& in, const std::string& p_out, bool quiet) {
+int board_pack_cmd(const PackInput& given, const std::string& p_out, const std::string& released, bool quiet) {
   if (lexists(p_out)) throw Error("output exists", p_out, "pick a new path; a bundle is never overwritten");
   std::optional<BoardDefinition> def;
-  if (!in.board_dir.empty()) {
-    if (!is_board_dir(in.board_dir)) throw Error("not a board (no board.def.json)", in.board_dir);
-    def = BoardDefinition::load(in.board_dir);
+  if (!given.board_dir.empty()) {
+    if (!is_board_dir(given.board_dir)) throw Error("not a board (no board.def.json)", given.board_dir);
+    def = BoardDefinition::load(given.board_dir);
+  }
+  PackInput in = given;
+  // --released: the weights exported from the final checkpoint and bound here (no wit-sketch export / match).
+  std::optional<ReleasedWeights> weights;
+  if (!released.empty()) {
+    if (!in.model_binding.empty())
+      throw Error("--released binds the weights it exports; give --released or --model-binding, not both", released);
+    if (lexists(released)) throw Error("output exists", released, "pick a new path; a file is never overwritten");
+    weights.emplace(export_released(in.run_dir));
+    in.model_binding_text = weights->binding;
   }
   RunBundle b = pack_run_bundle(in, def ? &*def : nullptr);
   b.path = p_out;
@@ -238,10 +249,19 @@ int board_pack_cmd(const PackInput& in, const std::string& p_out, bool quiet) {
     if (judged->status == BoardStatus::kRejected)
       throw Error("board " + def->name + " would reject the run: " + judged->reason, p_out, "nothing was written");
   }
-  b.save_new();
+  if (weights) write_safetensors(released, weights->params);
+  try {
+    b.save_new();
+  } catch (...) {
+    if (weights) ::unlink(released.c_str());  // nothing half-done: the weights go with the bundle
+    throw;
+  }
   if (!quiet) {
     const RunEntry e = judged ? *judged : evaluate_run_bundle(b);
     cli::note("packed " + std::to_string(b.files.size()) + " members into " + p_out + "; the board says: " + first_line(e));
+    if (weights)
+      cli::note("the released weights (parameters only, bound to the final state) are in " + released +
+                ": hand them to the board (wit-board evaluate)");
     if (def)
       cli::note("next: wit-board submit " + in.board_dir + " " + p_out + "; then the board draws challenges (wit-board challenge), "
                 "you answer each (wit-replay respond), it replays them (wit-board add) and scores the released weights "

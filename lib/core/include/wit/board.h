@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/board_def.h"
+#include "wit/safetensors.h"
 #include "wit/check.h"
 #include "wit/manifest.h"
 #include "wit/report.h"
@@ -224,6 +225,20 @@ Problem contamination_problem(const BoardDefinition& board, bool has_certificate
 // unless include_log is false) and the files named, byte for byte;
 // challenges, reports and eval checks are parsed only to name them (a report
 // must answer one of the challenges).
+// pack --released: the released weights exported from a finished run's final
+// checkpoint (RUN/ckpt/step-T.safetensors, checked to be the state the run
+// logged at its final step T): its parameter tensors, as `wit-sketch export`
+// writes them (the same bytes), and their exact binding to that state (what
+// `wit-sketch match --json` gives, without the probe). Throws wit::Error when
+// the run has no single-file final checkpoint (a run trained across ranks
+// keeps it in shards: export it with wit-sketch) or it is not the logged one.
+struct ReleasedWeights {
+  Safetensors checkpoint;          // mapped: the parameters are views into it
+  std::vector<TensorView> params;  // in name order
+  std::string binding;             // model.binding.json's text
+};
+ReleasedWeights export_released(const std::string& run_dir);
+
 struct PackInput {
   std::string name, run_dir, data_commit;
   // The trainer's own evaluation: each optional ("" = none; docs/run-bundle.md).
@@ -234,6 +249,7 @@ struct PackInput {
   std::string board_dir, data_index;
   std::string model_fingerprint;  // "" = none
   std::string model_binding;      // "" = none (wit-sketch match --json)
+  std::string model_binding_text;  // the binding itself, made by pack --released (export_released); "" = none
   std::vector<std::string> challenges, reports, eval_checks, probe_checks;
   bool include_log = true;
 };

@@ -33,7 +33,9 @@ int board_leaves_cmd(const std::string& bundle, const std::string& leaves, const
                      unsigned threads, bool quiet, const std::string& store = "");
 
 // pack: a new run bundle at `out` (a directory, or a .wbundle file).
-int board_pack_cmd(const PackInput& in, const std::string& out, bool quiet);
+// `released` (--released FILE): also export the released weights from the
+// run's final checkpoint to FILE and pack their binding (export_released).
+int board_pack_cmd(const PackInput& in, const std::string& out, const std::string& released, bool quiet);
 
 // Names on stderr every file in board folder `dir` it does not expect (unexpected_board_files).
 void note_unexpected_files(const std::string& dir, const BoardDefinition& def);
