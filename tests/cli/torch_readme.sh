@@ -80,6 +80,10 @@ for m in eval.json eval.scores.json eval-checks; do
 done
 cmp -s board/runs/lab/eval.commit.json board/benchmark/eval.commit.json && ok || fail "the eval set is not the board's benchmark ($members)"
 [ "$(json_get board/runs/lab/contamination.json clean)" = true ] && ok || fail "no clean certificate in the bundle"
+# In its compact form (one multiproof), which wit-query verify reads as the full one.
+jq -e '.multiproof and (has("absent") | not)' board/runs/lab/contamination.json >/dev/null && ok || fail "the certificate is not compact"
+run 0 wit-query verify --commit train.commit.json --eval board/benchmark/records/public.txt board/runs/lab/contamination.json
+grep -q '^valid: the certificate covers all' "$T/out" && ok || fail "wit-query verify of the compact certificate: $(cat "$T/out")"
 run 0 wit-board challenge board/runs/lab --key lab.key
 bash -e -o pipefail ../board2.sh >../board2.out 2>../board2.err && ok ||
   { fail "the section's second block exited non-zero"; tail -n 8 ../board2.err | sed 's/^/  stderr: /' >&2; }
