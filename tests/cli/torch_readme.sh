@@ -114,11 +114,13 @@ run 2 wit-board pack --board board -o o.wbundle --name o --run run --data-commit
   error_is wit-board 'the run is evaluated on another eval set'
 absent o.wbundle
 run 0 wit-board init open --name open --key open.key --benchmark eval.commit.json eval.txt
-run 2 wit-board pack --board open -o o.wbundle --name o --run run --data-commit train.commit.json --model-binding model.binding.json &&
+run 2 wit-board pack --board open -o o.wbundle --name o --run run --data-commit train.commit.json --released o.safetensors &&
   error_is wit-board 'board open has no sealed split: it ranks on its published benchmark, so a run needs a contamination certificate'
 absent o.wbundle
+absent o.safetensors
 run 0 wit-board pack --board open -o o.wbundle --name o --run run --data-commit train.commit.json --data-index train.widx \
-  --model-binding model.binding.json
+  --released o.safetensors
+cmp -s o.safetensors released.safetensors && ok || fail "a second pack --released exported other bytes"
 grep -q 'the board says: o: pending (no board challenge drawn yet)' "$T/err" && ok || fail "pack --board open: $(cat "$T/err")"
 run 2 wit-board pack -o o2.wbundle --name o --run run --data-commit train.commit.json --data-index train.widx &&
   error_is wit-board -- '--data-index is for --board'
