@@ -95,6 +95,13 @@ cmp -s exported.safetensors released.safetensors && ok || fail "pack --released 
 run 2 wit-board pack --board board -o r2.wbundle --name r2 --run run --data-commit train.commit.json --released released.safetensors &&
   error_is wit-board 'output exists'
 absent r2.wbundle
+# A final checkpoint that is not the logged final state (one byte changed) is refused; nothing is written.
+cp -r run run-edited
+ck=$(ls run-edited/ckpt/step-*.safetensors | tail -n 1)
+printf '\x01' | dd of="$ck" bs=1 seek=$(($(stat -c %s "$ck") - 3)) conv=notrunc status=none
+run 2 wit-board pack -o e.wbundle --name e --run run-edited --data-commit train.commit.json --released e.safetensors &&
+  error_is wit-board 'the final checkpoint is not the state the run logged at its final step'
+absent e.wbundle e.safetensors
 run 0 wit-board evaluate board/runs/lab released.safetensors --key lab.key --sealed lab.sealed.json
 run 0 wit-board build board -o site
 [ "$(jq -r '.runs[] | select(.name == "lab") | .status' site/board.json)" = certified ] && ok ||

@@ -434,7 +434,8 @@ StoredCopy::StoredCopy(const std::string& store, const std::string& rel, const s
                                               : std::string()));
   }
   dir_ = std::make_unique<TempDir>("wit-audit");
-  path_ = *dir_ / fs::path(rel).filename().string();
+  tree_ = std::make_unique<TemporaryTree>(*dir_ / "copy");
+  path_ = tree_->path() + "/" + fs::path(rel).filename().string();
   Fd out(::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!out.ok()) throw Error("cannot make a private copy of stored evidence: " + errno_text(), path_);
   crypto_generichash_state h;

@@ -467,7 +467,7 @@ using StoreOpen = std::function<Fd(const std::string& path)>;
 
 // One stored file as audit uses it, read from the store once: STORE/rel is
 // copied into a private temporary directory (mode 0700 under $TMPDIR, removed
-// with the object) while its digest is computed from the same bytes, so what
+// with the object; the copy also on Ctrl-C) while its digest is computed from the same bytes, so what
 // the audit then reads is exactly what it hashed, whatever the store serves
 // later. Throws NotReVerifiable when the store does not hold it (saying when
 // `pruned`, rel -> "pruned from the store on DATE (runs ...)", dropped it) or
@@ -480,7 +480,8 @@ class StoredCopy {
   const std::string& path() const { return path_; }
 
  private:
-  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<TempDir> dir_;        // private (0700)
+  std::unique_ptr<TemporaryTree> tree_;  // inside it: removed by the signal handler too (Ctrl-C)
   std::string path_;
 };
 
