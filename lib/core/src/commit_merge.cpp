@@ -164,9 +164,7 @@ CommitResult merge_commits(const std::vector<ShardFiles>& shards, const IndexSin
   for (const auto& k : cursors) ptrs.push_back(k.get());
   StreamIndex out(index.file, dir, kDataTree, uint32_t(c.version), threads);
   try {
-    merge_sorted(ptrs, [&](const SortEntry* e, size_t n) {
-      for (size_t i = 0; i < n; i++) out.add(e[i].leaf, e[i].rec);
-    });
+    merge_sorted(ptrs, [&](const Hash32& leaf, uint64_t rec) { out.add(leaf, rec); });
     out.finish(c.records);
   } catch (...) {
     try {

@@ -1058,9 +1058,7 @@ void merge_spilled(Spill& spill, const IndexSink& index, const CommitLimits& lim
   std::vector<SortedCursor*> ptrs;
   for (const auto& k : cursors) ptrs.push_back(k.get());
   StreamIndex out(index.file, spill.runs().dir(), kDataTree, uint32_t(c.version), threads);
-  merge_sorted(ptrs, [&](const SortEntry* e, size_t n) {
-    for (size_t i = 0; i < n; i++) out.add(e[i].leaf, spill.record_of(e[i].rec));
-  });
+  merge_sorted(ptrs, [&](const Hash32& leaf, uint64_t key) { out.add(leaf, spill.record_of(key)); });
   out.finish(c.records);
   c.n = out.size();
   c.root = out.root();

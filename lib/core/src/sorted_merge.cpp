@@ -156,87 +156,56 @@ void StreamIndex::finish(uint64_t records) {
 // ---------------------------------------------------------------- merging
 
 void merge_sorted(const std::vector<SortedCursor*>& sources,
-                  const std::function<void(const SortEntry* entries, size_t n)>& emit) {
-  // A tree of losers (Knuth 5.4.1) over the sources, padded to a power of
-  // two K with sources that are already exhausted: node j < K holds the
-  // source that lost the match there, the winner is the smallest current
-  // entry. Taking it and replaying its path costs log2 K comparisons, one a
-  // level (a heap's sift-down costs two), each on the first 8 leaf bytes
-  // cached per source as one integer (equal prefixes, rare, compare the
-  // entries), written so that the compiler selects rather than branches:
-  // the comparisons of a merge of random leaves are unpredictable, and the
-  // heap's mispredicted branches were most of the merge's CPU.
-  std::vector<SortedCursor*> src;
+                  const std::function<void(const Hash32& leaf, uint64_t key)>& emit) {
+  // A min-heap of the cursors on their current entries, each node caching
+  // its entry's first 8 leaf bytes as an integer: most comparisons end there
+  // without touching the cursor (perf: the heap and memcmp were a third of a
+  // merge's CPU before).
+  struct Node {
+    uint64_t k;
+    SortedCursor* c;
+  };
+  auto less = [](const Node& a, const Node& b) { return a.k != b.k ? a.k < b.k : entry_less(*a.c->cur, *b.c->cur); };
+  std::vector<Node> heap;
   for (SortedCursor* c : sources)
-    if (c->cur != c->end || c->refill()) src.push_back(c);
-  if (src.empty()) return;
-  uint32_t K = 1;
-  while (K < src.size()) K <<= 1;
-  std::vector<uint64_t> key(K, UINT64_MAX);
-  std::vector<uint8_t> done(K, 1);
-  for (size_t i = 0; i < src.size(); i++) {
-    key[i] = be64_prefix(src[i]->cur->leaf.data());
-    done[i] = 0;
-  }
-  // Whether source a's entry comes before source b's (an exhausted source
-  // after every other; equal entries, which sources never share, by source).
-  auto tie = [&](uint32_t a, uint32_t b) {
-    if (done[a] | done[b]) return !done[a] && (done[b] || a < b);
-    const SortEntry &x = *src[a]->cur, &y = *src[b]->cur;
-    return entry_less(x, y) || (!entry_less(y, x) && a < b);
+    if (c->cur != c->end || c->refill()) heap.push_back({be64_prefix(c->cur->leaf.data()), c});
+  std::make_heap(heap.begin(), heap.end(), [&](const Node& a, const Node& b) { return less(b, a); });
+  auto sift_down = [&]() {
+    const size_t k = heap.size();
+    size_t i = 0;
+    const Node x = heap[0];
+    for (;;) {
+      const size_t l = 2 * i + 1;
+      if (l >= k) break;
+      const size_t m = (l + 1 < k && less(heap[l + 1], heap[l])) ? l + 1 : l;
+      if (!less(heap[m], x)) break;
+      heap[i] = heap[m];
+      i = m;
+    }
+    heap[i] = x;
   };
-  auto before = [&](uint32_t a, uint32_t b) {
-    const uint64_t ka = key[a], kb = key[b];
-    if (__builtin_expect(ka == kb, 0)) return tie(a, b);
-    return ka < kb;
-  };
-  std::vector<uint32_t> loser(K);
-  // The initial matches, bottom up: win[j] is the winner under node j.
-  std::vector<uint32_t> win(2 * K);
-  for (uint32_t i = 0; i < K; i++) win[K + i] = i;
-  for (uint32_t j = K; j-- > 1;) {
-    const uint32_t a = win[2 * j], b = win[2 * j + 1];
-    const bool ab = before(a, b);
-    win[j] = ab ? a : b;
-    loser[j] = ab ? b : a;
-  }
-  uint32_t w = K == 1 ? 0 : win[1];
-  constexpr size_t kBatch = 4096;
-  std::vector<SortEntry> out(kBatch);
-  size_t n = 0;
   uint64_t last[4] = {0, 0, 0, 0};
   bool any = false;
-  while (!done[w]) {
-    SortedCursor* c = src[w];
+  while (!heap.empty()) {
+    SortedCursor* c = heap.front().c;
     const SortEntry& e = *c->cur;
-    uint64_t v[4];
-    std::memcpy(v, e.leaf.data(), 32);
+    uint64_t w[4];
+    std::memcpy(w, e.leaf.data(), 32);
     // Equal leaves come out in key order: the first is the first occurrence.
-    if (!any || ((v[0] ^ last[0]) | (v[1] ^ last[1]) | (v[2] ^ last[2]) | (v[3] ^ last[3])) != 0) {
-      out[n++] = e;
-      std::memcpy(last, v, 32);
+    if (!any || ((w[0] ^ last[0]) | (w[1] ^ last[1]) | (w[2] ^ last[2]) | (w[3] ^ last[3])) != 0) {
+      emit(e.leaf, e.rec);
+      std::memcpy(last, w, 32);
       any = true;
-      if (n == kBatch) {
-        emit(out.data(), n);
-        n = 0;
-      }
     }
     if (++c->cur == c->end && !c->refill()) {
-      done[w] = 1;
-      key[w] = UINT64_MAX;
+      heap.front() = heap.back();
+      heap.pop_back();
+      if (heap.empty()) break;
     } else {
-      key[w] = be64_prefix(c->cur->leaf.data());
+      heap.front().k = be64_prefix(c->cur->leaf.data());
     }
-    uint32_t cand = w;
-    for (uint32_t j = (w + K) >> 1; j > 0; j >>= 1) {
-      const uint32_t l = loser[j];
-      const bool lw = before(l, cand);
-      loser[j] = lw ? cand : l;
-      cand = lw ? l : cand;
-    }
-    w = cand;
+    sift_down();
   }
-  if (n) emit(out.data(), n);
 }
 
 namespace {

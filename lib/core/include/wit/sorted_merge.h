@@ -134,12 +134,11 @@ class SortedCursor {
   const SortEntry* end = nullptr;
 };
 
-// Merges sorted sources (k-way, a tree of losers over the cursors) and gives
-// each distinct leaf once, with the smallest order key among its entries, in
-// ascending leaf order: emit(entries, n) with the next n of them (in batches,
-// so that a leaf costs no call).
+// Merges sorted sources (k-way, a heap of cursors) and gives each distinct
+// leaf once, with the smallest order key among its entries, in ascending
+// leaf order: emit(leaf, key).
 void merge_sorted(const std::vector<SortedCursor*>& sources,
-                  const std::function<void(const SortEntry* entries, size_t n)>& emit);
+                  const std::function<void(const Hash32& leaf, uint64_t key)>& emit);
 
 // Sorted runs of entries in one unnamed scratch file in `dir` (removed however
 // the process ends). add_run sorts the entries, keeps the first of equal
