@@ -14,7 +14,10 @@
 # (--memory, default 1G), WIT_BENCH_SCALE_SHARDS (default 8), WIT_BENCH_SCALE_DIR
 # (where the corpus and outputs go, default $TMPDIR or /tmp), WIT_BENCH_SCALE_PIPE
 # (1: also through zstdcat |, default 1; skipped with a note when this wit-commit
-# would hold the decompressed input in memory and it would not fit).
+# would hold the decompressed input in memory and it would not fit),
+# WIT_BENCH_SCALE_ONLY (pipe: only the zstdcat | row, the corpus generated
+# straight into its .zst, so the disk holds no uncompressed copy; default
+# all rows).
 # Everything it writes is in one directory, removed on exit.
 set -euo pipefail
 die() { echo "bench/commit_scale.sh: error: $*" >&2; exit 2; }
@@ -26,6 +29,8 @@ records=${WIT_BENCH_SCALE_RECORDS:-100000000}
 memory=${WIT_BENCH_SCALE_MEMORY:-1G}
 shards=${WIT_BENCH_SCALE_SHARDS:-8}
 pipe=${WIT_BENCH_SCALE_PIPE:-1}
+only=${WIT_BENCH_SCALE_ONLY:-}
+[ -z "$only" ] || [ "$only" = pipe ] || die "WIT_BENCH_SCALE_ONLY is 'pipe' or empty"
 base=${WIT_BENCH_SCALE_DIR:-${TMPDIR:-/tmp}}
 export OPENBLAS_NUM_THREADS=1
 # Phase times on stderr (docs/commitment.md, "Performance"), printed after the table.
@@ -64,13 +69,36 @@ fields() { read -r w c m <<<"$1"; echo "$w s | $c s | $m MiB"; }
 # repeat an earlier one (so runs and shards share leaves), written straight
 # into $shards files (shard-000.jsonl, ...; a single file plus a split copy
 # would need twice the disk). "From files" is one wit-commit of them all.
-t0=$(date +%s.%N)
-awk -v n="$records" -v s="$shards" 'BEGIN {
+# With stdout=1 the same records go to standard output, shard after shard.
+gen='BEGIN {
   srand(38); f = "the quick brown fox jumps over the lazy dog while the committed corpus grows past memory"
-  for (j = 0; j < s; j++) { out = sprintf("shard-%03d.jsonl", j)
+  for (j = 0; j < s; j++) { out = stdout ? "/dev/stdout" : sprintf("shard-%03d.jsonl", j)
     for (i = int(n * j / s); i < int(n * (j + 1) / s); i++) { k = (rand() < 0.01) ? int(rand() * (i + 1)) : i
       printf "{\"id\": %d, \"text\": \"document %d: %s; %s %d\"}\n", i, k, f, substr(f, 1 + k % 40, 40), k * 7919 % 1000003 > out }
-    close(out) } }'
+    if (!stdout) close(out) } }'
+t0=$(date +%s.%N)
+if [ "$only" = pipe ]; then
+  # One stream, the shards' records in order, compressed as it is made.
+  awk -v n="$records" -v s="$shards" -v stdout=1 "$gen" | zstd -q -1 -T0 -o corpus.jsonl.zst
+  echo "generated $records records into corpus.jsonl.zst ($(stat -c %s corpus.jsonl.zst) bytes) in $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s" >&2
+  mkfifo pipe
+  zstdcat corpus.jsonl.zst >pipe &
+  r=$(timed pipe "$commit" --reader jsonl --memory "$memory" -o pipe.commit.json pipe)
+  wait
+  bytes=$(sed -n 's/.*"size": \([0-9]*\).*/\1/p' pipe.commit.json)
+  echo
+  echo "Committing $records generated JSONL records (${bytes:-?} bytes) through zstdcat | within --memory $memory ($(nproc) cores; load average at the end $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo
+  echo "| step | wall | CPU (wit-commit) | peak RSS | spilled runs, temporary disk |"
+  echo "|---|---|---|---|---|"
+  echo "| zstdcat \| wit-commit --memory $memory (a fifo) | $(fields "$r") | $(spilled pipe) |"
+  echo "root: $(grep -m1 '"root"' pipe.commit.json)"
+  echo
+  echo "phases (WIT_COMMIT_PHASES=1; CPU counts all threads):"
+  grep '^wit: phase' pipe.err | sed 's/^wit: phase /  /'
+  exit 0
+fi
+awk -v n="$records" -v s="$shards" "$gen"
 bytes=$(cat shard-*.jsonl | wc -c)
 echo "generated $records records, $bytes bytes in $(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s" >&2
 

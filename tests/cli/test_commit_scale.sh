@@ -57,6 +57,18 @@ same_file ref2.widx d.widx
 run 0 wit-commit show s.commit.json --index s.widx
 run 0 wit-query include --commit s.commit.json --index s.widx --text "$(sed -n 17p f7.jsonl)" -o inc.json
 run 0 wit-query verify --commit s.commit.json inc.json
+# token files whose windows pass the budget are read in order, as a stream
+# is, and spill alike (windows repeat within and across the files); under
+# the budget they keep the pread path and say nothing of runs
+head -c 300000 f7.jsonl >t1.bin
+{ head -c 96000 f7.jsonl; head -c 96000 f6.jsonl; } >t2.bin
+for tb in 2 4; do
+  run 0 wit-commit --memory 0 --reader tokens --seq-len 16 --token-bytes $tb -q -o tref.commit.json t1.bin t2.bin
+  spilled many 64K -j2 tref --reader tokens --seq-len 16 --token-bytes $tb t1.bin t2.bin
+  run 0 wit-commit --reader tokens --seq-len 16 --token-bytes $tb -o td.commit.json t1.bin t2.bin
+  ! grep -q 'spill' err && ok || fail "a small token commit spilled: $(cat err)"
+  same_file tref.widx td.widx
+done
 # a stream (read once, in order: one segment of the spill) spills alike, beside
 # files, and its tree is the one of the same bytes from a file
 cat f1.jsonl f2.jsonl f3.jsonl >cat3.jsonl

@@ -127,13 +127,25 @@ TEST_CASE("ranged tree: roots match the definition, levels match range_hash at e
 }
 
 TEST_CASE("ranged_node_pairs (SIMD lanes) equals the one-at-a-time node", "[ranged]") {
-  const auto l = sorted_leaves(64);
+  const auto l = sorted_leaves(66);  // keys l[1 + 2k], l[2 + 2k] for up to 32 pairs
   const auto h = sorted_leaves(64, 9);
-  for (uint64_t pairs : {1, 3, 4, 5, 8, 9, 16, 17, 31}) {
+  for (uint64_t pairs : {1, 3, 4, 5, 8, 9, 16, 17, 31, 32}) {
     std::vector<Hash32> out(pairs);
     ranged_node_pairs(h.data(), pairs, l.data() + 1, 2, out.data());
     for (uint64_t k = 0; k < pairs; k++)
       CHECK(out[k] == kDataTree.ranged_node(h[2 * k], h[2 * k + 1], l[1 + 2 * k], l[2 + 2 * k]));
+    // In place (a tree level over the one below), as the tree builder does.
+    std::vector<Hash32> io(h.begin(), h.begin() + long(2 * pairs));
+    ranged_node_pairs(io.data(), pairs, l.data() + 1, 2, io.data());
+    for (uint64_t k = 0; k < pairs; k++) CHECK(io[k] == out[k]);
+  }
+  // Split leaves further apart (a higher level: key stride 2 * child), 16 and 8 lanes and the rest.
+  const auto wide = sorted_leaves(4 * 21 + 2, 11);
+  for (uint64_t pairs : {16, 21}) {
+    std::vector<Hash32> out(pairs);
+    ranged_node_pairs(h.data(), pairs, wide.data() + 1, 4, out.data());
+    for (uint64_t k = 0; k < pairs; k++)
+      CHECK(out[k] == kDataTree.ranged_node(h[2 * k], h[2 * k + 1], wide[1 + 4 * k], wide[2 + 4 * k]));
   }
   // The node is BLAKE2b-256 personalised "wit/rangenode/v1" over 128 bytes:
   // checked against Python's hashlib.blake2b(m, digest_size=32,

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -101,40 +102,83 @@ TEST_CASE("the index written in one pass over sorted leaves is the in-memory ind
   fs::remove_all(dir);
 }
 
-TEST_CASE("merging sorted runs gives each leaf once with its smallest key", "[commit]") {
-  std::mt19937_64 rng(38);
-  std::vector<Hash32> pool;
-  for (int i = 0; i < 500; i++) pool.push_back(random_leaf(rng));
-  // Five runs drawn from one pool (so leaves repeat across runs), keys unique.
-  std::vector<std::vector<SortEntry>> runs(5);
-  std::vector<SortEntry> all;
+namespace {
+
+// Runs of the given lengths drawn from `pool` (so leaves repeat within and
+// across runs), keys unique, each sorted by (leaf, key) though its keys were
+// drawn in another order.
+std::vector<std::vector<SortEntry>> draw_runs(const std::vector<Hash32>& pool, const std::vector<size_t>& lengths,
+                                              std::mt19937_64& rng) {
+  std::vector<std::vector<SortEntry>> runs;
   uint64_t key = 0;
-  for (auto& r : runs) {
-    for (int i = 0; i < 300; i++) r.push_back({pool[size_t(rng() % pool.size())], key++});
+  for (size_t len : lengths) {
+    std::vector<SortEntry> r;
+    for (size_t i = 0; i < len; i++) r.push_back({pool[size_t(rng() % pool.size())], key++});
     std::shuffle(r.begin(), r.end(), rng);  // keys not in run order: the merge orders by (leaf, key)
     std::sort(r.begin(), r.end(), entry_less);
-    all.insert(all.end(), r.begin(), r.end());
+    runs.push_back(std::move(r));
   }
+  return runs;
+}
+
+// merge_sorted of `runs`, run i read step(i) entries at a time, gives each
+// distinct leaf once with its smallest key, in leaf order.
+void check_merge(const std::vector<std::vector<SortEntry>>& runs, const std::function<size_t(size_t)>& step) {
+  std::vector<SortEntry> all;
+  for (const auto& r : runs) all.insert(all.end(), r.begin(), r.end());
   std::sort(all.begin(), all.end(), entry_less);
   std::vector<SortEntry> want;
   for (const auto& e : all)
     if (want.empty() || want.back().leaf != e.leaf) want.push_back(e);
+  std::vector<std::unique_ptr<VecCursor>> cs;
+  std::vector<SortedCursor*> ptrs;
+  for (size_t i = 0; i < runs.size(); i++) {
+    cs.push_back(std::make_unique<VecCursor>(runs[i], step(i)));
+    ptrs.push_back(cs.back().get());
+  }
+  std::vector<SortEntry> got;
+  merge_sorted(ptrs, [&](const Hash32& l, uint64_t key) { got.push_back({l, key}); });
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); i++) {
+    CHECK(got[i].leaf == want[i].leaf);
+    CHECK(got[i].rec == want[i].rec);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("merging sorted runs gives each leaf once with its smallest key", "[commit]") {
+  std::mt19937_64 rng(38);
+  std::vector<Hash32> pool;
+  for (int i = 0; i < 500; i++) pool.push_back(random_leaf(rng));
+  // Five runs of 300 and an empty one.
+  const auto runs = draw_runs(pool, {300, 300, 300, 300, 300, 0}, rng);
   for (size_t step : {size_t(1), size_t(7), size_t(1000)}) {
     CAPTURE(step);
-    std::vector<std::unique_ptr<VecCursor>> cs;
-    std::vector<SortedCursor*> ptrs;
-    for (const auto& r : runs) {
-      cs.push_back(std::make_unique<VecCursor>(r, step));
-      ptrs.push_back(cs.back().get());
-    }
-    cs.push_back(std::make_unique<VecCursor>(std::vector<SortEntry>{}, step));  // an empty run
-    ptrs.push_back(cs.back().get());
-    std::vector<SortEntry> got;
-    merge_sorted(ptrs, [&](const Hash32& l, uint64_t k) { got.push_back({l, k}); });
-    REQUIRE(got.size() == want.size());
-    for (size_t i = 0; i < got.size(); i++) {
-      CHECK(got[i].leaf == want[i].leaf);
-      CHECK(got[i].rec == want[i].rec);
-    }
+    check_merge(runs, [&](size_t) { return step; });
+  }
+}
+
+TEST_CASE("the merge is right for any number of sources and leaves that share their first bytes", "[commit][merge]") {
+  // Leaves whose first 8 bytes (the merge's cached key) are often equal,
+  // among them all 0xff: ties go to the whole entry.
+  std::mt19937_64 rng(3801);
+  std::vector<Hash32> pool;
+  for (int i = 0; i < 300; i++) {
+    Hash32 h = random_leaf(rng);
+    const int kind = i % 3;
+    if (kind == 0) std::memset(h.data(), 0xff, 8);
+    if (kind == 1) std::memset(h.data(), 0x42, 8);
+    if (i % 50 == 0) std::memset(h.data(), 0xff, 32);
+    pool.push_back(h);
+  }
+  for (size_t k : {size_t(1), size_t(2), size_t(3), size_t(8), size_t(17)}) {
+    CAPTURE(k);
+    std::vector<size_t> lengths;
+    for (size_t i = 0; i < k; i++) lengths.push_back(size_t(rng() % 200));
+    const auto runs = draw_runs(pool, lengths, rng);
+    std::vector<size_t> steps;
+    for (size_t i = 0; i < k; i++) steps.push_back(1 + size_t(rng() % 5));
+    check_merge(runs, [&](size_t i) { return steps[i]; });
   }
 }

@@ -858,8 +858,17 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
                    const std::function<void(uint64_t)>& on_bytes, std::vector<DataTree::LeafRun>& runs,
                    std::vector<SourceInfo>& sources, Spill* spill, std::vector<Spill::Tagged>& tags) {
   const bool streams = std::any_of(paths.begin(), paths.end(), is_stream);
-  // Token streams are read once too; token files are already read with pread.
-  const bool tokens = spec.kind == ReaderKind::kTokens && streams;
+  // Token streams are read once too. Token files are read with pread on all
+  // threads (the ordinary path, which holds 72 bytes a window) unless their
+  // windows pass the budget: then they are read as streams are, spilled.
+  uint64_t windows = 0;
+  if (spec.kind == ReaderKind::kTokens && spill)
+    for (const auto& p : paths) {
+      struct stat st {};
+      if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        windows += uint64_t(st.st_size) / (uint64_t(spec.token_bytes) * spec.seq_len);
+    }
+  const bool tokens = spec.kind == ReaderKind::kTokens && (streams || (spill && windows >= spill->held_cap));
   // Fortune files are read as streams are (a record runs to the next "%" line).
   const bool fortune = spec.kind == ReaderKind::kFortune;
   if (spec.kind != ReaderKind::kJsonl && spec.kind != ReaderKind::kLines && !tokens && !fortune) return false;
@@ -870,7 +879,7 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
     const std::string& path = paths[fi];
     struct stat st {};
     const bool regular = path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-    if (is_stream(path) || (fortune && regular)) {
+    if (is_stream(path) || ((fortune || tokens) && regular)) {
       // Runs of up to 2^20 leaves, reserved whole (untouched pages cost
       // nothing): no copies as they grow, and the tree's bucket pass takes
       // the runs on all threads.
@@ -882,6 +891,9 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
         DataTree::LeafRun v;
         uint64_t spilled_here = 0;
         stream_pipe(spec, path, threads, on_bytes, [&](const Hash32* l, size_t n) {
+          // A regular token file's windows count towards the disk estimate
+          // (its size is in the input's bytes; a stream's is not).
+          if (regular && tokens) spill->read(n * uint64_t(spec.token_bytes) * spec.seq_len, n);
           while (n > 0) {  // a read's leaves in pieces of at most the part cap (v is below it here)
             const size_t m = size_t(std::min<uint64_t>(n, spill->part_cap - v.size()));
             v.insert(v.end(), l, l + m);

@@ -1514,9 +1514,19 @@ uint64_t read_up_to(int fd, uint8_t* buf, uint64_t len, const std::string& path,
 
 unsigned stream_slots(unsigned threads) { return (threads == 0 ? default_threads() : threads) + 2; }
 
+// A stream is read in chunks of 8 pieces (8 MiB for the text readers' 1 MiB
+// pieces), not 16: a chunk is parsed by one worker, so the last one runs
+// alone while the other cores wait, and the first must be read whole before
+// any parse starts; and each slot's buffer is fresh memory, which costs about
+// 1.3 ms a MB to touch on the machines measured. Not fewer: a chunk's source
+// digest pieces are hashed side by side, one per SIMD lane, and 8 fill
+// AVX-512's (4 pieces measured as fast in wall time but hashed on AVX2's
+// four lanes). docs/records.md, "Streaming input".
+constexpr uint64_t kStreamPieces = 8;
+
 // The reading thread (the caller's) fills one slot at a time: the cut line
-// carried from the previous chunk, then up to 16 `align` pieces read from
-// fd; the whole lines in it (all of it at the end of the input) are its
+// carried from the previous chunk, then up to kStreamPieces `align` pieces
+// read from fd; the whole lines in it (all of it at the end of the input) are its
 // region, the rest is carried into the next slot, after which the previous
 // slot goes to the workers. Workers parse a region and call work() on it, in
 // any order; whoever finishes the oldest chunk calls done() for every
@@ -1533,7 +1543,7 @@ uint64_t stream_fd_records(const ReaderSpec& spec, int fd, const std::string& pa
   if (threads == 0) threads = default_threads();
   const unsigned nslots = stream_slots(threads);
   const bool jsonl = spec.kind == ReaderKind::kJsonl;
-  const uint64_t chunk = align * 16;
+  const uint64_t chunk = align * kStreamPieces;
   auto round_up = [](uint64_t b) { return (b + (uint64_t(2) << 20) - 1) / (uint64_t(2) << 20) * (uint64_t(2) << 20); };
   // Room for the chunk and a carried line of up to 1 MiB; a longer line grows its slot.
   const uint64_t base_cap = round_up(chunk + (uint64_t(1) << 20) + simdjson::SIMDJSON_PADDING);

@@ -176,7 +176,7 @@ bool stream_text_records(const ReaderSpec& spec, const std::string& path, unsign
 // pass, with bounded memory (docs/records.md, "Streaming input"): the jsonl,
 // lines or fortune records of the bytes read from `fd` until its end,
 // exactly those RecordSource::open would give for a file of the same bytes.
-// The input is read once, 16 `align`-byte pieces at a time (more, in whole
+// The input is read once, 8 `align`-byte pieces at a time (more, in whole
 // such chunks, after a line longer than that), into one of
 // stream_slots(threads) buffers; a line cut by a read (for fortune, all
 // after the last "%" line) is carried to the next buffer (a buffer grows for
