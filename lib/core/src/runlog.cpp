@@ -292,10 +292,8 @@ TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_
 
 // ---- verifying a run -------------------------------------------------------
 
-json RunVerdict::to_json() const {
-  return {{"valid", ok},
-          {"reason", reason},
-          {"run_id", run_id.hex()},
+json RunVerdict::details() const {
+  return {{"run_id", run_id.hex()},
           {"entries", entries},
           {"heads", heads},
           {"checkpoints", checkpoints},
@@ -304,18 +302,18 @@ json RunVerdict::to_json() const {
           {"warnings", warnings}};
 }
 
-std::string RunVerdict::summary() const {
-  if (!ok) return reason;
-  std::string s = "run " + run_id.hex() + ": " + std::to_string(entries) + " entries";
-  if (entries > 1) s += " (steps 1.." + std::to_string(entries - 1) + ")";
-  s += ", " + cli::count_of(heads, "signed head");
-  s += seed_revealed ? ", seed and initial state checked" : ", seed not revealed";
-  s += ", " + cli::count_of(checkpoints, "checkpoint") + " checked";
-  if (sharded) s += " (" + std::to_string(sharded) + " sharded)";
+namespace {
+
+// The one line for a run that passed.
+std::string run_summary(const RunVerdict& v) {
+  std::string s = "run " + v.run_id.hex() + ": " + std::to_string(v.entries) + " entries";
+  if (v.entries > 1) s += " (steps 1.." + std::to_string(v.entries - 1) + ")";
+  s += ", " + cli::count_of(v.heads, "signed head");
+  s += v.seed_revealed ? ", seed and initial state checked" : ", seed not revealed";
+  s += ", " + cli::count_of(v.checkpoints, "checkpoint") + " checked";
+  if (v.sharded) s += " (" + std::to_string(v.sharded) + " sharded)";
   return s;
 }
-
-namespace {
 
 // What verify_run's checks share: the run, the log, and what the entries bound.
 struct RunCtx {
@@ -544,6 +542,7 @@ RunVerdict verify_run(const std::string& run_dir, const RunCheckOptions& opt) {
   if (const auto r = run_checks<RunCtx>(c, {check_entries, check_heads, check_seed, check_model_file, check_checkpoints}))
     return fail(r->reason);
   v.ok = true;
+  v.summary = run_summary(v);
   return v;
 }
 
