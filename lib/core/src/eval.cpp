@@ -184,8 +184,7 @@ EvalScores EvalScores::from_json(const json& j, const std::string& where) {
   check_header(j, kKind, kEvalScoresFormat, {"format", "version", "eval_id", "scores"}, where);
   EvalScores s;
   s.eval_id = jsonf::hash(j, "eval_id", kKind, where);
-  const json& a = jsonf::need(j, "scores", kKind, where);
-  if (!a.is_array()) jsonf::bad(kKind, "field 'scores' is not an array", where);
+  const json& a = jsonf::array(j, "scores", kKind, where);
   if (a.empty() || a.size() > kMaxEvalExamples) jsonf::bad(kKind, "field 'scores' does not hold 1 to 2^32 scores", where);
   s.record_leaves.reserve(a.size());
   s.scores.reserve(a.size());
