@@ -26,7 +26,7 @@ run 0 wit-commit leaves --index train.widx -o train.wleaves
 
 # --- the honest tree: its leaves pass the audit, and its certificate says contaminated
 run 0 wit-query audit-leaves --commit train.commit.json train.wleaves
-grep -qE "^ok: the 203 leaves are strictly increasing and give the commitment's root [0-9a-f]{64}$" out && ok ||
+grep -qE "^valid: the 203 leaves are strictly increasing and give the commitment's root [0-9a-f]{64}$" out && ok ||
   fail "honest audit: $(cat out err)"
 run 1 wit-query contamination -q --commit train.commit.json --index train.widx -o honest.cert.json eval.txt
 grep -q '"clean": false' honest.cert.json && ok || fail "the honest certificate is not contaminated"
@@ -52,12 +52,12 @@ run 0 wit-query verify --strict --commit forged.commit.json included.json
 
 # --- the audit: the forged leaves are out of order; the sorted ones give another root
 run 1 wit-query audit-leaves --commit forged.commit.json forged.wleaves
-grep -qE '^failed: leaves [0-9]+ and [0-9]+ are out of order or equal: not a sorted distinct tree$' out && ok ||
+grep -qE '^invalid: leaves [0-9]+ and [0-9]+ are out of order or equal: not a sorted distinct tree$' out && ok ||
   fail "forged audit: $(cat out err)"
 run 1 wit-query audit-leaves --json --commit forged.commit.json forged.wleaves
-grep -q '"ok":false' out && ok || fail "--json: $(cat out)"
+grep -q '"valid":false' out && ok || fail "--json: $(cat out)"
 run 1 wit-query audit-leaves --commit forged.commit.json train.wleaves
-grep -q '^failed: the leaves file is of another tree' out && ok || fail "honest leaves, forged root: $(cat out)"
+grep -q '^invalid: the leaves file is of another tree' out && ok || fail "honest leaves, forged root: $(cat out)"
 # The forged tree's index is refused as well wherever an index is used.
 run 2 wit-query contamination --commit forged.commit.json --index train.widx eval.txt
 error_is wit-query "does not belong to commitment"

@@ -87,7 +87,7 @@ run 1 wit-log check-proof --key other.key.pub p17.json
 grep -q 'signed by another key' out && ok || fail "foreign key not named"
 tamper p17.json t1.json '^    "[0-9a-f]+",?$'
 run 1 wit-log check-proof t1.json
-grep -q 'invalid: proof does not lead to the root' out err && ok || fail "reason not named: invalid: proof does not lead to the root: $(cat out err)"
+grep -qx 'invalid: log entry 17 is not in the signed log: proof does not lead to the root' out && ok || fail "reason not named: $(cat out err)"
 tamper p17.json t2.json '"leaf": '
 run 1 wit-log check-proof t2.json
 grep -q 'invalid: entry bytes do not hash to the leaf' out err && ok || fail "reason not named: invalid: entry bytes do not hash to the leaf: $(cat out err)"
@@ -96,7 +96,7 @@ run 1 wit-log check-proof t3.json
 grep -q 'bad signature' out && ok || fail "tampered head root not caught by its signature"
 sed 's/"index": 17/"index": 16/' p17.json >t4.json
 run 1 wit-log check-proof t4.json
-grep -q 'invalid: entry 16 is the entry of step 17, not of step 16' out err && ok || fail "reason not named: invalid: entry 16 is the entry of step 17, not of step 16: $(cat out err)"
+grep -qx 'invalid: log entry 16 is not in the signed log: proof does not lead to the root' out && ok || fail "reason not named: $(cat out err)"
 sed 's/"size": 41/"size": 40/' p17.json >t5.json
 run 1 wit-log check-proof t5.json
 grep -q 'invalid: the head has a bad signature' out err && ok || fail "reason not named: invalid: the head has a bad signature: $(cat out err)"
@@ -126,6 +126,13 @@ check_invalid() {  # check_invalid VARIANT PATTERN
   if grep -qE -- "^invalid: .*$2" out; then ok; else fail "$1: '$(cat out)' does not match /$2/"; fi
 }
 check_invalid removed-entry 'entry 17 is the entry of step 18, not of step 17'
+# an entry that is in the signed log but out of its place: the proof holds, the place does not
+# (the trainer signs a head over the log with an entry cut out)
+rm -rf misplaced && cp -r r-removed-entry misplaced
+run 0 wit-log sign misplaced --key trainer.key --time 1700000500
+run 0 wit-log prove misplaced 17 --size 40 -o misplaced.json
+run 1 wit-log check-proof misplaced.json
+grep -qx 'invalid: entry 17 is the entry of step 18, not of step 17' out && ok || fail "misplaced entry: $(cat out err)"
 check_invalid rewritten-entry 'run.heads:3: root does not match the log at size 30'
 check_invalid foreign-head 'run.heads:2: the head is signed by another key'
 check_invalid bad-root 'run.heads:3: root does not match'

@@ -76,3 +76,51 @@ TEST_CASE("check: reject_if rejects with its prefix only when there is a problem
   CHECK_FALSE(Verdict::fail("why").ok);
   CHECK(Verdict::fail("why").reason == "why");
 }
+
+TEST_CASE("check: a Problem is a no with its reason, or nothing", "[check]") {
+  const Problem none, none2 = std::nullopt, no("the seed is wrong");
+  CHECK_FALSE(none);
+  CHECK_FALSE(none2);
+  CHECK(none == none2);
+  REQUIRE(no);
+  CHECK(*no == "the seed is wrong");
+  CHECK(no->size() == 17);
+  CHECK(no == Problem("the seed is wrong"));
+  CHECK(no != Problem("another reason"));
+  CHECK(no != none);
+  CHECK(none.value_or("ok") == "ok");
+  CHECK(no.value_or("ok") == "the seed is wrong");
+}
+
+namespace {
+
+void reads_bad_evidence(Trail& t) {
+  t.ran.push_back("read");
+  throw Error("invalid entry: truncated", "run.wlog at byte 7");
+}
+void cannot_work(Trail& t) {
+  t.ran.push_back("tool");
+  throw Error("cannot list: permission denied", "ckpt");
+}
+
+}  // namespace
+
+TEST_CASE("check: only the engine turns an error into a no, in rows that read the evidence", "[check]") {
+  Trail t;
+  // A kNo row: the malformed evidence is that row's no, with the error's message and the row's name.
+  auto r = run_checks<Trail>(t, {step<1>, {reads_bad_evidence, OnError::kNo, "log"}, step<3>});
+  REQUIRE(r);
+  CHECK(r->reason == "invalid entry: truncated: run.wlog at byte 7");
+  CHECK(r->check == "log");
+  CHECK(t.ran == std::vector<std::string>{"1", "read"});
+  // A plain row (kError): the error passes, the run stops.
+  Trail u;
+  CHECK_THROWS_WITH(run_checks<Trail>(u, {{cannot_work, OnError::kError}, step<2>}), "cannot list: permission denied: ckpt");
+  CHECK(u.ran == std::vector<std::string>{"tool"});
+  // A rejection from a kNo row is itself, not rewritten.
+  Trail v;
+  v.fail_at = 3;
+  r = run_checks<Trail>(v, {{step<3>, OnError::kNo, "ignored"}});
+  REQUIRE(r);
+  CHECK(r->check == "third");
+}

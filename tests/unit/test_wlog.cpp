@@ -699,7 +699,7 @@ TEST_CASE("log proof documents verify alone and fail when tampered", "[wlog][pro
       c["leaf"] = entry_leaf(b).hex();
     }, pins);
     CHECK(!r.ok);
-    CHECK(r.reason == "proof does not lead to the root");
+    CHECK(r.reason == "log entry 6 is not in the signed log: proof does not lead to the root");
   }
   LogProofPins other = pins;
   other.key = generate_key().pub();
@@ -734,4 +734,37 @@ TEST_CASE("log proof documents verify alone and fail when tampered", "[wlog][pro
   t = cons;
   t["old"]["extra"] = 1;
   CHECK_THROWS_AS(verify_log_proof(t, pins, "c"), Error);
+}
+
+TEST_CASE("verify_entry_proof: one order and one wording for a log entry's proof", "[wlog][proofs]") {
+  const Hash32 run = genesis().g.run_id;
+  // A log of 4 entries: the genesis, step 1, bytes that do not decode, and step 4 at index 3 (out of place).
+  std::vector<Bytes> enc = {encode_entry(genesis()), encode_entry(step_entry(1)), Bytes{'W', 'I', 'T', 'E', 9},
+                            encode_entry(step_entry(4))};
+  std::vector<Hash32> leaves;
+  for (const Bytes& b : enc) leaves.push_back(entry_leaf(b));
+  const MerkleTree tree(kBlake2bTree, leaves.data(), leaves.size());
+  const Hash32 root = tree.root();
+  auto path = [&](uint64_t i) { return tree.hashes(inclusion_ranges(i, 4)); };
+  auto prove = [&](uint64_t i, uint64_t at) { return verify_entry_proof(enc[i], at, 4, root, path(at), run, "e"); };
+
+  const ProvedEntry one = prove(1, 1);
+  CHECK_FALSE(one.no);
+  CHECK(one.decoded);
+  CHECK(one.entry.s.step == 1);
+  // The proof first: the entry is not where it says.
+  const ProvedEntry moved = prove(1, 0);
+  REQUIRE(moved.no);
+  CHECK(*moved.no == "log entry 0 is not in the signed log: proof does not lead to the root");
+  CHECK_FALSE(moved.decoded);
+  // Proved bytes that do not decode are a no (the evidence), said with the decoder's message.
+  const ProvedEntry junk = prove(2, 2);
+  REQUIRE(junk.no);
+  CHECK(junk.no->find(": e at byte") != std::string::npos);
+  CHECK_FALSE(junk.decoded);
+  // Proved and decoded, but out of its place.
+  const ProvedEntry misplaced = prove(3, 3);
+  REQUIRE(misplaced.no);
+  CHECK(*misplaced.no == "entry 3 is the entry of step 4, not of step 3");
+  CHECK(misplaced.decoded);
 }

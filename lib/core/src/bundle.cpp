@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "wit/binary_header.h"
+#include "wit/check.h"
 #include "wit/error.h"
 #include "wit/io.h"
 
@@ -57,10 +58,10 @@ bool name_char(unsigned char c) {
          c == '/' || c == '-';
 }
 
-// Why `name` is not a valid member name, or "" when it is. The rules make
-// every name a safe relative path: no absolute paths, no "..", no empty or
-// "." components, so a member could be written to disk under its name.
-std::string name_problem(std::string_view name) {
+// Why `name` is not a valid member name, or nothing when it is. The rules
+// make every name a safe relative path: no absolute paths, no "..", no empty
+// or "." components, so a member could be written to disk under its name.
+Problem name_problem(std::string_view name) {
   if (name.empty()) return "empty";
   if (name.size() > kMaxName) return "longer than 255 bytes";
   for (unsigned char c : name)
@@ -74,7 +75,7 @@ std::string name_problem(std::string_view name) {
   if (name.back() == '/' || name.find("//") != std::string_view::npos) return "has an empty path component";
   const std::string padded = "/" + std::string(name) + "/";
   if (padded.find("/./") != std::string::npos) return "has a '.' path component";
-  return "";
+  return std::nullopt;
 }
 
 // A name as it may appear in a one-line message: valid names print as they
@@ -91,6 +92,11 @@ std::string printable(std::string_view name) {
     }
   }
   return out;
+}
+
+// A member a writer is given must have a valid name (a reader's message names the byte offset instead).
+void require_member_name(const std::string& name) {
+  if (const Problem why = name_problem(name)) throw Error("invalid bundle member name (" + *why + ")", printable(name));
 }
 
 std::string zstd_error(size_t code) {
@@ -156,8 +162,7 @@ class Encoder {
 
   void member(const std::string& name, uint64_t size) {
     end_member();
-    const std::string why = name_problem(name);
-    if (!why.empty()) throw Error("invalid bundle member name (" + why + ")", printable(name));
+    require_member_name(name);
     if (members_ == count_)
       throw Error("bundle has more members than the " + std::to_string(count_) + " announced (" + name + ")", where_);
     if (members_ > 0 && name <= prev_)
@@ -396,8 +401,7 @@ struct BundleReader::Impl {
     prev = std::move(name);
     name.assign(name_len, '\0');
     field(reinterpret_cast<uint8_t*>(name.data()), name_len);
-    const std::string why = name_problem(name);
-    if (!why.empty()) throw Error("bundle member name is invalid (" + why + ")", at_payload(where, start));
+    if (const Problem why = name_problem(name)) throw Error("bundle member name is invalid (" + *why + ")", at_payload(where, start));
     if (i > 0 && name == prev) throw Error("bundle has duplicate member " + name, at_payload(where, start));
     if (i > 0 && name < prev)
       throw Error("bundle member names are out of order (" + name + " after " + prev + ")", at_payload(where, start));
@@ -541,8 +545,7 @@ void BundleReader::read_to(const std::function<void(ByteView)>& sink) {
 // ---------------------------------------------------------------- Bundle
 
 void Bundle::put(const std::string& name, Bytes data) {
-  std::string why = name_problem(name);
-  if (!why.empty()) throw Error("invalid bundle member name (" + why + ")", printable(name));
+  require_member_name(name);
   members_.insert_or_assign(name, std::move(data));
 }
 

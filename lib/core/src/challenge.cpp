@@ -234,12 +234,10 @@ Challenge Challenge::from_json(const json& j, const std::string& where) {
   if (F.hash(j, "seed", where) != challenge_seed(head, nonce)) F.bad("the seed is not the one the head and nonce give", where);
   const int64_t ckpt = F.count(F.need(j, "checkpoint_every", where), "checkpoint_every", where);
 
-  const json& js = F.need(j, "steps", where);
-  if (!js.is_array()) F.bad("field 'steps' is not an array", where);
+  const json& js = F.array(j, "steps", where);
   std::vector<int64_t> steps;
   for (const json& v : js) steps.push_back(F.count(v, "steps", where));
-  const json& jg = F.need(j, "segments", where);
-  if (!jg.is_array()) F.bad("field 'segments' is not an array", where);
+  const json& jg = F.array(j, "segments", where);
   std::vector<Segment> segs;
   for (const json& v : jg) {
     if (!v.is_object() || v.size() != 2) F.bad("a segment is not an object {\"from\", \"to\"}", where);

@@ -261,11 +261,12 @@ void check_stdout() {
 }
 
 // "A subcommand is required" and "The following arguments were not
-// expected: foo" say neither which subcommand was wrong nor which exist.
-std::string subcommand_problem(const CLI::App& app, int argc, char** argv) {
+// expected: foo" say neither which subcommand was wrong nor which exist:
+// this says both, or nothing when the command has no subcommands.
+Problem subcommand_problem(const CLI::App& app, int argc, char** argv) {
   const CLI::App* a = parsed_chain(app).back();
   const auto subs = a->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); });
-  if (subs.empty()) return "";
+  if (subs.empty()) return std::nullopt;
   std::string valid;
   for (const CLI::App* s : subs) valid += (valid.empty() ? "" : ", ") + s->get_name();
   // The word after the deepest parsed command's own name.
@@ -340,8 +341,7 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
   } catch (const CLI::ParseError& e) {
     std::string msg = one_line(e.what());
     if (msg.find("subcommand is required") != std::string::npos || msg.find("were not expected") != std::string::npos) {
-      const std::string sub = subcommand_problem(app, argc, argv);
-      if (!sub.empty()) msg = sub;
+      if (const Problem sub = subcommand_problem(app, argc, argv)) msg = *sub;
     }
     std::cerr << g_tool << ": error: " << msg << "\n"
               << "hint: run '" << g_tool << " --help' for usage\n";
@@ -382,12 +382,19 @@ std::string count_of(uint64_t n, const std::string& one, const std::string& many
   return std::to_string(n) + " " + (n == 1 ? one : many.empty() ? one + "s" : many);
 }
 
-int print_verdict(const Verdict& v, bool json) {
-  if (json)
-    std::cout << nlohmann::json{{"valid", v.ok}, {"reason", v.reason}, {"summary", v.summary}}.dump() << "\n";
-  else
+int print_verdict(const Verdict& v, bool json, const nlohmann::json& details) {
+  if (json) {
+    nlohmann::json j = details;
+    j["valid"] = v.ok;
+    j["reason"] = v.reason;
+    j["summary"] = v.summary;
+    std::cout << j.dump() << "\n";
+  } else {
     std::cout << (v.ok ? "valid: " + v.summary : "invalid: " + v.reason) << "\n";
+  }
   return v.ok ? kOk : kNegative;
 }
+
+int print_verdict(const Verdict& v, bool json) { return print_verdict(v, json, nlohmann::json::object()); }
 
 }  // namespace wit::cli

@@ -184,8 +184,7 @@ EvalScores EvalScores::from_json(const json& j, const std::string& where) {
   check_header(j, kKind, kEvalScoresFormat, {"format", "version", "eval_id", "scores"}, where);
   EvalScores s;
   s.eval_id = jsonf::hash(j, "eval_id", kKind, where);
-  const json& a = jsonf::need(j, "scores", kKind, where);
-  if (!a.is_array()) jsonf::bad(kKind, "field 'scores' is not an array", where);
+  const json& a = jsonf::array(j, "scores", kKind, where);
   if (a.empty() || a.size() > kMaxEvalExamples) jsonf::bad(kKind, "field 'scores' does not hold 1 to 2^32 scores", where);
   s.record_leaves.reserve(a.size());
   s.scores.reserve(a.size());
@@ -344,7 +343,7 @@ std::string eval_guarantee_words(const Guarantee& g) {
   return s;
 }
 
-std::string eval_item_reason(const EvalCheckItem& it) {
+Problem eval_item_reason(const EvalCheckItem& it) {
   const std::string ex = "example " + std::to_string(it.index) + ": ";
   if (it.failed == "record") return ex + "the scored record is not the eval set's record there";
   if (it.failed == "opening") return ex + "the claimed score does not open under the eval's scores_root";
@@ -352,7 +351,7 @@ std::string eval_item_reason(const EvalCheckItem& it) {
     return ex + "claimed loss " + num(it.claimed.loss) + " but re-evaluation gives " + num(it.recomputed.loss);
   if (it.failed == "accuracy")
     return ex + "claimed accuracy " + num(it.claimed.accuracy) + " but re-evaluation gives " + num(it.recomputed.accuracy);
-  return "";
+  return std::nullopt;
 }
 
 namespace {
@@ -377,7 +376,7 @@ void finish_verdict(EvalCheckReport& r) {
   r.reason.clear();
   for (const auto& it : r.items)
     if (!it.pass) {
-      r.reason = eval_item_reason(it);
+      r.reason = eval_item_reason(it).value_or("");  // a failed item always has one (the parser checks `failed`)
       break;
     }
   r.verdict = r.reason.empty() ? ReportVerdict::kCertified : ReportVerdict::kRejected;

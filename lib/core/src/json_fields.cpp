@@ -57,9 +57,14 @@ int64_t count(const json& v, const std::string& name, const char* kind, const st
   bad(kind, "field '" + name + "' is not a non-negative integer", where);
 }
 
-std::vector<Hash32> hashes(const json& j, const char* key, size_t max, const char* kind, const std::string& where) {
+const json& array(const json& j, const char* key, const char* kind, const std::string& where) {
   const json& v = need(j, key, kind, where);
   if (!v.is_array()) bad(kind, std::string("field '") + key + "' is not an array", where);
+  return v;
+}
+
+std::vector<Hash32> hashes(const json& j, const char* key, size_t max, const char* kind, const std::string& where) {
+  const json& v = array(j, key, kind, where);
   if (v.size() > max) bad(kind, std::string("field '") + key + "' has more than " + std::to_string(max) + " hashes", where);
   std::vector<Hash32> out;
   for (const auto& e : v) {

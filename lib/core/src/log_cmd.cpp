@@ -148,15 +148,12 @@ int log_verify_cmd(const std::string& run, bool checkpoints, bool init, bool jso
   RunVerdict v = verify_run(run, opt);
   if (!quiet)
     for (const auto& w : v.warnings) cli::note("warning: " + w);
-  if (json_out)
-    std::cout << v.to_json().dump() << "\n";
-  else
-    std::cout << (v.ok ? "valid: " : "invalid: ") << v.summary() << "\n";
+  const int rc = cli::print_verdict(v, json_out, v.details());
   // A run killed or stopped mid-training is invalid only until it is resumed.
   if (!v.ok && !v.seed_revealed && !exists(rp.seed()) && !quiet)
     std::cerr << "hint: the run is not finished (its seed is not revealed yet); if training was stopped, rerun "
                  "the same wit-train command to resume: it signs the rest\n";
-  return v.ok ? cli::kOk : cli::kNegative;
+  return rc;
 }
 
 }  // namespace wit

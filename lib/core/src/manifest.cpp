@@ -18,9 +18,9 @@ using nlohmann::json;
 
 Hash32 seed_commitment(ByteView seed) { return hash_tagged(tags::kSeedCommit, seed); }
 
-std::optional<std::string> seed_problem(const Manifest& mf, ByteView seed) {
+Problem seed_problem(const Manifest& mf, ByteView seed) {
   if (seed_commitment(seed) == mf.seed_commitment) return std::nullopt;
-  return std::string("the revealed seed does not match the manifest's seed commitment");
+  return "the revealed seed does not match the manifest's seed commitment";
 }
 
 json Manifest::to_json() const {

@@ -17,6 +17,7 @@ namespace wit {
 
 namespace {
 
+// RFC 6962's three shapes for each hash, BLAKE2b and SHA-256: alike on purpose (each a one-line recipe).
 Hash32 b2_leaf(ByteView d) {
   const uint8_t p = tags::kRfc6962LeafHashPrefix;
   return blake2b_256(ByteView(&p, 1), d);

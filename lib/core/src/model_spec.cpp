@@ -159,7 +159,7 @@ uint64_t TensorDecl::numel() const {
   return n;
 }
 
-std::string tensors_problem(const std::vector<TensorDecl>& params, const std::vector<TensorDecl>& buffers) {
+Problem tensors_problem(const std::vector<TensorDecl>& params, const std::vector<TensorDecl>& buffers) {
   for (const auto& p : params)
     if (p.dtype != DType::kF32)
       return "parameter '" + p.name + "' is " + dtype_name(p.dtype) + "; wit trains float32 (F32) parameters";
@@ -169,7 +169,7 @@ std::string tensors_problem(const std::vector<TensorDecl>& params, const std::ve
     return "the model's buffers and tensor constants hold " + std::to_string(held) + " elements, more than " +
            std::to_string(kMaxBufferElements) +
            " (a trained network could hide there; compute masks and tables in forward)";
-  return "";
+  return std::nullopt;
 }
 
 std::vector<InitRule> default_init_rules() {
@@ -258,7 +258,7 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& where) {
   c.params = r.decls("params");
   c.buffers = r.decls("buffers");
   if (c.params.empty()) r.bad("the model has no parameters");
-  if (std::string why = tensors_problem(c.params, c.buffers); !why.empty()) r.bad(why);
+  if (const Problem why = tensors_problem(c.params, c.buffers)) r.bad(*why);
   const json& ij = r.need(j, "init");
   if (!ij.is_array() || ij.empty() || ij.size() > 1024) r.bad("init must be an array of 1 to 1024 rules");
   for (size_t i = 0; i < ij.size(); i++) {

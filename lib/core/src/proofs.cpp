@@ -54,20 +54,20 @@ void check_envelope(const json& doc, const std::string& where) {
 }
 
 // The commitment a document names must be the one it is checked against.
-std::optional<std::string> commitment_mismatch(const json& doc, const Commitment& c, const std::string& where) {
+Problem commitment_mismatch(const json& doc, const Commitment& c, const std::string& where) {
   const json& ref = F.need(doc, "commitment", where);
   if (!ref.is_object()) F.bad("field 'commitment' is not an object", where);
   F.only_keys(ref, {"n", "root"}, where);
   if (F.hash(ref, "root", where) != c.root || F.u64(ref, "n", where) != c.n)
-    return std::string("proof is for another commitment");
+    return "proof is for another commitment";
   return std::nullopt;
 }
 
-std::optional<std::string> record_mismatch(const json& doc, const Hash32& leaf, const std::string& where) {
+Problem record_mismatch(const json& doc, const Hash32& leaf, const std::string& where) {
   if (!doc.contains("record")) return std::nullopt;
   if (!doc["record"].is_string()) F.bad("field 'record' is not a string", where);
   if (record_leaf(ByteView(doc["record"].get<std::string>())) != leaf)
-    return std::string("embedded record does not hash to the proved leaf");
+    return "embedded record does not hash to the proved leaf";
   return std::nullopt;
 }
 

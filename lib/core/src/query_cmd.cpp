@@ -61,14 +61,7 @@ Hash32 RecordQuery::resolve(std::optional<std::string>& record) const {
 int query_audit_leaves(const std::string& commit_path, const std::string& leaves_path, unsigned threads, bool json_out) {
   const Commitment c = Commitment::load(commit_path);
   const LeavesAudit a = audit_leaves_file(leaves_path, c, threads);
-  const std::string summary = a.ok ? "the " + std::to_string(a.n) +
-                                         " leaves are strictly increasing and give the commitment's root " + c.root.hex()
-                                   : "";
-  if (json_out)
-    std::cout << nlohmann::json{{"ok", a.ok}, {"reason", a.reason}, {"summary", summary}, {"n", a.n}}.dump() << "\n";
-  else
-    std::cout << (a.ok ? "ok: " + summary : "failed: " + a.reason) << "\n";
-  return a.ok ? cli::kOk : cli::kNegative;
+  return cli::print_verdict(a, json_out, {{"n", a.n}});
 }
 
 int query_prove(bool include, const std::string& commit_path, const std::string& index_path, const RecordQuery& ra,

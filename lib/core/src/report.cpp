@@ -167,15 +167,13 @@ Calibration Calibration::from_json(const json& j, const std::string& where) {
       jsonf::bad(kCal, "field 'run_id' is not 64 lowercase hex digits", where);
   }
   if (j.contains("threads")) {
-    if (!j["threads"].is_array()) jsonf::bad(kCal, "field 'threads' is not an array", where);
-    for (const json& t : j["threads"]) {
+    for (const json& t : jsonf::array(j, "threads", kCal, where)) {
       if (!t.is_number_unsigned() || t.get<uint64_t>() > 1u << 16) jsonf::bad(kCal, "a thread count is not a small non-negative integer", where);
       c.threads.push_back(t.get<unsigned>());
     }
   }
   if (j.contains("steps")) {
-    if (!j["steps"].is_array()) jsonf::bad(kCal, "field 'steps' is not an array", where);
-    for (const json& s : j["steps"]) {
+    for (const json& s : jsonf::array(j, "steps", kCal, where)) {
       if (!s.is_number_integer()) jsonf::bad(kCal, "a step is not an integer", where);
       c.steps.push_back(s.get<int64_t>());
     }
@@ -290,8 +288,7 @@ ReplayReport ReplayReport::from_json(const json& j, const std::string& where) {
     if (!cfg.is_null() && !cfg.is_object()) jsonf::bad(kRep, "field 'configuration' is not an object or null", where);
     r.configuration = cfg;
   }
-  const json& checks = jsonf::need(j, "checks", kRep, where);
-  if (!checks.is_array()) jsonf::bad(kRep, "field 'checks' is not an array", where);
+  const json& checks = jsonf::array(j, "checks", kRep, where);
   if (checks.size() > kMaxReportChecks) jsonf::bad(kRep, "too many checks", where);
   for (const json& k : checks) r.checks.push_back(check_from_json(k, where));
   if (r.certified())

@@ -95,7 +95,7 @@ RunConfig RunConfig::parse(const std::string& text, const std::string& where) {
   return from_json(j, where);
 }
 
-std::string config_difference(const RunConfig& r, const RunConfig& n) {
+Problem config_problem(const RunConfig& r, const RunConfig& n) {
   const std::pair<const char*, std::pair<std::string, std::string>> fields[] = {
       {"device", {r.device, n.device}},
       {"threads", {std::to_string(r.threads), std::to_string(n.threads)}},
@@ -110,8 +110,10 @@ std::string config_difference(const RunConfig& r, const RunConfig& n) {
     return std::string(name) + ": " + (v.first.empty() ? "(none)" : v.first) + " (recorded) vs " +
            (v.second.empty() ? "(none)" : v.second) + " (here)";
   }
-  return "";
+  return std::nullopt;
 }
+
+std::string config_difference(const RunConfig& r, const RunConfig& n) { return config_problem(r, n).value_or(""); }
 
 std::optional<RunConfig> load_run_config(const std::string& run_dir, const std::string& run_id) {
   const std::string path = run_dir + "/" + kRunConfigFile;
@@ -125,9 +127,8 @@ std::optional<RunConfig> load_run_config(const std::string& run_dir, const std::
 void record_run_config(const std::string& run_dir, const RunConfig& now) {
   const std::string path = run_dir + "/" + kRunConfigFile;
   if (auto old = load_run_config(run_dir, now.run_id)) {
-    const std::string d = config_difference(*old, now);
-    if (!d.empty())
-      throw Error("this run was trained under another configuration (" + d + ")", path,
+    if (const Problem d = config_problem(*old, now))
+      throw Error("this run was trained under another configuration (" + *d + ")", path,
                   "resume with the recorded thread count (-j) and kernel set (--cpu-kernels), or train a new run");
     return;
   }

@@ -135,6 +135,7 @@ LeavesAudit audit_leaves(const ReadFn& read, const std::string& where, uint64_t 
     return a;
   }
   a.ok = true;
+  a.summary = "the " + std::to_string(a.n) + " leaves are strictly increasing and give the commitment's root " + expect_root.hex();
   return a;
 }
 

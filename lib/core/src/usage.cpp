@@ -8,6 +8,7 @@
 #include "wit/manifest.h"
 #include "wit/merkle.h"
 #include "wit/order.h"
+#include "wit/proofs.h"
 #include "wit/runlog.h"
 #include "wit/wlog.h"
 

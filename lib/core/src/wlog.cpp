@@ -480,6 +480,40 @@ Problem entry_problem(const LogEntry& e, uint64_t index, const Hash32& run_id) {
   return std::nullopt;
 }
 
+namespace {
+
+struct EntryProofCtx {
+  ByteView encoded;
+  uint64_t index, size;
+  const Hash32& root;
+  const std::vector<Hash32>& path;
+  const Hash32& run_id;
+  const std::string& where;
+  ProvedEntry& out;
+};
+
+void entry_included(EntryProofCtx& c) {
+  const ProofError pe = verify_inclusion(kBlake2bTree, c.index, c.size, entry_leaf(c.encoded), c.path, c.root);
+  if (pe != ProofError::kOk)
+    reject("log entry " + std::to_string(c.index) + " is not in the signed log: " + to_string(pe));
+}
+void entry_decodes(EntryProofCtx& c) {
+  c.out.entry = decode_entry(c.encoded, c.where);
+  c.out.decoded = true;
+}
+void entry_in_place(EntryProofCtx& c) { reject_if(entry_problem(c.out.entry, c.index, c.run_id)); }
+
+}  // namespace
+
+ProvedEntry verify_entry_proof(ByteView encoded, uint64_t index, uint64_t size, const Hash32& root,
+                               const std::vector<Hash32>& path, const Hash32& run_id, const std::string& where) {
+  ProvedEntry out;
+  EntryProofCtx c{encoded, index, size, root, path, run_id, where, out};
+  if (auto no = run_checks<EntryProofCtx>(c, {entry_included, {entry_decodes, OnError::kNo}, entry_in_place}))
+    out.no = std::move(no->reason);
+  return out;
+}
+
 Problem head_problem(const TreeHead& h, const std::optional<Hash32>& run_id,
                                         const std::optional<PublicKey>& key, const std::string& subject) {
   if (run_id && h.run_id != *run_id) return subject + " names another run";

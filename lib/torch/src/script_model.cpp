@@ -228,7 +228,7 @@ Described describe(const torch::jit::Module& m, const std::string& path) {
   auto by_name = [](const TensorDecl& a, const TensorDecl& b) { return a.name < b.name; };
   std::sort(d.params.begin(), d.params.end(), by_name);
   std::sort(d.buffers.begin(), d.buffers.end(), by_name);
-  if (std::string why = tensors_problem(d.params, d.buffers); !why.empty()) throw Error(why, path);
+  if (const Problem why = tensors_problem(d.params, d.buffers)) throw Error(*why, path);
   return d;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "wit/check.h"
 
@@ -64,8 +65,11 @@ std::string count_of(uint64_t n, const std::string& one, const std::string& many
 const std::string& tool_name();
 
 // Prints a verdict on stdout the one way every verifying tool does:
-// {"valid","reason","summary"} with --json, else "valid: SUMMARY" or
-// "invalid: REASON". Returns the exit status: kOk, or kNegative.
+// {"valid","reason","summary"} with --json (plus the verifier's figures,
+// `details`, an object: wit-log verify's counts, audit-leaves' n), else
+// "valid: SUMMARY" or "invalid: REASON". Returns the exit status: kOk, or
+// kNegative.
+int print_verdict(const Verdict& v, bool json, const nlohmann::json& details);
 int print_verdict(const Verdict& v, bool json);
 
 }  // namespace wit::cli

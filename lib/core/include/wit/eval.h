@@ -182,8 +182,9 @@ struct EvalCheckReport {
 EvalCheckReport make_eval_check_report(
     const EvalCommitment& e, const EvalScores& s, ByteView nonce, uint64_t k, double fraction,
     const std::function<std::pair<Hash32, Score>(uint64_t index)>& reevaluate);
-// One line for a failed item ("example 7: claimed loss 1.2 but re-evaluation gives 2.3").
-std::string eval_item_reason(const EvalCheckItem& it);
+// One line for a failed item ("example 7: claimed loss 1.2 but re-evaluation
+// gives 2.3"); nothing for an item that passes.
+Problem eval_item_reason(const EvalCheckItem& it);
 
 // Checks a report against the eval it claims to check: same eval id, n, seed
 // and indices from its nonce, every opening verifies under scores_root, the

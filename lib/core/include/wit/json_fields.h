@@ -27,6 +27,8 @@ double number(const nlohmann::json& j, const char* key, const char* kind, const 
 // A value already taken out (an array element, a nested field) that must be a
 // non-negative integer that fits int64; errors name it as field `name`.
 int64_t count(const nlohmann::json& v, const std::string& name, const char* kind, const std::string& where);
+// The array under `key`: "field 'KEY' is not an array" otherwise (the one owner of those words).
+const nlohmann::json& array(const nlohmann::json& j, const char* key, const char* kind, const std::string& where);
 // An array of hex hashes under `key`, at most `max` long.
 std::vector<Hash32> hashes(const nlohmann::json& j, const char* key, size_t max, const char* kind,
                            const std::string& where);
@@ -62,6 +64,9 @@ struct Fields {
   }
   int64_t count(const nlohmann::json& v, const std::string& name, const std::string& where) const {
     return jsonf::count(v, name, kind, where);
+  }
+  const nlohmann::json& array(const nlohmann::json& j, const char* key, const std::string& where) const {
+    return jsonf::array(j, key, kind, where);
   }
   std::vector<Hash32> hashes(const nlohmann::json& j, const char* key, size_t max, const std::string& where) const {
     return jsonf::hashes(j, key, max, kind, where);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/bytes.h"
+#include "wit/check.h"
 #include "wit/commitment.h"
 #include "wit/model_spec.h"
 #include "wit/shards.h"
@@ -93,7 +94,7 @@ struct Manifest {
 Hash32 seed_commitment(ByteView seed);
 // Whether a revealed seed opens the manifest's seed commitment: nothing, or
 // "the revealed seed does not match the manifest's seed commitment".
-std::optional<std::string> seed_problem(const Manifest& mf, ByteView seed);
+Problem seed_problem(const Manifest& mf, ByteView seed);
 
 // The user's training config (--config run.json): any of "model", "optimizer",
 // "schedule", "batch_size", "steps", "checkpoint_every", "head_every",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "wit/bytes.h"
+#include "wit/tags.h"
 
 namespace wit {
 
@@ -37,8 +38,9 @@ extern const TreeHash kSha256Tree;   // RFC 6962 / Certificate Transparency
 // distinct record leaves (leaves are not hashed again), every node binding the
 // last leaf of its left child and the first leaf of its right child.
 extern const TreeHash kDataTree;
-// BLAKE2b's 16-byte personalisation of a ranged node: its domain tag.
-inline constexpr char kRangedNodePersonal[17] = "wit/rangenode/v1";
+// BLAKE2b's 16-byte personalisation of a ranged node: its domain tag, kept
+// with the others in tags.h.
+using tags::kRangedNodePersonal;
 
 // The subtree over leaves [begin, end). Every node of an RFC 6962 tree is one.
 struct Range {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/bytes.h"
+#include "wit/check.h"
 #include "wit/safetensors.h"
 
 namespace wit {
@@ -105,9 +106,9 @@ struct ModelConfig {
 // there would be an initial state the seed did not generate.
 inline constexpr uint64_t kMaxBufferElements = uint64_t(1) << 16;
 
-// Why a module's tensors cannot be trained by wit ("" when they can):
+// Why a module's tensors cannot be trained by wit (nothing when they can):
 // parameters that are not float32, buffers and constants past kMaxBufferElements.
-std::string tensors_problem(const std::vector<TensorDecl>& params, const std::vector<TensorDecl>& buffers);
+Problem tensors_problem(const std::vector<TensorDecl>& params, const std::vector<TensorDecl>& buffers);
 
 struct ParamSpec {
   std::string name;

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wit/check.h"
+
 namespace wit {
 
 inline constexpr const char* kRunConfigFormat = "wit.config";
@@ -38,8 +40,11 @@ struct RunConfig {
 };
 
 // What differs between `recorded` and `now` in the fields that decide a
-// step's bits (all but run_id): "" when nothing does, else "FIELD: RECORDED
-// (recorded) vs NOW (here)" for the first difference.
+// step's bits (all but run_id): nothing when nothing does, else "FIELD:
+// RECORDED (recorded) vs NOW (here)" for the first difference.
+Problem config_problem(const RunConfig& recorded, const RunConfig& now);
+// The same words, "" when nothing differs: only for replay.cpp's caller until
+// it switches to config_problem (issue 39; then this goes).
 std::string config_difference(const RunConfig& recorded, const RunConfig& now);
 
 // RUN/config.json: written when absent; when present (a resumed run) it must

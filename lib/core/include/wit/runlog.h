@@ -102,16 +102,16 @@ struct RunCheckOptions {
   bool init = true;         // regenerate the initial state when the seed is revealed
 };
 
-struct RunVerdict {
-  bool ok = false;
-  std::string reason;  // the first failure: names the entry index, head line or file
+// The verdict on a run (reason: the first failure, naming the entry index,
+// head line or file; summary: one line for people), with what was checked.
+struct RunVerdict : Verdict {
   std::vector<std::string> warnings;
   Hash32 run_id;
   uint64_t entries = 0, heads = 0, checkpoints = 0;
   uint64_t sharded = 0;  // of the checkpoints, those stored as shards with an index
   bool seed_revealed = false;
-  nlohmann::json to_json() const;
-  std::string summary() const;  // one line for people
+  // The figures wit-log verify --json prints beside the verdict.
+  nlohmann::json details() const;
 };
 
 // Checks everything a run directory holds (docs/witness-log.md, "Verifying a

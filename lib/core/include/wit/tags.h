@@ -10,6 +10,11 @@ namespace wit::tags {
 // RFC 6962 section 2.1: leaf = H(0x00 || data), node = H(0x01 || left || right).
 inline constexpr uint8_t kRfc6962LeafHashPrefix = 0x00;
 inline constexpr uint8_t kRfc6962NodeHashPrefix = 0x01;
+// A ranged data-tree node (commitment version 3): BLAKE2b-256 with this
+// 16-byte personalisation over left || right || left_last || right_first
+// (docs/proofs.md). It is BLAKE2b's parameter block, not a prefix: 16 bytes
+// exactly, plus the terminating NUL of the literal.
+inline constexpr char kRangedNodePersonal[17] = "wit/rangenode/v1";
 
 // Digest of a source file: H(kSourceDigest || le64 size || le64 piece_size || MTH(pieces)).
 inline constexpr std::string_view kSourceDigest = "wit/source-digest/v1";

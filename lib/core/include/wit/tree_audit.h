@@ -12,6 +12,7 @@
 #include <string>
 
 #include "wit/bytes.h"
+#include "wit/check.h"
 #include "wit/commitment.h"
 #include "wit/index.h"
 
@@ -44,11 +45,11 @@ void write_leaves(const Index& idx, const std::string& path);
 // Reads up to `len` bytes into `buf`; returns how many (0 only at the end).
 using ReadFn = std::function<size_t(uint8_t* buf, size_t len)>;
 
-struct LeavesAudit {
-  bool ok = false;
-  std::string reason;  // why not, one line ("" when ok)
-  uint64_t n = 0;      // leaves read
-  Hash32 root;         // the root the leaves give (when all were read)
+// The audit's verdict (summary: "the N leaves are strictly increasing and
+// give the commitment's root R"), with what it read.
+struct LeavesAudit : Verdict {
+  uint64_t n = 0;  // leaves read
+  Hash32 root;     // the root the leaves give (when all were read)
 };
 // The streaming audit: parses the header, then reads the n leaves in chunks
 // of `chunk` leaves (a power of two), checking that each is above the one

@@ -3,16 +3,18 @@
 // and the record's place in the entry's batch root, and the list of steps
 // shown complete by re-deriving the committed data order from the manifest
 // and the revealed seed. Checkable with the data commitment alone.
-// Format: docs/proofs.md, "Usage".
+// Format: docs/proofs.md, "Usage". proofs.h's verify_document calls
+// verify_usage; this header does not include proofs.h (only usage.cpp does),
+// so the two do not include each other.
 #pragma once
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "wit/check.h"
 #include "wit/commitment.h"
 #include "wit/index.h"
-#include "wit/proofs.h"
 
 namespace wit {
 

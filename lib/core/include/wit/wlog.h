@@ -74,6 +74,23 @@ LogEntry decode_entry(ByteView b, const std::string& where);
 // The entry's leaf in the log tree: H(0x00 || encoded entry).
 Hash32 entry_leaf(ByteView encoded);
 
+// What the proof of one log entry shows: the entry, or why not.
+struct ProvedEntry {
+  Problem no;            // why not, or nothing
+  bool decoded = false;  // the bytes are proved and decode (a "no" then is entry_problem's: out of place)
+  LogEntry entry;        // when decoded
+};
+// The one verification of a log entry's proof, in this order and with these
+// words: the entry's leaf (entry_leaf of `encoded`) is at `index` of the tree
+// of `size` leaves with root `root` ("log entry I is not in the signed log:
+// " and the proof error); the bytes decode strictly (the decoder's message,
+// naming `where`); the entry is in its place in run `run_id`
+// (entry_problem). Bytes that do not decode are a "no", not an error: they
+// are the evidence. wit-log check-proof uses it; the replay verifier's log/
+// members and the board's run.wlog are to switch to it (issue 39 item 4).
+ProvedEntry verify_entry_proof(ByteView encoded, uint64_t index, uint64_t size, const Hash32& root,
+                               const std::vector<Hash32>& path, const Hash32& run_id, const std::string& where);
+
 // ---- the log file ----------------------------------------------------------
 
 // Frames: u32 payload length, u32 low bits of XXH3-64(payload), payload.
