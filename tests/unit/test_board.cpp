@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -1463,4 +1464,20 @@ TEST_CASE("board: a stored log's curve keeps at most 1000 steps, the first and t
   CHECK(s.back() == 10000);
   CHECK(std::adjacent_find(s.begin(), s.end(), [](int64_t a, int64_t b) { return b <= a; }) == s.end());
   CHECK(curve_steps(1001).back() == 1001);
+}
+
+TEST_CASE("board: a stored log's curve keeps a loss that is not finite (null in JSON)", "[board][store]") {
+  StoredLog d;
+  d.digest = std::string(64, 'a');
+  d.size = 100;
+  d.entries = 3;
+  d.curve = {{1, 5.5}, {2, std::numeric_limits<double>::infinity()}};
+  const json j = json::parse(d.dump());
+  CHECK(j["curve"]["mean_loss"][1].is_null());
+  const StoredLog back = StoredLog::from_json(j, "d");
+  CHECK(std::isnan(back.curve[1].second));
+  CHECK(back.dump() == d.dump());
+  json bad = j;
+  bad["curve"]["mean_loss"][1] = "inf";
+  CHECK_THROWS_AS(StoredLog::from_json(bad, "d"), Error);
 }

@@ -953,7 +953,8 @@ void audit_stored_log(const RunBundle& b, const std::string& store, const std::m
     throw Error("its size and entry count (" + std::to_string(doc.size) + " bytes, " + std::to_string(doc.entries) +
                 ") are not the stored log's (" + std::to_string(now.size) + ", " + std::to_string(now.entries) + ")");
   for (size_t i = 0; i < now.curve.size(); i++)
-    if (now.curve[i] != doc.curve[i])  // from_json checked the steps: the same count, the same steps
+    // from_json checked the steps (the same count, the same steps); a loss as JSON has it (not finite: null).
+    if (json(now.curve[i].second) != json(doc.curve[i].second))
       throw Error("its loss curve is not the stored log's (step " + std::to_string(now.curve[i].first) + ": " +
                   json(doc.curve[i].second).dump() + " in the document, " + json(now.curve[i].second).dump() + " in the log)");
 }

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "wit/error.h"
@@ -379,8 +380,10 @@ StoredLog StoredLog::from_json(const json& j, const std::string& where) {
   for (size_t i = 0; i < want.size(); i++) {
     if (!steps[i].is_number_integer() || steps[i].get<int64_t>() != want[i])
       throw Error("invalid stored log: the curve's step " + std::to_string(i) + " is not " + std::to_string(want[i]), where);
-    if (!losses[i].is_number()) throw Error("invalid stored log: the curve's mean loss " + std::to_string(i) + " is not a number", where);
-    d.curve.emplace_back(want[i], losses[i].get<double>());
+    // null: a loss that is not finite (a diverged run logs one; JSON has no NaN).
+    if (!losses[i].is_number() && !losses[i].is_null())
+      throw Error("invalid stored log: the curve's mean loss " + std::to_string(i) + " is not a number", where);
+    d.curve.emplace_back(want[i], losses[i].is_null() ? std::numeric_limits<double>::quiet_NaN() : losses[i].get<double>());
   }
   return d;
 }
