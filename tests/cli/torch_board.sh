@@ -369,7 +369,7 @@ grep -q 'does not reproduce' out && fail "missing bytes read as a verdict: $(cat
 # longer be replayed. Bytes another run still names stay.
 cp -r board board-p && cp -r board.store board-p.store
 run 0 wit-board prune -q board-p --store board-p.store --run honest
-jq -e '[.pruned[] | select(.runs == ["honest"])] | length == 4' board-p/pruned.json >/dev/null && ok || fail "prune record: $(cat board-p/pruned.json)"
+jq -e '[.pruned[] | select(.runs == ["honest"])] | length == 5 and any(.path | startswith("logs/"))' board-p/pruned.json >/dev/null && ok || fail "prune record: $(cat board-p/pruned.json)"
 ls board-p.store/responses/*.wbundle 2>/dev/null | wc -l | grep -q "^$(ls board/runs/forged/board-reports/*.json 2>/dev/null | wc -l)$" &&
   ok || fail "prune removed another run's bytes: $(ls board-p.store/responses)"
 run 0 wit-board build -q board-p -o psite
@@ -431,6 +431,65 @@ cp -r board/runs/honest linked && ln -s /etc/passwd linked/reports.json
 run 1 wit-board show linked
 run 2 sh -c 'wit-board show board/runs/honest >/dev/full'
 error_is wit-board 'cannot write to stdout'
+
+# === issue 37: the run's log in the evidence store ===
+# A run whose log is over 1 MiB (40 steps, sketches of 4096 numbers): submit puts the log in the store at its
+# digest (logs/DIGEST.wlog) and log.stored.json in the folder; no file in the folder exceeds 1 MiB.
+sed -e 's/"steps": 8/"steps": 40/' -e 's/"checkpoint_every": 4/"checkpoint_every": 40/' -e 's/"head_every": 4/"head_every": 20/' \
+  -e 's/"sketch_k": 64/"sketch_k": 4096/' -e 's/"probe_every": 4/"probe_every": 40/' -e 's/"seed": "b0a4/"seed": "d0a4/' cfg.json >cfg3.json
+run 0 wit-train -q -j1 --config cfg3.json --data data.commit.json --index data.widx --key key --out L train.txt
+run 0 wit-board pack -q -o onboard/long --name long --run L --data-commit data.commit.json --eval-commit eval.commit.json \
+  --contamination clean.json
+[ "$(stat -c %s onboard/long/run.wlog)" -gt 1048576 ] && ok || fail "the long run's log is not over 1 MiB"
+ld=$(b2sum -l 256 onboard/long/run.wlog | cut -d' ' -f1)
+run 0 wit-board submit board onboard/long
+cmp -s onboard/long/run.wlog "board.store/logs/$ld.wlog" && ok || fail "the log is not in the store at its digest: $(ls board.store/logs)"
+absent board/runs/long/run.wlog board/runs/honest/run.wlog
+jq -e --arg d "$ld" '.format == "wit.board-log" and .path == "logs/\($d).wlog" and .digest == $d and .entries == 41 and
+  (.curve.steps | length) == 40' board/runs/long/log.stored.json >/dev/null && ok || fail "log.stored.json: $(head -c 300 board/runs/long/log.stored.json)"
+big=$(find board -type f -size +1024k)
+[ -z "$big" ] && ok || fail "a file in the board folder exceeds 1 MiB: $big"
+# The verdicts and curves are those of the same bundles with their logs in the folder (a board without a store).
+cp -r board board-l  # its store is ../board.store too; build reads no store
+for r in long honest; do
+  rm board-l/runs/$r/log.stored.json && cp onboard/$r/run.wlog board-l/runs/$r/ && reindex board-l/runs/$r $r
+done
+run 0 wit-board build -q board -o lsite
+run 0 wit-board build -q board-l -o lsite-l
+jq -S '[.runs[] | del(.log_stored)]' lsite/board.json >v-store.json
+jq -S '[.runs[] | del(.log_stored)]' lsite-l/board.json >v-folder.json
+cmp -s v-store.json v-folder.json && ok || fail "a stored log changed what build says: $(diff v-store.json v-folder.json | head -5)"
+jq -e '.runs[] | select(.name == "long") | (.loss_curve | length) == 40 and .log_stored.path == "logs/'"$ld"'.wlog"' lsite/board.json >/dev/null &&
+  ok || fail "board.json: $(jq -c '.runs[] | select(.name == "long") | .log_stored' lsite/board.json)"
+grep -q 'id="log-stored"' lsite/runs/long.html && grep -q '<path class="curve" d="M' lsite/runs/long.html && ok ||
+  fail "the site does not draw the stored log's curve and say where it is from"
+run 0 wit-board audit -q -j1 board
+# A stored log with other bytes: not re-verifiable (exit 1), never a verdict.
+cp -r board.store board-g.store
+printf '\x01' | dd of="board-g.store/logs/$ld.wlog" bs=1 seek=5000 conv=notrunc 2>/dev/null
+run 1 wit-board audit -q -j1 board --store board-g.store
+grep -q "^not re-verifiable: runs/long/log.stored.json: the store serves other bytes for its log logs/$ld.wlog than its digest" out &&
+  ok || fail "audit missed the edited stored log: $(cat out)"
+# An edited curve (bundle.json re-indexed, so build takes it): audit re-derives the curve from the stored log.
+cp -r board board-c
+jq '.curve.mean_loss[3] = 1.0' board-c/runs/long/log.stored.json >"$T/l.json" && mv "$T/l.json" board-c/runs/long/log.stored.json
+reindex board-c/runs/long long
+run 1 wit-board audit -q -j1 board-c
+grep -q "^does not reproduce: runs/long/log.stored.json: its loss curve is not the stored log's (step 4: 1.0 in the document" out &&
+  ok || fail "audit missed the edited curve: $(cat out)"
+# Pruned: recorded, listed as not re-verifiable; the verdict stands and the site draws no curve nobody can check.
+cp -r board board-q && cp -r board.store board-q.store
+run 0 wit-board prune -q board-q --store board-q.store --run long
+grep -qx "logs/$ld.wlog" out && [ ! -e "board-q.store/logs/$ld.wlog" ] && ok || fail "prune did not drop the log: $(cat out)"
+run 1 wit-board audit -q -j1 board-q --store board-q.store
+grep -q "^not re-verifiable: runs/long/log.stored.json: its log logs/$ld.wlog is not in the store .*(pruned from the store on" out &&
+  ok || fail "audit after the log's prune: $(cat out)"
+run 0 wit-board build -q board-q -o qsite
+jq -S '[.runs[] | select(.name == "long") | {status, reason, badge}]' qsite/board.json >q1.json
+jq -S '[.runs[] | select(.name == "long") | {status, reason, badge}]' lsite/board.json >q2.json
+cmp -s q1.json q2.json && ok || fail "the log's prune changed a verdict"
+jq -e '.runs[] | select(.name == "long") | .loss_curve == [] and .log_stored.pruned == true' qsite/board.json >/dev/null &&
+  grep -q 'id="log-pruned"' qsite/runs/long.html && ok || fail "a pruned log's curve is still drawn"
 
 # --- bad input: one-line errors, exit 2
 run 2 wit-board build no-such-bundle -o site4

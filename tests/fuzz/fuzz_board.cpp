@@ -2,11 +2,12 @@
 // docs/board.md): the board definition, a board draw, a board report and
 // the board's evaluation and its audit of a training tree, a sealed set (the
 // records and salts kept outside the folder, published at a reveal), a
-// gap test and the prune record (pruned.json).
+// gap test, the prune record (pruned.json) and a stored log's document
+// (log.stored.json).
 // Every input is rejected with a wit::Error or accepted; an accepted document
 // survives to_json() and a re-parse unchanged. Verdict letters (outcome.h):
 // one each for the definition, draw, report, evaluation, tree-audit, sealed-set,
-// gap-test and prune-record parsers.
+// gap-test, prune-record and stored-log parsers.
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -44,5 +45,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parse<wit::SealedSet>(j);
   parse<wit::GapTest>(j);
   parse<wit::PruneRecord>(j);
+  parse<wit::StoredLog>(j);
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -1364,4 +1365,119 @@ TEST_CASE("board: the training tree must be audited sorted - an unsorted tree is
   CHECK_THROWS_WITH(board_leaves(b.path, leaves_file(sorted, f.data_root, "sorted2.wleaves"), key, 1),
                     Catch::Contains("already audited"));
   fs::remove_all(d);
+}
+
+// Issue 37: on a board with an evidence store the log goes to the store and
+// log.stored.json stays in the folder (docs/board.md, "The evidence store").
+TEST_CASE("board: a stored log is judged as no log, and audit re-derives its document from the stored bytes", "[board][store]") {
+  init_crypto();
+  const Fixture& f = fixture();
+  const std::string log = f.files.at(member::kLog);
+  const StoredLog doc = derive_stored_log(f.bundle("v"), log);
+  CHECK(doc.entries == 9);
+  CHECK(doc.size == log.size());
+  CHECK(doc.digest == member_digest(log));
+  CHECK(doc.path() == "logs/" + doc.digest + ".wlog");
+  REQUIRE(doc.curve.size() == 8);
+  CHECK(doc.curve[0] == std::make_pair(int64_t(1), double(5.5f - 0.25f)));
+  CHECK(StoredLog::from_json(json::parse(doc.dump()), "d").dump() == doc.dump());
+
+  // The bundle as submit leaves it: the same verdict as with run.wlog, the same curve, the store never read.
+  RunBundle stored = f.bundle("v");
+  stored.files.erase(member::kLog);
+  stored.files[member::kStoredLog] = doc.dump();
+  stored.files[kRunBundleIndex] = stored.index_json("v");
+  const RunEntry with_log = judge(f.bundle("v")), in_store = judge(stored);
+  CHECK(in_store.status == with_log.status);
+  CHECK(in_store.reason == with_log.reason);
+  CHECK(in_store.confidence == with_log.confidence);
+  CHECK(in_store.loss_curve == with_log.loss_curve);
+  CHECK(in_store.log_stored == doc.path());
+  // A log that fails check 4 is not stored: submit keeps it in the folder for build to reject.
+  std::string bad = log;
+  bad[8] ^= 1;
+  CHECK_THROWS_AS(derive_stored_log(f.bundle("v"), bad), Error);
+  // A document the board could not have written is the folder's error, never a verdict on the run.
+  json edited = json::parse(doc.dump());
+  edited["entries"] = 5;
+  RunBundle wrong = stored;
+  wrong.files[member::kStoredLog] = edited.dump();
+  wrong.files[kRunBundleIndex] = wrong.index_json("v");
+  CHECK(folder_error_of(wrong).find("log.stored.json: invalid stored log: the curve is not 4 steps") != std::string::npos);
+
+  TempDir t("wit-test-logstore");
+  const std::string store = t.path();
+  fs::create_directories(fs::path(store) / "logs");
+  write_file_atomic(store + "/" + doc.path(), log);
+  const std::string where = "runs/v/log.stored.json";
+  CHECK_NOTHROW(audit_stored_log(stored, store, {}, where));
+  // audit's words on `b`'s document when it does not reproduce (a verdict on the document, never the store's fault).
+  auto does_not_reproduce = [&](const RunBundle& b) -> std::string {
+    try {
+      audit_stored_log(b, store, {}, where);
+    } catch (const NotReVerifiable& x) {
+      FAIL("read as the store's fault: " << x.what());
+    } catch (const Error& x) {
+      return x.what();
+    }
+    return "it passed";
+  };
+  SECTION("an edited curve does not reproduce (a verdict on the document, not the store's fault)") {
+    json j = json::parse(doc.dump());
+    j["curve"]["mean_loss"][3] = 1.0;
+    RunBundle b = stored;
+    b.files[member::kStoredLog] = j.dump(2) + "\n";
+    CHECK(does_not_reproduce(b).find("its loss curve is not the stored log's (step 4: 1.0 in the document") != std::string::npos);
+  }
+  SECTION("a stored log with other bytes is not re-verifiable") {
+    write_file_atomic(store + "/" + doc.path(), bad);
+    CHECK_THROWS_AS(audit_stored_log(stored, store, {}, where), NotReVerifiable);
+  }
+  SECTION("a pruned log is not re-verifiable, saying when") {
+    fs::remove(store + "/" + doc.path());
+    try {
+      audit_stored_log(stored, store, {{doc.path(), "pruned from the store on X (runs v)"}}, where);
+      FAIL("a missing log passed");
+    } catch (const NotReVerifiable& x) {
+      CHECK(std::string(x.what()).find("its log " + doc.path() + " is not in the store") != std::string::npos);
+      CHECK(std::string(x.what()).find("pruned from the store on X") != std::string::npos);
+    }
+  }
+  SECTION("another log of the same length under a digest the document names is not the run's") {
+    // The forger edits the document to name bytes it stored itself: check 4 on them fails.
+    StoredLog other = doc;
+    other.digest = member_digest(bad);
+    write_file_atomic(store + "/" + other.path(), bad);
+    RunBundle b = stored;
+    b.files[member::kStoredLog] = other.dump();
+    CHECK(does_not_reproduce(b).find("is not the run's signed log") != std::string::npos);
+  }
+}
+
+TEST_CASE("board: a stored log's curve keeps at most 1000 steps, the first and the last", "[board][store]") {
+  CHECK(curve_steps(0).empty());
+  CHECK(curve_steps(3) == std::vector<int64_t>{1, 2, 3});
+  CHECK(curve_steps(1000).size() == 1000);
+  const std::vector<int64_t> s = curve_steps(10000);
+  REQUIRE(s.size() == kStoredLogCurvePoints);
+  CHECK(s.front() == 1);
+  CHECK(s.back() == 10000);
+  CHECK(std::adjacent_find(s.begin(), s.end(), [](int64_t a, int64_t b) { return b <= a; }) == s.end());
+  CHECK(curve_steps(1001).back() == 1001);
+}
+
+TEST_CASE("board: a stored log's curve keeps a loss that is not finite (null in JSON)", "[board][store]") {
+  StoredLog d;
+  d.digest = std::string(64, 'a');
+  d.size = 100;
+  d.entries = 3;
+  d.curve = {{1, 5.5}, {2, std::numeric_limits<double>::infinity()}};
+  const json j = json::parse(d.dump());
+  CHECK(j["curve"]["mean_loss"][1].is_null());
+  const StoredLog back = StoredLog::from_json(j, "d");
+  CHECK(std::isnan(back.curve[1].second));
+  CHECK(back.dump() == d.dump());
+  json bad = j;
+  bad["curve"]["mean_loss"][1] = "inf";
+  CHECK_THROWS_AS(StoredLog::from_json(bad, "d"), Error);
 }

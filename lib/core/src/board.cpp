@@ -175,30 +175,57 @@ void check_heads(Ctx& c) {
            std::to_string(uint64_t(c.T) + 1) + " of the whole run");
 }
 
-// 4. run.wlog, when present
+// Check 4's rule on a log's bytes: whole frames, as many entries as the
+// newest head covers, every head's root the root of its prefix, entry i the
+// entry of step i of this run. Returns the loss curve (step, mean loss), steps 1..T.
+std::vector<std::pair<int64_t, double>> log_curve(const Ctx& c, const std::string& log) {
+  const LogFrames scanned = scan_log_frames(ByteView(log), member::kLog);
+  if (scanned.torn) throw torn_log_error(scanned, log.size(), member::kLog);
+  const std::vector<ByteView>& frames = scanned.payloads;
+  if (frames.size() != c.newest.size)
+    reject("run.wlog has " + cli::count_of(frames.size(), "entry", "entries") + ", the newest signed head covers " +
+           std::to_string(c.newest.size));
+  std::vector<std::pair<int64_t, double>> curve;
+  std::vector<Hash32> leaves;
+  leaves.reserve(frames.size());
+  for (size_t i = 0; i < frames.size(); i++) {
+    const std::string where = "run.wlog entry " + std::to_string(i);
+    const LogEntry le = decode_entry(frames[i], where);
+    if (auto p = entry_problem(le, i, c.run_id)) reject("run.wlog " + *p);
+    if (i > 0) curve.emplace_back(int64_t(i), double(le.s.mean_loss));
+    leaves.push_back(entry_leaf(frames[i]));
+  }
+  const MerkleTree tree(kBlake2bTree, leaves.data(), leaves.size(), MerkleTree::kDefaultCacheLevel, 1);
+  for (size_t i = 0; i < c.heads.size(); i++)
+    if (c.heads[i].size < 1 || tree.range_hash(Range{0, c.heads[i].size}) != c.heads[i].root)
+      reject("heads.jsonl:" + std::to_string(i + 1) + ": the head's root is not the root of run.wlog");
+  return curve;
+}
+
+// 4. run.wlog, when present; on a board with an evidence store, the log went
+// to the store and the run is judged as a run without a log (build never
+// reads the store): log.stored.json gives the curve only, and audit checks it.
 void check_log(Ctx& c) {
   c.at = member::kLog;
   if (c.bundle.has(member::kLog)) {
-    const std::string& log = c.bundle.get(member::kLog);
-    const LogFrames scanned = scan_log_frames(ByteView(log), member::kLog);
-    if (scanned.torn) throw torn_log_error(scanned, log.size(), member::kLog);
-    const std::vector<ByteView>& frames = scanned.payloads;
-    if (frames.size() != c.newest.size)
-      reject("run.wlog has " + cli::count_of(frames.size(), "entry", "entries") + ", the newest signed head covers " +
-             std::to_string(c.newest.size));
-    std::vector<Hash32> leaves;
-    leaves.reserve(frames.size());
-    for (size_t i = 0; i < frames.size(); i++) {
-      const std::string where = "run.wlog entry " + std::to_string(i);
-      const LogEntry le = decode_entry(frames[i], where);
-      if (auto p = entry_problem(le, i, c.run_id)) reject("run.wlog " + *p);
-      if (i > 0) c.entry.loss_curve.emplace_back(int64_t(i), double(le.s.mean_loss));
-      leaves.push_back(entry_leaf(frames[i]));
+    c.entry.loss_curve = log_curve(c, c.bundle.get(member::kLog));
+  } else if (c.bundle.has(member::kStoredLog)) {
+    c.at = member::kStoredLog;
+    const std::string m = member::kStoredLog;
+    StoredLog d;
+    try {
+      d = StoredLog::from_json(json::parse(c.bundle.get(m)), m);
+      if (d.entries != c.newest.size)
+        throw Error("invalid stored log: it counts " + std::to_string(d.entries) + " entries, the newest signed head covers " +
+                    std::to_string(c.newest.size));
+    } catch (const std::exception& x) {
+      // The board wrote it: a wrong one is the folder's error, not the run's (as a board draw's).
+      const std::string why = std::string(x.what()).substr(0, std::string(x.what()).find('\n'));
+      if (c.def) throw BoardFolderError(m + ": " + why, c.bundle.path + "/" + m, kBoardFolderHint);
+      reject(m + ": " + why);
     }
-    const MerkleTree tree(kBlake2bTree, leaves.data(), leaves.size(), MerkleTree::kDefaultCacheLevel, 1);
-    for (size_t i = 0; i < c.heads.size(); i++)
-      if (c.heads[i].size < 1 || tree.range_hash(Range{0, c.heads[i].size}) != c.heads[i].root)
-        reject("heads.jsonl:" + std::to_string(i + 1) + ": the head's root is not the root of run.wlog");
+    c.entry.loss_curve = d.curve;
+    c.entry.log_stored = d.path();
   }
 }
 
@@ -892,6 +919,46 @@ Problem contamination_problem(const BoardDefinition& board, bool has_certificate
 
 uint64_t next_draw_number(const RunBundle& b) { return b.names_under(member::kDraws).size(); }
 
+StoredLog derive_stored_log(const RunBundle& b, const std::string& log) {
+  RunEntry e;
+  Ctx c(b, e, nullptr);
+  std::vector<std::pair<int64_t, double>> curve;
+  try {
+    check_manifest(c);
+    check_heads(c);
+    curve = log_curve(c, log);
+  } catch (const Rejection& r) {
+    throw Error(r.reason, b.path);
+  }
+  StoredLog d;
+  d.digest = member_digest(log);
+  d.size = log.size();
+  d.entries = curve.size() + 1;
+  for (int64_t s : curve_steps(int64_t(curve.size()))) d.curve.push_back(curve[size_t(s - 1)]);
+  return d;
+}
+
+void audit_stored_log(const RunBundle& b, const std::string& store, const std::map<std::string, std::string>& pruned,
+                      const std::string& where) {
+  const StoredLog doc = StoredLog::from_json(jsonf::parse(b.get(member::kStoredLog), "invalid stored log", where), where);
+  const StoredCopy copy(store, doc.path(), doc.digest, "log", pruned);  // read once
+  StoredLog now;
+  try {
+    now = derive_stored_log(b, read_file(copy.path()));
+  } catch (const Error& x) {
+    const std::string m = x.what();
+    throw Error("the stored log " + doc.path() + " is not the run's signed log: " + m.substr(0, m.find('\n')));
+  }
+  if (now.size != doc.size || now.entries != doc.entries)
+    throw Error("its size and entry count (" + std::to_string(doc.size) + " bytes, " + std::to_string(doc.entries) +
+                ") are not the stored log's (" + std::to_string(now.size) + ", " + std::to_string(now.entries) + ")");
+  for (size_t i = 0; i < now.curve.size(); i++)
+    // from_json checked the steps (the same count, the same steps); a loss as JSON has it (not finite: null).
+    if (json(now.curve[i].second) != json(doc.curve[i].second))
+      throw Error("its loss curve is not the stored log's (step " + std::to_string(now.curve[i].first) + ": " +
+                  json(doc.curve[i].second).dump() + " in the document, " + json(now.curve[i].second).dump() + " in the log)");
+}
+
 BundleFinal bundle_final_state(const RunBundle& b) {
   RunEntry e;
   Ctx c(b, e, nullptr);
@@ -983,6 +1050,10 @@ std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefiniti
     e.pruned_files = pr.files;
     e.evidence_files = pr.of;
     e.pruned_at = pr.at;
+    if (pr.log) {  // nobody can check its curve any more: not drawn
+      e.loss_curve.clear();
+      e.log_pruned = true;
+    }
     out.push_back(std::move(e));
   }
   out = order_board(std::move(out));
@@ -1198,6 +1269,8 @@ json RunEntry::to_json() const {
   json curve = json::array();
   for (const auto& [s, l] : loss_curve) curve.push_back({s, num(l)});
   j["loss_curve"] = curve;
+  // Where the curve's log is: null (run.wlog in the folder, or none), or its store path (log.stored.json).
+  j["log_stored"] = log_stored.empty() ? json(nullptr) : json({{"path", log_stored}, {"pruned", log_pruned}});
   return j;
 }
 

@@ -149,8 +149,9 @@ std::string check_submittable(const std::string& dir, const BoardDefinition& def
   // The board's own members are the board's to write.
   for (const auto& [m, bytes] : b.files)
     if (m.rfind(member::kDraws, 0) == 0 || m.rfind(member::kBoardReports, 0) == 0 || m == member::kBoardEval ||
-        m == member::kBoardLeaves)
-      throw Error("the bundle holds " + m + ": only the board writes draws, board reports, its evaluation and its tree audit",
+        m == member::kBoardLeaves || m == member::kStoredLog)
+      throw Error("the bundle holds " + m +
+                      ": only the board writes draws, board reports, its evaluation, its tree audit and where it stored the log",
                   where);
   if (b.has(member::kEvalCommit)) {
     const Commitment ec = Commitment::from_json(
@@ -185,6 +186,29 @@ std::string check_submittable(const std::string& dir, const BoardDefinition& def
   return to;
 }
 
+// On a board with an evidence store: the run's log goes to the store
+// (logs/DIGEST.wlog, staged and checked like any stored file) and
+// log.stored.json takes run.wlog's place in the bundle, so that no file in
+// the folder grows with the run's length. A log that fails check 4 stays in
+// the folder: build rejects the run for it, as on a board without a store.
+void store_log(const std::string& dir, const BoardDefinition& def, RunBundle& b, const std::string& name) {
+  StoredLog doc;
+  try {
+    doc = derive_stored_log(b, b.get(member::kLog));
+  } catch (const Error&) {
+    return;  // the verdict's business: build names the reason
+  }
+  const std::string store = board_store(dir, def);
+  remove_stale_board_temporaries(dir, store);
+  StagedFile in(store, board_path::kLogs, "");
+  write_file_atomic(in.path(), b.get(member::kLog), true);
+  if (file_digest(in.path()) != doc.digest) throw Error("the log changed while it was stored", in.path());
+  in.keep((fs::path(store) / doc.path()).string(), doc.digest);
+  b.files.erase(member::kLog);
+  b.files[member::kStoredLog] = doc.dump();
+  b.files[kRunBundleIndex] = b.index_json(name);
+}
+
 }  // namespace
 
 int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool quiet) {
@@ -194,6 +218,7 @@ int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool
   RunBundle b = load_whole(u_bundle);
   const std::string name = b.declared_name();
   const std::string to = check_submittable(u_dir, def, b, u_bundle);
+  if (!def.store.empty() && b.has(member::kLog)) store_log(u_dir, def, b, name);
   b.path = to;
   b.archive = false;
   b.save_new();

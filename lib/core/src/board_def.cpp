@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "wit/error.h"
@@ -145,10 +146,15 @@ std::string board_store(const std::string& dir, const BoardDefinition& def, cons
 
 namespace {
 
+// The evidence store's folders, each holding SUB/DIGEST.EXT.
+constexpr const char* kStoreFolders[] = {board_path::kResponses, board_path::kWeights, board_path::kLeaves, board_path::kLogs};
+
 // The name of stored evidence, in the store or (a board without one) the folder: SUB/DIGEST.EXT.
 bool stored_evidence_name(const std::string& rel) {
-  static const std::pair<const char*, std::vector<const char*>> kinds[] = {
-      {board_path::kResponses, {".wbundle"}}, {board_path::kWeights, {".safetensors", ".pt"}}, {board_path::kLeaves, {".wleaves"}}};
+  static const std::pair<const char*, std::vector<const char*>> kinds[] = {{board_path::kResponses, {".wbundle"}},
+                                                                           {board_path::kWeights, {".safetensors", ".pt"}},
+                                                                           {board_path::kLeaves, {".wleaves"}},
+                                                                           {board_path::kLogs, {".wlog"}}};
   for (const auto& [sub, exts] : kinds) {
     const std::string prefix = sub;
     if (rel.rfind(prefix, 0) != 0) continue;
@@ -202,7 +208,7 @@ std::vector<std::string> unexpected_board_files(const std::string& dir, const Bo
 std::vector<std::string> unexpected_store_files(const std::string& store) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const char* sub : {board_path::kResponses, board_path::kWeights, board_path::kLeaves})
+  for (const char* sub : kStoreFolders)
     for (const auto& x : fs::directory_iterator(fs::path(store) / sub, ec)) {
       const std::string rel = std::string(sub) + x.path().filename().string();
       if (!stored_evidence_name(rel) || !x.is_regular_file(ec)) out.push_back(rel);
@@ -214,7 +220,7 @@ std::vector<std::string> unexpected_store_files(const std::string& store) {
 std::vector<std::string> remove_stale_board_temporaries(const std::string& dir, const std::string& store) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const char* sub : {board_path::kResponses, board_path::kWeights, board_path::kLeaves}) {
+  for (const char* sub : kStoreFolders) {
     // Older versions staged in the folder: SUB/.incoming-PID[SUFFIX].
     for (const auto& x : fs::directory_iterator(fs::path(dir) / sub, ec)) {
       const std::string name = x.path().filename().string();
@@ -273,6 +279,7 @@ std::vector<std::string> run_evidence(const RunBundle& b) {
     }
     if (b.has(member::kBoardLeaves))
       out.push_back(BoardLeaves::from_json(doc(member::kBoardLeaves), member::kBoardLeaves).leaves_path());
+    if (b.has(member::kStoredLog)) out.push_back(StoredLog::from_json(doc(member::kStoredLog), member::kStoredLog).path());
   } catch (const std::exception&) {
   }
   return out;
@@ -324,6 +331,63 @@ PruneRecord PruneRecord::from_json(const json& j, const std::string& where) {
   return r;
 }
 
+std::vector<int64_t> curve_steps(int64_t T, size_t points) {
+  std::vector<int64_t> out;
+  if (T < 1) return out;
+  points = std::max<size_t>(points, 2);
+  if (uint64_t(T) <= points) {
+    for (int64_t s = 1; s <= T; s++) out.push_back(s);
+    return out;
+  }
+  for (size_t i = 0; i < points; i++)
+    out.push_back(1 + int64_t((unsigned __int128)(i) * uint64_t(T - 1) / (points - 1)));
+  return out;
+}
+
+std::string StoredLog::path() const { return std::string(board_path::kLogs) + digest + ".wlog"; }
+
+json StoredLog::to_json() const {
+  json steps = json::array(), losses = json::array();
+  for (const auto& [s, l] : curve) {
+    steps.push_back(s);
+    losses.push_back(l);
+  }
+  return {{"format", kBoardLogFormat}, {"version", kBoardDocVersion}, {"path", path()},  {"digest", digest},
+          {"size", size},              {"entries", entries},          {"curve", {{"steps", steps}, {"mean_loss", losses}}}};
+}
+
+std::string StoredLog::dump() const { return to_json().dump(2) + "\n"; }
+
+StoredLog StoredLog::from_json(const json& j, const std::string& where) {
+  const char* kind = "stored log";
+  check_envelope(j, kBoardLogFormat, kBoardDocVersion, kind, where);
+  jsonf::only_keys(j, {"format", "version", "path", "digest", "size", "entries", "curve"}, kind, where);
+  StoredLog d;
+  d.digest = jsonf::hash(j, "digest", kind, where).hex();
+  if (string_field(j, "path", kind, where) != d.path())
+    throw Error("invalid stored log: the log's path is not logs/DIGEST.wlog", where);
+  d.size = jsonf::u64(j, "size", kind, where);
+  d.entries = jsonf::u64(j, "entries", kind, where);
+  if (d.entries < 2 || d.entries > (uint64_t(1) << 40)) throw Error("invalid stored log: entries is not a run's (2 or more)", where);
+  const json& c = jsonf::need(j, "curve", kind, where);
+  if (!c.is_object()) throw Error("invalid stored log: field 'curve' is not an object", where);
+  jsonf::only_keys(c, {"steps", "mean_loss"}, kind, where);
+  const json& steps = jsonf::need(c, "steps", kind, where);
+  const json& losses = jsonf::need(c, "mean_loss", kind, where);
+  const std::vector<int64_t> want = curve_steps(int64_t(d.entries - 1));
+  if (!steps.is_array() || !losses.is_array() || steps.size() != want.size() || losses.size() != want.size())
+    throw Error("invalid stored log: the curve is not " + std::to_string(want.size()) + " steps and their mean losses", where);
+  for (size_t i = 0; i < want.size(); i++) {
+    if (!steps[i].is_number_integer() || steps[i].get<int64_t>() != want[i])
+      throw Error("invalid stored log: the curve's step " + std::to_string(i) + " is not " + std::to_string(want[i]), where);
+    // null: a loss that is not finite (a diverged run logs one; JSON has no NaN).
+    if (!losses[i].is_number() && !losses[i].is_null())
+      throw Error("invalid stored log: the curve's mean loss " + std::to_string(i) + " is not a number", where);
+    d.curve.emplace_back(want[i], losses[i].is_null() ? std::numeric_limits<double>::quiet_NaN() : losses[i].get<double>());
+  }
+  return d;
+}
+
 std::map<std::string, std::string> pruned_evidence(const std::string& dir) {
   std::map<std::string, std::string> out;
   for (const auto& e : read_pruned(dir).pruned) {
@@ -345,6 +409,7 @@ RunPruned run_pruned(const std::string& dir, const RunBundle& b) {
     if (auto it = at.find(p); it != at.end()) {
       out.files++;
       out.at = std::max(out.at, it->second);
+      out.log = out.log || p.rfind(board_path::kLogs, 0) == 0;
     }
   }
   return out;

@@ -548,12 +548,20 @@ std::string render_run_html(const RunEntry& e) {
   o << "</dl>\n";
 
   o << "<h2>Loss curve</h2>\n";
-  if (e.loss_curve.empty()) {
+  if (e.log_pruned) {
+    o << "<p id=\"log-pruned\">The run's log (<code>" << html_escape(e.log_stored)
+      << "</code>) was pruned from the evidence store: nobody can check a curve of it any more, so none is drawn.</p>\n";
+  } else if (e.loss_curve.empty()) {
     o << "<p>No log in the bundle.</p>\n";
   } else {
     std::vector<std::pair<double, double>> pts;
     for (const auto& [s, l] : e.loss_curve) pts.emplace_back(double(s), l);
     o << line_chart(pts, "loss-curve", "mean training loss per step", "step", "mean training loss, nats");
+    if (!e.log_stored.empty())
+      o << "<p id=\"log-stored\">The trainer's logged values at " << e.loss_curve.size()
+        << " steps, from the run's log in the evidence store (<code>" << html_escape(e.log_stored)
+        << "</code>); the board judged the run without it (heads by their signatures), and 'wit-board audit' checks the "
+           "log against the signed heads and re-derives this curve from it.</p>\n";
   }
   o << "<h2>Challenges and replay</h2>\n";
   if (e.challenges.empty()) o << "<p>No challenges yet.</p>\n";

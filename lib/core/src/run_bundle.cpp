@@ -50,7 +50,7 @@ bool run_bundle_member_allowed(const std::string& name) {
     for (const auto& r : *list)
       if (name == r) return true;
   if (name == member::kLog || name == member::kModelFingerprint || name == member::kModelBinding || name == member::kBoardEval ||
-      name == member::kBoardLeaves)
+      name == member::kBoardLeaves || name == member::kStoredLog)
     return true;
   for (const char* dir : {member::kChallenges, member::kReports, member::kEvalChecks, member::kProbeChecks,
                           member::kDraws, member::kBoardReports}) {

@@ -537,6 +537,15 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
         failed(where, x);
       }
     }
+    if (b.has(member::kStoredLog)) {  // the run's log in the store: check 4 on it, and its curve re-derived
+      const std::string where = rel + "/" + member::kStoredLog;
+      out.checked++;
+      try {
+        audit_stored_log(b, store, pruned, where);
+      } catch (const std::exception& x) {
+        failed(where, x);
+      }
+    }
     if (!b.has(member::kBoardEval)) continue;
     const std::string where = rel + "/" + member::kBoardEval;
     out.checked++;

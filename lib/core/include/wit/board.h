@@ -152,8 +152,14 @@ struct RunEntry {
   std::string model_note;
   // Fresh-probe checks of a model behind an API (probe-checks/).
   std::vector<ProbeCheckState> probe_checks;
-  // Loss curve: (step, mean loss) from run.wlog.
+  // Loss curve: (step, mean loss) from run.wlog, or on a board with an
+  // evidence store from log.stored.json (the trainer's values, which audit
+  // re-derives from the stored log; `log_stored` is then its store path).
+  // Empty when neither, or when prune dropped the stored log (`log_pruned`):
+  // the site never draws a curve nobody can check.
   std::vector<std::pair<int64_t, double>> loss_curve;
+  std::string log_stored;
+  bool log_pruned = false;
 
   nlohmann::json to_json() const;
   // A person-readable verdict, several lines (wit-board show).
@@ -197,6 +203,22 @@ struct BundleFinal {
   Hash32 state_root;
 };
 BundleFinal bundle_final_state(const RunBundle& b);
+
+// Check 4 on a run's log bytes (after checks 1 to 3 of the bundle `b`): the
+// stored-log document for them (digest, size, entries, the curve at
+// curve_steps). Throws wit::Error with the first reason the log fails.
+// submit stores a log that passes (a board with a store); audit re-derives
+// the folder's document from the stored log.
+StoredLog derive_stored_log(const RunBundle& b, const std::string& log);
+
+// audit's check of a run's log.stored.json (`where` names it): the stored log
+// read from `store` once (StoredCopy: NotReVerifiable when the store lacks
+// it, saying when `pruned` dropped it, or serves other bytes than its
+// digest), check 4 on it against the run's signed heads, and the document
+// re-derived from it (size, entries, curve). Throws wit::Error saying what
+// does not reproduce.
+void audit_stored_log(const RunBundle& b, const std::string& store, const std::map<std::string, std::string>& pruned,
+                      const std::string& where);
 
 // The name of the next board draw's member and its number (the count of draws already in the bundle).
 uint64_t next_draw_number(const RunBundle& b);

@@ -44,6 +44,8 @@ inline constexpr const char* kRuns = "runs/";
 inline constexpr const char* kResponses = "responses/";
 inline constexpr const char* kLeaves = "leaves/";
 inline constexpr const char* kWeights = "weights/";
+// The runs' witness logs, on a board with an evidence store (submit puts them there).
+inline constexpr const char* kLogs = "logs/";
 inline constexpr const char* kRevealed = "benchmark/sealed/";
 // What `wit-board prune` dropped from the evidence store, and when.
 inline constexpr const char* kPruned = "pruned.json";
@@ -217,6 +219,27 @@ struct PruneRecord {
   nlohmann::json to_json() const;
   static PruneRecord from_json(const nlohmann::json& j, const std::string& where);
 };
+// runs/NAME/log.stored.json (wit.board-log, version 1): on a board with an
+// evidence store, submit keeps the run's witness log in the store at
+// logs/DIGEST.wlog and this document in the run's folder instead of run.wlog:
+// the log's digest (member_digest), size, entry count and its loss curve
+// (the mean loss of at most kStoredLogCurvePoints steps, curve_steps), the
+// trainer's logged values, which audit re-derives from the stored log.
+inline constexpr const char* kBoardLogFormat = "wit.board-log";
+inline constexpr size_t kStoredLogCurvePoints = 1000;
+struct StoredLog {
+  std::string digest;  // hex
+  uint64_t size = 0, entries = 0;
+  std::vector<std::pair<int64_t, double>> curve;  // (step, mean loss) at curve_steps(entries - 1)
+  std::string path() const;                       // logs/DIGEST.wlog
+  nlohmann::json to_json() const;
+  std::string dump() const;  // to_json, two-space indentation, final newline
+  static StoredLog from_json(const nlohmann::json& j, const std::string& where);
+};
+// The steps of a T-step run a stored log's curve keeps: 1..T when T <= points,
+// else `points` steps from 1 to T, evenly spread (1 + floor(i (T-1) / (points-1))).
+std::vector<int64_t> curve_steps(int64_t T, size_t points = kStoredLogCurvePoints);
+
 // DIR/pruned.json read back: store path -> "pruned from the store on DATE (runs …)", empty when none.
 std::map<std::string, std::string> pruned_evidence(const std::string& dir);
 // What DIR/pruned.json says prune dropped of one run's evidence: of the store
@@ -225,6 +248,7 @@ std::map<std::string, std::string> pruned_evidence(const std::string& dir);
 struct RunPruned {
   size_t files = 0, of = 0;
   uint64_t at = 0;
+  bool log = false;  // its stored log (log.stored.json) is among them
 };
 RunPruned run_pruned(const std::string& dir, const RunBundle& b);
 // "YYYY-MM-DD HH:MM UTC" of a Unix time.

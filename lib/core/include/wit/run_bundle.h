@@ -51,6 +51,8 @@ inline constexpr const char* kBoardReports = "board-reports/";
 inline constexpr const char* kBoardEval = "board-eval.json";
 // The board's signed audit of the training tree's sorted leaves.
 inline constexpr const char* kBoardLeaves = "board-leaves.json";
+// On a board with an evidence store: where the run's log went (board_def.h, StoredLog), in run.wlog's place.
+inline constexpr const char* kStoredLog = "log.stored.json";
 }  // namespace member
 
 // The members every bundle must have (bundle.json aside): the run and its
