@@ -24,6 +24,8 @@ die() { echo "bench/commit_scale.sh: error: $*" >&2; exit 2; }
 [ $# -eq 1 ] || die "usage: bench/commit_scale.sh BUILD_DIR"
 commit="$(cd "$1" && pwd)/bin/wit-commit"
 [ -x "$commit" ] || die "wit-commit is not built: $commit"
+# The corpus generator (bench/jsonl_corpus.awk), read before the cd below.
+gen=$(cat "$(dirname "$0")/jsonl_corpus.awk")
 [ -x /usr/bin/time ] || die "GNU time not found at /usr/bin/time (apt-get install time)"
 records=${WIT_BENCH_SCALE_RECORDS:-100000000}
 memory=${WIT_BENCH_SCALE_MEMORY:-1G}
@@ -70,12 +72,6 @@ fields() { read -r w c m <<<"$1"; echo "$w s | $c s | $m MiB"; }
 # into $shards files (shard-000.jsonl, ...; a single file plus a split copy
 # would need twice the disk). "From files" is one wit-commit of them all.
 # With stdout=1 the same records go to standard output, shard after shard.
-gen='BEGIN {
-  srand(38); f = "the quick brown fox jumps over the lazy dog while the committed corpus grows past memory"
-  for (j = 0; j < s; j++) { out = stdout ? "/dev/stdout" : sprintf("shard-%03d.jsonl", j)
-    for (i = int(n * j / s); i < int(n * (j + 1) / s); i++) { k = (rand() < 0.01) ? int(rand() * (i + 1)) : i
-      printf "{\"id\": %d, \"text\": \"document %d: %s; %s %d\"}\n", i, k, f, substr(f, 1 + k % 40, 40), k * 7919 % 1000003 > out }
-    if (!stdout) close(out) } }'
 t0=$(date +%s.%N)
 if [ "$only" = pipe ]; then
   # One stream, the shards' records in order, compressed as it is made.

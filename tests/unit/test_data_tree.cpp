@@ -117,6 +117,64 @@ TEST_CASE("Dataset serves records by tree position and refuses a commitment that
   for (uint64_t i = 0; i < ds.size(); i++) CHECK(split.record(i) == ds.record(i));
 }
 
+TEST_CASE("the bounded Dataset checks by the spilling commit and serves the whole way's records", "[commit]") {
+  TmpDir d;
+  // 700 lines, 500 distinct: a budget of 1 byte spills a run every 16 records.
+  std::string text;
+  for (int i = 0; i < 700; i++) text += "line " + std::to_string(i % 500 * 7919 % 1000) + "\n";
+  const size_t cut = text.find('\n', text.size() / 2) + 1;
+  const std::string a = d.file("a.txt", text.substr(0, cut)), rest = text.substr(cut);
+  const std::string b = d.file("b.txt", rest);
+  const uint64_t in_b = uint64_t(std::count(rest.begin(), rest.end(), '\n'));
+  const CommitResult honest = commit_dataset(lines(), {a, b}, 2);
+  REQUIRE(honest.commitment.n == 500);
+  const Bytes ib = encode_index(honest);
+  const Index idx(ByteView(ib), "ab.widx");
+  CommitLimits tiny;
+  tiny.memory = 1;
+  const Dataset whole(honest.commitment, {a, b}, 2);
+  const Dataset bounded(honest.commitment, idx, {a, b}, 2, tiny);
+  CHECK_FALSE(whole.bounded());
+  REQUIRE(bounded.bounded());
+  CHECK_THROWS_WITH(bounded.tree(), Contains("not held"));
+  REQUIRE(bounded.size() == whole.size());
+  for (uint64_t i = 0; i < whole.size(); i++) {
+    REQUIRE(bounded.leaf(i) == whole.leaf(i));
+    REQUIRE(bounded.first(i) == whole.first(i));
+    REQUIRE(bounded.record(i) == whole.record(i));
+  }
+  // Under the default budget these small files take the whole way.
+  CHECK_FALSE(Dataset(honest.commitment, idx, {a, b}, 2).bounded());
+
+  // Every refusal in first_mismatch's words, whichever way checked: the
+  // bounded way's message must be the whole way's, word for word.
+  const auto same_words = [&](const Commitment& c, const std::vector<std::string>& paths, const std::string& part) {
+    std::string whole_words = "no error";
+    try {
+      Dataset(c, paths, 1);
+    } catch (const Error& e) {
+      whole_words = e.what();
+    }
+    CHECK_THAT(whole_words, Contains("do not match the commitment") && Contains(part));
+    CHECK_THROWS_WITH(Dataset(c, idx, paths, 1, tiny), whole_words);
+  };
+  const std::string other = d.file("other.txt", rest + "extra\n");
+  same_words(honest.commitment, {a, other},
+             "it holds " + std::to_string(in_b + 1) + " records, the commitment's source 2");
+  const std::string changed = d.file("changed.txt", "X" + rest.substr(1));
+  same_words(honest.commitment, {a, changed}, "not the committed file");
+  same_words(honest.commitment, {a}, "1 source(s), the commitment has 2");
+  // A commitment that leaves records out, claiming the files' sources.
+  const std::string without = d.file("without.txt", "line 1\n");
+  Commitment forged = commit_dataset(lines(), {without}, 1).commitment;
+  forged.sources = honest.commitment.sources;
+  forged.records = honest.commitment.records;
+  forged.inputs = honest.commitment.inputs;
+  CHECK_THROWS_WITH(Dataset(forged, {a, b}, 1), Contains("500 distinct records, the commitment's tree has 1"));
+  // The bounded way refuses an index that is not its commitment's first.
+  CHECK_THROWS_WITH(Dataset(forged, idx, {a, b}, 1, tiny), Contains("not the commitment's"));
+}
+
 TEST_CASE("the index holds the one tree and its audit refuses an unsorted one", "[index]") {
   TmpDir d;
   const std::string f = d.file("a.txt", "b\na\nc\nd\ne\na\n");

@@ -18,6 +18,7 @@
 #include "wit/blake2b_x4.h"
 #include "wit/error.h"
 #include "wit/hash.h"
+#include "wit/index.h"
 #include "wit/io.h"
 #include "wit/merkle.h"
 #include "wit/parallel.h"
@@ -1061,6 +1062,17 @@ size_t merge_buffer(const CommitLimits& lim, size_t runs) {
 }
 
 // The spilled runs merged into the tree and the index (StreamIndex, one pass).
+// The bytes of those of `paths` that are regular files (what a commit can
+// estimate up front; a pipe counts 0).
+uint64_t regular_file_bytes(const std::vector<std::string>& paths) {
+  uint64_t bytes = 0;
+  for (const auto& p : paths) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) bytes += uint64_t(st.st_size);
+  }
+  return bytes;
+}
+
 void merge_spilled(Spill& spill, const IndexSink& index, const CommitLimits& lim, unsigned threads, CommitResult& r) {
   if (index && !index.file) throw Error("internal: a commit that spills writes its index itself (IndexSink::file)");
   Commitment& c = r.commitment;
@@ -1114,11 +1126,7 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
     std::vector<DataTree::LeafRun> runs;
     std::vector<Spill::Tagged> tags;
     const unsigned t = threads == 0 ? default_threads() : threads;
-    uint64_t input_bytes = 0;
-    for (const auto& p : paths) {
-      struct stat st {};
-      if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) input_bytes += uint64_t(st.st_size);
-    }
+    const uint64_t input_bytes = regular_file_bytes(paths);
     std::unique_ptr<Spill> spill = limits.memory ? std::make_unique<Spill>(limits, t, input_bytes) : nullptr;
     if (stream_commit(spec, paths, threads, stream_bytes, runs, early_sources, spill.get(), tags)) {
       phase_done("stream the files: records, leaves, source digests");
@@ -1167,12 +1175,14 @@ CommitResult commit_dataset(const ReaderSpec& spec, const std::vector<std::strin
 
 // ---------------------------------------------------------------- checking files
 
-std::optional<std::string> first_mismatch(const Commitment& c, const ReaderSpec& spec, const RecordFiles& files,
-                                          const DataTree& tree, unsigned threads) {
-  MerkleTree t(c.tree_hash(), tree.leaves(), tree.size(), MerkleTree::kDefaultCacheLevel, threads);
-  if (tree.size() == c.n && tree.records() == c.records && t.root() == c.root) return std::nullopt;
-  // Something differs: name the first thing a person can act on.
-  std::vector<SourceInfo> have = source_digests(spec, files, threads);  // tokens: hashed again, on this path only
+namespace {
+
+// The words of the first difference between commitment `c` and what the
+// files hold (their sources, counts and root), in the order a person can
+// act on: the one owner of first_mismatch's wording, for both ways of
+// checking (the tree in memory, the bounded commit).
+std::string mismatch_words(const Commitment& c, const std::vector<SourceInfo>& have, uint64_t records, uint64_t n,
+                           const Hash32& root) {
   if (have.size() != c.sources.size())
     return "the files are " + std::to_string(have.size()) + " source(s), the commitment has " +
            std::to_string(c.sources.size()) + ": " + (have.empty() ? std::string("no files") : have.front().path);
@@ -1187,27 +1197,86 @@ std::optional<std::string> first_mismatch(const Commitment& c, const ReaderSpec&
              w.path + "): " + h.path;
   }
   const std::string files_are = have.size() == 1 ? have.front().path : std::to_string(have.size()) + " files";
-  if (tree.records() != c.records)
-    return "the files hold " + std::to_string(tree.records()) + " records, the commitment says " +
-           std::to_string(c.records) + ": " + files_are;
-  if (tree.size() != c.n)
-    return "the files hold " + std::to_string(tree.size()) + " distinct records, the commitment's tree has " +
+  if (records != c.records)
+    return "the files hold " + std::to_string(records) + " records, the commitment says " + std::to_string(c.records) +
+           ": " + files_are;
+  if (n != c.n)
+    return "the files hold " + std::to_string(n) + " distinct records, the commitment's tree has " +
            std::to_string(c.n) + " (a commitment that leaves records out of its tree): " + files_are;
-  return "the files' tree has root " + t.root().hex().substr(0, 16) + "…, the commitment " +
-         c.root.hex().substr(0, 16) + "… (the commitment's tree is not the files' records): " + files_are;
+  return "the files' tree has root " + root.hex().substr(0, 16) + "…, the commitment " + c.root.hex().substr(0, 16) +
+         "… (the commitment's tree is not the files' records): " + files_are;
 }
 
-Dataset::Dataset(const Commitment& c, const std::vector<std::string>& paths, unsigned threads)
-    : files_(RecordFiles::open(c.reader, paths)), tree_(files_, threads) {
-  if (auto why = first_mismatch(c, c.reader, files_, tree_, threads))
-    throw Error("data files do not match the commitment: " + *why, "",
-                "pass the files committed (their order does not change the tree), with the commitment wit-commit "
-                "wrote for them");
+Error data_mismatch(const std::string& why) {
+  return Error("data files do not match the commitment: " + why, "",
+               "pass the files committed (their order does not change the tree), with the commitment wit-commit "
+               "wrote for them");
+}
+
+}  // namespace
+
+std::optional<std::string> first_mismatch(const Commitment& c, const ReaderSpec& spec, const RecordFiles& files,
+                                          const DataTree& tree, unsigned threads) {
+  MerkleTree t(c.tree_hash(), tree.leaves(), tree.size(), MerkleTree::kDefaultCacheLevel, threads);
+  if (tree.size() == c.n && tree.records() == c.records && t.root() == c.root) return std::nullopt;
+  // Something differs: name the first thing a person can act on.
+  std::vector<SourceInfo> have = source_digests(spec, files, threads);  // tokens: hashed again, on this path only
+  return mismatch_words(c, have, tree.records(), tree.size(), t.root());
+}
+
+void Dataset::open_whole(const Commitment& c, const std::vector<std::string>& paths, unsigned threads) {
+  files_ = RecordFiles::open(c.reader, paths);
+  tree_ = DataTree(files_, threads);
+  if (auto why = first_mismatch(c, c.reader, files_, tree_, threads)) throw data_mismatch(*why);
+}
+
+Dataset::Dataset(const Commitment& c, const std::vector<std::string>& paths, unsigned threads) {
+  open_whole(c, paths, threads);
+}
+
+Dataset::Dataset(const Commitment& c, const Index& index, const std::vector<std::string>& paths, unsigned threads,
+                 const CommitLimits& limits) {
+  if (index.n() != c.n || index.records() != c.records || index.root() != c.root)
+    throw Error("internal: the index given to the data is not the commitment's", index.where());
+  if (!c.ranged() || limits.memory == 0 || regular_file_bytes(paths) <= limits.memory / kDatasetWholeShare) {
+    open_whole(c, paths, threads);
+    return;
+  }
+  // The check: the commit itself, within the budget (its index discarded).
+  {
+    const CommitResult got = commit_dataset(c.reader, paths, threads, {}, {}, limits);
+    const Commitment& g = got.commitment;
+    if (g.n != c.n || g.records != c.records || g.root != c.root)
+      throw data_mismatch(mismatch_words(c, g.sources, g.records, g.n, g.root));
+  }
+  // The files hold exactly the commitment's records, so the index (audited
+  // against the same root) holds their leaves.
+  files_ = RecordFiles::open(c.reader, paths);
+  if (files_.records != c.records)
+    throw data_mismatch(mismatch_words(c, source_digests(c.reader, files_, threads), files_.records, c.n, c.root));
+  index_ = &index;
+}
+
+uint64_t Dataset::size() const { return index_ ? index_->n() : tree_.size(); }
+
+const Hash32& Dataset::leaf(uint64_t i) const { return index_ ? index_->tree().leaves()[i] : tree_.leaf(i); }
+
+uint64_t Dataset::first(uint64_t i) const { return index_ ? index_->first_record(i) : tree_.first(i); }
+
+const DataTree& Dataset::tree() const {
+  if (index_) throw Error("internal: the data's tree is not held (its positions come from the index)");
+  return tree_;
 }
 
 std::string Dataset::record(uint64_t i) const {
   std::string scratch;
-  ByteView v = files_.record(tree_.first(i), scratch);
+  ByteView v = files_.record(first(i), scratch);
+  // The index's first occurrences are audited only to be records of the
+  // files: the record read must be the one at this position.
+  if (index_ && record_leaf(v) != leaf(i))
+    throw Error("the index's first occurrence of position " + std::to_string(i) + " (record " +
+                    std::to_string(first(i)) + ") is not the record of that leaf",
+                index_->where());
   return std::string(v.str());
 }
 

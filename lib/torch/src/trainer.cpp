@@ -78,7 +78,7 @@ void check_model_fits(const Manifest& mf, const Dataset& dataset, const TrainOpt
     const TokenAt bad = first_token_at_least(ByteView(r), width, uint64_t(mf.model.vocab));
     if (bad.position < token_count(ByteView(r), width))
       throw Error("the data's token " + std::to_string(bad.id) + " is not below the model's vocab " +
-                      std::to_string(mf.model.vocab) + " (record " + std::to_string(dataset.tree().first(i)) +
+                      std::to_string(mf.model.vocab) + " (record " + std::to_string(dataset.first(i)) +
                       " in file order, its token " + std::to_string(bad.position) + ")",
                   opt.commit_path, "declare model.vocab larger than the data's largest token id");
   }
@@ -503,7 +503,9 @@ TrainSummary train(const TrainOptions& opt) {
   CommitPair pair = load_commit_pair(opt.commit_path, opt.index_path, IndexUse::kIndexNeeded);
   const Commitment& data = pair.commit;
   const Index& index = *pair.index;
-  Dataset dataset(data, opt.files, 0);
+  // Checked within wit-commit's default budget, positions from the index
+  // (docs/commitment.md, "reader of a corpus").
+  Dataset dataset(data, index, opt.files, 0);
   TrainConfig cfg = TrainConfig::load(opt.config_path);
 
   // Everything is validated before anything is written into the run directory.

@@ -220,24 +220,52 @@ CommitResult merge_commits(const std::vector<ShardFiles>& shards, const IndexSin
 std::optional<std::string> first_mismatch(const Commitment& c, const ReaderSpec& spec, const RecordFiles& files,
                                           const DataTree& tree, unsigned threads);
 
+class Index;  // index.h
+
 // Random access to the committed records by tree position, checked against
 // their commitment when opened: the files are read with the commitment's
 // reader, their tree rebuilt, and any difference refused.
+//
+// Two ways (docs/commitment.md, "reader of a corpus"):
+//  - whole: every file held (RecordFiles::open) and the tree built in memory
+//    (DataTree, about 100 B a record); the constructor without an index.
+//  - bounded, given the commitment's index (loaded and audited against `c` by
+//    load_commit_pair): the files are checked by the commit itself
+//    (commit_dataset within `limits`, spilling past its budget, the index it
+//    would write discarded), so no DataTree is held; positions (leaf,
+//    first occurrence) are read from the index. A corpus whose files take at
+//    most limits.memory / kDatasetWholeShare bytes (and a version-2
+//    commitment, whose tree the commit does not build) takes the whole way,
+//    which reads the files once instead of twice.
+// The records are still held whole after the check (the third step of the
+// plan in docs/commitment.md, records on demand, is not built).
+inline constexpr uint64_t kDatasetWholeShare = 8;
 class Dataset {
  public:
   // Throws wit::Error naming the first mismatch when the files' tree is not
   // the commitment's (see first_mismatch).
   Dataset(const Commitment& c, const std::vector<std::string>& paths, unsigned threads);
+  // The bounded way (above); `index` must outlive the Dataset. The same
+  // errors, in the same words, as the constructor above.
+  Dataset(const Commitment& c, const Index& index, const std::vector<std::string>& paths, unsigned threads,
+          const CommitLimits& limits = CommitLimits{});
   // Distinct records: the positions 0 .. size()-1 of the tree.
-  uint64_t size() const { return tree_.size(); }
+  uint64_t size() const;
   // The record at tree position i (its first occurrence in the files).
   std::string record(uint64_t i) const;
-  const Hash32& leaf(uint64_t i) const { return tree_.leaf(i); }
-  const DataTree& tree() const { return tree_; }
+  const Hash32& leaf(uint64_t i) const;
+  // Global record number (file order) of the first occurrence of position i.
+  uint64_t first(uint64_t i) const;
+  // Whether positions come from the index (the bounded way).
+  bool bounded() const { return index_ != nullptr; }
+  // The tree, held on the whole way only (throws on the bounded way).
+  const DataTree& tree() const;
 
  private:
+  void open_whole(const Commitment& c, const std::vector<std::string>& paths, unsigned threads);
   RecordFiles files_;
   DataTree tree_;
+  const Index* index_ = nullptr;
 };
 
 }  // namespace wit
