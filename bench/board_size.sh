@@ -8,10 +8,13 @@
 #      per answered challenge, the bytes the folder gained (the challenge, the
 #      board's draw and its signed report), the largest file in the folder,
 #      and what the store holds: the response, and inside it the states
-#      (raw, and compressed alone with zstd -3: does zstd pay on states?),
-#      the batches and the rest; states the response holds against the
-#      minimum (one start state per challenged step that is not the end of
-#      another challenged step) and states two responses both hold.
+#      (raw, and compressed alone with zstd -3, with the seconds zstd takes
+#      to compress and decompress them: does zstd pay on states?), the
+#      batches, a TorchScript run's model.pt and the rest; states the response
+#      holds against one per challenged step (what a response held before
+#      issue 37 item 3) and the minimum (one start state per challenged step
+#      that is not the end of another challenged step), and states and model
+#      files two responses (or a response and the store's weights/) both hold.
 #   2. A 124M-parameter run's numbers (GPT-2 small, 124,439,808 float32
 #      parameters, Adam: a state is parameters and both moments), from the
 #      demo's measured bytes per challenged step of a board report and the
@@ -49,7 +52,7 @@ store=$(cd "$board" && realpath -m "$(jq -r '.store // "."' board.def.json)")
 
 # Per answered challenge: what the folder gained (challenge, draw, report) and the store's response.
 python3 - "$board" "$store" "$steps" >"$out/table.md" <<'PY'
-import json, os, subprocess, sys
+import hashlib, json, os, subprocess, sys, time
 board, store, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
 def members(path):
@@ -64,10 +67,23 @@ def members(path):
         out[name] = payload[at:at + d]; at += d
     return out
 
-def zstd_size(data):
-    return len(subprocess.run(["zstd", "-3", "-c"], input=data, capture_output=True, check=True).stdout)
+def zstd_timed(data):
+    """(compressed size, seconds to compress, seconds to decompress) with zstd -3, the response container's level."""
+    t0 = time.perf_counter()
+    z = subprocess.run(["zstd", "-3", "-c"], input=data, capture_output=True, check=True).stdout
+    t1 = time.perf_counter()
+    subprocess.run(["zstd", "-dc"], input=z, capture_output=True, check=True)
+    return len(z), t1 - t0, time.perf_counter() - t1
 
-rows, folder_max, seen_states, dup_states = [], ("", 0), {}, 0
+def digest(data):
+    return hashlib.blake2b(data, digest_size=32).hexdigest()
+
+rows, folder_max, seen_states, dup_states, dup_state_bytes = [], ("", 0), set(), 0, 0
+stored_models = set()
+for dirpath, _, files in os.walk(os.path.join(store, "weights")):
+    for f in files:
+        if f.endswith(".pt"): stored_models.add(digest(open(os.path.join(dirpath, f), "rb").read()))
+seen_models, dup_models, dup_model_bytes = set(stored_models), 0, 0
 for dirpath, _, files in os.walk(board):
     if "/.git" in dirpath: continue
     for f in files:
@@ -85,25 +101,37 @@ for run in sorted(os.listdir(os.path.join(board, "runs"))):
         resp = os.path.join(store, doc["response"]["path"])
         m = members(resp)
         st = {n: d for n, d in m.items() if n.startswith("state/")}
-        raw = sum(len(d) for d in st.values()); z = sum(zstd_size(d) for d in st.values())
+        raw = sum(len(d) for d in st.values())
+        zs = [zstd_timed(d) for d in st.values()]
+        z, zc, zd = sum(x[0] for x in zs), sum(x[1] for x in zs), sum(x[2] for x in zs)
         batches = sum(len(d) for n, d in m.items() if n.startswith("batch/"))
-        rest = sum(len(d) for n, d in m.items()) - raw - batches
+        model = len(m.get("model.pt", b""))
+        rest = sum(len(d) for n, d in m.items()) - raw - batches - model
+        before = len({s - 1 for s in cs})  # one start state per challenged step
         minimum = sum(1 for s in cs if s - 1 not in cs)  # start states that are not the end of another challenged step
-        for n, d in st.items():
-            h = hash(d)
-            if h in seen_states: dup_states += 1
-            seen_states[h] = 1
-        rows.append((run, name, k, added, os.path.getsize(resp), len(st), minimum, raw, z, batches, rest))
+        for d in st.values():
+            h = digest(d)
+            if h in seen_states: dup_states += 1; dup_state_bytes += len(d)
+            seen_states.add(h)
+        if "model.pt" in m:
+            h = digest(m["model.pt"])
+            if h in seen_models: dup_models += 1; dup_model_bytes += model
+            seen_models.add(h)
+        one = raw / max(len(st), 1)  # bytes of one state
+        rows.append((run, name, k, added, os.path.getsize(resp), len(st), before, minimum, raw, before * one, z, zc, zd, batches, model, rest))
 
-print("| run | challenge | k | folder gained (B) | per challenged step (B) | response in store (B) | states held / minimum | state bytes raw | zstd -3 | batches (B) | rest (B) |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| run | challenge | k | folder gained (B) | per challenged step (B) | response in store (B) | states held / before / minimum | state bytes (before) | zstd -3 on states: bytes (ratio), s to compress / decompress | batches (B) | model.pt (B) | rest (B) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
-    print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[3] / r[2]:.0f} | {r[4]} | {r[5]} / {r[6]} | {r[7]} | {r[8]} ({r[8] / max(r[7], 1):.2f}) | {r[9]} | {r[10]} |")
+    print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[3] / r[2]:.0f} | {r[4]} | {r[5]} / {r[6]} / {r[7]} | {r[8]} ({r[9]:.0f}) | "
+          f"{r[10]} ({r[10] / max(r[8], 1):.2f}), {r[11]:.3f} / {r[12]:.3f} | {r[13]} | {r[14]} | {r[15]} |")
 per_step = max(r[3] / r[2] for r in rows)
 print()
 print(f"Largest file in the folder: {folder_max[0]}, {folder_max[1]} bytes (goal: at most 1 MiB).")
 print(f"Largest growth per answered challenge: {max(r[3] for r in rows)} bytes (goal: at most 65536).")
-print(f"States held by two responses (stored twice in the store): {dup_states}.")
+print(f"States held by two responses (stored twice in the store): {dup_states} ({dup_state_bytes} bytes).")
+print(f"Model files (model.pt) held by a response and already by another response or the store's weights/: {dup_models} ({dup_model_bytes} bytes).")
+print(f"State bytes per answered challenge: {sum(r[8] for r in rows) / len(rows):,.0f} (before: {sum(r[9] for r in rows) / len(rows):,.0f}).")
 # GPT-2 small: 124,439,808 parameters; a state = parameters + Adam m + v, float32.
 params = 124_439_808
 state = params * 4 * 3
@@ -112,7 +140,9 @@ print()
 print("| 124M-parameter run, k = 73 | bytes |")
 print("|---|---:|")
 print(f"| one state (parameters and both Adam moments, float32) | {state:,} |")
-print(f"| states of one exact response: at most k, at least 1 | {k * state:,} (max) |")
+T = 10_000
+runs = k * (T - k + 1) / T  # expected start states: challenged steps whose predecessor is not challenged
+print(f"| states of one exact response: at most k, at least 1; expected k(T - k + 1)/T = {runs:.1f} for T = {T:,} | {k * state:,} (max), {runs * state:,.0f} (expected) |")
 print(f"| released weights (parameters only) | {params * 4:,} |")
 print(f"| folder gained per answered challenge (the demo's worst bytes per challenged step x k) | {per_step * k:,.0f} |")
 PY

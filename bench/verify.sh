@@ -69,7 +69,7 @@ echo "| k/T (the ideal: one step per challenge) | | $(ratio "$k" "$STEPS") |"
 echo "| target: 1.3 x k/T | | $(ratio "1.3 * $k" "$STEPS") |"
 echo "| re-running the whole training | $(printf '%.1f' "$train") | 1 |"
 echo "| PoL-style top-Q replay: Q=$q intervals of 100 steps ($(printf '%.2f' "$epochs") epochs) | $(printf '%.1f' "$pol") | $(ratio "$pol" "$train") |"
-echo "| trainer's cost to respond, exact response (start states) | $(printf '%.1f' "$respond") | $(ratio "$respond" "$train") |"
+echo "| trainer's cost to respond, exact response (one start state per run of adjacent challenged steps) | $(printf '%.1f' "$respond") | $(ratio "$respond" "$train") |"
 echo "| trainer's cost to respond, --tolerant response (both ends) | $(printf '%.1f' "$respond_t") | $(ratio "$respond_t" "$train") |"
 echo
 echo "| per challenge | value |"
@@ -78,7 +78,7 @@ echo "| bare training step (wit-train --stats) | $(printf '%.2f' "$(calc "$step_
 echo "| one replayed transition, exact, all its checks | $(printf '%.2f' "$(calc "$per_check * 1000")") ms ($(ratio "$per_check" "$step_s") x a bare step; target <= 1.3) |"
 echo "| one replayed transition, tolerant, all its checks | $(printf '%.2f' "$(calc "$per_check_t * 1000")") ms ($(ratio "$per_check_t" "$step_s") x a bare step) |"
 params=$(wit-log show run --from 0 --to 0 | grep -o '"n_params":[0-9]*' | cut -d: -f2)
-echo "| response bundle, exact | $bundle_bytes bytes for $k challenges: $(printf '%.0f' "$(calc "$bundle_bytes / $k / 1000")") kB per challenge (one state of $(printf '%.0f' "$(calc "$params * 12 / 1000")") kB) |"
-echo "| response bundle, --tolerant | $bundle_bytes_t bytes: $(printf '%.0f' "$(calc "$bundle_bytes_t / $k / 1000")") kB per challenge (two states) |"
+echo "| response bundle, exact | $bundle_bytes bytes for $k challenges: $(printf '%.0f' "$(calc "$bundle_bytes / $k / 1000")") kB per challenge (at most one state of $(printf '%.0f' "$(calc "$params * 12 / 1000")") kB) |"
+echo "| response bundle, --tolerant | $bundle_bytes_t bytes: $(printf '%.0f' "$(calc "$bundle_bytes_t / $k / 1000")") kB per challenge (start and end states, each once) |"
 grep -q '"verdict": "certified"' report.json && echo "exact verdict: certified" || echo "exact verdict: NOT certified (see report.json)"
 grep -q '"verdict": "certified"' report_t.json && echo "tolerant verdict: certified" || echo "tolerant verdict: NOT certified (see report_t.json)"

@@ -257,7 +257,8 @@ run 0 "$FORGE" train lr --fraction 0.1 --attack-seed 3 -j2 --config sparse.json 
   --index data.widx --key key --out L data.txt
 run 0 wit-challenge -q --run L --nonce "$(nonce 5)" -k 1 --segments 4 -o lseg.json
 # An exact response holds each segment's start state (a checkpoint, logged
-# with its root) and each challenged step's start state. The honest responder
+# with its root) and each challenged step's start state (unless that step's
+# predecessor is itself replayed: docs/replay.md). The honest responder
 # packs checkpoints without replaying, but must regenerate a step's start state
 # from the newest checkpoint before it: through a forged step that fails
 # ("does not match its logged state root", exit 2, nothing written). Either way

@@ -204,6 +204,8 @@ int main(int argc, char** argv) {
   dm->add_option("--bundle", in)->required();
   dm->add_option("--member", member_name)->required();
   dm->add_option("-o,--output", out)->required();
+  auto* lm = app.add_subcommand("members", "Print a bundle's member names, one a line");
+  lm->add_option("--bundle", in)->required();
   for (auto* s : {ts, rw, dr, sw, pd}) {
     s->add_option("--bundle", in)->required();
     s->add_option("--step", step)->required();
@@ -308,6 +310,11 @@ int main(int argc, char** argv) {
       const EvalCommitment forged = commit_scores(e.run_id, e.step, e.checkpoint_root, e.eval_root, s);
       write_file_atomic(scores_out, s.to_json().dump() + "\n");
       write_file_atomic(out, forged.to_json().dump(2) + "\n");
+      return 0;
+    }
+    if (*lm) {
+      const Bundle b = Bundle::load(in);
+      for (const auto& [n, bytes] : b.members()) std::cout << n << "\n";
       return 0;
     }
     if (*dm) {

@@ -49,9 +49,10 @@ std::string member(const char* dir, int64_t step, const char* ext) {
 }
 
 // What a challenge needs: log entries, exact states (after step i) and
-// batches (of step i). A replayed transition s needs the states after s - 1
-// and after s; a segment [from, to] is the transitions from + 1 ... to.
-// The transitions a challenge replays: its step challenges, then every step of each segment.
+// batches (of step i). A replayed transition s needs the entries of s - 1
+// and s and the batch of s; a segment (from, to] is the transitions
+// from + 1 ... to. The transitions a challenge replays: its step
+// challenges, then every step of each segment.
 std::vector<int64_t> transitions(const Challenge& c) {
   std::vector<int64_t> out = c.steps;
   for (const Segment& g : c.segments)
@@ -59,19 +60,23 @@ std::vector<int64_t> transitions(const Challenge& c) {
   return out;
 }
 
-// States: the start of every step challenge and of every segment (an exact
-// verifier replays a segment from its first state on); with end_states, the
-// end of every transition too (for a tolerant verifier).
+// States, each once: the start of every run of consecutive replayed
+// transitions (the state after t - 1 for a transition t whose t - 1 is not
+// itself replayed: an exact verifier replays in step order, and a replay of
+// t - 1 that matched its logged root is the start of t); with end_states
+// (for a tolerant verifier, which takes no replay as exact) the start and
+// the end of every transition.
 struct Needs {
   std::set<int64_t> entries{0}, states, batches;
   Needs(const Challenge& c, bool end_states) {
-    for (int64_t s : transitions(c)) {
+    const std::vector<int64_t> ts = transitions(c);
+    const std::set<int64_t> replayed(ts.begin(), ts.end());
+    for (int64_t s : ts) {
       entries.insert({s - 1, s});
       batches.insert(s);
-      if (end_states) states.insert(s);
+      if (end_states) states.insert({s - 1, s});
+      else if (!replayed.count(s - 1)) states.insert(s - 1);
     }
-    for (int64_t s : c.steps) states.insert(s - 1);
-    for (const Segment& g : c.segments) states.insert(g.from);
   }
 };
 
@@ -257,9 +262,10 @@ struct Verifier {
   std::map<int64_t, LogEntry> entries;
   std::optional<ProbeSet> probe;
   std::unique_ptr<DataOrder> order;
-  // Exact states decoded so far (each is used as the end of one transition
-  // and the start of the next); dropped once no later transition needs them.
-  std::map<int64_t, TrainState> states;
+  // Exact states held, by the step they follow: the bundle's members decoded
+  // so far (roots checked), and (exact mode) replays that reproduced their
+  // logged root. Dropped once the next transition does not start from them.
+  std::map<int64_t, TrainState> states, replays;
   // A TorchScript run's model.pt, written out for LibTorch to load; removed with the verifier.
   std::unique_ptr<TempFile> model_file;
   std::optional<RunConfig> config;  // the bundle's config.json
@@ -309,11 +315,18 @@ struct Verifier {
   }
 
   // The exact state after step i: the bundle's member, of step i, whose root
-  // is the one the log has (the genesis root for i = 0).
+  // is the one the log has (the genesis root for i = 0); or, when the bundle
+  // has none, this verifier's exact replay of step i that reproduced the
+  // logged root (an exact response omits the states it can replay). A member
+  // the bundle has is always checked, even where a replay could stand in.
   const TrainState& state(int64_t i) {
     if (auto it = states.find(i); it != states.end()) return it->second;
     const std::string name = member("state", i, "safetensors");
-    if (!b.has(name)) reject_at("state", "bundle lacks the state after step " + std::to_string(i));
+    if (!b.has(name)) {
+      if (auto it = replays.find(i); it != replays.end()) return it->second;
+      reject_at("state", "bundle lacks the state after step " + std::to_string(i));
+    }
+    replays.erase(i);
     TrainState st;
     try {
       const SpooledBundle::View bytes = b.view(name);  // no copy: the tensors are its only one
@@ -330,7 +343,16 @@ struct Verifier {
                                         : "the state after step " + std::to_string(i) + " differs from its logged state root");
     return states.emplace(i, std::move(st)).first->second;
   }
-  void forget_before(int64_t i) { states.erase(states.begin(), states.lower_bound(i)); }
+  void forget_before(int64_t i) {
+    states.erase(states.begin(), states.lower_bound(i));
+    replays.erase(replays.begin(), replays.lower_bound(i));
+  }
+  // Between transitions: only the start of the next one (the state after
+  // step i) can serve again; i < 0 keeps nothing.
+  void keep_only(int64_t i) {
+    for (auto* held : {&states, &replays})
+      for (auto it = held->begin(); it != held->end();) it = it->first == i ? std::next(it) : held->erase(it);
+  }
 
   void check_lr(int64_t s) {
     const LogEntry& logged = entry(s);
@@ -580,6 +602,7 @@ struct Transition {
   BatchRecords batch;
   Replayed r;              // exact: on the recorded world; tolerant: one thread, one rank
   TransitionNoise noise;   // tolerant: this transition's own noise
+  bool exact_end = false;  // exact: r.after reproduced the logged root, so it is the exact state after s
 };
 
 // 7. L_s's learning rate is the schedule's.
@@ -596,8 +619,9 @@ void check_replay_step(const Transition& t) {
 
 // -- exact mode
 
-// 9 (exact). The exact state after s - 1: the bundle's, root checked, or the
-// previous transition's replay that matched its logged root (a segment).
+// 9 (exact). The exact state after s - 1: the bundle's, root checked, or
+// (when the bundle has none) this verifier's replay of s - 1 that reproduced
+// its logged root. A replay of s - 1 that failed leaves s without a start.
 void check_start_state(Transition& t) { t.v.state(t.s - 1); }
 
 // 11 (exact). One replay under the recorded configuration, on the recorded world.
@@ -628,6 +652,7 @@ void check_replayed_root(Transition& t) {
     }
     reject_at(failed, why);
   }
+  t.exact_end = true;
   t.chk.distances["state_root"] = 0;
   t.chk.thresholds["state_root"] = 0;
 }
@@ -730,7 +755,7 @@ void compare_tolerantly(Transition& t) {
 
 // Checks 7 to 12 of transition s, in the order of docs/replay.md's table for
 // the mode; the first that fails is the transition's. An exact replay that
-// passed is kept as the start of transition s + 1 (a segment).
+// reproduced its logged root is kept as the start of transition s + 1.
 std::optional<Rejection> check_transition(Transition& t) {
   t.v.forget_before(t.s - 1);
   if (t.v.opt.mode == ReplayMode::kTolerant)
@@ -751,15 +776,17 @@ std::optional<Rejection> check_transition(Transition& t) {
       check_replayed_sketches,  // 10
       check_replayed_outputs,   // 12
   });
-  if (!no) t.v.states.emplace(t.s, std::move(t.r.after));
+  if (t.exact_end) t.v.replays.emplace(t.s, std::move(t.r.after));
   return no;
 }
 
-// A transition checked and added to the report, pass or fail (a failure is
-// recorded, never thrown past verify): "" or the reason it failed.
-std::string record_transition(Verifier& v, ReplayReport& rep, ReportCheck chk, unsigned other_threads) {
+// A transition checked, pass or fail (a failure is recorded in it, never
+// thrown past verify). `next` is the step of the transition checked next (-1:
+// none): only the state it starts from is held on, so at most one state is
+// held between transitions.
+ReportCheck checked_transition(Verifier& v, Calibration& cal, ReportCheck chk, unsigned other_threads, int64_t next) {
   auto ts = std::chrono::steady_clock::now();
-  Transition t{v, chk, rep.calibration, other_threads, chk.step, {}, {}, {}};
+  Transition t{v, chk, cal, other_threads, chk.step, {}, {}, {}};
   const std::optional<Rejection> no = check_transition(t);
   chk.pass = !no;
   if (no) {
@@ -767,12 +794,21 @@ std::string record_transition(Verifier& v, ReplayReport& rep, ReportCheck chk, u
     chk.reason = no->reason;
   }
   chk.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-  rep.replay_seconds += chk.seconds;
-  rep.checks.push_back(chk);
-  // Only the state after s can serve again (as the start of s + 1): at most
-  // one state is held between transitions, in whatever order they come.
-  for (auto it = v.states.begin(); it != v.states.end();) it = it->first == chk.step ? std::next(it) : v.states.erase(it);
-  return chk.reason;
+  v.keep_only(next - 1);
+  return chk;
+}
+
+// The order transitions are checked in (indices into `planned`). Exact: in
+// step order (stable: a step challenge before a segment's transition of the
+// same step), so that a replay of s - 1 is at hand as the start of s where the
+// response omits that state. Tolerant: as planned (it takes every state from
+// the bundle, and its calibration lists the transitions in that order).
+std::vector<size_t> check_order(const std::vector<ReportCheck>& planned, ReplayMode mode) {
+  std::vector<size_t> order(planned.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = i;
+  if (mode == ReplayMode::kExact)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return planned[a].step < planned[b].step; });
+  return order;
 }
 
 // Exact mode: this process must compute under the bundle's recorded
@@ -860,7 +896,7 @@ TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& b
 ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt) {
   if (opt.mode == ReplayMode::kTolerant) check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
-  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1};
+  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1};
   ReplayReport rep = ReplayReport::answering(c);
   rep.mode = replay_mode_name(opt.mode);
   rep.margin = opt.mode == ReplayMode::kTolerant ? opt.margin : 0;
@@ -875,14 +911,23 @@ ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const V
     rep.calibration.threads = {1, other_threads};
     for (const char* f : kReplayFields) rep.calibration.noise[f] = 0.0;
   }
-  const std::vector<ReportCheck> todo = verdict_reason.empty() ? planned_checks(c) : std::vector<ReportCheck>{};
+  // 7 to 12: checked in check_order, reported as planned (the board matches
+  // the step checks to the challenge's steps); the reason is the first
+  // failure in the report's order.
+  std::vector<ReportCheck> todo = verdict_reason.empty() ? planned_checks(c) : std::vector<ReportCheck>{};
+  const std::vector<size_t> order = check_order(todo, opt.mode);
   Progress progress("replaying", uint64_t(todo.size()), "steps", opt.quiet);
-  for (const ReportCheck& chk : todo) {  // 7 to 12
-    const std::string why = record_transition(v, rep, chk, other_threads);
-    if (verdict_reason.empty()) verdict_reason = why;
+  for (size_t k = 0; k < order.size(); k++) {
+    const int64_t next = k + 1 < order.size() ? todo[order[k + 1]].step : -1;
+    todo[order[k]] = checked_transition(v, rep.calibration, todo[order[k]], other_threads, next);
     progress.add(1);
   }
   progress.finish();
+  for (const ReportCheck& chk : todo) {
+    rep.replay_seconds += chk.seconds;
+    if (verdict_reason.empty()) verdict_reason = chk.reason;
+    rep.checks.push_back(chk);
+  }
   rep.verdict = verdict_reason.empty() ? ReportVerdict::kCertified : ReportVerdict::kRejected;
   rep.reason = verdict_reason;
   rep.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

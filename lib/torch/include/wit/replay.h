@@ -1,5 +1,5 @@
-// Replay challenges: the trainer's response bundle (states before the
-// challenged steps, log entries with inclusion proofs, batch records with
+// Replay challenges: the trainer's response bundle (the state before each run
+// of consecutive challenged steps, log entries with inclusion proofs, batch records with
 // proofs into the data commitment), the verifier's check of it by replaying
 // each step with the shared training step, and the measurement of replay
 // noise that the verifier's thresholds come from. Formats: docs/replay.md.
@@ -35,8 +35,10 @@ struct ResponseOptions {
   std::function<StepOutput(const Manifest&, TrainState&, const BatchRecords&, int64_t step)> step_fn;
   // Likewise the initial state it started from (default: generated from the seed).
   std::function<TrainState(const Manifest&, ByteView seed)> init_fn;
-  // The end states too (a response for a tolerant verifier); by default the
-  // start states only, since an exact verifier checks the end by its root.
+  // The start and end states of every transition (a response for a tolerant
+  // verifier); by default one start state per run of consecutive replayed
+  // transitions, since an exact verifier checks the end by its root and a
+  // replay that reproduced it starts the next transition.
   bool end_states = false;
 };
 
@@ -56,7 +58,8 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
 // How a verifier judges a replayed transition (docs/replay.md, "Modes").
 //  kExact (the default): the replay runs under the run's recorded configuration
 //    and its state root must be the logged root of the state after the step.
-//    One replay per transition; the response needs the start states only.
+//    One replay per transition, in step order; the response needs only the
+//    start of each run of consecutive replayed transitions.
 //  kTolerant: each tensor's distance from the logged state after the step, in
 //    rounding floors, within margin x max(1, that tensor's own noise measured
 //    on that same transition); the response carries the end states too.
