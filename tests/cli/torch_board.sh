@@ -319,6 +319,48 @@ jq -e '.store == "../board.store"' board/board.def.json >/dev/null && ok || fail
 [ -z "$(find board -type f -size +1024k)" ] && [ -z "$(find board -name '*.wbundle' -o -name '*.safetensors' -o -name '*.wleaves')" ] &&
   ok || fail "evidence bytes in the folder: $(find board -type f -size +64k)"
 find board board.store -name '.incoming*' | grep -q . && fail "a temporary left behind: $(find board board.store -name '.incoming*')" || ok
+# Responses in parts (issue 37): each state its own raw file by digest (states/D.safetensors), the rest a small
+# bundle; the signed report names every part. A state two responses hold is stored once.
+jq -s -e 'all(.[]; (.parts | length) >= 1 and all(.parts[]; (.name | startswith("state/")) and .path == "states/\(.digest).safetensors"))' \
+  board/runs/honest/board-reports/*.json >/dev/null && ok || fail "a stored response not in parts: $(jq -c .parts board/runs/honest/board-reports/*.json)"
+for p in $(jq -r '.parts[].path' board/runs/honest/board-reports/*.json | sort -u); do
+  [ "states/$(b2sum -l 256 "board.store/$p" | cut -d' ' -f1).safetensors" = "$p" ] || fail "part $p is not at its digest"
+done
+cp -r board board-s && cp -r board.store board-s.store
+# Two board challenges of all 8 steps: the two responses hold the same states.
+run 0 wit-board challenge -q board-s/runs/honest --key board.key -k 8 -o s1.json
+run 0 wit-board challenge -q board-s/runs/honest --key board.key -k 8 -o s2.json
+run 0 wit-replay respond -q -j1 --run A s1.json -o s1.wbundle
+run 0 wit-replay respond -q -j1 --run A s2.json -o s2.wbundle
+ls board/runs/honest/board-reports >old-reports.txt
+run 0 wit-board add -q -j1 board-s/runs/honest s1.wbundle --key board.key --store board-s.store
+run 0 wit-board add -q -j1 board-s/runs/honest s2.wbundle --key board.key --store board-s.store
+new=$(ls board-s/runs/honest/board-reports | grep -vxFf old-reports.txt)
+[ "$(echo "$new" | wc -l)" = 2 ] && ok || fail "not two new reports: $new"
+sets=$(for r in $new; do jq -r '[.parts[].digest] | sort | join(",")' "board-s/runs/honest/board-reports/$r"; done | sort -u)
+[ -n "$sets" ] && [ "$(echo "$sets" | wc -l)" = 1 ] && ok || fail "the two responses do not hold the same states: $sets"
+named=$(jq -r '.parts[]?.path' board-s/runs/*/board-reports/*.json | wc -l)
+distinct=$(jq -r '.parts[]?.path' board-s/runs/*/board-reports/*.json | sort -u | wc -l)
+[ "$(ls board-s.store/states | wc -l)" = "$distinct" ] && [ "$distinct" -lt "$named" ] && ok ||
+  fail "states not stored once: $(ls board-s.store/states | wc -l) files, $distinct distinct of $named named"
+# The store's bytes with parts, and as it was with each response stored whole (the files add was given).
+whole=$(cat c9.wbundle d0.wbundle s1.wbundle s2.wbundle $([ -f f1.wbundle ] && echo f1.wbundle) | wc -c)
+rest=$(find board-s.store -type f ! -path '*/responses/*' ! -path '*/states/*' -printf '%s\n' | awk '{n += $1} END {print n}')
+echo "note: the store with parts: $(find board-s.store -type f -printf '%s\n' | awk '{n += $1} END {print n}') B (states: $distinct files, $(du -cb board-s.store/states/* | tail -1 | cut -f1) B, for $named named; small bundles: $(du -cb board-s.store/responses/* | tail -1 | cut -f1) B); with whole responses: $((whole + rest)) B ($whole B of responses)" >&2
+# audit re-assembles each response from its parts (each checked against its signed digest) and reproduces it.
+run 0 wit-board audit -q -j1 board-s --store board-s.store
+# A state part with a flipped byte: not re-verifiable (exit 1), never a verdict.
+cp -r board-s.store board-z.store
+st=board-z.store/$(jq -r '.parts[0].path' "board-s/runs/honest/board-reports/$(echo "$new" | head -1)")
+printf '\x01' | dd of="$st" bs=1 seek=100 conv=notrunc 2>/dev/null
+run 1 wit-board audit -q -j1 board-s --store board-z.store
+[ "$(grep -c "^not re-verifiable: runs/honest/board-reports/.*the store serves other bytes for its response's part state/.* at states/.* than its digest" out)" -ge 2 ] &&
+  ok || fail "audit missed the flipped state: $(cat out)"
+grep -q 'does not reproduce' out && fail "a changed part read as a verdict: $(cat out)" || ok
+rm "$st"
+run 1 wit-board audit -q -j1 board-s --store board-z.store
+grep -q "^not re-verifiable: runs/honest/board-reports/.*its response's part state/.* at states/.* is not in the store" out && ok ||
+  fail "audit missed the missing state: $(cat out)"
 
 # A forged (tampered) run: the board replays the forger's answer and rejects it, on evidence anyone re-verifies.
 if [ -x "$FORGE" ]; then
@@ -369,7 +411,12 @@ grep -q 'does not reproduce' out && fail "missing bytes read as a verdict: $(cat
 # longer be replayed. Bytes another run still names stay.
 cp -r board board-p && cp -r board.store board-p.store
 run 0 wit-board prune -q board-p --store board-p.store --run honest
-jq -e '[.pruned[] | select(.runs == ["honest"])] | length == 5 and any(.path | startswith("logs/"))' board-p/pruned.json >/dev/null && ok || fail "prune record: $(cat board-p/pruned.json)"
+# Its responses, their parts (each once), the weights, the leaves and the log.
+files=$(($(jq -r '.response.path, .parts[]?.path' board/runs/honest/board-reports/*.json | sort -u | wc -l) + 3))
+jq -e --argjson n "$files" '[.pruned[] | select(.runs == ["honest"])] | length == $n and any(.path | startswith("logs/")) and any(.path | startswith("states/"))' \
+  board-p/pruned.json >/dev/null && ok || fail "prune record ($files files): $(cat board-p/pruned.json)"
+other=$(for r in board/runs/*; do [ "$(basename "$r")" = honest ] || jq -r '.parts[]?.path' "$r"/board-reports/*.json 2>/dev/null; done | sort -u | wc -l)
+[ "$(ls board-p.store/states | wc -l)" = "$other" ] && ok || fail "the pruned run's states stayed: $(ls board-p.store/states)"
 ls board-p.store/responses/*.wbundle 2>/dev/null | wc -l | grep -q "^$(ls board/runs/forged/board-reports/*.json 2>/dev/null | wc -l)$" &&
   ok || fail "prune removed another run's bytes: $(ls board-p.store/responses)"
 run 0 wit-board build -q board-p -o psite

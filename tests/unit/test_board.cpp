@@ -1481,3 +1481,100 @@ TEST_CASE("board: a stored log's curve keeps a loss that is not finite (null in 
   bad["curve"]["mean_loss"][1] = "inf";
   CHECK_THROWS_AS(StoredLog::from_json(bad, "d"), Error);
 }
+
+TEST_CASE("board: a response stored in parts - the report names each, prune keeps a part a kept run names", "[board][store]") {
+  init_crypto();
+  const Fixture& f = fixture();
+  const fs::path d = temp_dir("parts");
+  const BoardInit in = board_init_in(d, "b");
+  const BoardDefinition def = init_board(in);
+  const SecretKey key = load_key(in.key_path);
+  const std::string store = board_store(in.dir, def);
+  // Stored files by digest: a state both runs' responses hold, one only run a's, each run's small bundle.
+  auto stored = [&](const char* sub, const std::string& bytes, const std::string& ext) {
+    const std::string digest = member_digest(bytes);
+    fs::create_directories(fs::path(store) / sub);
+    write_file_atomic((fs::path(store) / sub / (digest + ext)).string(), bytes, true);
+    return digest;
+  };
+  const std::string shared = stored(board_path::kStates, "shared state", ".safetensors");
+  const std::string own = stored(board_path::kStates, "run a's own state", ".safetensors");
+  auto report = [&](const std::string& resp, const std::vector<std::pair<std::string, std::string>>& parts) {
+    BoardReport br;
+    br.challenge = "c0";
+    br.response_digest = stored(board_path::kResponses, resp, ".wbundle");
+    br.response_bytes = resp.size();
+    for (const auto& [name, digest] : parts) br.parts.push_back({name, digest, 12});
+    br.report = Fixture::report(f.challenge);
+    br.sign_with(key);
+    return br;
+  };
+  const BoardReport ra = report("a's small bundle", {{"state/00000001.safetensors", shared}, {"state/00000005.safetensors", own}});
+  const BoardReport rb = report("b's small bundle", {{"state/00000001.safetensors", shared}});
+
+  // The report: `parts` beside `response`, round-tripped; a report without parts keeps its old bytes.
+  const json j = json::parse(ra.to_json().dump());  // as read from the folder
+  REQUIRE(j.contains("parts"));
+  CHECK(j["parts"][0] == json({{"name", "state/00000001.safetensors"}, {"path", "states/" + shared + ".safetensors"},
+                               {"digest", shared}, {"bytes", 12}}));
+  CHECK(BoardReport::from_json(j, "r").to_json() == j);
+  CHECK(BoardReport::from_json(j, "r").problem(key.pub()) == std::nullopt);
+  BoardReport whole = ra;
+  whole.parts.clear();
+  CHECK_FALSE(whole.to_json().contains("parts"));
+  CHECK(ResponsePart{"model.pt", shared, 1}.path() == "weights/" + shared + ".pt");  // the evaluated module's path
+  // What the board cannot have written is refused: another member, another path, out of order, empty.
+  auto refused = [&](json edited, const std::string& why) {
+    CHECK_THROWS_WITH(BoardReport::from_json(edited, "r"), Catch::Contains(why));
+  };
+  json e = j;
+  e["parts"][0]["name"] = "manifest.json";
+  refused(e, "is not a state/ member or model.pt");
+  e = j;
+  e["parts"][0]["name"] = "state/../x";
+  refused(e, "is not a state/ member or model.pt");
+  e = j;
+  e["parts"][0]["path"] = "responses/" + shared + ".wbundle";
+  refused(e, "'s path is not states/");
+  e = j;
+  std::swap(e["parts"][0], e["parts"][1]);
+  refused(e, "not in strictly increasing name order");
+  e = j;
+  e["parts"] = json::array();
+  refused(e, "is not a non-empty array");
+  e = j;
+  e["parts"][0]["digest"] = own;  // a signed field: the signature no longer holds
+  e["parts"][0]["path"] = "states/" + own + ".safetensors";
+  CHECK(BoardReport::from_json(e, "r").problem(key.pub()) != std::nullopt);
+
+  // The store's listing expects states/DIGEST.safetensors and names anything else there.
+  CHECK(unexpected_store_files(store).empty());
+  write_file_atomic((fs::path(store) / board_path::kStates / "stray").string(), "x");
+  CHECK(unexpected_store_files(store) == std::vector<std::string>{"states/stray"});
+  fs::remove(fs::path(store) / board_path::kStates / "stray");
+
+  // Two runs on the board, each with its report; pruning run a drops its own state and its bundle, never the shared state.
+  for (const auto& [name, br] : {std::make_pair(std::string("a"), ra), std::make_pair(std::string("b"), rb)}) {
+    RunBundle b = f.bundle(name);
+    for (auto it = b.files.begin(); it != b.files.end();)
+      it = it->first.rfind("board-reports/", 0) == 0 ? b.files.erase(it) : std::next(it);
+    b.files["board-reports/c0.json"] = br.to_json().dump(2) + "\n";
+    b.files[kRunBundleIndex] = b.index_json(name);
+    b.path = in.dir + "/runs/" + name;
+    b.save_new();
+  }
+  const PruneResult p = prune_board(in.dir, "", {"a"}, 0, 1000);
+  std::vector<std::string> dropped = p.pruned;
+  std::sort(dropped.begin(), dropped.end());
+  CHECK(std::count(dropped.begin(), dropped.end(), "states/" + own + ".safetensors") == 1);
+  CHECK(std::count(dropped.begin(), dropped.end(), ra.response_path()) == 1);
+  CHECK(std::count(dropped.begin(), dropped.end(), "states/" + shared + ".safetensors") == 0);
+  CHECK(fs::exists(fs::path(store) / ("states/" + shared + ".safetensors")));
+  CHECK_FALSE(fs::exists(fs::path(store) / ("states/" + own + ".safetensors")));
+  CHECK(fs::exists(fs::path(store) / rb.response_path()));
+  // Both runs at once: no kept run names the shared state any more, so it goes.
+  const PruneResult q = prune_board(in.dir, "", {"a", "b"}, 0, 2000);
+  CHECK(std::count(q.pruned.begin(), q.pruned.end(), "states/" + shared + ".safetensors") == 1);
+  CHECK_FALSE(fs::exists(fs::path(store) / ("states/" + shared + ".safetensors")));
+  fs::remove_all(d);
+}

@@ -17,10 +17,12 @@
 #include <limits>
 #include <set>
 
+#include "wit/bundle.h"
 #include "wit/error.h"
 #include "wit/eval.h"
 #include "wit/hash.h"
 #include "wit/json_fields.h"
+#include "wit/manifest.h"
 #include "wit/merkle.h"
 #include "wit/readers.h"
 #include "wit/rng.h"
@@ -138,6 +140,48 @@ void StagedFile::keep(const std::string& to, const std::string& digest) {
   if (ec) throw Error("cannot store the file in the evidence store: " + ec.message(), to);
 }
 
+StagedResponse stage_response(const std::string& store, const SpooledBundle& resp) {
+  StagedResponse out;
+  std::vector<std::string> small;
+  for (const std::string& name : resp.names()) {
+    if (!ResponsePart::is_part(name)) {
+      small.push_back(name);
+      continue;
+    }
+    const bool module = name == kModelFileName;
+    auto f = std::make_unique<StagedFile>(store, module ? board_path::kWeights : board_path::kStates, "",
+                                          module ? ".pt" : ".safetensors");
+    {
+      const SpooledBundle::View v = resp.view(name);
+      AtomicFile out(f->path(), true);
+      out.write(v.bytes());
+      out.commit();
+    }
+    ResponsePart p;
+    p.name = name;
+    p.digest = file_digest(f->path(), &p.bytes);  // the bytes as written: what is checked is what is kept
+    out.files_.push_back({std::move(f), p.path(), p.digest});
+    out.parts.push_back(std::move(p));
+  }
+  if (out.parts.empty()) return out;
+  auto f = std::make_unique<StagedFile>(store, board_path::kResponses, "", ".wbundle");
+  {
+    BundleWriter w(f->path(), uint32_t(small.size()));
+    for (const std::string& name : small) {
+      const SpooledBundle::View v = resp.view(name);
+      w.add(name, v.bytes());
+    }
+    w.finish();
+  }
+  out.digest = file_digest(f->path(), &out.bytes);
+  out.files_.push_back({std::move(f), std::string(board_path::kResponses) + out.digest + ".wbundle", out.digest});
+  return out;
+}
+
+void StagedResponse::keep(const std::string& store) {
+  for (File& f : files_) f.staged->keep((fs::path(store) / f.rel).string(), f.digest);
+}
+
 std::string board_store(const std::string& dir, const BoardDefinition& def, const std::string& given) {
   if (!given.empty()) return given;
   if (def.store.empty()) return dir;
@@ -147,11 +191,13 @@ std::string board_store(const std::string& dir, const BoardDefinition& def, cons
 namespace {
 
 // The evidence store's folders, each holding SUB/DIGEST.EXT.
-constexpr const char* kStoreFolders[] = {board_path::kResponses, board_path::kWeights, board_path::kLeaves, board_path::kLogs};
+constexpr const char* kStoreFolders[] = {board_path::kResponses, board_path::kStates, board_path::kWeights, board_path::kLeaves,
+                                         board_path::kLogs};
 
 // The name of stored evidence, in the store or (a board without one) the folder: SUB/DIGEST.EXT.
 bool stored_evidence_name(const std::string& rel) {
   static const std::pair<const char*, std::vector<const char*>> kinds[] = {{board_path::kResponses, {".wbundle"}},
+                                                                           {board_path::kStates, {".safetensors"}},
                                                                            {board_path::kWeights, {".safetensors", ".pt"}},
                                                                            {board_path::kLeaves, {".wleaves"}},
                                                                            {board_path::kLogs, {".wlog"}}};
@@ -270,8 +316,11 @@ std::vector<std::string> run_evidence(const RunBundle& b) {
   std::vector<std::string> out;
   auto doc = [&](const std::string& m) { return jsonf::parse(b.get(m), "invalid board document", m); };
   try {
-    for (const std::string& name : b.names_under(member::kBoardReports))
-      out.push_back(BoardReport::from_json(doc(std::string(member::kBoardReports) + name + ".json"), name).response_path());
+    for (const std::string& name : b.names_under(member::kBoardReports)) {
+      const BoardReport r = BoardReport::from_json(doc(std::string(member::kBoardReports) + name + ".json"), name);
+      out.push_back(r.response_path());
+      for (const ResponsePart& p : r.parts) out.push_back(p.path());  // a part shared with a kept run stays
+    }
     if (b.has(member::kBoardEval)) {
       const BoardEval e = BoardEval::from_json(doc(member::kBoardEval), member::kBoardEval);
       out.push_back(e.weights_path());
@@ -282,6 +331,8 @@ std::vector<std::string> run_evidence(const RunBundle& b) {
     if (b.has(member::kStoredLog)) out.push_back(StoredLog::from_json(doc(member::kStoredLog), member::kStoredLog).path());
   } catch (const std::exception&) {
   }
+  std::sort(out.begin(), out.end());  // each file once (two responses' shared state, a module both scored and replayed)
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -1284,15 +1335,35 @@ json BoardReport::to_json() const {
           {"report", report},
           {"signature", sig_hex(signature)}};
   if (!overlap.is_null()) j["overlap"] = overlap;  // reports without a finding keep their old bytes
+  if (!parts.empty()) {  // reports naming the whole response file keep their old bytes
+    json a = json::array();
+    for (const ResponsePart& p : parts)
+      a.push_back({{"name", p.name}, {"path", p.path()}, {"digest", p.digest}, {"bytes", p.bytes}});
+    j["parts"] = a;
+  }
   return j;
 }
 
 std::string BoardReport::response_path() const { return std::string(board_path::kResponses) + response_digest + ".wbundle"; }
 
+bool ResponsePart::is_part(const std::string& name) {
+  if (name == kModelFileName) return true;
+  if (name.rfind("state/", 0) != 0) return false;
+  const std::string rest = name.substr(6);  // one safe path component
+  return !rest.empty() && rest.size() <= 200 && rest.find("..") == std::string::npos && rest != "." &&
+         rest.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == std::string::npos;
+}
+
+std::string ResponsePart::path() const {
+  return name == kModelFileName ? std::string(board_path::kWeights) + digest + ".pt"
+                                : std::string(board_path::kStates) + digest + ".safetensors";
+}
+
 BoardReport BoardReport::from_json(const json& j, const std::string& where) {
   const char* kind = "board report";
   check_envelope(j, kBoardReportFormat, kBoardDocVersion, kind, where);
-  jsonf::only_keys(j, {"format", "version", "board_key", "challenge", "response", "report", "overlap", "signature"}, kind, where);
+  jsonf::only_keys(j, {"format", "version", "board_key", "challenge", "response", "report", "overlap", "parts", "signature"},
+                   kind, where);
   BoardReport r;
   if (j.contains("overlap")) {  // absent in reports filed before the overlap test
     r.overlap = j["overlap"];
@@ -1308,6 +1379,25 @@ BoardReport BoardReport::from_json(const json& j, const std::string& where) {
   r.response_bytes = jsonf::u64(resp, "bytes", kind, where);
   if (string_field(resp, "path", kind, where) != r.response_path())
     throw Error("invalid board report: the response's path is not responses/DIGEST.wbundle", where);
+  if (j.contains("parts")) {  // absent in reports that name the whole response file
+    const json& a = j["parts"];
+    if (!a.is_array() || a.empty()) throw Error("invalid board report: field 'parts' is not a non-empty array", where);
+    for (const json& e : a) {
+      if (!e.is_object()) throw Error("invalid board report: a part is not an object", where);
+      jsonf::only_keys(e, {"name", "path", "digest", "bytes"}, kind, where);
+      ResponsePart p;
+      p.name = string_field(e, "name", kind, where);
+      if (!ResponsePart::is_part(p.name))
+        throw Error("invalid board report: part " + json(p.name).dump() + " is not a state/ member or model.pt", where);
+      if (!r.parts.empty() && !(r.parts.back().name < p.name))
+        throw Error("invalid board report: the parts are not in strictly increasing name order", where);
+      p.digest = jsonf::hash(e, "digest", kind, where).hex();
+      p.bytes = jsonf::u64(e, "bytes", kind, where);
+      if (string_field(e, "path", kind, where) != p.path())
+        throw Error("invalid board report: part " + p.name + "'s path is not " + p.path(), where);
+      r.parts.push_back(std::move(p));
+    }
+  }
   r.report = jsonf::need(j, "report", kind, where);
   if (!r.report.is_object()) throw Error("invalid board report: field 'report' is not an object", where);
   r.signature = sig_field(j, "signature", kind, where);

@@ -721,6 +721,38 @@ SpooledBundle SpooledBundle::open(const std::string& path, const MemberLimit& li
   return out;
 }
 
+SpooledBundle SpooledBundle::assemble(const std::string& where) {
+  SpooledBundle out;
+  out.where = where;
+  out.kept_.where = where;
+  return out;
+}
+
+void SpooledBundle::add(const std::string& name, Bytes data) {
+  if (has(name)) throw Error("duplicate member name " + printable(name), where);
+  kept_.put(name, std::move(data));  // checks the name
+}
+
+void SpooledBundle::add_file(const std::string& name, const std::string& path) {
+  if (auto why = name_problem(name)) throw Error("invalid member name " + printable(name) + ": " + *why, where);
+  if (has(name)) throw Error("duplicate member name " + printable(name), where);
+  const Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.ok()) throw Error("cannot open: " + errno_text(), path);
+  if (!scratch_) scratch_ = std::make_unique<ScratchFile>();
+  const Place at{scratch_->size(), 0};
+  Bytes buf(kFilePiece);
+  uint64_t got = 0;
+  for (;;) {
+    const ssize_t r = ::read(in.get(), buf.data(), buf.size());
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw Error("cannot read: " + errno_text(), path);
+    if (r == 0) break;
+    scratch_->append(ByteView(buf.data(), size_t(r)));
+    got += uint64_t(r);
+  }
+  spilled_.emplace(name, Place{at.offset, got});
+}
+
 bool SpooledBundle::has(const std::string& name) const { return kept_.has(name) || spilled_.count(name) != 0; }
 
 const SpooledBundle::Place& SpooledBundle::spilled_place(const std::string& name) const {

@@ -405,6 +405,29 @@ std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash3
   return out;
 }
 
+namespace {
+
+// The response a board report names, every stored byte checked against its
+// signed digest before use (StoredCopy: read once): the whole file, or (a
+// report with parts) the small bundle's members in memory and each part read
+// from its own stored file, one at a time, into the assembled bundle.
+SpooledBundle stored_response(const std::string& store, const BoardReport& br,
+                              const std::map<std::string, std::string>& pruned) {
+  const StoredCopy stored(store, br.response_path(), br.response_digest, "response", pruned);
+  SpooledBundle small = SpooledBundle::open(stored.path(), response_member_limit());
+  if (br.parts.empty()) return small;
+  SpooledBundle out = SpooledBundle::assemble(br.response_path() + " with its parts");
+  for (const std::string& name : small.names()) out.add(name, small.get(name));
+  for (const ResponsePart& p : br.parts) {
+    const std::string what = "response's part " + p.name + " at";
+    const StoredCopy part(store, p.path(), p.digest, what.c_str(), pruned);
+    out.add_file(p.name, part.path());
+  }
+  return out;
+}
+
+}  // namespace
+
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
                          const VerifyOptions& opt, const std::string& sealed_path, const std::string& store_given) {
   BoardFiling f(bundle_path, key, response_path, "no such response bundle", store_given);
@@ -447,12 +470,17 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   BoardReport br;
   br.overlap = v.overlap;
   br.challenge = name;
-  br.response_digest = digest;
-  br.response_bytes = bytes;
+  // Stored in parts: each state (and a TorchScript module) its own file by
+  // digest, so a state two responses hold is stored once; the rest a small bundle.
+  StagedResponse parts = stage_response(f.store, resp);
+  br.response_digest = parts.parts.empty() ? digest : parts.digest;
+  br.response_bytes = parts.parts.empty() ? bytes : parts.bytes;
+  br.parts = parts.parts;
   br.report = out.report.to_json();
   br.sign_with(key);
   out.stored = (fs::path(f.store) / br.response_path()).string();
-  in.keep(out.stored, digest);
+  if (br.parts.empty()) in.keep(out.stored, digest);
+  else parts.keep(f.store);
   b.put_and_save(rm, br.to_json().dump(2) + "\n");
   out.member = rm;
   return out;
@@ -505,8 +533,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
         const std::string cm = std::string(member::kChallenges) + name + ".json";
         if (!b.has(cm)) throw Error("answers no challenge in the bundle");
         const Challenge ch = Challenge::from_json(parse_text(b.get(cm), cm), cm);
-        const StoredCopy stored(store, br.response_path(), br.response_digest, "response", pruned);  // read once
-        const SpooledBundle resp = SpooledBundle::open(stored.path(), response_member_limit());
+        const SpooledBundle resp = stored_response(store, br, pruned);
         const ReplayReport was = ReplayReport::from_json(br.report, where);
         // A finding on a sealed record is re-checked only with the sealed set (revealed, or given).
         const bool sealed_finding = br.overlap.is_object() && br.overlap.value("benchmark", "").rfind("sealed record", 0) == 0;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/check.h"
+#include "wit/bundle.h"
 #include "wit/bytes.h"
 #include "wit/challenge.h"
 #include "wit/commitment.h"
@@ -44,6 +45,8 @@ inline constexpr const char* kRuns = "runs/";
 inline constexpr const char* kResponses = "responses/";
 inline constexpr const char* kLeaves = "leaves/";
 inline constexpr const char* kWeights = "weights/";
+// The states of the stored responses, one file per state (raw safetensors), by digest.
+inline constexpr const char* kStates = "states/";
 // The runs' witness logs, on a board with an evidence store (submit puts them there).
 inline constexpr const char* kLogs = "logs/";
 inline constexpr const char* kRevealed = "benchmark/sealed/";
@@ -352,12 +355,29 @@ struct SignedByBoard {
   }
 };
 
+// A member of a response the board stores as its own file (docs/board.md,
+// "The evidence store"): a state (state/...: states/DIGEST.safetensors) or a
+// TorchScript module (model.pt: weights/DIGEST.pt), its member bytes as they
+// are, named by their member_digest.
+struct ResponsePart {
+  std::string name;  // the response member's name
+  std::string digest;
+  uint64_t bytes = 0;
+  // Whether a response member of this name is stored as a part.
+  static bool is_part(const std::string& name);
+  std::string path() const;  // states/DIGEST.safetensors or weights/DIGEST.pt
+};
+
 // The board's own report on a response bundle it replayed: the replay
 // report, the response's digest and size, signed by the board key.
 struct BoardReport : SignedByBoard<BoardReport, tags::kBoardReport> {
   std::string challenge;      // the challenge's member name
-  std::string response_digest;  // member_digest of the response bundle file
+  std::string response_digest;  // member_digest of the (small) response bundle file
   uint64_t response_bytes = 0;
+  // The members the stored response omits, each its own stored file (in
+  // name order); empty (the field absent) in reports that name the whole
+  // response file, every report before the parts.
+  std::vector<ResponsePart> parts;
   nlohmann::json report;      // the replay report (ReplayReport::to_json)
   // The overlap test's finding on the replayed batches (docs/board.md,
   // "Overlap"): null, or {"step", "record", "leaf", "benchmark", "share",
@@ -475,6 +495,27 @@ class StagedFile {
   std::unique_ptr<TemporaryTree> tree_;
   std::string path_;
 };
+
+// A verified response staged in the store's parts (docs/board.md, "The
+// evidence store"): every member ResponsePart::is_part names (each state,
+// model.pt) in its own StagedFile, the rest as a small response bundle
+// (`digest`, `bytes`). No parts (a response without states): nothing staged,
+// the whole file is stored as before. `keep` renames the parts, then the bundle.
+struct StagedResponse {
+  std::string digest;
+  uint64_t bytes = 0;
+  std::vector<ResponsePart> parts;
+  void keep(const std::string& store);
+
+ private:
+  friend StagedResponse stage_response(const std::string&, const SpooledBundle&);
+  struct File {
+    std::unique_ptr<StagedFile> staged;
+    std::string rel, digest;
+  };
+  std::vector<File> files_;
+};
+StagedResponse stage_response(const std::string& store, const SpooledBundle& resp);
 
 // A file's member_digest, read in pieces (a response bundle can be large).
 std::string file_digest(const std::string& path, uint64_t* bytes = nullptr);

@@ -161,6 +161,14 @@ class SpooledBundle {
   static constexpr uint64_t kKeep = uint64_t(256) << 10;
   // `limit` sees the members kept in memory before each member.
   static SpooledBundle open(const std::string& path, const MemberLimit& limit = {}, uint64_t keep = kKeep);
+  // A bundle assembled member by member instead of read from one file (the
+  // board's response from its stored parts, docs/board.md): empty, then
+  // `add` keeps a member in memory and `add_file` appends a file's bytes to
+  // the scratch file (read once, in pieces: one member at a time). An invalid
+  // or repeated name throws wit::Error naming `where`.
+  static SpooledBundle assemble(const std::string& where);
+  void add(const std::string& name, Bytes data);
+  void add_file(const std::string& name, const std::string& path);
   SpooledBundle(SpooledBundle&&) noexcept;
   SpooledBundle& operator=(SpooledBundle&&) noexcept;
   ~SpooledBundle();
