@@ -100,6 +100,9 @@ for run in sorted(os.listdir(os.path.join(board, "runs"))):
         k = len(ch["steps"]); cs = set(ch["steps"])
         resp = os.path.join(store, doc["response"]["path"])
         m = members(resp)
+        for part in doc.get("parts", []):  # a response stored in parts: its states and model.pt each a stored file
+            m[part["name"]] = open(os.path.join(store, part["path"]), "rb").read()
+        stored = os.path.getsize(resp) + sum(part["bytes"] for part in doc.get("parts", []))
         st = {n: d for n, d in m.items() if n.startswith("state/")}
         raw = sum(len(d) for d in st.values())
         zs = [zstd_timed(d) for d in st.values()]
@@ -118,7 +121,7 @@ for run in sorted(os.listdir(os.path.join(board, "runs"))):
             if h in seen_models: dup_models += 1; dup_model_bytes += model
             seen_models.add(h)
         one = raw / max(len(st), 1)  # bytes of one state
-        rows.append((run, name, k, added, os.path.getsize(resp), len(st), before, minimum, raw, before * one, z, zc, zd, batches, model, rest))
+        rows.append((run, name, k, added, stored, len(st), before, minimum, raw, before * one, z, zc, zd, batches, model, rest))
 
 print("| run | challenge | k | folder gained (B) | per challenged step (B) | response in store (B) | states held / before / minimum | state bytes (before) | zstd -3 on states: bytes (ratio), s to compress / decompress | batches (B) | model.pt (B) | rest (B) |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -129,7 +132,7 @@ per_step = max(r[3] / r[2] for r in rows)
 print()
 print(f"Largest file in the folder: {folder_max[0]}, {folder_max[1]} bytes (goal: at most 1 MiB).")
 print(f"Largest growth per answered challenge: {max(r[3] for r in rows)} bytes (goal: at most 65536).")
-print(f"States held by two responses (stored twice in the store): {dup_states} ({dup_state_bytes} bytes).")
+print(f"States held by two responses (stored once with parts, twice before): {dup_states} ({dup_state_bytes} bytes).")
 print(f"Model files (model.pt) held by a response and already by another response or the store's weights/: {dup_models} ({dup_model_bytes} bytes).")
 print(f"State bytes per answered challenge: {sum(r[8] for r in rows) / len(rows):,.0f} (before: {sum(r[9] for r in rows) / len(rows):,.0f}).")
 # GPT-2 small: 124,439,808 parameters; a state = parameters + Adam m + v, float32.

@@ -349,6 +349,37 @@ rest=$(find board-s.store -type f ! -path '*/responses/*' ! -path '*/states/*' -
 echo "note: the store with parts: $(find board-s.store -type f -printf '%s\n' | awk '{n += $1} END {print n}') B (states: $distinct files, $(du -cb board-s.store/states/* | tail -1 | cut -f1) B, for $named named; small bundles: $(du -cb board-s.store/responses/* | tail -1 | cut -f1) B); with whole responses: $((whole + rest)) B ($whole B of responses)" >&2
 # audit re-assembles each response from its parts (each checked against its signed digest) and reproduces it.
 run 0 wit-board audit -q -j1 board-s --store board-s.store
+# A report signed before parts names the whole response file and is audited from it, as before: s1's report as
+# the board signed reports then (no parts, the whole file's digest), signed with the board key.
+if /usr/bin/python3 -c 'import cryptography' 2>/dev/null; then
+  cp -r board-s board-o && cp -r board-s.store board-o.store
+  d=$(b2sum -l 256 s1.wbundle | cut -d' ' -f1)
+  cp s1.wbundle "board-o.store/responses/$d.wbundle"
+  rep=board-reports/$(jq -r .seed s1.json | cut -c1-16).json
+  /usr/bin/python3 - "board-o/runs/honest/$rep" board.key "$d" "$(wc -c <s1.wbundle)" <<'PY'
+import json, struct, sys
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+rep, key, d, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+doc = json.load(open(rep))
+del doc["parts"], doc["signature"]
+doc["response"] = {"digest": d, "bytes": n, "path": "responses/%s.wbundle" % d}
+tag = b"wit/board-report/v1"
+body = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+sk = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(json.load(open(key))["secret"])[:32])
+doc["signature"] = sk.sign(struct.pack("<Q", len(tag)) + tag + body).hex()
+open(rep, "w").write(json.dumps(doc, indent=2) + "\n")
+PY
+  (cd board-o/runs/honest && b=$(jq --arg m "$rep" --arg d "$(b2sum -l 256 "$rep" | cut -d' ' -f1)" '.members[$m] = $d' bundle.json) &&
+    printf '%s\n' "$b" >bundle.json)
+  jq -e 'has("parts") | not' "board-o/runs/honest/$rep" >/dev/null && ok || fail "the old-form report has parts"
+  run 0 wit-board audit -q -j1 board-o --store board-o.store
+  printf '\x01' | dd of="board-o.store/responses/$d.wbundle" bs=1 seek=100 conv=notrunc 2>/dev/null
+  run 1 wit-board audit -q -j1 board-o --store board-o.store
+  grep -q "^not re-verifiable: runs/honest/$rep: the store serves other bytes for its response responses/$d.wbundle" out && ok ||
+    fail "the old-form report was not audited from the whole file: $(cat out)"
+else
+  echo "note: /usr/bin/python3 has no cryptography module; the old-form report case is skipped" >&2
+fi
 # A state part with a flipped byte: not re-verifiable (exit 1), never a verdict.
 cp -r board-s.store board-z.store
 st=board-z.store/$(jq -r '.parts[0].path' "board-s/runs/honest/board-reports/$(echo "$new" | head -1)")
