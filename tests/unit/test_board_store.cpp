@@ -12,8 +12,10 @@
 #include <filesystem>
 
 #include "wit/board_def.h"
+#include "wit/bundle.h"
 #include "wit/error.h"
 #include "wit/io.h"
+#include "wit/run_bundle.h"
 
 using namespace wit;
 namespace fs = std::filesystem;
@@ -76,4 +78,46 @@ TEST_CASE("audit reads a stored file once: the bytes it checks are the bytes it 
     fs::create_directories(fs::path(store) / "weights/d.safetensors");  // a directory is not a stored file
     CHECK_THROWS_AS(StoredCopy(store, "weights/d.safetensors", digest, "weights", {}), NotReVerifiable);
   }
+}
+
+TEST_CASE("a response split into parts re-assembles member for member (SpooledBundle::assemble)", "[board][store]") {
+  const TempDir t("wit-parts");
+  // A response as add receives it: small members and a state large enough to spill to the scratch file.
+  Bundle whole;
+  whole.put("challenge.json", std::string("{\"steps\": [1]}"));
+  whole.put("manifest.json", std::string("{}"));
+  Bytes state(SpooledBundle::kKeep + 12345);
+  for (size_t i = 0; i < state.size(); i++) state[i] = uint8_t(i * 131 + 7);
+  whole.put("state/00000000.safetensors", state);
+  const std::string path = t / "r.wbundle";
+  const Bytes encoded = whole.encode();
+  write_file_atomic(path, std::string(encoded.begin(), encoded.end()), true);
+  const SpooledBundle resp = SpooledBundle::open(path);
+
+  // The board's split: the state is a part, the rest the small bundle; both in the store by digest.
+  const std::string store = t / "store";
+  StagedResponse staged = stage_response(store, resp);
+  REQUIRE(staged.parts.size() == 1);
+  CHECK(staged.parts[0].name == "state/00000000.safetensors");
+  CHECK(staged.parts[0].bytes == state.size());
+  CHECK(staged.parts[0].digest == member_digest(std::string(state.begin(), state.end())));
+  staged.keep(store);
+  const std::string small = store + "/responses/" + staged.digest + ".wbundle";
+  REQUIRE(fs::is_regular_file(small));
+  CHECK(file_digest(store + "/" + staged.parts[0].path()) == staged.parts[0].digest);  // raw: the member's bytes
+  const SpooledBundle kept = SpooledBundle::open(small);
+  CHECK(kept.names() == std::vector<std::string>{"challenge.json", "manifest.json"});
+
+  // Re-assembled: the same members and bytes as the response given.
+  SpooledBundle back = SpooledBundle::assemble("assembled");
+  for (const auto& name : kept.names()) back.add(name, kept.get(name));
+  back.add_file(staged.parts[0].name, store + "/" + staged.parts[0].path());
+  CHECK(back.names() == resp.names());
+  for (const auto& name : resp.names()) CHECK(back.get(name) == resp.get(name));
+  CHECK(back.spilled() == 1);
+  const SpooledBundle::View v = back.view("state/00000000.safetensors");
+  CHECK(Bytes(v.bytes().data, v.bytes().data + v.bytes().size) == state);
+  CHECK_THROWS_WITH(back.add("manifest.json", Bytes{}), Catch::Contains("duplicate member name manifest.json"));
+  CHECK_THROWS_WITH(back.add_file("state/00000000.safetensors", small), Catch::Contains("duplicate member name"));
+  CHECK_THROWS_WITH(back.add_file("../x", small), Catch::Contains("invalid member name"));
 }
