@@ -104,6 +104,13 @@ for r in P T; do
   run 0 wit-board evaluate -q -j1 "board/runs/$r" "$r.release.safetensors" --model "$r/model.pt" --key board.key --sealed sealed.keep
   run 0 wit-board leaves -q "board/runs/$r" "$r.wleaves" --key board.key
 done
+# Responses in parts (docs/board.md): a TorchScript run's module is one stored file, the response's model.pt
+# and the module the board scored (weights/D.pt), counted once.
+for r in P T; do
+  rp=$(jq -r '.parts[] | select(.name == "model.pt") | .path' board/runs/$r/board-reports/*.json)
+  [ -n "$rp" ] && [ "$rp" = "$(jq -r .model.path "board/runs/$r/board-eval.json")" ] && [ -f "board.store/$rp" ] && ok ||
+    fail "$r's module is not one stored file: response part '$rp', evaluated $(jq -c .model "board/runs/$r/board-eval.json")"
+done
 run 0 wit-board show board/runs/P
 grep -q '^P: certified$' out && ok || fail "the honest run is not certified: $(cat out)"
 grep -q '^sealed: loss .* over 30 sealed records (epoch 0; ranked on)' out && ok || fail "no sealed score: $(cat out)"
