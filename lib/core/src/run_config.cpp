@@ -113,7 +113,6 @@ Problem config_problem(const RunConfig& r, const RunConfig& n) {
   return std::nullopt;
 }
 
-std::string config_difference(const RunConfig& r, const RunConfig& n) { return config_problem(r, n).value_or(""); }
 
 std::optional<RunConfig> load_run_config(const std::string& run_dir, const std::string& run_id) {
   const std::string path = run_dir + "/" + kRunConfigFile;

@@ -822,9 +822,8 @@ void reproduce_configuration(Verifier& v) {
     throw Error("the run was trained on device " + v.config->device + ", not " + v.opt.device, v.b.where,
                 "verify with --device " + v.config->device + ", or with --tolerant");
   set_torch_threads(v.config->threads);
-  const std::string diff = config_difference(*v.config, current_run_config(v.opt.device, v.config->world));
-  if (!diff.empty())
-    throw Error("this verifier does not run under the run's recorded configuration (" + diff + ")", v.b.where,
+  if (const Problem diff = config_problem(*v.config, current_run_config(v.opt.device, v.config->world)))
+    throw Error("this verifier does not run under the run's recorded configuration (" + *diff + ")", v.b.where,
                 "run wit-replay verify (it re-executes itself under the recorded kernels), or verify with --tolerant");
 }
 

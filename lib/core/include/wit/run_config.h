@@ -43,9 +43,6 @@ struct RunConfig {
 // step's bits (all but run_id): nothing when nothing does, else "FIELD:
 // RECORDED (recorded) vs NOW (here)" for the first difference.
 Problem config_problem(const RunConfig& recorded, const RunConfig& now);
-// The same words, "" when nothing differs: only for replay.cpp's caller until
-// it switches to config_problem (issue 39; then this goes).
-std::string config_difference(const RunConfig& recorded, const RunConfig& now);
 
 // RUN/config.json: written when absent; when present (a resumed run) it must
 // be this run's and `now` must not differ from it (throws wit::Error naming
