@@ -520,21 +520,18 @@ PruneResult prune_board(const std::string& dir, const std::string& store_given, 
 std::string file_digest(const std::string& path, uint64_t* bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open", path);
-  crypto_generichash_state st;
-  crypto_generichash_init(&st, nullptr, 0, 32);
+  Blake2b h;
   std::vector<char> buf(1 << 20);
   uint64_t total = 0;
   while (in) {
     in.read(buf.data(), std::streamsize(buf.size()));
     const std::streamsize got = in.gcount();
-    if (got > 0) crypto_generichash_update(&st, reinterpret_cast<const unsigned char*>(buf.data()), uint64_t(got));
+    if (got > 0) h.update(ByteView(reinterpret_cast<const uint8_t*>(buf.data()), size_t(got)));
     total += uint64_t(std::max<std::streamsize>(got, 0));
   }
   if (in.bad()) throw Error("cannot read", path);
-  Hash32 h;
-  crypto_generichash_final(&st, h.data(), 32);
   if (bytes) *bytes = total;
-  return h.hex();
+  return h.final().hex();
 }
 
 StoredCopy::StoredCopy(const std::string& store, const std::string& rel, const std::string& digest, const char* what,
@@ -554,15 +551,14 @@ StoredCopy::StoredCopy(const std::string& store, const std::string& rel, const s
   path_ = tree_->path() + "/" + fs::path(rel).filename().string();
   Fd out(::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!out.ok()) throw Error("cannot make a private copy of stored evidence: " + errno_text(), path_);
-  crypto_generichash_state h;
-  crypto_generichash_init(&h, nullptr, 0, 32);
+  Blake2b h;
   std::vector<unsigned char> buf(1 << 20);
   for (;;) {
     const ssize_t got = ::read(in.get(), buf.data(), buf.size());
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) throw Error("cannot read stored evidence: " + errno_text(), p);
     if (got == 0) break;
-    crypto_generichash_update(&h, buf.data(), uint64_t(got));
+    h.update(ByteView(buf.data(), size_t(got)));
     for (ssize_t done = 0; done < got;) {
       const ssize_t w = ::write(out.get(), buf.data() + done, size_t(got - done));
       if (w < 0 && errno == EINTR) continue;
@@ -571,9 +567,7 @@ StoredCopy::StoredCopy(const std::string& store, const std::string& rel, const s
     }
   }
   if (!out.close()) throw Error("cannot make a private copy of stored evidence: " + errno_text(), path_);
-  Hash32 d;
-  crypto_generichash_final(&h, d.data(), 32);
-  if (d.hex() != digest)
+  if (h.final().hex() != digest)
     throw NotReVerifiable(std::string("the store serves other bytes for its ") + what + " " + rel + " than its digest");
 }
 

@@ -1061,7 +1061,6 @@ size_t merge_buffer(const CommitLimits& lim, size_t runs) {
   return size_t(std::clamp<uint64_t>(share, uint64_t(64) << 10, uint64_t(4) << 20));
 }
 
-// The spilled runs merged into the tree and the index (StreamIndex, one pass).
 // The bytes of those of `paths` that are regular files (what a commit can
 // estimate up front; a pipe counts 0).
 uint64_t regular_file_bytes(const std::vector<std::string>& paths) {
@@ -1073,6 +1072,7 @@ uint64_t regular_file_bytes(const std::vector<std::string>& paths) {
   return bytes;
 }
 
+// The spilled runs merged into the tree and the index (StreamIndex, one pass).
 void merge_spilled(Spill& spill, const IndexSink& index, const CommitLimits& lim, unsigned threads, CommitResult& r) {
   if (index && !index.file) throw Error("internal: a commit that spills writes its index itself (IndexSink::file)");
   Commitment& c = r.commitment;

@@ -343,12 +343,8 @@ struct Verifier {
                                         : "the state after step " + std::to_string(i) + " differs from its logged state root");
     return states.emplace(i, std::move(st)).first->second;
   }
-  void forget_before(int64_t i) {
-    states.erase(states.begin(), states.lower_bound(i));
-    replays.erase(replays.begin(), replays.lower_bound(i));
-  }
-  // Between transitions: only the start of the next one (the state after
-  // step i) can serve again; i < 0 keeps nothing.
+  // Before a transition: only its start (the state after step i) can serve
+  // again, so at most one state is held between transitions.
   void keep_only(int64_t i) {
     for (auto* held : {&states, &replays})
       for (auto it = held->begin(); it != held->end();) it = it->first == i ? std::next(it) : held->erase(it);
@@ -757,7 +753,7 @@ void compare_tolerantly(Transition& t) {
 // the mode; the first that fails is the transition's. An exact replay that
 // reproduced its logged root is kept as the start of transition s + 1.
 std::optional<Rejection> check_transition(Transition& t) {
-  t.v.forget_before(t.s - 1);
+  t.v.keep_only(t.s - 1);
   if (t.v.opt.mode == ReplayMode::kTolerant)
     return run_checks<Transition>(t, {
         check_lr,                // 7
@@ -781,10 +777,8 @@ std::optional<Rejection> check_transition(Transition& t) {
 }
 
 // A transition checked, pass or fail (a failure is recorded in it, never
-// thrown past verify). `next` is the step of the transition checked next (-1:
-// none): only the state it starts from is held on, so at most one state is
-// held between transitions.
-ReportCheck checked_transition(Verifier& v, Calibration& cal, ReportCheck chk, unsigned other_threads, int64_t next) {
+// thrown past verify).
+ReportCheck checked_transition(Verifier& v, Calibration& cal, ReportCheck chk, unsigned other_threads) {
   auto ts = std::chrono::steady_clock::now();
   Transition t{v, chk, cal, other_threads, chk.step, {}, {}, {}};
   const std::optional<Rejection> no = check_transition(t);
@@ -794,7 +788,6 @@ ReportCheck checked_transition(Verifier& v, Calibration& cal, ReportCheck chk, u
     chk.reason = no->reason;
   }
   chk.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-  v.keep_only(next - 1);
   return chk;
 }
 
@@ -916,9 +909,8 @@ ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const V
   std::vector<ReportCheck> todo = verdict_reason.empty() ? planned_checks(c) : std::vector<ReportCheck>{};
   const std::vector<size_t> order = check_order(todo, opt.mode);
   Progress progress("replaying", uint64_t(todo.size()), "steps", opt.quiet);
-  for (size_t k = 0; k < order.size(); k++) {
-    const int64_t next = k + 1 < order.size() ? todo[order[k + 1]].step : -1;
-    todo[order[k]] = checked_transition(v, rep.calibration, todo[order[k]], other_threads, next);
+  for (size_t k : order) {
+    todo[k] = checked_transition(v, rep.calibration, todo[k], other_threads);
     progress.add(1);
   }
   progress.finish();
