@@ -895,6 +895,11 @@ bool stream_commit(const ReaderSpec& spec, const std::vector<std::string>& paths
           // A regular token file's windows count towards the disk estimate
           // (its size is in the input's bytes; a stream's is not).
           if (regular && tokens) spill->read(n * uint64_t(spec.token_bytes) * spec.seq_len, n);
+          // Room for a whole part at once (address space only, up to 1 GiB:
+          // a page is touched when a leaf lands on it). Grown by doubling,
+          // the run was copied at each step into fresh memory, which the
+          // kernel zeroes: most of a pipe's extra time (docs/commitment.md).
+          if (v.capacity() == 0) v.reserve(size_t(std::min<uint64_t>(spill->part_cap, uint64_t(1) << 25)));
           while (n > 0) {  // a read's leaves in pieces of at most the part cap (v is below it here)
             const size_t m = size_t(std::min<uint64_t>(n, spill->part_cap - v.size()));
             v.insert(v.end(), l, l + m);
