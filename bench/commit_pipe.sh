@@ -29,6 +29,10 @@ reps=${WIT_BENCH_PIPE_REPS:-5}
 readers=${WIT_BENCH_PIPE_READERS:-jsonl lines}
 baseline=${WIT_BENCH_BASELINE:-}
 [ -z "$baseline" ] || [ -x "$baseline" ] || die "WIT_BENCH_BASELINE is not an executable: $baseline"
+# A build's bin/wit-commit is a launcher that runs ../libexec/wit/wit-commit:
+# a copy of bin/ alone does not run (copy libexec/ beside it).
+[ -z "$baseline" ] || "$baseline" --version > /dev/null 2>&1 ||
+  die "WIT_BENCH_BASELINE does not run: $baseline (a copied launcher needs ../libexec/wit/ beside it)"
 fortunes=/usr/share/games/fortunes
 [ -d "$fortunes" ] || die "no fortune text in $fortunes (apt-get install fortunes-min)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wit-bench-pipe.XXXXXX")
