@@ -7,8 +7,10 @@
 // Usage: bench_dataset whole|bounded COMMIT INDEX FILE... [--reads K] [--memory BYTES]
 // (--memory: the bounded way's budget, default wit-commit's 1 GiB; a small
 // one takes small files the bounded way too)
-// Prints "key=value" lines: open_s (the check), read_ns (a record), peak_mib
-// (VmHWM after the reads), n.
+// Prints "key=value" lines: open_s (the check), read_ns (a record),
+// step_us_BN (the data of a step of N records, N = 1, 8, 64, 512), peak_mib
+// (VmHWM after the reads), n, on_demand (records read from the files).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -57,8 +59,21 @@ int main(int argc, char** argv) {
       bytes += ds.record((x >> 11) % ds.size()).size();
     }
     const double read_s = std::chrono::duration<double>(clk::now() - t1).count();
-    std::printf("way=%s\nbounded=%d\nn=%llu\nopen_s=%.2f\nread_ns=%.0f\nbytes_read=%llu\npeak_mib=%.0f\n",
-                args[0].c_str(), int(ds.bounded()), (unsigned long long)ds.size(), open_s,
+    // A step's data as a function of its records: B records at
+    // pseudo-random positions a step, the mean over the steps.
+    for (uint64_t b : {1, 8, 64, 512}) {
+      const uint64_t steps = std::max<uint64_t>(1, reads / b / 4);
+      const auto t2 = clk::now();
+      for (uint64_t s = 0; s < steps; s++)
+        for (uint64_t k = 0; k < b; k++) {
+          x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+          bytes += ds.record((x >> 11) % ds.size()).size();
+        }
+      std::printf("step_us_B%llu=%.1f\n", (unsigned long long)b,
+                  std::chrono::duration<double>(clk::now() - t2).count() * 1e6 / double(steps));
+    }
+    std::printf("way=%s\non_demand=%d\nbounded=%d\nn=%llu\nopen_s=%.2f\nread_ns=%.0f\nbytes_read=%llu\npeak_mib=%.0f\n",
+                args[0].c_str(), int(ds.on_demand()), int(ds.bounded()), (unsigned long long)ds.size(), open_s,
                 reads ? read_s * 1e9 / double(reads) : 0.0, (unsigned long long)bytes, double(vm_hwm_kib()) / 1024);
   } catch (const wit::Error& e) {
     std::fprintf(stderr, "bench_dataset: %s\n", e.what());

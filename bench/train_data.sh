@@ -8,7 +8,9 @@
 # files pass 1/8 of wit-commit's default budget (128 MiB). Then the Dataset
 # alone (BUILD_DIR/bench/bench_dataset), the whole way and the bounded way,
 # each in its own process: the check's time, the cost of a record read at a
-# random position (what a batch does), and peak memory. Not a test.
+# random position (what a batch does), the data of a step of B records
+# (B = 1, 8, 64, 512: step_us_BN), and peak memory; the bounded way reads
+# its records on demand (docs/commitment.md, step 3). Not a test.
 #
 # Usage: bench/train_data.sh BUILD_DIR
 # Environment: WIT_BENCH_TRAIN_RECORDS (default 4000000), WIT_BENCH_TRAIN_DIR
@@ -58,5 +60,5 @@ echo "| wit-commit -o data.commit.json FILE... | $c |"
 echo "| wit-train -j1 (2 steps) --data data.commit.json --index data.widx FILE... | $t |"
 for way in whole bounded; do
   t=$(timed "$way" "$bds" "$way" data.commit.json data.widx shard-*.jsonl --reads 200000)
-  echo "| bench_dataset $way (check, then 200,000 reads): $(grep -E '^(open_s|read_ns)=' "$way.out" | tr '\n' ' ')| $t |"
+  echo "| bench_dataset $way (check, then 200,000 reads): $(grep -E '^(on_demand|open_s|read_ns|step_us_B[0-9]+)=' "$way.out" | tr '\n' ' ')| $t |"
 done

@@ -32,6 +32,16 @@ for c in A/ckpt/*.safetensors; do same_file "$c" "B/ckpt/$(basename "$c")"; done
 heads() { sed 's/"sig":"[0-9a-f]*",//; s/,"time":[0-9]*//' "$1"; }
 [ "$(heads A/run.heads)" = "$(heads B/run.heads)" ] && ok || fail "heads differ beyond time and signature"
 
+# --- the data read a record at a time (--memory: files past an eighth of it
+# are checked by the spilling commit and read on demand): the same run
+[ "$(stat -c %s data.txt)" -gt 2048 ] && ok || fail "data.txt too small to force the bounded way"
+run 0 train --out M --memory 16K
+same_file A/run.json M/run.json
+same_file A/run.wlog M/run.wlog
+same_file A/probe.json M/probe.json
+for c in A/ckpt/*.safetensors; do same_file "$c" "M/ckpt/$(basename "$c")"; done
+run 2 train --out M2 --memory 16Q
+
 # --- the genesis is the init regenerated from the revealed seed
 cp -r A G
 printf '%s\n' 0000000000000000000000000000000000000000000000000000000000000001 >G/seed

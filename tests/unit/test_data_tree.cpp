@@ -508,3 +508,125 @@ TEST_CASE("a commit's byte count never passes its total, also when the one pass 
   commit_dataset(lines(), {fa}, 2, [&](uint64_t b) { seen += b; });
   CHECK(seen.load() == 2 * fs::file_size(fa));
 }
+
+namespace {
+// Every position's record, leaf and first occurrence the same both ways.
+void same_records(const Dataset& whole, const Dataset& other) {
+  REQUIRE(other.size() == whole.size());
+  for (uint64_t i = 0; i < whole.size(); i++) {
+    REQUIRE(other.leaf(i) == whole.leaf(i));
+    REQUIRE(other.first(i) == whole.first(i));
+    REQUIRE(other.record(i) == whole.record(i));
+  }
+}
+// Overwrites bytes of `path` at `offset` in place (the size stays).
+void overwrite(const std::string& path, uint64_t offset, const std::string& bytes) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(std::streamoff(offset));
+  f.write(bytes.data(), std::streamsize(bytes.size()));
+}
+}  // namespace
+
+TEST_CASE("records on demand: each reader's records as the whole way's, at budgets forcing each way", "[commit][dataset]") {
+  TmpDir d;
+  struct Case {
+    const char* name;
+    ReaderSpec spec;
+    std::string a, b;
+  };
+  ReaderSpec jsonl;
+  jsonl.kind = ReaderKind::kJsonl;
+  ReaderSpec fortune;
+  fortune.kind = ReaderKind::kFortune;
+  ReaderSpec tokens;
+  tokens.kind = ReaderKind::kTokens;
+  tokens.seq_len = 3;
+  std::string ja, jb, fa, fb, ta, tb;
+  for (int i = 0; i < 300; i++) {
+    // Escaped values (copied at the check) among plain ones (read from the file).
+    ja += i % 3 ? "{\"text\": \"doc " + std::to_string(i % 250) + "\"}\n"
+                : "{\"id\": " + std::to_string(i) + ", \"text\": \"a\\nb \\u00e9 " + std::to_string(i % 250) + "\"}\n";
+    fa += "fortune " + std::to_string(i % 200) + (i % 4 ? "\nsecond line\n%\n" : "\r\nwith CRLF\r\n%\r\n");
+    for (int t = 0; t < 3; t++) ta += std::string(1, char(i % 211)) + char(t);
+  }
+  jb = "{\"text\": \"last\"}\n";
+  fb = "last fortune\n";
+  tb = std::string(6, 'z');
+  std::vector<Case> cases = {{"lines", lines(), "one\ntwo\n\nthree\r\none\n", "four\nfive"},
+                             {"jsonl", jsonl, ja, jb},
+                             {"fortune", fortune, fa, fb},
+                             {"tokens", tokens, ta, tb}};
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      const std::string a = d.file(std::string(c.name) + ".a", c.a), b = d.file(std::string(c.name) + ".b", c.b);
+      const CommitResult r = commit_dataset(c.spec, {a, b}, 2);
+      const Bytes ib = encode_index(r);
+      const Index idx(ByteView(ib), "x.widx");
+      CommitLimits tiny;
+      tiny.memory = 1;  // spills, and files past 1/8 of it: on demand
+      const Dataset whole(r.commitment, {a, b}, 2);
+      const Dataset held(r.commitment, idx, {a, b}, 2);  // the default budget: the whole way
+      const Dataset demand(r.commitment, idx, {a, b}, 2, tiny);
+      CHECK_FALSE(held.on_demand());
+      REQUIRE(demand.on_demand());
+      same_records(whole, held);
+      same_records(whole, demand);
+    }
+  }
+}
+
+TEST_CASE("records on demand: a file changed after the check is refused at the read, never served", "[commit][dataset]") {
+  TmpDir d;
+  std::string text;
+  for (int i = 0; i < 100; i++) text += "record number " + std::to_string(1000 + i) + "\n";
+  const std::string a = d.file("a.txt", text);
+  const CommitResult r = commit_dataset(lines(), {a}, 1);
+  const Bytes ib = encode_index(r);
+  const Index idx(ByteView(ib), "a.widx");
+  CommitLimits tiny;
+  tiny.memory = 1;
+  const Dataset ds(r.commitment, idx, {a}, 1, tiny);
+  REQUIRE(ds.on_demand());
+  // The position of record 40 ("record number 1040", at byte 40 * 19).
+  uint64_t pos = ds.size();
+  for (uint64_t i = 0; i < ds.size(); i++)
+    if (ds.first(i) == 40) pos = i;
+  REQUIRE(pos < ds.size());
+  CHECK(ds.record(pos) == "record number 1040");
+  // The same length, another record: what a swapped batch would be.
+  overwrite(a, 40 * 19, "record number 9999");
+  CHECK_THROWS_WITH(ds.record(pos), Contains("is not the committed one: the file changed after it was checked") &&
+                                        Contains("a.txt at byte 760"));
+  // Records elsewhere in the file are still the committed ones.
+  for (uint64_t i = 0; i < ds.size(); i++)
+    if (ds.first(i) != 40) REQUIRE(ds.record(i) == "record number " + std::to_string(1000 + ds.first(i)));
+  // A file cut short after the check: a clear error, not a short record.
+  fs::resize_file(a, 10 * 19);
+  CHECK_THROWS_WITH(ds.record(pos), Contains("changed after it was checked"));
+
+  // A file changed between the check and the notes of the records' places
+  // (here: before the Dataset, so the check refuses it in its words).
+  const std::string b = d.file("b.txt", text);
+  overwrite(b, 0, "X");
+  CHECK_THROWS_WITH(Dataset(r.commitment, idx, {b}, 1, tiny), Contains("do not match the commitment"));
+}
+
+TEST_CASE("records on demand: records in a line carried from one read to the next", "[commit][dataset]") {
+  // Past 16 MiB the in-order pass reads more than once: the record cut by
+  // the first read is copied at the check; the rest are read from the file.
+  TmpDir d;
+  std::string text;
+  text.reserve(size_t(18) << 20);
+  for (uint64_t i = 0; text.size() < (uint64_t(17) << 20); i++)
+    text += "a somewhat long line of the corpus, number " + std::to_string(i * 7 % 300000) + "\n";
+  const std::string a = d.file("big.txt", text);
+  const CommitResult r = commit_dataset(lines(), {a}, 2);
+  const Bytes ib = encode_index(r);
+  const Index idx(ByteView(ib), "big.widx");
+  CommitLimits small;
+  small.memory = uint64_t(64) << 20;  // 17 MiB > 64 MiB / 8: on demand
+  const Dataset whole(r.commitment, {a}, 2);
+  const Dataset demand(r.commitment, idx, {a}, 2, small);
+  REQUIRE(demand.on_demand());
+  same_records(whole, demand);
+}

@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   app.add_option("--index", a.o.index_path, "Data index (.widx)")->required(!describe);
   wit::cli::mark_output(app.add_option("--out", a.o.out_dir, "Run directory (created; an existing one is resumed)"))->required(!describe);
   app.add_option("--model", a.o.model_path, "A TorchScript model file (docs/model.md); default: the built-in GPT");
+  app.add_option("--memory", a.o.data_memory,
+                 "Memory for the data (SIZE as wit-commit's): its check spills past it, and files past an "
+                 "eighth of it are read a record at a time")
+      ->default_str("1G");
   app.add_option("--key", a.o.key_path, "Trainer's signing key (default: generate RUN/trainer.key)");
   app.add_option("--device", a.o.device, "cpu or cuda")->default_str("cpu");
   app.add_option("-j,--threads", a.o.threads, "LibTorch threads (0 = all cores)")->default_str("0");

@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "wit/blake2b_x4.h"
 #include "wit/error.h"
@@ -1220,14 +1221,146 @@ Error data_mismatch(const std::string& why) {
 
 }  // namespace
 
-std::optional<std::string> first_mismatch(const Commitment& c, const ReaderSpec& spec, const RecordFiles& files,
-                                          const DataTree& tree, unsigned threads) {
+Problem first_mismatch(const Commitment& c, const ReaderSpec& spec, const RecordFiles& files, const DataTree& tree,
+                       unsigned threads) {
   MerkleTree t(c.tree_hash(), tree.leaves(), tree.size(), MerkleTree::kDefaultCacheLevel, threads);
-  if (tree.size() == c.n && tree.records() == c.records && t.root() == c.root) return std::nullopt;
+  if (tree.size() == c.n && tree.records() == c.records && t.root() == c.root) return {};
   // Something differs: name the first thing a person can act on.
   std::vector<SourceInfo> have = source_digests(spec, files, threads);  // tokens: hashed again, on this path only
   return mismatch_words(c, have, tree.records(), tree.size(), t.root());
 }
+
+// ---------------------------------------------------------------- records on demand
+
+// Where each record of the checked files lies (docs/commitment.md, "reader
+// of a corpus", step 3). Text readers (jsonl, lines, fortune): a second pass
+// in order (stream_fd_records, bounded buffers) writes 16 B a record to
+// `table`: the record's byte offset in its file and its length, or, for a
+// record whose bytes are not a slice of the file as read (a jsonl value
+// with escapes, a fortune with CRLF lines, a record in a line carried from
+// the previous read), kCopied | its offset in `copies`, where its bytes are
+// copied. Tokens: record k of a file is its bytes [k x window, + window).
+// Nothing per record is held in memory.
+struct Dataset::OnDemand {
+  static constexpr uint64_t kCopied = uint64_t(1) << 63;
+  struct File {
+    std::string path;
+    Fd fd;
+    uint64_t first = 0;  // global number of its first record
+  };
+  ReaderSpec spec;
+  unsigned threads_ = 0;
+  uint64_t window = 0;  // tokens: bytes a record
+  std::vector<File> files;
+  std::unique_ptr<ScratchFile> table, copies;
+
+  // Whether the files can be read on demand: a reader whose records have
+  // places in the file, and regular files (a pipe cannot be read again).
+  static bool fits(const ReaderSpec& spec, const std::vector<std::string>& paths) {
+    if (spec.kind == ReaderKind::kFiles) return false;
+    for (const auto& p : paths) {
+      struct stat st {};
+      if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    }
+    return true;
+  }
+
+  OnDemand(const Commitment& c, const std::vector<std::string>& paths, unsigned threads, const std::string& dir)
+      : spec(c.reader), threads_(threads) {
+    const bool tokens = spec.kind == ReaderKind::kTokens;
+    if (tokens) window = spec.seq_len * spec.token_bytes;
+    else {
+      table = dir.empty() ? std::make_unique<ScratchFile>() : std::make_unique<ScratchFile>(dir);
+      copies = dir.empty() ? std::make_unique<ScratchFile>() : std::make_unique<ScratchFile>(dir);
+    }
+    uint64_t first = 0;
+    for (size_t k = 0; k < paths.size(); k++) {
+      File f{paths[k], Fd(::open(paths[k].c_str(), O_RDONLY | O_CLOEXEC)), first};
+      if (!f.fd.ok()) throw Error("cannot open: " + errno_text(), paths[k]);
+      const uint64_t want = c.sources[k].records;  // checked: the file's count
+      const uint64_t got = tokens ? want : note_places(f);
+      if (got != want)
+        throw Error("the file changed after it was checked: it holds " + std::to_string(got) +
+                        " records, the commitment's source " + std::to_string(k + 1) + " " + std::to_string(want),
+                    paths[k]);
+      first += want;
+      files.push_back(std::move(f));
+    }
+  }
+
+  // The places of one text file's records, appended to the table; returns
+  // how many records the file holds.
+  uint64_t note_places(const File& f) {
+    struct Out {
+      std::vector<uint64_t> entries;  // offset (or kCopied | offset in `copied`), length
+      std::string copied;
+    };
+    std::vector<Out> out(stream_slots(threads_));
+    uint64_t n = 0;
+    stream_fd_records(
+        spec, f.fd.get(), f.path, threads_, kDefaultPieceSize,
+        [&](unsigned u, const StreamChunk& ch) {
+          Out& o = out[u];
+          o.entries.clear();
+          o.copied.clear();
+          const uintptr_t lo = uintptr_t(ch.fresh.data), hi = lo + ch.fresh.size;
+          for (const ByteView& v : *ch.records) {
+            const uintptr_t at = uintptr_t(v.data);
+            if (v.size > 0 && at >= lo && at + v.size <= hi) {
+              o.entries.push_back(ch.offset + (at - lo));
+            } else {
+              o.entries.push_back(kCopied | o.copied.size());
+              o.copied.append(v.str());
+            }
+            o.entries.push_back(v.size);
+          }
+        },
+        [&](unsigned u, const StreamChunk&) {
+          Out& o = out[u];
+          const uint64_t base = copies->size();
+          for (size_t e = 0; e < o.entries.size(); e += 2)
+            if (o.entries[e] & kCopied) o.entries[e] += base;
+          copies->append(ByteView(o.copied));
+          table->append(ByteView(reinterpret_cast<const uint8_t*>(o.entries.data()), o.entries.size() * 8));
+          n += o.entries.size() / 2;
+        });
+    return n;
+  }
+
+  // The bytes of global record r (as its file holds them now); `where` names them.
+  std::string read(uint64_t r, std::string& where) const {
+    size_t k = size_t(std::upper_bound(files.begin(), files.end(), r,
+                                       [](uint64_t x, const File& f) { return x < f.first; }) -
+                      files.begin()) - 1;
+    const File& f = files[k];
+    uint64_t off, len;
+    if (window) {
+      off = (r - f.first) * window;
+      len = window;
+    } else {
+      uint64_t e[2];
+      table->read(r * 16, reinterpret_cast<uint8_t*>(e), 16);
+      off = e[0];
+      len = e[1];
+    }
+    std::string s(len, '\0');
+    if (!window && (off & kCopied)) {
+      copies->read(off & ~kCopied, reinterpret_cast<uint8_t*>(&s[0]), len);
+      where = f.path + " (record " + std::to_string(r - f.first + 1) + ", as read at the check)";
+      return s;
+    }
+    where = f.path + " at byte " + std::to_string(off);
+    for (uint64_t got = 0; got < len;) {
+      const ssize_t m = ::pread(f.fd.get(), &s[got], len - got, off_t(off + got));
+      if (m < 0 && errno == EINTR) continue;
+      if (m < 0) throw Error("cannot read: " + errno_text(), where);
+      if (m == 0) throw Error("the file changed after it was checked (it is shorter)", where);
+      got += uint64_t(m);
+    }
+    return s;
+  }
+
+};
 
 void Dataset::open_whole(const Commitment& c, const std::vector<std::string>& paths, unsigned threads) {
   files_ = RecordFiles::open(c.reader, paths);
@@ -1256,6 +1389,11 @@ Dataset::Dataset(const Commitment& c, const Index& index, const std::vector<std:
   }
   // The files hold exactly the commitment's records, so the index (audited
   // against the same root) holds their leaves.
+  index_ = &index;
+  if (OnDemand::fits(c.reader, paths)) {
+    demand_ = std::make_shared<const OnDemand>(c, paths, threads, limits.spill_dir);
+    return;
+  }
   files_ = RecordFiles::open(c.reader, paths);
   if (files_.records != c.records)
     throw data_mismatch(mismatch_words(c, source_digests(c.reader, files_, threads), files_.records, c.n, c.root));
@@ -1274,6 +1412,16 @@ const DataTree& Dataset::tree() const {
 }
 
 std::string Dataset::record(uint64_t i) const {
+  if (demand_) {
+    // Read now, from the file: bound to the committed leaf by its hash.
+    std::string where;
+    std::string r = demand_->read(first(i), where);
+    if (record_leaf(ByteView(r)) != leaf(i))
+      throw Error("the record at position " + std::to_string(i) + " (record " + std::to_string(first(i)) +
+                      ") is not the committed one: the file changed after it was checked",
+                  where, "train on files that stay as they were committed");
+    return r;
+  }
   std::string scratch;
   ByteView v = files_.record(first(i), scratch);
   // The index's first occurrences are audited only to be records of the

@@ -152,7 +152,7 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
   const Commitment& data = pair.commit;
   const Index& index = *pair.index;
   if (data.root != mf.data_root) throw Error("the data commitment is not the run's", commit_path);
-  Dataset dataset(data, files, 0);
+  Dataset dataset(data, index, files, 0);
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
 
   const Needs need(c, opt.end_states);

@@ -19,6 +19,7 @@
 #include "wit/cli.h"
 #include "wit/config_in_effect.h"
 #include "wit/fingerprint.h"
+#include "wit/commit_cmd.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
 #include "wit/readers.h"
@@ -169,11 +170,20 @@ void shard_state(const TrainOptions& opt, const Manifest& mf, Dist& dist, TrainS
   else dist.partition(state);
 }
 
+// The data's budget (--memory): scratch files in the temporary directory.
+CommitLimits data_limits(const TrainOptions& opt) {
+  CommitLimits l;
+  l.memory = parse_size(opt.data_memory, "--memory");
+  return l;
+}
+
 // A rank other than 0 of a data-parallel run: rank 0's manifest, seed and
 // state, the same batches, the same steps; it writes nothing.
 TrainSummary train_rank(const TrainOptions& opt, Dist& dist, std::chrono::steady_clock::time_point t0) {
-  Commitment data = Commitment::load(opt.commit_path);
-  Dataset dataset(data, opt.files, 0);
+  // The bounded way, as rank 0's (docs/commitment.md, "reader of a corpus").
+  CommitPair pair = load_commit_pair(opt.commit_path, opt.index_path, IndexUse::kIndexNeeded);
+  const Commitment& data = pair.commit;
+  Dataset dataset(data, *pair.index, opt.files, 0, data_limits(opt));
   std::string m, sd, sts;
   dist.broadcast(m);
   dist.broadcast(sd);
@@ -505,7 +515,7 @@ TrainSummary train(const TrainOptions& opt) {
   const Index& index = *pair.index;
   // Checked within wit-commit's default budget, positions from the index
   // (docs/commitment.md, "reader of a corpus").
-  Dataset dataset(data, index, opt.files, 0);
+  Dataset dataset(data, index, opt.files, 0, data_limits(opt));
   TrainConfig cfg = TrainConfig::load(opt.config_path);
 
   // Everything is validated before anything is written into the run directory.

@@ -16,6 +16,9 @@ struct TrainOptions {
   std::string model_path;    // a TorchScript model (docs/model.md); empty = the built-in GPT
   std::string commit_path, index_path;
   std::vector<std::string> files;  // the committed data files, in order
+  // --memory: the data's budget (wit-commit's SIZE; the check spills past it,
+  // files past an eighth of it are read on demand: docs/commitment.md).
+  std::string data_memory = "1G";
   std::string out_dir;       // RUN
   std::string key_path;      // trainer's Ed25519 key; generated as RUN/trainer.key when empty
   std::string device = "cpu";
