@@ -100,31 +100,28 @@ caught() {
 # inject FILE LINE: LINE becomes FILE's first line.
 inject() { { echo "$2"; cat "copy/$1"; } >copy/tmp && mv copy/tmp "copy/$1"; }
 
-copy
-inject lib/core/wit/base/bytes.cpp '#include "wit/cmd/cli.h"'
-caught "an upward include" 'lib/core/wit/base/bytes.cpp:1: includes wit/cmd/cli.h (lib/core, layer cmd), above its own layer (core base)'
-copy
-inject lib/core/wit/board/board.h '#include "wit/board/recheck.h"'
-caught "core including torch" 'lib/core/wit/board/board.h:1: includes wit/board/recheck.h (lib/torch, layer board), above its own layer (core board)'
-copy
-inject lib/torch/wit/model/state.h '#include "wit/train/step.h"'
-caught "an upward include in torch" 'lib/torch/wit/model/state.h:1: includes wit/train/step.h (lib/torch, layer train), above its own layer (torch model)'
-copy
+# injected WHAT FILE LINE EXPECTED: a fresh copy with LINE first in FILE is caught.
+injected() { copy && inject "$2" "$3" && caught "$1" "$4"; }
+
+injected "an upward include" lib/core/wit/base/bytes.cpp '#include "wit/cmd/cli.h"' \
+  'lib/core/wit/base/bytes.cpp:1: includes wit/cmd/cli.h (lib/core, layer cmd), above its own layer (core base)'
+injected "core including torch" lib/core/wit/board/board.h '#include "wit/board/recheck.h"' \
+  'lib/core/wit/board/board.h:1: includes wit/board/recheck.h (lib/torch, layer board), above its own layer (core board)'
+injected "an upward include in torch" lib/torch/wit/model/state.h '#include "wit/train/step.h"' \
+  'lib/torch/wit/model/state.h:1: includes wit/train/step.h (lib/torch, layer train), above its own layer (torch model)'
 flat='wit/''wlog.h' # spelled apart, so scripts/relayout.sh leaves it as it is
-inject lib/core/wit/run/wlog.h "#include \"$flat\""
-caught "an include of the old flat layout" "lib/core/wit/run/wlog.h:1: includes \"$flat\", not a"
-copy
-inject lib/core/wit/run/wlog.h '#include "wit/run/nothing.h"'
-caught "an include of no file" 'lib/core/wit/run/wlog.h:1: includes wit/run/nothing.h, which is in neither'
+injected "an include of the old flat layout" lib/core/wit/run/wlog.h "#include \"$flat\"" \
+  "lib/core/wit/run/wlog.h:1: includes \"$flat\", not a"
+injected "an include of no file" lib/core/wit/run/wlog.h '#include "wit/run/nothing.h"' \
+  'lib/core/wit/run/wlog.h:1: includes wit/run/nothing.h, which is in neither'
+injected "a core tool including torch" tools/wit-commit/main.cpp '#include "wit/model/state.h"' \
+  'tools/wit-commit/main.cpp:1: includes wit/model/state.h of lib/torch, but the tool has no TORCH marker'
 copy
 mkdir copy/lib/core/wit/misc && echo '#pragma once' >copy/lib/core/wit/misc/extra.h
 caught "a folder that is no layer" 'lib/core/wit/misc/extra.h: misc is not a layer of core'
 copy
 echo '#pragma once' >copy/lib/core/wit/extra.h
 caught "a file outside any folder" 'lib/core/wit/extra.h: not in a layer folder'
-copy
-inject tools/wit-commit/main.cpp '#include "wit/model/state.h"'
-caught "a core tool including torch" 'tools/wit-commit/main.cpp:1: includes wit/model/state.h of lib/torch, but the tool has no TORCH marker'
 copy
 sed -i 's/^| `proofs` |/| `proof` |/' copy/docs/design.md
 caught "design.md's table drifting" 'docs/design.md §13: the wit_core layers are'
