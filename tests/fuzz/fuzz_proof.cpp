@@ -1,5 +1,5 @@
 // Fuzz target for proof documents and contamination certificates, full or
-// compact (expand_certificate, then verify_document) against a fixed nine-record commitment built in memory:
+// compact (expand_certificate, then verify_any_document) against a fixed nine-record commitment built in memory:
 // of version 3 (the ranged tree), or of version 2 (RFC 6962, still read)
 // for a document that says version 2.
 // Besides "wit::Error or a verdict", it checks soundness: a document judged
@@ -19,6 +19,7 @@
 #include "wit/error.h"
 #include "wit/merkle.h"
 #include "wit/proofs.h"
+#include "wit/usage.h"
 
 #include "outcome.h"
 
@@ -79,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     doc = wit::expand_certificate(doc, "fuzz");  // the compact form: its full certificate, checked below
     const bool v2 = doc.is_object() && doc.contains("version") && doc["version"] == 2;
-    v = wit::verify_document(doc, v2 ? f.c2 : f.c, "fuzz");
+    v = wit::verify_any_document(doc, v2 ? f.c2 : f.c, "fuzz");
   } catch (const wit::Error&) {
     wit_fuzz::note('r');
     return 0;  // the expected rejection of a malformed document

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "wit/board_gap.h"
-#include "wit/cli.h"
+#include "wit/cli_base.h"
 #include "wit/challenge.h"
 #include "wit/check.h"
 #include "wit/json_fields.h"

@@ -10,7 +10,7 @@
 #include <limits>
 #include <unordered_set>
 
-#include "wit/cli.h"
+#include "wit/cli_base.h"
 #include "wit/error.h"
 #include "wit/json_fields.h"
 #include "wit/hash.h"

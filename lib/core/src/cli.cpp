@@ -25,8 +25,6 @@
 namespace wit::cli {
 
 namespace {
-std::string g_tool = "wit";
-
 std::string one_line(std::string s) {
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
@@ -66,7 +64,7 @@ void on_signal(int sig) {
   remove_live_temporaries();  // an output half-written is no output; none is begun or published after this
   if (::isatty(2)) say("\r\033[K");  // the progress bar's line
   // "TOOL: interrupted; ..." for Ctrl-C, "TOOL: terminated; ..." for SIGTERM.
-  say(g_tool.data(), g_tool.size());
+  say(tool_name().data(), tool_name().size());
   say(sig == SIGTERM ? ": terminated; " : ": interrupted; ");
   const std::string& note = g_interrupt_note[g_interrupt_slot];
   static char written[2048];
@@ -312,16 +310,14 @@ void set_interrupt_note(const std::string& note) {
   g_interrupt_slot = next;
 }
 
-const std::string& tool_name() { return g_tool; }
-
 void setup(CLI::App& app, const std::string& tool) {
-  g_tool = tool;
+  set_tool_name(tool);
   app.name(tool);
   app.set_version_flag("--version", tool + " " WIT_VERSION);
   app.get_formatter()->column_width(34);
 }
 
-void note(const std::string& msg) { std::cerr << g_tool << ": " << msg << "\n"; }
+void note(const std::string& msg) { std::cerr << tool_name() << ": " << msg << "\n"; }
 
 int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
   init_crypto();
@@ -343,8 +339,8 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
     if (msg.find("subcommand is required") != std::string::npos || msg.find("were not expected") != std::string::npos) {
       if (const Problem sub = subcommand_problem(app, argc, argv)) msg = *sub;
     }
-    std::cerr << g_tool << ": error: " << msg << "\n"
-              << "hint: run '" << g_tool << " --help' for usage\n";
+    std::cerr << tool_name() << ": error: " << msg << "\n"
+              << "hint: run '" << tool_name() << " --help' for usage\n";
     return kError;
   }
   try {
@@ -353,10 +349,10 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
     check_stdout();
     return rc;
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << g_tool << ": error: " << filesystem_message(e) << "\n";
+    std::cerr << tool_name() << ": error: " << filesystem_message(e) << "\n";
     return kError;
   } catch (const Error& e) {
-    std::cerr << g_tool << ": error: " << one_line(e.what()) << "\n";
+    std::cerr << tool_name() << ": error: " << one_line(e.what()) << "\n";
     if (!e.hint().empty()) std::cerr << "hint: " << e.hint() << "\n";
     return kError;
   } catch (const nlohmann::json::exception& e) {
@@ -364,22 +360,18 @@ int run(CLI::App& app, int argc, char** argv, const std::function<int()>& body) 
     std::string what = e.what();
     const size_t tag = what.find("] ");
     if (what.rfind("[json.exception", 0) == 0 && tag != std::string::npos) what = what.substr(tag + 2);
-    std::cerr << g_tool << ": error: invalid json value: " << one_line(what) << "\n";
+    std::cerr << tool_name() << ": error: invalid json value: " << one_line(what) << "\n";
     return kError;
   } catch (const std::bad_alloc&) {
-    std::cerr << g_tool << ": error: out of memory\n";
+    std::cerr << tool_name() << ": error: out of memory\n";
     return kError;
   } catch (const std::exception& e) {
     // Foreign exceptions (LibTorch's carry a backtrace) are cut to their first line.
     std::string what = e.what();
     what = what.substr(0, what.find('\n'));
-    std::cerr << g_tool << ": error: " << one_line(what) << "\n";
+    std::cerr << tool_name() << ": error: " << one_line(what) << "\n";
     return kError;
   }
-}
-
-std::string count_of(uint64_t n, const std::string& one, const std::string& many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many.empty() ? one + "s" : many);
 }
 
 int print_verdict(const Verdict& v, bool json, const nlohmann::json& details) {

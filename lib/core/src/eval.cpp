@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "wit/cli.h"
+#include "wit/cli_base.h"
 #include "wit/commitment.h"
 #include "wit/error.h"
 #include "wit/hash.h"

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "wit/cli.h"
+#include "wit/cli_base.h"
 #include "wit/io.h"
 
 namespace wit {

@@ -7,7 +7,6 @@
 #include "wit/error.h"
 #include "wit/json_fields.h"
 #include "wit/hash.h"
-#include "wit/usage.h"
 
 namespace wit {
 
@@ -242,7 +241,7 @@ Verdict certificate_covers(const json& cert, const std::vector<Hash32>& eval_lea
   return Verdict::pass("the certificate covers all " + std::to_string(eval_leaves.size()) + " eval records");
 }
 
-Verdict verify_document(const json& doc, const Commitment& c, const std::string& where, bool strict) {
+Problem check_proof_head(const json& doc, const Commitment& c, const std::string& where) {
   check_envelope(doc, where);
   const std::string format = doc["format"].get<std::string>();
   const int64_t version = doc["version"].get<int64_t>();
@@ -253,11 +252,16 @@ Verdict verify_document(const json& doc, const Commitment& c, const std::string&
                     std::to_string(kCommitVersionUnranged) + " and " + std::to_string(kProofVersion) + ")",
                 where, version == 1 ? "version 1 proofs were against a two-tree commitment; prove again" : "");
   if (doc.contains("hash") && doc["hash"] != kBlake2bTree.name) F.bad("unsupported hash", where);
-  if (auto m = commitment_mismatch(doc, c, where)) return Verdict::fail(*m);
+  if (auto m = commitment_mismatch(doc, c, where)) return *m;
   if (version != c.version)
-    return Verdict::fail("proof is of version " + std::to_string(version) + ", its commitment of version " +
-                         std::to_string(c.version) + " (a proof is of its commitment's version)");
-  if (format == "wit.contamination") return verify_certificate(doc, c, where, strict);
+    return "proof is of version " + std::to_string(version) + ", its commitment of version " +
+           std::to_string(c.version) + " (a proof is of its commitment's version)";
+  return std::nullopt;
+}
+
+Verdict verify_document(const json& doc, const Commitment& c, const std::string& where, bool strict) {
+  if (const Problem p = check_proof_head(doc, c, where)) return Verdict::fail(*p);
+  if (doc["format"] == "wit.contamination") return verify_certificate(doc, c, where, strict);
   const json& type = F.need(doc, "type", where);
   if (type == "inclusion") {
     F.only_keys(doc, {"format", "version", "type", "hash", "commitment", "leaf", "index", "size", "path", "ranges", "record"}, where);
@@ -272,7 +276,6 @@ Verdict verify_document(const json& doc, const Commitment& c, const std::string&
     if (!c.ranged()) return unranged_absence(verify_exclusion_in(p, c), strict);
     return verify_exclusion_in(p, c);
   }
-  if (type == "usage") return verify_usage(doc, c, where);
   F.bad("unknown proof type " + type.dump(), where);
 }
 

@@ -112,7 +112,7 @@ int query_usage(const std::string& run_dir, std::string commit_path, std::string
   const nlohmann::json doc =
       usage_document(l.commit, *l.index, run_dir, leaf, *pos, use_args.embed ? record : std::nullopt);
   // Check what we are about to publish: a run whose log or heads are off gives no proof.
-  const Verdict v = verify_document(doc, l.commit, run_dir);
+  const Verdict v = verify_any_document(doc, l.commit, run_dir);
   if (!v.ok) throw Error("the run cannot prove usage: " + v.reason, run_dir);
   emit(out, doc);
   if (!quiet) cli::note(v.summary);
@@ -164,7 +164,7 @@ int query_verify(const std::string& commit_path, const std::string& proof_path, 
   const std::string where = proof_path == "-" ? "stdin" : proof_path;
   // A certificate in its compact form (wit-board pack) is verified as the full one it gives.
   const nlohmann::json doc = expand_certificate(jsonf::parse(text, "invalid proof", where), where);
-  Verdict v = verify_document(doc, c, where, strict);
+  Verdict v = verify_any_document(doc, c, where, strict);
   if (v.ok && !cover_files.empty()) {
     if (doc.value("format", std::string()) != kContaminationFormat)
       throw Error("--eval applies to contamination certificates only", where);

@@ -15,7 +15,7 @@
 #include <map>
 
 #include "wit/check.h"
-#include "wit/cli.h"
+#include "wit/cli_base.h"
 #include "wit/error.h"
 #include "wit/json_fields.h"
 #include "wit/io.h"

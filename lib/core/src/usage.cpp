@@ -169,4 +169,12 @@ Verdict verify_usage(const json& doc, const Commitment& c, const std::string& wh
   return {true, "", summary};
 }
 
+Verdict verify_any_document(const json& doc, const Commitment& c, const std::string& where, bool strict) {
+  const bool usage = doc.is_object() && doc.contains("format") && doc["format"] == kProofFormat &&
+                     doc.contains("type") && doc["type"] == "usage";
+  if (!usage) return verify_document(doc, c, where, strict);
+  if (const Problem p = check_proof_head(doc, c, where)) return Verdict::fail(*p);
+  return verify_usage(doc, c, where);
+}
+
 }  // namespace wit

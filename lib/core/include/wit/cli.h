@@ -9,15 +9,11 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "wit/check.h"
+#include "wit/cli_base.h"
 
 namespace wit::cli {
 
 enum Exit : int { kOk = 0, kNegative = 1, kError = 2 };
-
-// The most threads any -j/--threads option takes (docs/design.md, "Thread
-// counts"): more than any machine wit runs on has cores, and few enough that
-// a typo (-j 10000) cannot start thousands of LibTorch threads.
-inline constexpr unsigned kMaxThreads = 1024;
 
 // Creates the app with --version and the house formatting.
 void setup(CLI::App& app, const std::string& tool);
@@ -60,9 +56,6 @@ void set_interrupt_note(const std::string& note);
 
 // Prints "TOOL: <msg>" on stderr (summaries and notes; callers decide about --quiet).
 void note(const std::string& msg);
-// "1 record", "2 records": a count with its noun (plural by an s, or `many`).
-std::string count_of(uint64_t n, const std::string& one, const std::string& many = "");
-const std::string& tool_name();
 
 // Prints a verdict on stdout the one way every verifying tool does:
 // {"valid","reason","summary"} with --json (plus the verifier's figures,

@@ -55,9 +55,17 @@ nlohmann::json exclusion_document(const Commitment& c, const ExclusionProof& p,
 InclusionProof parse_inclusion_body(const nlohmann::json& j, const std::string& where);
 ExclusionProof parse_exclusion_body(const nlohmann::json& j, const std::string& where);
 
-// Verifies a proof document or a contamination certificate with the commitment
-// alone. Format errors throw wit::Error; a well-formed but false proof returns
-// ok = false with the reason.
+// What every proof document passes before its type is read: its envelope,
+// format, version and hash (wit::Error when malformed), then that it is of
+// `c` and of `c`'s version (a "no" otherwise).
+Problem check_proof_head(const nlohmann::json& doc, const Commitment& c, const std::string& where);
+
+// Verifies a proof document of the data tree (inclusion, exclusion) or a
+// contamination certificate with the commitment alone. Format errors throw
+// wit::Error; a well-formed but false proof returns ok = false with the
+// reason. A usage proof rests on a run's log, a layer above this one:
+// verify_any_document (usage.h) verifies every type, usage included; here
+// "usage" is an unknown type.
 // `strict` refuses what holds only if the committed tree is sorted: the
 // exclusions (and certificates with absent records) of version 2.
 Verdict verify_document(const nlohmann::json& doc, const Commitment& c, const std::string& where,

@@ -3,9 +3,9 @@
 // and the record's place in the entry's batch root, and the list of steps
 // shown complete by re-deriving the committed data order from the manifest
 // and the revealed seed. Checkable with the data commitment alone.
-// Format: docs/proofs.md, "Usage". proofs.h's verify_document calls
-// verify_usage; this header does not include proofs.h (only usage.cpp does),
-// so the two do not include each other.
+// Format: docs/proofs.md, "Usage". A layer above proofs.h (docs/design.md
+// §13): verify_any_document here verifies any proof document, proofs.h's
+// verify_document those of the data tree alone.
 #pragma once
 #include <optional>
 #include <string>
@@ -29,8 +29,14 @@ nlohmann::json usage_document(const Commitment& c, const Index& idx, const std::
 // in `run_dir` trained on, naming both roots.
 void check_run_data(const Commitment& c, const std::string& commit_path, const std::string& run_dir);
 
-// Verifies a usage document (type "usage", already past the envelope and
-// commitment checks of verify_document). Throws wit::Error when malformed.
+// Verifies a usage document (type "usage", already past check_proof_head).
+// Throws wit::Error when malformed.
 Verdict verify_usage(const nlohmann::json& doc, const Commitment& c, const std::string& where);
+
+// Verifies any proof document wit-query verifies: a usage proof (format
+// wit.proof, type "usage") by check_proof_head then verify_usage, any other
+// by verify_document (proofs.h). Errors and "no"s as theirs.
+Verdict verify_any_document(const nlohmann::json& doc, const Commitment& c, const std::string& where,
+                            bool strict = false);
 
 }  // namespace wit
