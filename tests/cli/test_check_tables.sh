@@ -9,8 +9,9 @@
 # - code: the table passed to run_checks<CTX>(VAR, { ... }); one row a line,
 #   `fn,` or `{fn, OnError::kNo},` then `// N` (N the doc's number); `});`
 #   ends it;
-# - doc: in the section HEADING, a numbered line "N. `fn`: ..." or
-#   "N. `fn` (evidence): ..." per row.
+# - doc: in the section HEADING (up to the next heading of its level or
+#   above), a numbered line "N. `fn`: ..." or "N. `fn` (evidence): ..." per
+#   row.
 # To add docs/replay.md (check_bundle, check_transition) or docs/board.md
 # (judge), give their lists these shapes and add a `same_rows` line below.
 source "$(dirname "$0")/lib.sh"
@@ -24,7 +25,8 @@ code_rows() {
 }
 # doc_rows DOC HEADING: "N fn evidence|-" for each numbered line of the section whose heading is HEADING.
 doc_rows() {
-  awk -v h="$2" '$0 == h {s = 1; next} s && /^## / {exit} s' "$1" |
+  awk -v h="$2" '$0 == h {s = 1; match(h, /^#+/); n = RLENGTH; next}
+                 s && match($0, /^#+ /) && RLENGTH - 1 <= n {exit} s' "$1" |
     sed -nE 's/^([0-9]+[a-z]?)\. `([A-Za-z_][A-Za-z0-9_]*)`( \(evidence\))?.*/\1 \2 \3/p' |
     awk '{print $1, $2, ($3 == "(evidence)" ? "evidence" : "-")}'
 }
@@ -37,7 +39,15 @@ same_rows() {
   if diff "doc.$1" "code.$1" >"diff.$1"; then ok; else fail "$1: $4 and $2 list other checks (< doc, > code): $(cat "diff.$1")"; fi
 }
 
+# docs/replay.md: the whole bundle's table, then a transition's in each mode.
+replay_rows() {
+  same_rows replay_bundle lib/torch/src/replay.cpp 'run_checks<Verifier>(v, {' docs/replay.md '### Checks of the whole bundle'
+  same_rows replay_exact lib/torch/src/replay.cpp 'no = run_checks<Transition>(t, {' docs/replay.md "#### Exact mode's table"
+  same_rows replay_tolerant lib/torch/src/replay.cpp 'return run_checks<Transition>(t, {' docs/replay.md "#### Tolerant mode's table"
+}
+
 same_rows verify_run lib/core/src/runlog.cpp 'run_checks<RunCtx>(c, {' docs/witness-log.md '## Verifying a run (`wit-log verify RUN`)'
+replay_rows
 
 # The comparison itself can fail: a table with a row moved is caught.
 sed 's|^\( *\)load_run,\( *\)// 1$|\1load_run_moved,\2// 1|' "$WIT_SRC/lib/core/src/runlog.cpp" >moved.cpp

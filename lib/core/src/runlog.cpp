@@ -283,6 +283,21 @@ TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_
   return h;
 }
 
+// ---- a run's rules on plain values ------------------------------------------
+
+Problem manifest_form_problem(const Manifest& m, std::string_view text) {
+  if (m.dump() != text) return "manifest is not in canonical form";
+  return std::nullopt;
+}
+
+Problem model_file_problem(const Manifest& m, const std::string& path) {
+  if (!m.model.scripted()) return std::nullopt;
+  if (!exists(path)) return "the run's TorchScript model file is missing";
+  if (model_file_digest(path) != m.model.file)
+    return "the model file is not the one the manifest binds (digest " + m.model.file.hex() + ")";
+  return std::nullopt;
+}
+
 // ---- verifying a run -------------------------------------------------------
 
 json RunVerdict::details() const {
@@ -435,11 +450,8 @@ void check_init_state(RunCtx& c) {
 
 // 8. A TorchScript run's model file is the one the manifest binds.
 void check_model_file(RunCtx& c) {
-  if (!c.m.model.scripted()) return;
   const std::string path = c.rp.model();
-  if (!exists(path)) reject(path + ": the run's TorchScript model file is missing");
-  if (model_file_digest(path) != c.m.model.file)
-    reject(path + ": the model file is not the one the manifest binds (digest " + c.m.model.file.hex() + ")");
+  if (const Problem p = model_file_problem(c.m, path)) reject(path + ": " + *p);
 }
 
 // 9. The checkpoint files in RUN/ckpt (unless --no-checkpoints): whole ones

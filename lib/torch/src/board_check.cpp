@@ -17,6 +17,7 @@
 #include "wit/board.h"
 #include "wit/board_gap.h"
 #include "wit/board_overlap.h"
+#include "wit/check.h"
 #include "wit/evaluate.h"
 #include "wit/release.h"
 #include "wit/safetensors.h"
@@ -93,19 +94,20 @@ struct BoardVerdict {
   ReplayReport report;
   nlohmann::json overlap;  // the finding, or null
 };
+// `manifest`: the response's manifest.json, when the caller parsed it already.
 BoardVerdict board_verdict(const SpooledBundle& resp, const Challenge& ch, const BenchmarkRecords& bench,
-                           const BoardPolicy& policy, const VerifyOptions& opt) {
+                           const BoardPolicy& policy, const VerifyOptions& opt, const Manifest* manifest = nullptr) {
   BoardVerdict v;
-  v.report = verify_response(resp, ch, opt);
+  v.report = verify_response(resp, ch, opt, manifest);
   ReplayReport& r = v.report;
   if (!r.certified()) return v;
-  const std::string hit = benchmark_hit(resp, bench.leaves);
-  if (!hit.empty()) {
+  const std::vector<ReplayedBatch> batches = replayed_batches(resp);  // each batch/ member parsed once
+  if (const Problem hit = benchmark_hit(batches, bench.leaves)) {
     r.verdict = ReportVerdict::kRejected;
-    r.reason = hit;
+    r.reason = *hit;
     return v;
   }
-  if (auto f = overlap_finding(resp, *bench.index, policy.overlap_share)) {
+  if (auto f = overlap_finding(batches, *bench.index, policy.overlap_share)) {
     const size_t at = size_t(f->at("benchmark_index").get<uint64_t>());
     (*f)["benchmark"] = bench.names[at];
     f->erase("benchmark_index");
@@ -130,7 +132,8 @@ std::string differing_fields(const json& was, const json& now) {
   return out.empty() ? "fields added" : out;
 }
 
-std::string same_verdict_problem(const ReplayReport& stored, const ReplayReport& now) {
+// Whether a replay now reaches the board's stored verdict: nothing, or where it does not.
+Problem same_verdict_problem(const ReplayReport& stored, const ReplayReport& now) {
   if (stored.verdict != now.verdict)
     return std::string("the board's verdict ") + verdict_name(stored.verdict) + " does not reproduce: the replay now says " +
            verdict_name(now.verdict) + (now.reason.empty() ? "" : " (" + now.reason + ")");
@@ -139,7 +142,7 @@ std::string same_verdict_problem(const ReplayReport& stored, const ReplayReport&
   for (size_t i = 0; i < stored.checks.size() && i < now.checks.size(); i++)
     if (stored.checks[i].pass != now.checks[i].pass)
       return "the board's check of step " + std::to_string(stored.checks[i].step) + " does not reproduce";
-  return "";
+  return std::nullopt;
 }
 
 // The board's scores of `weights` (bound exactly to the final state of the
@@ -353,37 +356,54 @@ std::string overlap_reason(const nlohmann::json& f) {
          std::to_string(f.at("window").get<uint64_t>()) + " tokens or more";
 }
 
-namespace {
-
-// Calls `f(step, record, bytes)` for every record of every replayed batch of
-// `response` (batches in name order, records in order) until it returns true.
-// The replay checked the batches' form: what is not a record is skipped.
-void for_each_replayed_record(const SpooledBundle& response,
-                              const std::function<bool(int64_t, const json&, const Bytes&)>& f) {
+std::vector<ReplayedBatch> replayed_batches(const SpooledBundle& response) {
+  std::vector<ReplayedBatch> out;
   for (const std::string& name : response.names()) {
     if (name.rfind("batch/", 0) != 0) continue;
-    const json j = parse_text(response.get_text(name), response.where + ":" + name);
+    ReplayedBatch& b = out.emplace_back();
+    json j;
+    try {
+      j = parse_text(response.get_text(name), response.where + ":" + name);
+    } catch (const Error&) {
+      b.unreadable = std::current_exception();
+      continue;
+    }
     if (!j.is_object() || !j.contains("records") || !j["records"].is_array()) continue;
-    const int64_t step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int64_t>() : -1;
+    b.step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int64_t>() : -1;
     for (const auto& rec : j["records"]) {
       if (!rec.is_object() || !rec.contains("record_hex") || !rec["record_hex"].is_string()) continue;
       Bytes bytes;
       if (!from_hex(rec["record_hex"].get<std::string>(), bytes)) continue;
-      if (f(step, rec, bytes)) return;
+      b.records.push_back({rec.contains("index") ? std::optional<json>(rec["index"]) : std::nullopt, std::move(bytes)});
     }
+  }
+  return out;
+}
+
+namespace {
+
+// Calls `f(step, record)` for every record of `batches` in order until it
+// returns true; a batch that is not JSON throws its error when reached.
+void for_each_replayed_record(const std::vector<ReplayedBatch>& batches,
+                              const std::function<bool(int64_t, const ReplayedRecord&)>& f) {
+  for (const ReplayedBatch& b : batches) {
+    if (b.unreadable) std::rethrow_exception(b.unreadable);
+    for (const ReplayedRecord& r : b.records)
+      if (f(b.step, r)) return;
   }
 }
 
 }  // namespace
 
-std::optional<nlohmann::json> overlap_finding(const SpooledBundle& response, const OverlapIndex& index, double share) {
+std::optional<nlohmann::json> overlap_finding(const std::vector<ReplayedBatch>& batches, const OverlapIndex& index,
+                                              double share) {
   std::optional<json> out;
-  for_each_replayed_record(response, [&](int64_t step, const json& rec, const Bytes& bytes) {
-    const auto hit = index.best(ByteView(bytes));
+  for_each_replayed_record(batches, [&](int64_t step, const ReplayedRecord& rec) {
+    const auto hit = index.best(ByteView(rec.bytes));
     if (!hit || hit->share() < share) return false;
     out = json{{"step", step},
-               {"record", rec.contains("index") ? rec["index"] : json(nullptr)},
-               {"leaf", record_leaf(ByteView(bytes)).hex()},
+               {"record", rec.index ? *rec.index : json(nullptr)},
+               {"leaf", record_leaf(ByteView(rec.bytes)).hex()},
                {"benchmark_index", uint64_t(hit->record)},
                {"share", hit->share()},
                {"window", index.window()}};
@@ -392,13 +412,13 @@ std::optional<nlohmann::json> overlap_finding(const SpooledBundle& response, con
   return out;
 }
 
-std::string benchmark_hit(const SpooledBundle& response, const std::vector<Hash32>& leaves) {
-  std::string out;
-  for_each_replayed_record(response, [&](int64_t step, const json& rec, const Bytes& bytes) {
-    const Hash32 leaf = record_leaf(ByteView(bytes));
+Problem benchmark_hit(const std::vector<ReplayedBatch>& batches, const std::vector<Hash32>& leaves) {
+  Problem out;
+  for_each_replayed_record(batches, [&](int64_t step, const ReplayedRecord& rec) {
+    const Hash32 leaf = record_leaf(ByteView(rec.bytes));
     if (!std::binary_search(leaves.begin(), leaves.end(), leaf)) return false;
     out = "step " + std::to_string(step) + " trained on a record of the board's benchmark (record " +
-          (rec.contains("index") ? rec["index"].dump() : std::string("?")) + " of the data tree, leaf " +
+          (rec.index ? rec.index->dump() : std::string("?")) + " of the data tree, leaf " +
           leaf.hex().substr(0, 16) + ")";
     return true;
   });
@@ -464,7 +484,8 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
 
   BoardAddResult out;
   const std::optional<SealedSet> sealed = sealed_for(def, sealed_path, true);
-  const BoardVerdict v = board_verdict(resp, ch, benchmark_records(dir, def, sealed ? &*sealed : nullptr), def.policy, opt);
+  const BoardVerdict v =
+      board_verdict(resp, ch, benchmark_records(dir, def, sealed ? &*sealed : nullptr), def.policy, opt, &rmf);
   out.report = v.report;
   out.overlap = v.overlap;
   BoardReport br;
@@ -542,8 +563,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
           continue;
         }
         const BoardVerdict now = board_verdict(resp, ch, bench, def.policy, opt);
-        const std::string p = same_verdict_problem(was, now.report);
-        if (!p.empty()) throw Error(p);
+        if (const Problem p = same_verdict_problem(was, now.report)) throw Error(*p);
         if (now.overlap != br.overlap) throw Error("the board's overlap finding does not reproduce");
       } catch (const std::exception& x) {
         failed(where, x);

@@ -85,29 +85,42 @@ struct Needs {
 // ---------------------------------------------------------------- respond
 
 MemberLimit response_member_limit() {
-  return [](const std::string& name, const Bundle& before) -> uint64_t {
+  // The manifest's model size, read once per manifest text (every state
+  // member asks): its parameter and tensor counts, or nothing when the
+  // bundle has no valid manifest (then nothing can be a state).
+  struct ModelSize {
+    std::string text;
+    std::optional<std::pair<uint64_t, uint64_t>> counts;
+  };
+  auto known = std::make_shared<std::optional<ModelSize>>();
+  auto model_size = [known](const Bundle& before) -> std::optional<std::pair<uint64_t, uint64_t>> {
+    if (!before.has("manifest.json")) return std::nullopt;
+    std::string text = before.get_text("manifest.json");
+    if (*known && (*known)->text == text) return (*known)->counts;
+    ModelSize m{std::move(text), std::nullopt};
+    try {
+      const Manifest mf = Manifest::from_json(json::parse(m.text), "manifest.json");
+      m.counts = std::make_pair(param_count(mf.model), uint64_t(3 * model_params(mf.model).size() + 1));
+    } catch (const std::exception&) {
+      // not a valid manifest: the fixed cap
+    }
+    *known = std::move(m);
+    return (*known)->counts;
+  };
+  return [model_size](const std::string& name, const Bundle& before) -> uint64_t {
     constexpr uint64_t kSmall = uint64_t(64) << 20;
     if (name.rfind("log/", 0) == 0)  // hex of the largest entry a log may hold, and its audit path
       return 2 * (96 + 5 * (4 + 4 * uint64_t(kMaxEntryFloats))) + (uint64_t(1) << 20);
     if (name.rfind("state/", 0) == 0) {
-      if (!before.has("manifest.json")) return kSmall;  // no manifest: nothing can be a state
-      try {
-        const Manifest mf = Manifest::from_json(json::parse(before.get_text("manifest.json")), "manifest.json");
-        const uint64_t params = param_count(mf.model), tensors = 3 * model_params(mf.model).size() + 1;
-        return 12 * params + 8 + tensors * 512 + (uint64_t(1) << 16);
-      } catch (const std::exception&) {
-        return kSmall;
-      }
+      const auto counts = model_size(before);
+      if (!counts) return kSmall;
+      const auto [params, tensors] = *counts;
+      return 12 * params + 8 + tensors * 512 + (uint64_t(1) << 16);
     }
     if (name.rfind("batch/", 0) == 0) return uint64_t(1) << 30;
     if (name == kModelFileName) {  // a TorchScript file: its code, and parameter values at most float32-sized
-      if (!before.has("manifest.json")) return kSmall;
-      try {
-        const Manifest mf = Manifest::from_json(json::parse(before.get_text("manifest.json")), "manifest.json");
-        return 8 * param_count(mf.model) + kSmall;
-      } catch (const std::exception&) {
-        return kSmall;
-      }
+      const auto counts = model_size(before);
+      return counts ? 8 * counts->first + kSmall : kSmall;
     }
     return kSmall;
   };
@@ -237,6 +250,15 @@ namespace {
 // they agree up to the rounding of their double accumulators.
 constexpr double kSketchTolerance = 1e-5;
 
+// The bundle's config.json (NotAnAnswer when it is not a valid configuration).
+RunConfig parse_bundle_config(const SpooledBundle& b) {
+  try {
+    return RunConfig::parse(b.get_text(kRunConfigFile), b.where + ": " + kRunConfigFile);
+  } catch (const Error& e) {
+    throw NotAnAnswer(e.what());
+  }
+}
+
 // Whether the bundle answers challenge `c` at all (throws NotAnAnswer): it
 // has a manifest and a seed, and its challenge.json is `c`.
 void check_answers(const SpooledBundle& b, const Challenge& c) {
@@ -270,6 +292,7 @@ struct Verifier {
   std::unique_ptr<TempFile> model_file;
   std::optional<RunConfig> config;  // the bundle's config.json
   int world = 1;                    // data-parallel ranks the replay emulates
+  const Manifest* parsed_manifest = nullptr;  // the bundle's manifest.json, when the caller parsed it already
 
   const LogEntry& entry(int64_t i) {
     auto it = entries.find(i);
@@ -295,14 +318,11 @@ struct Verifier {
       if (!e.is_object() || !e.contains("record_hex") || !e["record_hex"].is_string() ||
           !from_hex(e["record_hex"].get<std::string>(), rec))
         reject_at("batch", name + " has a malformed record");
-      InclusionProof p;
-      try {
-        p = parse_inclusion_body({{"leaf", record_leaf(ByteView(rec)).hex()}, {"index", want[r]}, {"size", mf.data_n},
-                                  {"path", e.value("path", json::array())}, {"ranges", e.value("ranges", json::array())}},
-                                 name);
-      } catch (const Error& err) {
-        reject_at("batch", err.what());
-      }
+      // A malformed path is a "no" of check 8 (its row is evidence).
+      const InclusionProof p = parse_inclusion_body(
+          {{"leaf", record_leaf(ByteView(rec)).hex()}, {"index", want[r]}, {"size", mf.data_n},
+           {"path", e.value("path", json::array())}, {"ranges", e.value("ranges", json::array())}},
+          name);
       if (verify_data_inclusion(p, mf.data_root) != ProofError::kOk)
         reject_at("batch", "record " + std::to_string(want[r]) + " of step " + std::to_string(s) +
                                   " is not the committed record at that position");
@@ -327,13 +347,13 @@ struct Verifier {
       reject_at("state", "bundle lacks the state after step " + std::to_string(i));
     }
     replays.erase(i);
+    // A member that does not read as this model's state is a "no" of the
+    // row asking for it (each such row is evidence, failing as "state").
     TrainState st;
-    try {
+    {
       const SpooledBundle::View bytes = b.view(name);  // no copy: the tensors are its only one
       Safetensors f = Safetensors::parse(bytes.bytes(), name);
       st = TrainState::from_tensors(mf.model, f.tensors(), name, opt.device);
-    } catch (const Error& err) {
-      reject_at("state", err.what());
     }
     if (st.step() != i) reject_at("state", name + " holds step " + std::to_string(st.step()));
     const LogEntry& e = entry(i);
@@ -362,15 +382,23 @@ struct Verifier {
 
 // ---- the checks of the whole bundle (docs/replay.md, 1 to 6)
 
-// 1. manifest.json is valid JSON, a valid manifest, in canonical form; its
-// run id must be the challenged head's (else the bundle answers nothing).
+// 1. manifest.json is valid JSON, a valid manifest, in canonical form (the
+// manifest the caller parsed already, when it gives one).
 void check_manifest(Verifier& v) {
   const std::string mf_text = v.b.get_text("manifest.json");
-  json mj = json::parse(mf_text, nullptr, false);
-  if (mj.is_discarded()) reject_at("manifest", "manifest is not valid json");
-  v.mf = Manifest::from_json(mj, "manifest.json");
-  if (v.mf.dump() != mf_text) reject_at("manifest", "manifest is not in canonical form");
+  if (v.parsed_manifest) {
+    v.mf = *v.parsed_manifest;
+  } else {
+    json mj = json::parse(mf_text, nullptr, false);
+    if (mj.is_discarded()) reject_at("manifest", "manifest is not valid json");
+    v.mf = Manifest::from_json(mj, "manifest.json");
+  }
+  if (const Problem p = manifest_form_problem(v.mf, mf_text)) reject_at("manifest", *p);
   v.run_id = v.mf.run_id();
+}
+
+// 1b. Its run id is the challenged head's, else the bundle answers nothing (NotAnAnswer).
+void check_answers_run(Verifier& v) {
   if (v.run_id != v.c.head.run_id)
     throw NotAnAnswer("the bundle answers another run than the challenged head", v.b.where,
                       "verify the bundle with the challenge it answers");
@@ -381,10 +409,19 @@ void check_head(Verifier& v) {
   if (auto p = head_problem(v.c.head, v.run_id, v.mf.trainer_key)) reject_at("head", *p);
 }
 
-// config.json, when present, is this run's (else the bundle answers
+// The configuration a bundle records, bound to run `run_id` when it is known
+// (NotAnAnswer when the member is invalid or another run's).
+std::optional<RunConfig> recorded_config(const SpooledBundle& b, const std::optional<Hash32>& run_id) {
+  if (!b.has(kRunConfigFile)) return std::nullopt;
+  std::optional<RunConfig> c = parse_bundle_config(b);
+  if (run_id && c->run_id != run_id->hex()) throw NotAnAnswer("the bundle's configuration is another run's", b.where);
+  return c;
+}
+
+// 2b. config.json, when present, is this run's (else the bundle answers
 // nothing); its world is the one the replay emulates.
 void read_config(Verifier& v) {
-  v.config = bundle_config(v.b);
+  v.config = recorded_config(v.b, v.run_id);
   if (v.config) v.world = v.config->world;
 }
 
@@ -401,41 +438,31 @@ void check_model_file(Verifier& v) {
   v.model_file = std::make_unique<TempFile>("wit-model");
   const Bytes module = v.b.get(kModelFileName);
   write_file_atomic(v.model_file->path, std::string(module.begin(), module.end()), true);
-  if (model_file_digest(v.model_file->path) != v.mf.model.file)
+  if (model_file_problem(v.mf, v.model_file->path))
     reject_at("model", std::string("the bundle's ") + kModelFileName + " is not the model the manifest binds");
   v.mf.model.module_path = v.model_file->path;
 }
 
 // 4. Every log/ member, in name order: an entry proved into the head's root,
-// decoded strictly, in its place.
+// decoded strictly, in its place (verify_entry_proof, the one verification
+// of a log entry's proof). A malformed member is a "no" (the row is evidence).
 void check_log_entries(Verifier& v) {
+  constexpr jsonf::Fields F{"invalid proof"};
   for (const std::string& name : v.b.names()) {
     if (name.rfind("log/", 0) != 0) continue;
     const Bytes bytes = v.b.get(name);
     json e = json::parse(std::string(bytes.begin(), bytes.end()), nullptr, false);
     if (e.is_discarded() || !e.is_object()) reject_at("log", name + " is not valid json");
-    InclusionProof p;
     Bytes enc;
     if (!e.contains("entry_hex") || !e["entry_hex"].is_string() || !from_hex(e["entry_hex"].get<std::string>(), enc))
       reject_at("log", name + " has no entry bytes");
-    json body = {{"leaf", entry_leaf(ByteView(enc)).hex()}, {"index", e.value("index", json(-1))},
-                 {"size", v.c.head.size}, {"path", e.value("path", json::array())}};
-    try {
-      p = parse_inclusion_body(body, name);
-    } catch (const Error& err) {
-      reject_at("log", err.what());
-    }
-    ProofError pe = verify_inclusion(kBlake2bTree, p.index, p.size, p.leaf, p.path, v.c.head.root);
-    if (pe != ProofError::kOk)
-      reject_at("log", "log entry " + std::to_string(p.index) + " is not in the signed log: " + to_string(pe));
-    LogEntry le;
-    try {
-      le = decode_entry(ByteView(enc), name);
-    } catch (const Error& err) {
-      reject_at("log", err.what());
-    }
-    if (auto why = entry_problem(le, p.index, v.run_id)) reject_at(p.index == 0 ? "genesis" : "log", *why);
-    v.entries[int64_t(p.index)] = std::move(le);
+    // Its place and its audit path (none: the empty path).
+    if (!e.contains("index")) F.bad("field 'index' is not a non-negative integer", name);
+    const uint64_t index = F.u64(e, "index", name);
+    const std::vector<Hash32> path = e.contains("path") ? F.hashes(e, "path", kMaxInclusionPath, name) : std::vector<Hash32>{};
+    ProvedEntry pe = verify_entry_proof(ByteView(enc), index, v.c.head.size, v.c.head.root, path, v.run_id, name);
+    if (pe.no) reject_at(pe.decoded && index == 0 ? "genesis" : "log", *pe.no);
+    v.entries[int64_t(index)] = std::move(pe.entry);
   }
 }
 
@@ -447,7 +474,7 @@ void check_genesis(Verifier& v) {
     reject_at("genesis", "the initial state is not the one generated from the committed seed");
 }
 
-// The data order the seed gives (whose batches check 8 proves).
+// 5b. The data order the seed gives (whose batches check 8 proves).
 void derive_data_order(Verifier& v) {
   v.order = std::make_unique<DataOrder>(v.run_id, ByteView(v.seed), v.mf.data_n, uint64_t(v.mf.batch_size));
 }
@@ -456,37 +483,29 @@ void derive_data_order(Verifier& v) {
 void check_probe(Verifier& v) {
   if (!v.b.has("probe.json")) return;
   json pj = json::parse(v.b.get_text("probe.json"), nullptr, false);
-  try {
-    v.probe = ProbeSet::from_json(pj, v.mf, v.seed, "probe.json");
-  } catch (const Error& err) {
-    reject_at("probe", err.what());
-  }
+  v.probe = ProbeSet::from_json(pj, v.mf, v.seed, "probe.json");
 }
 
 // Checks 1 to 6, in the order of docs/replay.md, after the bundle is found
-// to answer the challenge at all (check_answers; NotAnAnswer passes, as from
-// checks 1 and read_config). Anything else the trainer's bundle lacks or gets
-// wrong (a wit::Error: a member missing, a reader's message) rejects the run
-// as the failure of check "bundle".
+// to answer the challenge at all (check_answers). The engine draws the line:
+// an evidence row (OnError::kNo) reads the trainer's bundle, so what is
+// missing or malformed there (a member, a reader's message) is a "no" of
+// that row; in the other rows an error stays an error (NotAnAnswer: the
+// bundle answers nothing).
 std::optional<Rejection> check_bundle(Verifier& v) {
   check_answers(v.b, v.c);
-  try {
-    return run_checks<Verifier>(v, {
-        check_manifest,     // 1
-        check_head,         // 2
-        read_config,        //   (config.json: this run's, or the bundle answers nothing)
-        check_seed,         // 3
-        check_model_file,   // 3b
-        check_log_entries,  // 4
-        check_genesis,      // 5
-        derive_data_order,  //   (the data order of checks 8)
-        check_probe,        // 6
-    });
-  } catch (const NotAnAnswer&) {
-    throw;
-  } catch (const Error& e) {
-    return Rejection{"bundle", e.what()};
-  }
+  return run_checks<Verifier>(v, {
+      {check_manifest, OnError::kNo, "manifest"},      // 1
+      check_answers_run,                               // 1b
+      {check_head, OnError::kNo, "head"},              // 2
+      read_config,                                     // 2b
+      {check_seed, OnError::kNo, "seed"},              // 3
+      {check_model_file, OnError::kNo, "model"},       // 3b
+      {check_log_entries, OnError::kNo, "log"},        // 4
+      {check_genesis, OnError::kNo, "genesis"},        // 5
+      {derive_data_order, OnError::kNo, "batch"},      // 5b
+      {check_probe, OnError::kNo, "probe"},            // 6
+  });
 }
 
 // One replay of transition s from the exact state before it, on `shares`
@@ -750,27 +769,29 @@ void compare_tolerantly(Transition& t) {
 }
 
 // Checks 7 to 12 of transition s, in the order of docs/replay.md's table for
-// the mode; the first that fails is the transition's. An exact replay that
+// the mode; the first that fails is the transition's. The evidence rows
+// (OnError::kNo) read the bundle's batch and states: a malformed one is a
+// "no" of that row, named as its `failed` field. An exact replay that
 // reproduced its logged root is kept as the start of transition s + 1.
 std::optional<Rejection> check_transition(Transition& t) {
   t.v.keep_only(t.s - 1);
   if (t.v.opt.mode == ReplayMode::kTolerant)
     return run_checks<Transition>(t, {
-        check_lr,                // 7
-        check_batch,             // 8
-        check_both_states,       // 9
-        replay_measuring_noise,  // 11
-        check_logged_sketches,   // 10
-        compare_tolerantly,      // 12
+        check_lr,                                      // 7
+        {check_batch, OnError::kNo, "batch"},          // 8
+        {check_both_states, OnError::kNo, "state"},    // 9
+        replay_measuring_noise,                        // 11
+        check_logged_sketches,                         // 10
+        compare_tolerantly,                            // 12
     });
   std::optional<Rejection> no = run_checks<Transition>(t, {
-      check_lr,                 // 7
-      check_batch,              // 8
-      check_start_state,        // 9
-      replay_once,              // 11
-      check_replayed_root,      // 12
-      check_replayed_sketches,  // 10
-      check_replayed_outputs,   // 12
+      check_lr,                                        // 7
+      {check_batch, OnError::kNo, "batch"},            // 8
+      {check_start_state, OnError::kNo, "state"},      // 9
+      replay_once,                                     // 11
+      {check_replayed_root, OnError::kNo, "state"},    // 12
+      check_replayed_sketches,                         // 10
+      check_replayed_outputs,                          // 12
   });
   if (t.exact_end) t.v.replays.emplace(t.s, std::move(t.r.after));
   return no;
@@ -826,24 +847,21 @@ const char* replay_mode_name(ReplayMode m) { return m == ReplayMode::kExact ? "e
 
 std::optional<RunConfig> bundle_config(const SpooledBundle& b) {
   if (!b.has(kRunConfigFile)) return std::nullopt;
-  RunConfig c;
-  try {
-    c = RunConfig::parse(b.get_text(kRunConfigFile), b.where + ": " + kRunConfigFile);
-  } catch (const Error& e) {
-    throw NotAnAnswer(e.what());
-  }
+  // The run it is bound to: the manifest's, when that is a valid one (an
+  // invalid manifest is the verifier's to reject; an invalid config.json
+  // answers nothing whatever the manifest).
+  std::optional<Hash32> run_id;
   if (b.has("manifest.json")) {
     json mj = json::parse(b.get_text("manifest.json"), nullptr, false);
-    try {
-      if (!mj.is_discarded() && c.run_id != Manifest::from_json(mj, "manifest.json").run_id().hex())
-        throw NotAnAnswer("the bundle's configuration is another run's", b.where);
-    } catch (const NotAnAnswer&) {
-      throw;
-    } catch (const Error&) {
-      // an invalid manifest is the verifier's to reject
+    if (!mj.is_discarded()) {
+      try {
+        run_id = Manifest::from_json(mj, "manifest.json").run_id();
+      } catch (const Error&) {
+        // not a valid manifest: the config is bound to no run here
+      }
     }
   }
-  return c;
+  return recorded_config(b, run_id);
 }
 
 void pin_recorded_kernels(const SpooledBundle& b, char** argv) {
@@ -885,19 +903,20 @@ TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& b
 }
 
 // The checks of docs/replay.md ("Verify: the checks, in order").
-ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt) {
+ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt,
+                             const Manifest* manifest) {
   if (opt.mode == ReplayMode::kTolerant) check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
-  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1};
+  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1, manifest};
   ReplayReport rep = ReplayReport::answering(c);
   rep.mode = replay_mode_name(opt.mode);
   rep.margin = opt.mode == ReplayMode::kTolerant ? opt.margin : 0;
-  std::string verdict_reason;
-  if (const std::optional<Rejection> no = check_bundle(v)) verdict_reason = no->reason;  // 1 to 6
+  Problem verdict;  // the first "no": of the bundle, else of a transition in the report's order
+  if (const std::optional<Rejection> no = check_bundle(v)) verdict = no->reason;  // 1 to 6
   if (v.config) rep.configuration = v.config->to_json();
   const unsigned other_threads = opt.threads > 1 ? opt.threads : 2;
   if (opt.mode == ReplayMode::kExact) {
-    if (verdict_reason.empty()) reproduce_configuration(v);
+    if (!verdict) reproduce_configuration(v);
   } else {
     rep.calibration.run_id = v.run_id.hex();
     rep.calibration.threads = {1, other_threads};
@@ -906,7 +925,7 @@ ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const V
   // 7 to 12: checked in check_order, reported as planned (the board matches
   // the step checks to the challenge's steps); the reason is the first
   // failure in the report's order.
-  std::vector<ReportCheck> todo = verdict_reason.empty() ? planned_checks(c) : std::vector<ReportCheck>{};
+  std::vector<ReportCheck> todo = verdict ? std::vector<ReportCheck>{} : planned_checks(c);
   const std::vector<size_t> order = check_order(todo, opt.mode);
   Progress progress("replaying", uint64_t(todo.size()), "steps", opt.quiet);
   for (size_t k : order) {
@@ -916,11 +935,11 @@ ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const V
   progress.finish();
   for (const ReportCheck& chk : todo) {
     rep.replay_seconds += chk.seconds;
-    if (verdict_reason.empty()) verdict_reason = chk.reason;
+    if (!verdict && !chk.pass) verdict = chk.reason;
     rep.checks.push_back(chk);
   }
-  rep.verdict = verdict_reason.empty() ? ReportVerdict::kCertified : ReportVerdict::kRejected;
-  rep.reason = verdict_reason;
+  rep.verdict = verdict ? ReportVerdict::kRejected : ReportVerdict::kCertified;
+  rep.reason = verdict.value_or("");
   rep.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }

@@ -103,8 +103,11 @@ void pin_recorded_kernels(const SpooledBundle& b, char** argv);
 // with the reason in the report. Throws NotAnAnswer (above); in exact mode
 // throws wit::Error when the bundle records no configuration or this process
 // does not run under it (another kernel set, BLAS kernel, LibTorch version or
-// device: verify with kTolerant there).
-ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt);
+// device: verify with kTolerant there). `manifest`: the bundle's
+// manifest.json when the caller has parsed it already (it is not parsed
+// again; its canonical form is still checked against the member's text).
+ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt,
+                             const Manifest* manifest = nullptr);
 
 // The replay noise of one transition, tensor by tensor: the step replayed
 // from `before` with threads_a (A), then with threads_b and with the batch's
