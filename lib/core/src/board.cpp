@@ -119,7 +119,18 @@ struct Ctx {
   bool has_eval = false;               // eval.json (with its set and scores) is in the bundle
   EvalCommitment eval;
   EvalScores scores;
+  // The board's own error found while judging (a document in a board member's
+  // place its key did not sign, a log.stored.json the board wrote wrong): the
+  // folder's, never a verdict on the run. folder_error() ends the checks and
+  // judge() raises it once the engine has returned.
+  std::optional<BoardFolderError> folder;
+  const std::string* given_log = nullptr;  // derive_stored_log's log bytes
 };
+
+[[noreturn]] void folder_error(Ctx& c, const std::string& what, const std::string& member) {
+  c.folder.emplace(what, c.bundle.path + "/" + member, kBoardFolderHint);
+  reject(what);
+}
 
 // 1. bundle.json
 void check_bundle_index(Ctx& c) {
@@ -156,9 +167,12 @@ void check_manifest(Ctx& c) {
 }
 
 // 3. heads.jsonl
-void check_heads(Ctx& c) {
+void read_heads(Ctx& c) {
   c.at = member::kHeads;
   c.heads = parse_heads(c.bundle.get(member::kHeads));
+}
+void check_heads(Ctx& c) {
+  read_heads(c);
   if (c.heads.empty()) reject("heads.jsonl holds no signed head");
   for (size_t i = 0; i < c.heads.size(); i++) {
     const TreeHead& h = c.heads[i];
@@ -202,6 +216,9 @@ std::vector<std::pair<int64_t, double>> log_curve(const Ctx& c, const std::strin
   return curve;
 }
 
+// derive_stored_log's check 4: on the log bytes it is given.
+void curve_of_given_log(Ctx& c) { c.entry.loss_curve = log_curve(c, *c.given_log); }
+
 // 4. run.wlog, when present; on a board with an evidence store, the log went
 // to the store and the run is judged as a run without a log (build never
 // reads the store): log.stored.json gives the curve only, and audit checks it.
@@ -219,10 +236,12 @@ void check_log(Ctx& c) {
         throw Error("invalid stored log: it counts " + std::to_string(d.entries) + " entries, the newest signed head covers " +
                     std::to_string(c.newest.size));
     } catch (const std::exception& x) {
-      // The board wrote it: a wrong one is the folder's error, not the run's (as a board draw's).
+      // The board wrote it: a wrong one is the folder's error, not the run's
+      // (as a board draw's); off a board, the error names the member (the
+      // JSON library's does not) and the engine makes it this row's "no".
       const std::string why = std::string(x.what()).substr(0, std::string(x.what()).find('\n'));
-      if (c.def) throw BoardFolderError(m + ": " + why, c.bundle.path + "/" + m, kBoardFolderHint);
-      reject(m + ": " + why);
+      if (c.def) folder_error(c, m + ": " + why, m);
+      throw Error(m + ": " + why);
     }
     c.entry.loss_curve = d.curve;
     c.entry.log_stored = d.path();
@@ -278,7 +297,7 @@ void check_draw(Ctx& c, const std::string& name, const Challenge& ch, ChallengeS
   c.at = m;
   const BoardDraw d = BoardDraw::from_json(parse_member(c.bundle, m), m);
   if (!c.def) return;  // no board to check it against: it stays a caller's challenge
-  if (auto p = d.problem(c.def->key)) throw BoardFolderError(m + " " + *p, c.bundle.path + "/" + m, kBoardFolderHint);
+  if (auto p = d.problem(c.def->key)) folder_error(c, m + " " + *p, m);
   if (d.run_id != c.run_id) reject(m + " is a draw for another run");
   if (d.head != ch.head) reject(m + " draws for another head than its challenge's");
   if (d.nonce != ch.nonce)
@@ -357,7 +376,7 @@ void check_board_reports(Ctx& c) {
     if (!c.def) continue;  // no board key to check it with: it counts for nothing
     // On a board, a board report the board's key did not sign is not evidence
     // at all: the folder is inconsistent (the board's error, not the run's).
-    if (auto p = br.problem(c.def->key)) throw BoardFolderError(where + " " + *p, c.bundle.path + "/" + where, kBoardFolderHint);
+    if (auto p = br.problem(c.def->key)) folder_error(c, where + " " + *p, where);
     if (br.challenge != name) reject(where + " is the board's report on another challenge (" + br.challenge + ")");
     const Challenge& ch = c.challenges[ci];
     ChallengeState& s = c.entry.challenges[ci];
@@ -488,7 +507,7 @@ void check_board_eval(Ctx& c) {
   const std::string where = member::kBoardEval;
   const BoardEval be = BoardEval::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;  // no board key to check it with
-  if (auto p = be.problem(c.def->key)) throw BoardFolderError(where + " " + *p, c.bundle.path + "/" + where, kBoardFolderHint);
+  if (auto p = be.problem(c.def->key)) folder_error(c, where + " " + *p, where);
   if (!be.refused.empty()) reject("the board refused the released model: " + be.refused);
   const EvalCommitment ev = EvalCommitment::from_json(be.eval, where);
   if (ev.run_id != c.run_id) reject(where + " evaluates another run");
@@ -546,7 +565,7 @@ void check_board_leaves(Ctx& c) {
   c.at = where;
   const BoardLeaves bl = BoardLeaves::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;
-  if (auto p = bl.problem(c.def->key)) throw BoardFolderError(where + " " + *p, c.bundle.path + "/" + where, kBoardFolderHint);
+  if (auto p = bl.problem(c.def->key)) folder_error(c, where + " " + *p, where);
   if (bl.n != c.data.n || bl.root != c.data.root) reject(where + " audits another tree than the run's data commitment");
   if (!bl.refused.empty()) reject("the board's audit of the training tree failed: " + bl.refused);
   c.entry.leaves_audited = true;
@@ -654,35 +673,34 @@ void check_model(Ctx& c) {
   }
 }
 
-// Checks 1 to 5 of docs/board.md: the run itself, up to its final entry.
-std::optional<Rejection> judge_run(Ctx& c) {
-  return run_checks<Ctx>(c, {
-      check_bundle_index,     // 1
-      check_manifest,         // 2
-      check_heads,            // 3
-      check_log,              // 4
-      check_final_entry,      // 5
-  });
-}
-
-// The checks of docs/board.md, in order; the first failure rejects the run.
+// The checks of docs/board.md ("Checks"), row for row (cli_test_check_tables
+// compares them), in order; the first "no" rejects the run. Every row reads
+// the bundle under judgement: what is malformed there is evidence against the
+// run (OnError::kNo), a "no" with the error's message. The board's own error
+// found on the way (folder_error) is raised, never a verdict.
 std::optional<Rejection> judge(Ctx& c) {
-  if (auto r = judge_run(c)) return r;
-  return run_checks<Ctx>(c, {
-      check_data_commitment,     // 6
-      check_challenges,          // 7, 7b
-      check_reports,             // 8
-      check_board_reports,       // 8b
-      training_confidence,       //    (the confidence of what 7 and 8 found)
-      check_no_rejected_report,  // 9
-      check_eval,                // 10
-      check_eval_scores,         // 11
-      check_eval_spot_checks,    // 12
-      check_board_eval,          // 12b
-      check_contamination,       // 13
-      check_board_leaves,        // 13b
-      check_model,               // 14
+  std::optional<Rejection> no = run_checks<Ctx>(c, {
+      {check_bundle_index, OnError::kNo},        // 1
+      {check_manifest, OnError::kNo},            // 2
+      {check_heads, OnError::kNo},               // 3
+      {check_log, OnError::kNo},                 // 4
+      {check_final_entry, OnError::kNo},         // 5
+      {check_data_commitment, OnError::kNo},     // 6
+      {check_challenges, OnError::kNo},          // 7
+      {check_reports, OnError::kNo},             // 8
+      {check_board_reports, OnError::kNo},       // 8b
+      training_confidence,                       // 8c
+      {check_no_rejected_report, OnError::kNo},  // 9
+      {check_eval, OnError::kNo},                // 10
+      {check_eval_scores, OnError::kNo},         // 11
+      {check_eval_spot_checks, OnError::kNo},    // 12
+      {check_board_eval, OnError::kNo},          // 12b
+      {check_contamination, OnError::kNo},       // 13
+      {check_board_leaves, OnError::kNo},        // 13b
+      {check_model, OnError::kNo},               // 14
   });
+  if (c.folder) throw *c.folder;
+  return no;
 }
 
 }  // namespace
@@ -856,26 +874,21 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
   e.source = path_name(b.path);
   e.name = b.index_problem() ? name_from_path(b.path) : b.declared_name();
   Ctx c(b, e, board);
+  std::optional<Rejection> no;
   try {
-    if (const auto r = judge(c)) {
-      e.status = BoardStatus::kRejected;
-      e.reason = r->reason;
-    }
+    no = judge(c);
   } catch (const std::bad_alloc&) {
-    e.status = BoardStatus::kRejected;
-    e.reason = "out of memory while reading the bundle";
-  } catch (const BoardFolderError&) {
-    throw;  // the board's error, not a verdict on the run
-  } catch (const Error& x) {
-    e.status = BoardStatus::kRejected;
-    e.reason = x.what();  // names the member
+    no = Rejection{{}, "out of memory while reading the bundle"};
+  } catch (const Error&) {
+    throw;  // the board's error (judge raises only BoardFolderError): not a verdict on the run
   } catch (const std::exception& x) {
-    // The JSON library's exceptions do not say where: name the member being checked.
-    e.status = BoardStatus::kRejected;
-    e.reason = c.at + ": " + x.what();
+    // What the engine does not know: the JSON library's exceptions, which do
+    // not say where (named here by the member being checked).
+    no = Rejection{{}, c.at + ": " + x.what()};
   }
-  if (e.status == BoardStatus::kRejected) {
-    e.reason = e.reason.substr(0, e.reason.find('\n'));
+  if (no) {
+    e.status = BoardStatus::kRejected;
+    e.reason = no->reason.substr(0, no->reason.find('\n'));
     return e;
   }
   int64_t board_drawn = 0, board_waiting = 0;
@@ -922,14 +935,11 @@ uint64_t next_draw_number(const RunBundle& b) { return b.names_under(member::kDr
 StoredLog derive_stored_log(const RunBundle& b, const std::string& log) {
   RunEntry e;
   Ctx c(b, e, nullptr);
-  std::vector<std::pair<int64_t, double>> curve;
-  try {
-    check_manifest(c);
-    check_heads(c);
-    curve = log_curve(c, log);
-  } catch (const Rejection& r) {
-    throw Error(r.reason, b.path);
-  }
+  c.given_log = &log;
+  // Checks 2 to 4 on the given bytes; an error in them stays an error.
+  if (const auto r = run_checks<Ctx>(c, {check_manifest, check_heads, curve_of_given_log}))
+    throw Error(r->reason, b.path);
+  const std::vector<std::pair<int64_t, double>>& curve = e.loss_curve;
   StoredLog d;
   d.digest = member_digest(log);
   d.size = log.size();
@@ -962,7 +972,9 @@ void audit_stored_log(const RunBundle& b, const std::string& store, const std::m
 BundleFinal bundle_final_state(const RunBundle& b) {
   RunEntry e;
   Ctx c(b, e, nullptr);
-  if (const auto r = judge_run(c)) throw Error(r->reason, b.path);
+  // Checks 1 to 5 on a bundle already judged: an error in them stays an error.
+  if (const auto r = run_checks<Ctx>(c, {check_bundle_index, check_manifest, check_heads, check_log, check_final_entry}))
+    throw Error(r->reason, b.path);
   return BundleFinal{c.mf, c.run_id, c.T, c.final_entry.state_root};
 }
 
@@ -1160,12 +1172,10 @@ Verdict match_report(const RunBundle& b, const std::string& report_text, const s
 TreeHead newest_signed_head(const RunBundle& b) {
   const json j = jsonf::parse(b.get(member::kManifest), "invalid manifest", member::kManifest);
   const Manifest mf = Manifest::from_json(j, member::kManifest);
-  std::vector<TreeHead> heads;
-  try {
-    heads = parse_heads(b.get(member::kHeads));
-  } catch (const Rejection& r) {
-    throw Error(r.reason);
-  }
+  RunEntry e;
+  Ctx c(b, e, nullptr);
+  if (const auto r = run_checks<Ctx>(c, {read_heads})) throw Error(r->reason);
+  const std::vector<TreeHead>& heads = c.heads;
   if (heads.empty()) throw Error("no signed heads", member::kHeads);
   const TreeHead h = heads.back();
   const std::string where = std::string(member::kHeads) + ":" + std::to_string(heads.size());
