@@ -891,6 +891,11 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
     e.reason = no->reason.substr(0, no->reason.find('\n'));
     return e;
   }
+  assign_status(e, board);
+  return e;
+}
+
+void assign_status(RunEntry& e, const BoardDefinition* board) {
   int64_t board_drawn = 0, board_waiting = 0;
   for (const auto& s : e.challenges)
     if (s.drawn_by == "board") {
@@ -920,7 +925,6 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
     e.status = BoardStatus::kCertified;
     e.reason.clear();
   }
-  return e;
 }
 
 Problem contamination_problem(const BoardDefinition& board, bool has_certificate) {
