@@ -38,7 +38,7 @@ same_rows() {
 }
 
 same_rows verify_run lib/core/src/runlog.cpp 'run_checks<RunCtx>(c, {' docs/witness-log.md '## Verifying a run (`wit-log verify RUN`)'
-same_rows judge lib/core/src/board.cpp 'std::optional<Rejection> no = run_checks<Ctx>(c, {' docs/board.md '## Status rules'
+same_rows judge lib/core/src/board_judge.cpp 'std::optional<Rejection> no = run_checks<Ctx>(c, {' docs/board.md '## Status rules'
 
 # The comparison itself can fail: a table with a row moved is caught.
 sed 's|^\( *\)load_run,\( *\)// 1$|\1load_run_moved,\2// 1|' "$WIT_SRC/lib/core/src/runlog.cpp" >moved.cpp
