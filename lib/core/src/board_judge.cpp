@@ -105,7 +105,7 @@ struct Ctx {
   const RunBundle& bundle;
   RunEntry& entry;  // what the checks find, for board.json
   const BoardDefinition* def;  // the board judged against; null: none
-  std::string at = "bundle.json";  // the member being checked, for messages from the JSON library
+  std::string at = "bundle.json";  // the member being checked: judge's Reading, for the JSON library's messages
   Manifest mf;
   int64_t T = 0;  // the manifest's steps
   Hash32 run_id;
@@ -118,17 +118,15 @@ struct Ctx {
   bool has_eval = false;               // eval.json (with its set and scores) is in the bundle
   EvalCommitment eval;
   EvalScores scores;
-  // The board's own error found while judging (a document in a board member's
-  // place its key did not sign, a log.stored.json the board wrote wrong): the
-  // folder's, never a verdict on the run. folder_error() ends the checks and
-  // judge() raises it once the engine has returned.
-  std::optional<BoardFolderError> folder;
   const std::string* given_log = nullptr;  // derive_stored_log's log bytes
 };
 
-[[noreturn]] void folder_error(Ctx& c, const std::string& what, const std::string& member) {
-  c.folder.emplace(what, c.bundle.path + "/" + member, kBoardFolderHint);
-  reject(what);
+// The board's own error in a run's folder, naming the file (a document in a
+// board member's place its key did not sign, a log.stored.json the board
+// wrote wrong, a folder that does not match its index): never a verdict on
+// the run, it passes the engine (a NotEvidenceError) and ends the command.
+[[noreturn]] void throw_folder_error(const RunBundle& b, const std::string& what, const std::string& member) {
+  throw BoardFolderError(what, b.path + "/" + member, kBoardFolderHint);
 }
 
 // 1. bundle.json
@@ -239,7 +237,7 @@ void check_log(Ctx& c) {
       // (as a board draw's); off a board, the error names the member (the
       // JSON library's does not) and the engine makes it this row's "no".
       const std::string why = std::string(x.what()).substr(0, std::string(x.what()).find('\n'));
-      if (c.def) folder_error(c, m + ": " + why, m);
+      if (c.def) throw_folder_error(c.bundle, m + ": " + why, m);
       throw Error(m + ": " + why);
     }
     c.entry.loss_curve = d.curve;
@@ -296,7 +294,7 @@ void check_draw(Ctx& c, const std::string& name, const Challenge& ch, ChallengeS
   c.at = m;
   const BoardDraw d = BoardDraw::from_json(parse_member(c.bundle, m), m);
   if (!c.def) return;  // no board to check it against: it stays a caller's challenge
-  if (auto p = d.problem(c.def->key)) folder_error(c, m + " " + *p, m);
+  if (auto p = d.problem(c.def->key)) throw_folder_error(c.bundle, m + " " + *p, m);
   if (d.run_id != c.run_id) reject(m + " is a draw for another run");
   if (d.head != ch.head) reject(m + " draws for another head than its challenge's");
   if (d.nonce != ch.nonce)
@@ -375,7 +373,7 @@ void check_board_reports(Ctx& c) {
     if (!c.def) continue;  // no board key to check it with: it counts for nothing
     // On a board, a board report the board's key did not sign is not evidence
     // at all: the folder is inconsistent (the board's error, not the run's).
-    if (auto p = br.problem(c.def->key)) folder_error(c, where + " " + *p, where);
+    if (auto p = br.problem(c.def->key)) throw_folder_error(c.bundle, where + " " + *p, where);
     if (br.challenge != name) reject(where + " is the board's report on another challenge (" + br.challenge + ")");
     const Challenge& ch = c.challenges[ci];
     ChallengeState& s = c.entry.challenges[ci];
@@ -506,7 +504,7 @@ void check_board_eval(Ctx& c) {
   const std::string where = member::kBoardEval;
   const BoardEval be = BoardEval::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;  // no board key to check it with
-  if (auto p = be.problem(c.def->key)) folder_error(c, where + " " + *p, where);
+  if (auto p = be.problem(c.def->key)) throw_folder_error(c.bundle, where + " " + *p, where);
   if (!be.refused.empty()) reject("the board refused the released model: " + be.refused);
   const EvalCommitment ev = EvalCommitment::from_json(be.eval, where);
   if (ev.run_id != c.run_id) reject(where + " evaluates another run");
@@ -564,7 +562,7 @@ void check_board_leaves(Ctx& c) {
   c.at = where;
   const BoardLeaves bl = BoardLeaves::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;
-  if (auto p = bl.problem(c.def->key)) folder_error(c, where + " " + *p, where);
+  if (auto p = bl.problem(c.def->key)) throw_folder_error(c.bundle, where + " " + *p, where);
   if (bl.n != c.data.n || bl.root != c.data.root) reject(where + " audits another tree than the run's data commitment");
   if (!bl.refused.empty()) reject("the board's audit of the training tree failed: " + bl.refused);
   c.entry.leaves_audited = true;
@@ -675,10 +673,12 @@ void check_model(Ctx& c) {
 // The checks of docs/board.md ("Checks"), row for row (cli_test_check_tables
 // compares them), in order; the first "no" rejects the run. Every row reads
 // the bundle under judgement: what is malformed there is evidence against the
-// run (OnError::kNo), a "no" with the error's message. The board's own error
-// found on the way (folder_error) is raised, never a verdict.
+// run (OnError::kNo), a "no" with the error's message (the JSON library's
+// prefixed with the member being read, c.at; running out of memory "out of
+// memory while reading the bundle"). The board's own error found on the way
+// (BoardFolderError) passes, never a verdict.
 std::optional<Rejection> judge(Ctx& c) {
-  std::optional<Rejection> no = run_checks<Ctx>(c, {
+  return run_checks<Ctx>(c, {
       {check_bundle_index, OnError::kNo},        // 1
       {check_manifest, OnError::kNo},            // 2
       {check_heads, OnError::kNo},               // 3
@@ -697,9 +697,7 @@ std::optional<Rejection> judge(Ctx& c) {
       {check_contamination, OnError::kNo},       // 13
       {check_board_leaves, OnError::kNo},        // 13b
       {check_model, OnError::kNo},               // 14
-  });
-  if (c.folder) throw *c.folder;
-  return no;
+  }, Reading{&c.at, "the bundle"});
 }
 
 }  // namespace
@@ -717,19 +715,7 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
   e.source = path_name(b.path);
   e.name = b.index_problem() ? name_from_path(b.path) : b.declared_name();
   Ctx c(b, e, board);
-  std::optional<Rejection> no;
-  try {
-    no = judge(c);
-  } catch (const std::bad_alloc&) {
-    no = Rejection{{}, "out of memory while reading the bundle"};
-  } catch (const Error&) {
-    throw;  // the board's error (judge raises only BoardFolderError): not a verdict on the run
-  } catch (const std::exception& x) {
-    // What the engine does not know: the JSON library's exceptions, which do
-    // not say where (named here by the member being checked).
-    no = Rejection{{}, c.at + ": " + x.what()};
-  }
-  if (no) {
+  if (const std::optional<Rejection> no = judge(c)) {
     e.status = BoardStatus::kRejected;
     e.reason = no->reason.substr(0, no->reason.find('\n'));
     return e;
@@ -814,15 +800,14 @@ namespace {
 // inconsistency (BoardFolderError naming the file). Every bundle on a board
 // was whole when it was submitted, and only the board writes to it since.
 RunBundle listed_members(const RunBundle& b, std::vector<std::string>& ignored) {
-  auto folder_error = [&](const std::string& what, const std::string& member) {
-    throw BoardFolderError("the board's folder does not match its own index: " + what, b.path + "/" + member,
-                           kBoardFolderHint);
+  auto index_error = [&](const std::string& what, const std::string& member) {
+    throw_folder_error(b, "the board's folder does not match its own index: " + what, member);
   };
   auto it = b.files.find(kRunBundleIndex);
-  if (it == b.files.end()) folder_error("the run has no bundle.json", kRunBundleIndex);
+  if (it == b.files.end()) index_error("the run has no bundle.json", kRunBundleIndex);
   const json j = json::parse(it->second, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("members") || !j["members"].is_object())
-    folder_error("bundle.json cannot be read", kRunBundleIndex);
+    index_error("bundle.json cannot be read", kRunBundleIndex);
   RunBundle out = b;
   for (const auto& [name, bytes] : b.files)
     if (name != kRunBundleIndex && !j["members"].contains(name)) {
@@ -837,7 +822,7 @@ RunBundle listed_members(const RunBundle& b, std::vector<std::string>& ignored) 
       const size_t at = p->find(says);
       if (at != std::string::npos && (at + says.size() == p->size() || (*p)[at + says.size()] == ' ')) member = name;
     }
-    folder_error(*p, member);
+    index_error(*p, member);
   }
   return out;
 }

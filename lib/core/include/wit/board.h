@@ -28,10 +28,11 @@ namespace wit {
 // missing or edited, an index that cannot be read, a document in a board
 // member's place that the board key did not sign, one run on the board under
 // two names. The board's error, never a verdict on a run: build and show
-// exit 2 naming the file (docs/board.md, "Only evidence rejects").
-class BoardFolderError : public Error {
+// exit 2 naming the file (docs/board.md, "Only evidence rejects"); the check
+// engine lets it pass from the rows that read the run's evidence.
+class BoardFolderError : public NotEvidenceError {
  public:
-  using Error::Error;
+  using NotEvidenceError::NotEvidenceError;
 };
 // The hint every BoardFolderError carries: how to mend the folder.
 inline constexpr const char* kBoardFolderHint =
