@@ -341,22 +341,26 @@ void check_challenges(Ctx& c) {
     if (n != expect++) reject("the board's draws skip challenge number " + std::to_string(expect - 1));
 }
 
+// The challenge (its index in c.challenges) that the report `where`, named
+// NAME, answers: the one of challenges/NAME.json, or no.
+size_t answered_challenge(const Ctx& c, const std::string& name, const std::string& where) {
+  size_t ci = 0;
+  while (ci < c.entry.challenges.size() && c.entry.challenges[ci].name != name) ci++;
+  if (ci == c.entry.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
+  return ci;
+}
+
 // 8. reports
 void check_reports(Ctx& c) {
   for (const std::string& name : c.bundle.names_under(member::kReports)) {
     const std::string where = std::string(member::kReports) + name + ".json";
     c.at = where;
-    size_t ci = 0;
-    while (ci < c.entry.challenges.size() && c.entry.challenges[ci].name != name) ci++;
-    if (ci == c.entry.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
-    const Challenge& ch = c.challenges[ci];
-    ChallengeState& s = c.entry.challenges[ci];
+    const Challenge& ch = c.challenges[answered_challenge(c, name, where)];
     const ReplayReport r = ReplayReport::from_json(parse_member(c.bundle, where), where);
     // Check 7 made every challenge one of this run's. The report is a claim
     // anyone can type: its form is checked, its verdict counts for nothing
     // (the board's own reports, board-reports/, do).
     if (auto why = r.answer_problem(ch)) reject(where + " " + *why);
-    (void)s;
   }
 }
 
@@ -366,9 +370,7 @@ void check_board_reports(Ctx& c) {
   for (const std::string& name : c.bundle.names_under(member::kBoardReports)) {
     const std::string where = std::string(member::kBoardReports) + name + ".json";
     c.at = where;
-    size_t ci = 0;
-    while (ci < c.entry.challenges.size() && c.entry.challenges[ci].name != name) ci++;
-    if (ci == c.entry.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
+    const size_t ci = answered_challenge(c, name, where);
     const BoardReport br = BoardReport::from_json(parse_member(c.bundle, where), where);
     if (!c.def) continue;  // no board key to check it with: it counts for nothing
     // On a board, a board report the board's key did not sign is not evidence
