@@ -8,18 +8,18 @@
 # The shapes both sides keep, so the comparison extends to another verifier:
 # - code: the table passed to run_checks<CTX>(VAR, { ... }); one row a line,
 #   `fn,` or `{fn, OnError::kNo},` then `// N` (N the doc's number); `});`
-#   ends it;
+#   ends it, or `}, Reading{...});` (the table's Reading, check.h);
 # - doc: in the section HEADING (up to the next heading of its level or
 #   above), a numbered line "N. `fn`: ..." or "N. `fn` (evidence): ..." per
 #   row.
-# To add docs/replay.md (check_bundle, check_transition) or docs/board.md
-# (judge), give their lists these shapes and add a `same_rows` line below.
+# Another verifier joins by giving its doc list and code table these shapes
+# and adding a `same_rows` line below.
 source "$(dirname "$0")/lib.sh"
 : "${WIT_SRC:?set WIT_SRC to the source tree}"
 
 # code_rows SRC CALL: "N fn evidence|-" for each row of the table after the line holding CALL.
 code_rows() {
-  awk -v call="$2" 'index($0, call) {s = 1; next} s && /^ *}\);/ {exit} s' "$1" |
+  awk -v call="$2" 'index($0, call) {s = 1; next} s && /^ *}(\);|, )/ {exit} s' "$1" |
     sed -nE 's/^ *(\{)?([A-Za-z_][A-Za-z0-9_]*)(, *OnError::k([A-Za-z]+))?.*\/\/ *([0-9]+[a-z]?) *$/\5 \2 \4/p' |
     awk '{print $1, $2, ($3 == "No" ? "evidence" : "-")}'
 }
@@ -48,6 +48,7 @@ replay_rows() {
 
 same_rows verify_run lib/core/src/runlog.cpp 'run_checks<RunCtx>(c, {' docs/witness-log.md '## Verifying a run (`wit-log verify RUN`)'
 replay_rows
+same_rows judge lib/core/src/board_judge.cpp 'return run_checks<Ctx>(c, {' docs/board.md '## Status rules'
 
 # The comparison itself can fail: a table with a row moved is caught.
 sed 's|^\( *\)load_run,\( *\)// 1$|\1load_run_moved,\2// 1|' "$WIT_SRC/lib/core/src/runlog.cpp" >moved.cpp

@@ -152,6 +152,70 @@ TEST_CASE("board policy: models, overlap settings and the signed definition", "[
   CHECK(!verify_signature(d.key, board_signed_message(tags::kBoardDefinition, edited), *back.signature));
 }
 
+TEST_CASE("board documents: every parser's error says \"invalid KIND: \", the shared readers' too", "[board][definition]") {
+  // Each parser's own words and those of json_fields' readers (missing field,
+  // not an array, unknown field) carry the one prefix.
+  BoardDefinition d;
+  d.name = "tiny";
+  const SecretKey key = generate_key();
+  d.key = key.pub();
+  d.metric = "next-byte";
+  d.sealed = SealedSet::seal("tiny", 0, {"x", "y"}).commit();
+  d.sign_with(key);
+  const json def = json::parse(d.dump());
+  json j = def;
+  j.erase("policy");
+  CHECK_THROWS_WITH(BoardDefinition::from_json(j, "b.json"), "invalid board definition: missing field 'policy': b.json");
+  j = def;
+  j["benchmark"]["records"] = "all";
+  CHECK_THROWS_WITH(BoardDefinition::from_json(j, "b.json"),
+                    "invalid board definition: field 'records' is not an array: b.json");
+  j = def;
+  j["revealed"] = json::object();
+  CHECK_THROWS_WITH(BoardDefinition::from_json(j, "b.json"),
+                    "invalid board definition: field 'revealed' is not an array: b.json");
+  j = def;
+  j["name"] = 7;
+  CHECK_THROWS_WITH(BoardDefinition::from_json(j, "b.json"), "invalid board definition: field 'name' is not a string: b.json");
+  j = def;
+  j["extra"] = 1;
+  CHECK_THROWS_WITH(BoardDefinition::from_json(j, "b.json"), "invalid board definition: unknown field 'extra': b.json");
+  // The envelope names the document without the prefix.
+  j = def;
+  j["format"] = "wit.other";
+  CHECK_THROWS_WITH(BoardDefinition::from_json(j, "b.json"),
+                    Catch::Matchers::StartsWith("not a board definition (format is not "));
+
+  const json sealed = json::parse(SealedSet::seal("tiny", 0, {"x", "y"}).dump());  // as a file holds it
+  j = sealed;
+  j["records"] = 3;
+  CHECK_THROWS_WITH(SealedSet::from_json(j, "s.json"), "invalid sealed set: field 'records' is not an array: s.json");
+  j = sealed;
+  j.erase("records");
+  CHECK_THROWS_WITH(SealedSet::from_json(j, "s.json"), "invalid sealed set: missing field 'records': s.json");
+
+  PruneRecord pr;
+  pr.pruned.push_back({"runs/a/run.wlog", 3, {"a"}});
+  const json prune = json::parse(pr.to_json().dump());
+  j = prune;
+  j["pruned"] = "none";
+  CHECK_THROWS_WITH(PruneRecord::from_json(j, "p.json"), "invalid prune record: field 'pruned' is not an array: p.json");
+  j = prune;
+  j["pruned"][0]["runs"] = "a";
+  CHECK_THROWS_WITH(PruneRecord::from_json(j, "p.json"), "invalid prune record: field 'runs' is not an array: p.json");
+  j = prune;
+  j["pruned"][0].erase("at");
+  CHECK_THROWS_WITH(PruneRecord::from_json(j, "p.json"), "invalid prune record: missing field 'at': p.json");
+  CHECK(PruneRecord::from_json(prune, "p.json").to_json() == prune);
+
+  json gap = {{"bogus", 1}};
+  CHECK_THROWS_WITH(GapTest::from_json(gap, "g.json"), "invalid gap test: unknown field 'bogus': g.json");
+  gap = json::object();
+  CHECK_THROWS_WITH(GapTest::from_json(gap, "g.json"), "invalid gap test: missing field 'observed': g.json");
+  gap["observed"] = "big";
+  CHECK_THROWS_WITH(GapTest::from_json(gap, "g.json"), "invalid gap test: field 'observed' is not a number: g.json");
+}
+
 TEST_CASE("board sealed: revealed epochs join the public split, which board-eval.json names", "[board][sealed]") {
   BoardDefinition d;
   d.name = "tiny";

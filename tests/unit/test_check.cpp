@@ -2,6 +2,8 @@
 // is the answer and ends the run, a wit::Error is not a rejection.
 #include <catch2/catch.hpp>
 
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -102,6 +104,19 @@ void cannot_work(Trail& t) {
   t.ran.push_back("tool");
   throw Error("cannot list: permission denied", "ckpt");
 }
+void own_record_wrong(Trail& t) {
+  t.ran.push_back("own");
+  throw NotEvidenceError("the index lists a missing member", "runs/a/bundle.json");
+}
+// What a library throws without saying where (the JSON library's type errors).
+void library_throws(Trail& t) {
+  t.ran.push_back("lib");
+  throw std::invalid_argument("type must be string, but is number");
+}
+void out_of_memory(Trail& t) {
+  t.ran.push_back("oom");
+  throw std::bad_alloc();
+}
 
 }  // namespace
 
@@ -123,4 +138,48 @@ TEST_CASE("check: only the engine turns an error into a no, in rows that read th
   r = run_checks<Trail>(v, {{step<3>, OnError::kNo, "ignored"}});
   REQUIRE(r);
   CHECK(r->check == "third");
+}
+
+TEST_CASE("check: a NotEvidenceError stays an error even in a row that reads the evidence", "[check]") {
+  Trail t;
+  CHECK_THROWS_AS(run_checks<Trail>(t, {step<1>, {own_record_wrong, OnError::kNo, "log"}, step<3>}), NotEvidenceError);
+  CHECK(t.ran == std::vector<std::string>{"1", "own"});
+  Trail u;  // with a Reading too
+  const std::string at = "final.json";
+  CHECK_THROWS_WITH(run_checks<Trail>(u, {{own_record_wrong, OnError::kNo}}, Reading{&at, "the bundle"}),
+                    "the index lists a missing member: runs/a/bundle.json");
+}
+
+TEST_CASE("check: with a Reading, a library's exception in a kNo row is a no naming the member read", "[check]") {
+  std::string at = "manifest.json";
+  const Reading reading{&at, "the bundle"};
+  Trail t;
+  auto r = run_checks<Trail>(t, {step<1>, {library_throws, OnError::kNo, "m"}, step<3>}, reading);
+  REQUIRE(r);
+  CHECK(r->reason == "manifest.json: type must be string, but is number");
+  CHECK(r->check == "m");
+  CHECK(t.ran == std::vector<std::string>{"1", "lib"});
+  // The member is read when the exception comes, not when the table starts.
+  at = "eval.json";
+  Trail t2;
+  r = run_checks<Trail>(t2, {{library_throws, OnError::kNo}}, reading);
+  REQUIRE(r);
+  CHECK(r->reason == "eval.json: type must be string, but is number");
+  // Running out of memory there is a no, in the table's words.
+  Trail u;
+  r = run_checks<Trail>(u, {{out_of_memory, OnError::kNo}, step<2>}, reading);
+  REQUIRE(r);
+  CHECK(r->reason == "out of memory while reading the bundle");
+  CHECK(u.ran == std::vector<std::string>{"oom"});
+  // In a kError row both pass, Reading or not.
+  Trail v;
+  CHECK_THROWS_AS(run_checks<Trail>(v, {{library_throws, OnError::kError}}, reading), std::invalid_argument);
+  CHECK_THROWS_AS(run_checks<Trail>(v, {{out_of_memory, OnError::kError}}, reading), std::bad_alloc);
+}
+
+TEST_CASE("check: without a Reading, a library's exception and out of memory pass every row", "[check]") {
+  Trail t;
+  CHECK_THROWS_AS(run_checks<Trail>(t, {{library_throws, OnError::kNo}}), std::invalid_argument);
+  CHECK_THROWS_AS(run_checks<Trail>(t, {{out_of_memory, OnError::kNo}}), std::bad_alloc);
+  CHECK(t.ran == std::vector<std::string>{"lib", "oom"});
 }

@@ -44,7 +44,7 @@ std::array<uint8_t, 64> sig_field(const json& j, const char* key, const char* ki
   const json& v = jsonf::need(j, key, kind, where);
   Bytes b;
   if (!v.is_string() || !from_hex(v.get<std::string>(), b) || b.size() != 64)
-    throw Error(std::string("invalid ") + kind + ": field '" + key + "' is not 128 hex digits", where);
+    jsonf::bad(kind, std::string("field '") + key + "' is not 128 hex digits", where);
   std::array<uint8_t, 64> out{};
   std::copy(b.begin(), b.end(), out.begin());
   return out;
@@ -54,20 +54,8 @@ PublicKey key_field(const json& j, const char* key, const char* kind, const std:
   const json& v = jsonf::need(j, key, kind, where);
   PublicKey k;
   if (!v.is_string() || !PublicKey::from_hex(v.get<std::string>(), k))
-    throw Error(std::string("invalid ") + kind + ": field '" + key + "' is not a public key (64 hex digits)", where);
+    jsonf::bad(kind, std::string("field '") + key + "' is not a public key (64 hex digits)", where);
   return k;
-}
-
-std::string string_field(const json& j, const char* key, const char* kind, const std::string& where) {
-  const json& v = jsonf::need(j, key, kind, where);
-  if (!v.is_string()) throw Error(std::string("invalid ") + kind + ": field '" + key + "' is not a string", where);
-  return v.get<std::string>();
-}
-
-double number_field(const json& j, const char* key, const char* kind, const std::string& where) {
-  const json& v = jsonf::need(j, key, kind, where);
-  if (!v.is_number()) throw Error(std::string("invalid ") + kind + ": field '" + key + "' is not a number", where);
-  return v.get<double>();
 }
 
 void check_envelope(const json& j, const char* format, int version, const char* kind, const std::string& where) {
@@ -358,20 +346,18 @@ json PruneRecord::to_json() const {
 }
 
 PruneRecord PruneRecord::from_json(const json& j, const std::string& where) {
-  const char* kind = "prune record";
-  check_envelope(j, kBoardPrunedFormat, kBoardDocVersion, kind, where);
+  const char* kind = "invalid prune record";
+  check_envelope(j, kBoardPrunedFormat, kBoardDocVersion, "prune record", where);
   jsonf::only_keys(j, {"format", "version", "pruned"}, kind, where);
-  const json& a = jsonf::need(j, "pruned", kind, where);
-  if (!a.is_array()) throw Error("invalid prune record: field 'pruned' is not an array", where);
+  const json& a = jsonf::array(j, "pruned", kind, where);
   PruneRecord r;
   for (const auto& x : a) {
     if (!x.is_object()) throw Error("invalid prune record: an entry is not an object", where);
     jsonf::only_keys(x, {"path", "at", "runs"}, kind, where);
     Entry e;
-    e.path = string_field(x, "path", kind, where);
+    e.path = jsonf::str(x, "path", kind, where);
     e.at = jsonf::u64(x, "at", kind, where);
-    const json& runs = jsonf::need(x, "runs", kind, where);
-    if (!runs.is_array()) throw Error("invalid prune record: field 'runs' is not an array", where);
+    const json& runs = jsonf::array(x, "runs", kind, where);
     for (const auto& n : runs) {
       if (!n.is_string() || !run_bundle_name_ok(n.get<std::string>()))
         throw Error("invalid prune record: a run name is not 1 to 64 of A-Z a-z 0-9 . _ -", where);
@@ -410,12 +396,12 @@ json StoredLog::to_json() const {
 std::string StoredLog::dump() const { return to_json().dump(2) + "\n"; }
 
 StoredLog StoredLog::from_json(const json& j, const std::string& where) {
-  const char* kind = "stored log";
-  check_envelope(j, kBoardLogFormat, kBoardDocVersion, kind, where);
+  const char* kind = "invalid stored log";
+  check_envelope(j, kBoardLogFormat, kBoardDocVersion, "stored log", where);
   jsonf::only_keys(j, {"format", "version", "path", "digest", "size", "entries", "curve"}, kind, where);
   StoredLog d;
   d.digest = jsonf::hash(j, "digest", kind, where).hex();
-  if (string_field(j, "path", kind, where) != d.path())
+  if (jsonf::str(j, "path", kind, where) != d.path())
     throw Error("invalid stored log: the log's path is not logs/DIGEST.wlog", where);
   d.size = jsonf::u64(j, "size", kind, where);
   d.entries = jsonf::u64(j, "entries", kind, where);
@@ -619,21 +605,20 @@ json SealedSet::to_json() const {
 std::string SealedSet::dump() const { return to_json().dump(2) + "\n"; }
 
 SealedSet SealedSet::from_json(const json& j, const std::string& where) {
-  const char* kind = "sealed set";
-  check_envelope(j, kBoardSealedFormat, kBoardDocVersion, kind, where);
+  const char* kind = "invalid sealed set";
+  check_envelope(j, kBoardSealedFormat, kBoardDocVersion, "sealed set", where);
   jsonf::only_keys(j, {"format", "version", "board", "epoch", "n", "root", "records"}, kind, where);
   SealedSet s;
-  s.board = string_field(j, "board", kind, where);
+  s.board = jsonf::str(j, "board", kind, where);
   s.epoch = jsonf::u64(j, "epoch", kind, where);
-  const json& recs = jsonf::need(j, "records", kind, where);
-  if (!recs.is_array()) throw Error("invalid sealed set: field 'records' is not an array", where);
+  const json& recs = jsonf::array(j, "records", kind, where);
   for (const auto& r : recs) {
     if (!r.is_object()) throw Error("invalid sealed set: a record is not an object", where);
     jsonf::only_keys(r, {"salt", "record_hex", "leaf"}, kind, where);
     SealedRecord x;
     x.salt = jsonf::hash(r, "salt", kind, where);
     Bytes b;
-    if (!from_hex(string_field(r, "record_hex", kind, where), b)) throw Error("invalid sealed set: a record is not hex", where);
+    if (!from_hex(jsonf::str(r, "record_hex", kind, where), b)) throw Error("invalid sealed set: a record is not hex", where);
     x.record.assign(b.begin(), b.end());
     x.leaf = sealed_leaf(x.salt, ByteView(x.record));
     if (x.leaf != jsonf::hash(r, "leaf", kind, where))
@@ -729,29 +714,28 @@ void BoardDefinition::sign_with(const SecretKey& k) {
 }
 
 BoardDefinition BoardDefinition::from_json(const json& j, const std::string& where) {
-  const char* kind = "board definition";
-  check_envelope(j, kBoardDefinitionFormat, kBoardDefinitionVersion, kind, where);
+  const char* kind = "invalid board definition";
+  check_envelope(j, kBoardDefinitionFormat, kBoardDefinitionVersion, "board definition", where);
   jsonf::only_keys(j, {"format", "version", "name", "key", "benchmark", "policy", "sealed", "revealed", "store", "signature"}, kind,
                    where);
   BoardDefinition d;
-  d.name = string_field(j, "name", kind, where);
+  d.name = jsonf::str(j, "name", kind, where);
   if (!run_bundle_name_ok(d.name)) throw Error("invalid board definition: field 'name' is not 1 to 64 of A-Z a-z 0-9 . _ -", where);
   d.key = key_field(j, "key", kind, where);
   const json& b = jsonf::need(j, "benchmark", kind, where);
   if (!b.is_object()) throw Error("invalid board definition: field 'benchmark' is not an object", where);
   jsonf::only_keys(b, {"commit", "commit_digest", "root", "n", "reader", "records", "metric"}, kind, where);
-  if (string_field(b, "commit", kind, where) != board_path::kBenchmarkCommit)
+  if (jsonf::str(b, "commit", kind, where) != board_path::kBenchmarkCommit)
     throw Error(std::string("invalid board definition: the benchmark commitment must be ") + board_path::kBenchmarkCommit, where);
-  d.benchmark_digest = string_field(b, "commit_digest", kind, where);
+  d.benchmark_digest = jsonf::str(b, "commit_digest", kind, where);
   d.benchmark.root = jsonf::hash(b, "root", kind, where);
   d.benchmark.n = jsonf::u64(b, "n", kind, where);
   d.benchmark.reader = ReaderSpec::from_json(jsonf::need(b, "reader", kind, where), where);
-  d.metric = string_field(b, "metric", kind, where);
-  const json& recs = jsonf::need(b, "records", kind, where);
-  if (!recs.is_array()) throw Error("invalid board definition: field 'records' is not an array", where);
+  d.metric = jsonf::str(b, "metric", kind, where);
+  const json& recs = jsonf::array(b, "records", kind, where);
   for (const auto& r : recs) {
     if (!r.is_object()) throw Error("invalid board definition: a record file is not an object", where);
-    BenchmarkRecordFile f{string_field(r, "file", kind, where), string_field(r, "digest", kind, where)};
+    BenchmarkRecordFile f{jsonf::str(r, "file", kind, where), jsonf::str(r, "digest", kind, where)};
     const std::string prefix = board_path::kBenchmarkRecords;
     if (f.file.compare(0, prefix.size(), prefix) != 0 || !run_bundle_name_ok(f.file.substr(prefix.size())))
       throw Error("invalid board definition: record file " + f.file + " is not benchmark/records/NAME", where);
@@ -760,11 +744,11 @@ BoardDefinition BoardDefinition::from_json(const json& j, const std::string& whe
   const json& p = jsonf::need(j, "policy", kind, where);
   if (!p.is_object()) throw Error("invalid board definition: field 'policy' is not an object", where);
   jsonf::only_keys(p, {"fraction", "confidence", "k", "gap_threshold", "models", "overlap"}, kind, where);
-  d.policy.fraction = number_field(p, "fraction", kind, where);
-  d.policy.confidence = number_field(p, "confidence", kind, where);
+  d.policy.fraction = jsonf::number(p, "fraction", kind, where);
+  d.policy.confidence = jsonf::number(p, "confidence", kind, where);
   d.policy.k = int64_t(jsonf::u64(p, "k", kind, where));
   // Definitions written before the sealed split have none of these: the defaults.
-  if (p.contains("gap_threshold")) d.policy.gap_threshold = number_field(p, "gap_threshold", kind, where);
+  if (p.contains("gap_threshold")) d.policy.gap_threshold = jsonf::number(p, "gap_threshold", kind, where);
   if (!(d.policy.gap_threshold > 0 && d.policy.gap_threshold < 1))
     throw Error("invalid board definition: policy gap_threshold must be in (0, 1)", where);
   if (p.contains("models")) {
@@ -788,8 +772,8 @@ BoardDefinition BoardDefinition::from_json(const json& j, const std::string& whe
     if (!o.is_object()) throw Error("invalid board definition: policy overlap is not an object", where);
     jsonf::only_keys(o, {"window", "share", "action"}, kind, where);
     d.policy.overlap_window = jsonf::u64(o, "window", kind, where);
-    d.policy.overlap_share = number_field(o, "share", kind, where);
-    d.policy.overlap_action = string_field(o, "action", kind, where);
+    d.policy.overlap_share = jsonf::number(o, "share", kind, where);
+    d.policy.overlap_action = jsonf::str(o, "action", kind, where);
   }
   if (auto p = d.policy.overlap_problem()) throw Error("invalid board definition: policy " + *p, where);
   auto sealed_commit = [&](const json& x) {
@@ -806,17 +790,16 @@ BoardDefinition BoardDefinition::from_json(const json& j, const std::string& whe
     d.sealed = sealed_commit(j["sealed"]);
   }
   if (j.contains("revealed")) {
-    if (!j["revealed"].is_array()) throw Error("invalid board definition: field 'revealed' is not an array", where);
-    for (const auto& x : j["revealed"]) {
+    for (const auto& x : jsonf::array(j, "revealed", kind, where)) {
       jsonf::only_keys(x, {"epoch", "n", "root", "file", "digest"}, kind, where);
-      BoardDefinition::Revealed r{sealed_commit(x), string_field(x, "file", kind, where), string_field(x, "digest", kind, where)};
+      BoardDefinition::Revealed r{sealed_commit(x), jsonf::str(x, "file", kind, where), jsonf::str(x, "digest", kind, where)};
       if (r.file != revealed_file(r.commit.epoch))
         throw Error("invalid board definition: a revealed epoch's file is not " + revealed_file(r.commit.epoch), where);
       d.revealed.push_back(r);
     }
   }
   if (j.contains("store")) {
-    d.store = string_field(j, "store", kind, where);
+    d.store = jsonf::str(j, "store", kind, where);
     if (d.store.empty() || d.store.size() > 4096 || d.store.find('\0') != std::string::npos)
       throw Error("invalid board definition: field 'store' is not a path", where);
   }
@@ -1304,8 +1287,8 @@ json BoardDraw::to_json() const {
 }
 
 BoardDraw BoardDraw::from_json(const json& j, const std::string& where) {
-  const char* kind = "board draw";
-  check_envelope(j, kBoardDrawFormat, kBoardDocVersion, kind, where);
+  const char* kind = "invalid board draw";
+  check_envelope(j, kBoardDrawFormat, kBoardDocVersion, "board draw", where);
   jsonf::only_keys(j, {"format", "version", "board_key", "run_id", "head", "number", "signature", "nonce", "drawn_at"}, kind, where);
   BoardDraw d;
   d.board_key = key_field(j, "board_key", kind, where);
@@ -1354,8 +1337,8 @@ std::string ResponsePart::path() const {
 }
 
 BoardReport BoardReport::from_json(const json& j, const std::string& where) {
-  const char* kind = "board report";
-  check_envelope(j, kBoardReportFormat, kBoardDocVersion, kind, where);
+  const char* kind = "invalid board report";
+  check_envelope(j, kBoardReportFormat, kBoardDocVersion, "board report", where);
   jsonf::only_keys(j, {"format", "version", "board_key", "challenge", "response", "report", "overlap", "parts", "signature"},
                    kind, where);
   BoardReport r;
@@ -1365,13 +1348,13 @@ BoardReport BoardReport::from_json(const json& j, const std::string& where) {
       throw Error("invalid board report: field 'overlap' is not null or an object", where);
   }
   r.board_key = key_field(j, "board_key", kind, where);
-  r.challenge = string_field(j, "challenge", kind, where);
+  r.challenge = jsonf::str(j, "challenge", kind, where);
   const json& resp = jsonf::need(j, "response", kind, where);
   if (!resp.is_object()) throw Error("invalid board report: field 'response' is not an object", where);
   jsonf::only_keys(resp, {"digest", "bytes", "path"}, kind, where);
   r.response_digest = jsonf::hash(resp, "digest", kind, where).hex();
   r.response_bytes = jsonf::u64(resp, "bytes", kind, where);
-  if (string_field(resp, "path", kind, where) != r.response_path())
+  if (jsonf::str(resp, "path", kind, where) != r.response_path())
     throw Error("invalid board report: the response's path is not responses/DIGEST.wbundle", where);
   if (j.contains("parts")) {  // absent in reports that name the whole response file
     const json& a = j["parts"];
@@ -1380,14 +1363,14 @@ BoardReport BoardReport::from_json(const json& j, const std::string& where) {
       if (!e.is_object()) throw Error("invalid board report: a part is not an object", where);
       jsonf::only_keys(e, {"name", "path", "digest", "bytes"}, kind, where);
       ResponsePart p;
-      p.name = string_field(e, "name", kind, where);
+      p.name = jsonf::str(e, "name", kind, where);
       if (!ResponsePart::is_part(p.name))
         throw Error("invalid board report: part " + json(p.name).dump() + " is not a state/ member or model.pt", where);
       if (!r.parts.empty() && !(r.parts.back().name < p.name))
         throw Error("invalid board report: the parts are not in strictly increasing name order", where);
       p.digest = jsonf::hash(e, "digest", kind, where).hex();
       p.bytes = jsonf::u64(e, "bytes", kind, where);
-      if (string_field(e, "path", kind, where) != p.path())
+      if (jsonf::str(e, "path", kind, where) != p.path())
         throw Error("invalid board report: part " + p.name + "'s path is not " + p.path(), where);
       r.parts.push_back(std::move(p));
     }
@@ -1422,8 +1405,8 @@ std::string BoardEval::weights_path() const { return std::string(board_path::kWe
 std::string BoardEval::model_path() const { return std::string(board_path::kWeights) + model_digest + ".pt"; }
 
 BoardEval BoardEval::from_json(const json& j, const std::string& where) {
-  const char* kind = "board evaluation";
-  check_envelope(j, kBoardEvalFormat, kBoardDocVersion, kind, where);
+  const char* kind = "invalid board evaluation";
+  check_envelope(j, kBoardEvalFormat, kBoardDocVersion, "board evaluation", where);
   jsonf::only_keys(j, {"format", "version", "board_key", "weights", "model", "eval", "refused", "sealed", "public_revealed",
                        "signature"},
                   kind, where);
@@ -1455,13 +1438,13 @@ BoardEval BoardEval::from_json(const json& j, const std::string& where) {
   jsonf::only_keys(w, {"digest", "bytes", "path"}, kind, where);
   e.weights_digest = jsonf::hash(w, "digest", kind, where).hex();
   e.weights_bytes = jsonf::u64(w, "bytes", kind, where);
-  if (string_field(w, "path", kind, where) != e.weights_path())
+  if (jsonf::str(w, "path", kind, where) != e.weights_path())
     throw Error("invalid board evaluation: the weights' path is not weights/DIGEST.safetensors", where);
   const json& m = jsonf::need(j, "model", kind, where);
   if (!m.is_null()) {
     jsonf::only_keys(m, {"digest", "path"}, kind, where);
     e.model_digest = jsonf::hash(m, "digest", kind, where).hex();
-    if (string_field(m, "path", kind, where) != e.model_path())
+    if (jsonf::str(m, "path", kind, where) != e.model_path())
       throw Error("invalid board evaluation: the model's path is not weights/DIGEST.pt", where);
   }
   e.eval = jsonf::need(j, "eval", kind, where);
@@ -1496,8 +1479,8 @@ json BoardLeaves::to_json() const {
 std::string BoardLeaves::leaves_path() const { return std::string(board_path::kLeaves) + leaves_digest + ".wleaves"; }
 
 BoardLeaves BoardLeaves::from_json(const json& j, const std::string& where) {
-  const char* kind = "board leaves audit";
-  check_envelope(j, kBoardLeavesFormat, kBoardDocVersion, kind, where);
+  const char* kind = "invalid board leaves audit";
+  check_envelope(j, kBoardLeavesFormat, kBoardDocVersion, "board leaves audit", where);
   jsonf::only_keys(j, {"format", "version", "board_key", "leaves", "n", "root", "refused", "signature"}, kind, where);
   BoardLeaves d;
   d.board_key = key_field(j, "board_key", kind, where);
@@ -1505,7 +1488,7 @@ BoardLeaves BoardLeaves::from_json(const json& j, const std::string& where) {
   jsonf::only_keys(l, {"digest", "bytes", "path"}, kind, where);
   d.leaves_digest = jsonf::hash(l, "digest", kind, where).hex();
   d.leaves_bytes = jsonf::u64(l, "bytes", kind, where);
-  if (string_field(l, "path", kind, where) != d.leaves_path())
+  if (jsonf::str(l, "path", kind, where) != d.leaves_path())
     throw Error("invalid board leaves audit: the leaves' path is not leaves/DIGEST.wleaves", where);
   d.n = jsonf::u64(j, "n", kind, where);
   d.root = jsonf::hash(j, "root", kind, where);

@@ -99,21 +99,16 @@ json GapTest::to_json() const {
 }
 
 GapTest GapTest::from_json(const json& j, const std::string& where) {
-  const char* kind = "gap test";
+  const char* kind = "invalid gap test";
   if (!j.is_object()) throw Error("invalid gap test: not an object", where);
   jsonf::only_keys(j, {"test", "observed", "n_public", "n_sealed", "permutations", "at_least", "p", "detectable", "seed"}, kind, where);
   GapTest g;
-  auto num = [&](const char* k) {
-    const json& v = jsonf::need(j, k, kind, where);
-    if (!v.is_number()) throw Error(std::string("invalid gap test: field '") + k + "' is not a number", where);
-    return v.get<double>();
-  };
-  g.observed = num("observed");
+  g.observed = jsonf::number(j, "observed", kind, where);
   g.n_public = jsonf::u64(j, "n_public", kind, where);
   g.n_sealed = jsonf::u64(j, "n_sealed", kind, where);
   g.permutations = jsonf::u64(j, "permutations", kind, where);
   g.at_least = jsonf::u64(j, "at_least", kind, where);
-  g.p = num("p");
+  g.p = jsonf::number(j, "p", kind, where);
   g.detectable = j.contains("detectable") && j["detectable"].is_number() ? j["detectable"].get<double>() : INFINITY;
   g.seed = jsonf::hash(j, "seed", kind, where);
   if (g.at_least > g.permutations || g.p != double(1 + g.at_least) / double(1 + g.permutations))

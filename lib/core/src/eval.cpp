@@ -241,14 +241,14 @@ EvalCommitment commit_scores(const Hash32& run_id, int64_t step, const Hash32& c
 }
 
 Problem check_scores(const EvalCommitment& e, const EvalScores& s) {
-  if (s.eval_id != e.id()) return std::string("the scores are of another eval (eval id)");
-  if (s.scores.size() != s.record_leaves.size()) return std::string("the scores and record leaves differ in number");
+  if (s.eval_id != e.id()) return "the scores are of another eval (eval id)";
+  if (s.scores.size() != s.record_leaves.size()) return "the scores and record leaves differ in number";
   if (s.scores.size() != e.n)
     return "the scores hold " + std::to_string(s.scores.size()) + " examples, the eval " + std::to_string(e.n);
   if (!is_data_tree_root(s.record_leaves, e.eval_root))
-    return std::string("the scores' record leaves are not the eval set (eval_root)");
+    return "the scores' record leaves are not the eval set (eval_root)";
   if (merkle_root(kBlake2bTree, score_leaves(s)) != e.scores_root)
-    return std::string("the scores do not hash to the eval's scores_root");
+    return "the scores do not hash to the eval's scores_root";
   const Score agg = aggregate(s.scores);
   if (!same_bits(agg.loss, e.loss))
     return "the eval's loss " + num(e.loss) + " is not the mean of its scores (" + num(agg.loss) + ")";
@@ -356,16 +356,21 @@ Problem eval_item_reason(const EvalCheckItem& it) {
 
 namespace {
 
-// Which check an item fails first, from what it holds; `record_ok` is whether
-// the record leaf is the committed one (known to the builder).
-std::string item_failure(const EvalCheckItem& it, bool record_ok, bool opening_ok) {
+// Which check an item fails first, from what it holds: a "no" naming it
+// (record, opening, loss, accuracy), or nothing when the item passes;
+// `record_ok` is whether the record leaf is the committed one (known to the
+// builder). The report's `failed` field is its name, "" for a pass (failed_field).
+Problem item_failure(const EvalCheckItem& it, bool record_ok, bool opening_ok) {
   if (!record_ok) return "record";
   if (!opening_ok) return "opening";
   const double lt = kEvalLossTolerance * std::max(1.0, std::fabs(it.recomputed.loss));
   if (!(std::fabs(it.claimed.loss - it.recomputed.loss) <= lt)) return "loss";
   if (!(std::fabs(it.claimed.accuracy - it.recomputed.accuracy) <= kEvalAccuracyTolerance)) return "accuracy";
-  return "";
+  return std::nullopt;
 }
+
+// The report format's `failed` field for an item's failure: its name, "" when it passes.
+std::string failed_field(const Problem& failure) { return failure.value_or(""); }
 
 bool opening_verifies(const EvalCheckItem& it, uint64_t n, const Hash32& scores_root) {
   return verify_inclusion(kBlake2bTree, it.index, n, eval_score_leaf(it.record_leaf, it.claimed), it.score_path,
@@ -411,7 +416,7 @@ EvalCheckReport make_eval_check_report(const EvalCommitment& e, const EvalScores
     it.recomputed = recomputed;
     it.claimed = s.scores[size_t(i)];
     it.score_path = tree.hashes(inclusion_ranges(i, e.n));
-    it.failed = item_failure(it, leaf == s.record_leaves[size_t(i)], opening_verifies(it, e.n, e.scores_root));
+    it.failed = failed_field(item_failure(it, leaf == s.record_leaves[size_t(i)], opening_verifies(it, e.n, e.scores_root)));
     it.pass = it.failed.empty();
     r.items.push_back(std::move(it));
   }
@@ -504,7 +509,7 @@ EvalCheckReport EvalCheckReport::from_json(const json& j, const std::string& whe
     if (it.pass != it.failed.empty()) jsonf::bad(kKind, at + " passes and fails at once", where);
     // What the item itself shows: a score failure must be one, a pass must match.
     if (it.failed == "" || it.failed == "loss" || it.failed == "accuracy")
-      if (item_failure(it, true, true) != it.failed)
+      if (failed_field(item_failure(it, true, true)) != it.failed)
         jsonf::bad(kKind, at + "'s verdict is not the one its claimed and recomputed scores give", where);
     r.items.push_back(std::move(it));
     pos++;
@@ -549,15 +554,15 @@ EvalCheckReport EvalCheckReport::load(const std::string& path) {
 }
 
 Problem check_eval_report(const EvalCheckReport& r, const EvalCommitment& e, const EvalScores* scores) {
-  if (r.eval_id != e.id()) return std::string("the report checks another eval (eval id)");
-  if (r.run_id != e.run_id) return std::string("the report names another run than the eval");
-  if (r.checkpoint_root != e.checkpoint_root) return std::string("the report names another checkpoint than the eval");
-  if (r.n != e.n) return std::string("the report's n is not the eval's");
+  if (r.eval_id != e.id()) return "the report checks another eval (eval id)";
+  if (r.run_id != e.run_id) return "the report names another run than the eval";
+  if (r.checkpoint_root != e.checkpoint_root) return "the report names another checkpoint than the eval";
+  if (r.n != e.n) return "the report's n is not the eval's";
   if (r.k < 1 || r.k > r.n || r.k > kMaxEvalCheck || r.nonce.empty() || r.nonce.size() > kMaxEvalNonceBytes)
-    return std::string("the report's k or nonce is out of range");
-  if (r.seed != eval_check_seed(r.eval_id, ByteView(r.nonce))) return std::string("the report's seed is not its nonce's");
-  if (r.indices != eval_check_indices(r.seed, r.n, r.k)) return std::string("the report's indices are not its seed's");
-  if (r.items.size() != r.indices.size()) return std::string("the report does not hold one item per index");
+    return "the report's k or nonce is out of range";
+  if (r.seed != eval_check_seed(r.eval_id, ByteView(r.nonce))) return "the report's seed is not its nonce's";
+  if (r.indices != eval_check_indices(r.seed, r.n, r.k)) return "the report's indices are not its seed's";
+  if (r.items.size() != r.indices.size()) return "the report does not hold one item per index";
   if (scores)
     if (auto why = check_scores(e, *scores)) return "the scores do not reproduce the eval: " + *why;
   for (size_t i = 0; i < r.items.size(); i++) {
@@ -574,12 +579,12 @@ Problem check_eval_report(const EvalCheckReport& r, const EvalCommitment& e, con
       continue;  // only the scores can confirm a record mismatch, and it rejects anyway
     }
     const bool opening_ok = opening_verifies(it, r.n, e.scores_root);
-    if (item_failure(it, record_ok, opening_ok) != it.failed || it.pass != it.failed.empty())
+    if (failed_field(item_failure(it, record_ok, opening_ok)) != it.failed || it.pass != it.failed.empty())
       return at + ": its verdict is not the one its record, opening and scores give";
   }
   EvalCheckReport want = r;
   finish_verdict(want);
-  if (want.verdict != r.verdict || want.reason != r.reason) return std::string("the report's verdict is not its items'");
+  if (want.verdict != r.verdict || want.reason != r.reason) return "the report's verdict is not its items'";
   return std::nullopt;
 }
 

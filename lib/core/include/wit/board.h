@@ -28,10 +28,11 @@ namespace wit {
 // missing or edited, an index that cannot be read, a document in a board
 // member's place that the board key did not sign, one run on the board under
 // two names. The board's error, never a verdict on a run: build and show
-// exit 2 naming the file (docs/board.md, "Only evidence rejects").
-class BoardFolderError : public Error {
+// exit 2 naming the file (docs/board.md, "Only evidence rejects"); the check
+// engine lets it pass from the rows that read the run's evidence.
+class BoardFolderError : public NotEvidenceError {
  public:
-  using Error::Error;
+  using NotEvidenceError::NotEvidenceError;
 };
 // The hint every BoardFolderError carries: how to mend the folder.
 inline constexpr const char* kBoardFolderHint =
@@ -181,6 +182,10 @@ RunEntry evaluate_bundle_path(const std::string& path, double fraction = kDefaul
 // definition, in board order, with the gap test corrected over the runs.
 // Throws BoardFolderError when the folder does not match its own index.
 std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefinition& def);
+// The status of a run whose checks all passed (docs/board.md, "Status
+// rules"): pending with the first rule it does not meet yet (always, without
+// a board), flagged (and pending) on an overlap the board found, else certified.
+void assign_status(RunEntry& e, const BoardDefinition* board);
 // Bonferroni over the entries with a sealed score, and the flag: a certified
 // run whose corrected p is below the policy's threshold becomes pending
 // ("does better on the published records than on sealed ones").

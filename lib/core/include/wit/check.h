@@ -18,9 +18,14 @@
 // the first Rejection. Only the engine turns an error into a "no": a row of
 // the table that reads the evidence under judgement says so (OnError::kNo),
 // and a wit::Error raised in it (malformed evidence) becomes that row's "no"
-// with the error's message; in any other row an error stays an error.
+// with the error's message; in any other row an error stays an error, and so
+// does a NotEvidenceError in any row (the tool's own record is wrong, not the
+// evidence). A table whose checks say what they are reading (Reading) has the
+// engine name it in the "no" a library's exception becomes there.
 #pragma once
+#include <exception>
 #include <initializer_list>
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -79,10 +84,31 @@ inline void reject_if(const Problem& p, const std::string& prefix = {}) {
 template <class Ctx>
 using Check = void (*)(Ctx&);
 
+// An error that is never evidence, even met in a row that reads the evidence:
+// the tool's own record is wrong (a board's folder that does not match its
+// index or holds a document its key did not sign: BoardFolderError). The
+// engine lets it pass from every row (exit 2, never a "no").
+class NotEvidenceError : public Error {
+ public:
+  using Error::Error;
+};
+
 // What the engine makes of a wit::Error raised inside a row of a table.
 enum class OnError {
   kError,  // the tool cannot do its work: the error passes (exit 2)
   kNo,     // the row reads the evidence under judgement: malformed evidence is a "no" with the error's message
+};
+
+// What the checks of a table are reading, for the engine to name (run_checks'
+// last argument): `member` points at the name of the member being read, kept
+// current by the checks as they go. In a kNo row, an exception that is not a
+// wit::Error (a library's, the JSON library's, which does not say where) is a
+// "no" "MEMBER: WHAT", and running out of memory a "no" "out of memory while
+// reading WHOLE" (evidence that asks for more memory than there is). Without
+// it (member null) those pass from every row.
+struct Reading {
+  const std::string* member = nullptr;
+  const char* whole = "";
 };
 
 // A row of a check table: the check, what its errors are, and the name a
@@ -96,19 +122,28 @@ struct CheckRow {
 };
 
 // Runs `rows` on `c` in order; the first that rejects ends the run and is
-// returned. A wit::Error from a kNo row is that row's rejection; anything
-// else a check throws (wit::Error elsewhere, std::bad_alloc) passes. A plain
-// check in the list is a row whose errors pass.
+// returned. A wit::Error from a kNo row is that row's rejection, unless it is
+// a NotEvidenceError; with `reading`, a library's exception or running out of
+// memory in a kNo row is too (Reading). Anything else a check throws passes.
+// A plain check in the list is a row whose errors pass.
 template <class Ctx>
-std::optional<Rejection> run_checks(Ctx& c, std::initializer_list<CheckRow<Ctx>> rows) {
+std::optional<Rejection> run_checks(Ctx& c, std::initializer_list<CheckRow<Ctx>> rows, Reading reading = {}) {
   for (const CheckRow<Ctx>& row : rows) {
     try {
       row.check(c);
     } catch (Rejection& r) {
       return std::move(r);
+    } catch (const NotEvidenceError&) {
+      throw;
     } catch (const Error& e) {
       if (row.on_error == OnError::kError) throw;
       return Rejection{row.name, e.what()};
+    } catch (const std::bad_alloc&) {
+      if (row.on_error == OnError::kError || !reading.member) throw;
+      return Rejection{row.name, std::string("out of memory while reading ") + reading.whole};
+    } catch (const std::exception& e) {
+      if (row.on_error == OnError::kError || !reading.member) throw;
+      return Rejection{row.name, *reading.member + ": " + e.what()};
     }
   }
   return std::nullopt;

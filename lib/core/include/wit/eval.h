@@ -189,8 +189,7 @@ Problem eval_item_reason(const EvalCheckItem& it);
 // Checks a report against the eval it claims to check: same eval id, n, seed
 // and indices from its nonce, every opening verifies under scores_root, the
 // claimed scores are those of `scores` (when given), verdict consistent with
-// the items. std::nullopt when consistent; else the first reason.
-Problem check_eval_report(const EvalCheckReport& r, const EvalCommitment& e,
-                                             const EvalScores* scores);
+// the items. Nothing when consistent; else a "no" with the first reason.
+Problem check_eval_report(const EvalCheckReport& r, const EvalCommitment& e, const EvalScores* scores);
 
 }  // namespace wit

@@ -1,7 +1,6 @@
-// The leaderboard's judgement of a run bundle: the 14 checks of
-// docs/board.md, in order, the first failure being the reason a run is
-// rejected; the status and confidence; board.json. The HTML is
-// board_html.cpp's.
+// The board's checks of a run bundle: judge's table, the 18 rows of
+// docs/board.md ("Status rules"), in order, the first "no" being the reason a
+// run is rejected; a board folder's runs judged against its definition.
 #include "wit/board.h"
 
 #include <algorithm>
@@ -106,7 +105,7 @@ struct Ctx {
   const RunBundle& bundle;
   RunEntry& entry;  // what the checks find, for board.json
   const BoardDefinition* def;  // the board judged against; null: none
-  std::string at = "bundle.json";  // the member being checked, for messages from the JSON library
+  std::string at = "bundle.json";  // the member being checked: judge's Reading, for the JSON library's messages
   Manifest mf;
   int64_t T = 0;  // the manifest's steps
   Hash32 run_id;
@@ -119,7 +118,16 @@ struct Ctx {
   bool has_eval = false;               // eval.json (with its set and scores) is in the bundle
   EvalCommitment eval;
   EvalScores scores;
+  const std::string* given_log = nullptr;  // derive_stored_log's log bytes
 };
+
+// The board's own error in a run's folder, naming the file (a document in a
+// board member's place its key did not sign, a log.stored.json the board
+// wrote wrong, a folder that does not match its index): never a verdict on
+// the run, it passes the engine (a NotEvidenceError) and ends the command.
+[[noreturn]] void throw_folder_error(const RunBundle& b, const std::string& what, const std::string& member) {
+  throw BoardFolderError(what, b.path + "/" + member, kBoardFolderHint);
+}
 
 // 1. bundle.json
 void check_bundle_index(Ctx& c) {
@@ -156,9 +164,12 @@ void check_manifest(Ctx& c) {
 }
 
 // 3. heads.jsonl
-void check_heads(Ctx& c) {
+void read_heads(Ctx& c) {
   c.at = member::kHeads;
   c.heads = parse_heads(c.bundle.get(member::kHeads));
+}
+void check_heads(Ctx& c) {
+  read_heads(c);
   if (c.heads.empty()) reject("heads.jsonl holds no signed head");
   for (size_t i = 0; i < c.heads.size(); i++) {
     const TreeHead& h = c.heads[i];
@@ -202,6 +213,9 @@ std::vector<std::pair<int64_t, double>> log_curve(const Ctx& c, const std::strin
   return curve;
 }
 
+// derive_stored_log's check 4: on the log bytes it is given.
+void curve_of_given_log(Ctx& c) { c.entry.loss_curve = log_curve(c, *c.given_log); }
+
 // 4. run.wlog, when present; on a board with an evidence store, the log went
 // to the store and the run is judged as a run without a log (build never
 // reads the store): log.stored.json gives the curve only, and audit checks it.
@@ -219,10 +233,12 @@ void check_log(Ctx& c) {
         throw Error("invalid stored log: it counts " + std::to_string(d.entries) + " entries, the newest signed head covers " +
                     std::to_string(c.newest.size));
     } catch (const std::exception& x) {
-      // The board wrote it: a wrong one is the folder's error, not the run's (as a board draw's).
+      // The board wrote it: a wrong one is the folder's error, not the run's
+      // (as a board draw's); off a board, the error names the member (the
+      // JSON library's does not) and the engine makes it this row's "no".
       const std::string why = std::string(x.what()).substr(0, std::string(x.what()).find('\n'));
-      if (c.def) throw BoardFolderError(m + ": " + why, c.bundle.path + "/" + m, kBoardFolderHint);
-      reject(m + ": " + why);
+      if (c.def) throw_folder_error(c.bundle, m + ": " + why, m);
+      throw Error(m + ": " + why);
     }
     c.entry.loss_curve = d.curve;
     c.entry.log_stored = d.path();
@@ -278,7 +294,7 @@ void check_draw(Ctx& c, const std::string& name, const Challenge& ch, ChallengeS
   c.at = m;
   const BoardDraw d = BoardDraw::from_json(parse_member(c.bundle, m), m);
   if (!c.def) return;  // no board to check it against: it stays a caller's challenge
-  if (auto p = d.problem(c.def->key)) throw BoardFolderError(m + " " + *p, c.bundle.path + "/" + m, kBoardFolderHint);
+  if (auto p = d.problem(c.def->key)) throw_folder_error(c.bundle, m + " " + *p, m);
   if (d.run_id != c.run_id) reject(m + " is a draw for another run");
   if (d.head != ch.head) reject(m + " draws for another head than its challenge's");
   if (d.nonce != ch.nonce)
@@ -325,22 +341,26 @@ void check_challenges(Ctx& c) {
     if (n != expect++) reject("the board's draws skip challenge number " + std::to_string(expect - 1));
 }
 
+// The challenge (its index in c.challenges) that the report `where`, named
+// NAME, answers: the one of challenges/NAME.json, or no.
+size_t answered_challenge(const Ctx& c, const std::string& name, const std::string& where) {
+  size_t ci = 0;
+  while (ci < c.entry.challenges.size() && c.entry.challenges[ci].name != name) ci++;
+  if (ci == c.entry.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
+  return ci;
+}
+
 // 8. reports
 void check_reports(Ctx& c) {
   for (const std::string& name : c.bundle.names_under(member::kReports)) {
     const std::string where = std::string(member::kReports) + name + ".json";
     c.at = where;
-    size_t ci = 0;
-    while (ci < c.entry.challenges.size() && c.entry.challenges[ci].name != name) ci++;
-    if (ci == c.entry.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
-    const Challenge& ch = c.challenges[ci];
-    ChallengeState& s = c.entry.challenges[ci];
+    const Challenge& ch = c.challenges[answered_challenge(c, name, where)];
     const ReplayReport r = ReplayReport::from_json(parse_member(c.bundle, where), where);
     // Check 7 made every challenge one of this run's. The report is a claim
     // anyone can type: its form is checked, its verdict counts for nothing
     // (the board's own reports, board-reports/, do).
     if (auto why = r.answer_problem(ch)) reject(where + " " + *why);
-    (void)s;
   }
 }
 
@@ -350,14 +370,12 @@ void check_board_reports(Ctx& c) {
   for (const std::string& name : c.bundle.names_under(member::kBoardReports)) {
     const std::string where = std::string(member::kBoardReports) + name + ".json";
     c.at = where;
-    size_t ci = 0;
-    while (ci < c.entry.challenges.size() && c.entry.challenges[ci].name != name) ci++;
-    if (ci == c.entry.challenges.size()) reject(where + " answers no challenge in the bundle (no challenges/" + name + ".json)");
+    const size_t ci = answered_challenge(c, name, where);
     const BoardReport br = BoardReport::from_json(parse_member(c.bundle, where), where);
     if (!c.def) continue;  // no board key to check it with: it counts for nothing
     // On a board, a board report the board's key did not sign is not evidence
     // at all: the folder is inconsistent (the board's error, not the run's).
-    if (auto p = br.problem(c.def->key)) throw BoardFolderError(where + " " + *p, c.bundle.path + "/" + where, kBoardFolderHint);
+    if (auto p = br.problem(c.def->key)) throw_folder_error(c.bundle, where + " " + *p, where);
     if (br.challenge != name) reject(where + " is the board's report on another challenge (" + br.challenge + ")");
     const Challenge& ch = c.challenges[ci];
     ChallengeState& s = c.entry.challenges[ci];
@@ -488,7 +506,7 @@ void check_board_eval(Ctx& c) {
   const std::string where = member::kBoardEval;
   const BoardEval be = BoardEval::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;  // no board key to check it with
-  if (auto p = be.problem(c.def->key)) throw BoardFolderError(where + " " + *p, c.bundle.path + "/" + where, kBoardFolderHint);
+  if (auto p = be.problem(c.def->key)) throw_folder_error(c.bundle, where + " " + *p, where);
   if (!be.refused.empty()) reject("the board refused the released model: " + be.refused);
   const EvalCommitment ev = EvalCommitment::from_json(be.eval, where);
   if (ev.run_id != c.run_id) reject(where + " evaluates another run");
@@ -546,7 +564,7 @@ void check_board_leaves(Ctx& c) {
   c.at = where;
   const BoardLeaves bl = BoardLeaves::from_json(parse_member(c.bundle, where), where);
   if (!c.def) return;
-  if (auto p = bl.problem(c.def->key)) throw BoardFolderError(where + " " + *p, c.bundle.path + "/" + where, kBoardFolderHint);
+  if (auto p = bl.problem(c.def->key)) throw_folder_error(c.bundle, where + " " + *p, where);
   if (bl.n != c.data.n || bl.root != c.data.root) reject(where + " audits another tree than the run's data commitment");
   if (!bl.refused.empty()) reject("the board's audit of the training tree failed: " + bl.refused);
   c.entry.leaves_audited = true;
@@ -654,196 +672,39 @@ void check_model(Ctx& c) {
   }
 }
 
-// Checks 1 to 5 of docs/board.md: the run itself, up to its final entry.
-std::optional<Rejection> judge_run(Ctx& c) {
-  return run_checks<Ctx>(c, {
-      check_bundle_index,     // 1
-      check_manifest,         // 2
-      check_heads,            // 3
-      check_log,              // 4
-      check_final_entry,      // 5
-  });
-}
-
-// The checks of docs/board.md, in order; the first failure rejects the run.
+// The checks of docs/board.md ("Checks"), row for row (cli_test_check_tables
+// compares them), in order; the first "no" rejects the run. Every row reads
+// the bundle under judgement: what is malformed there is evidence against the
+// run (OnError::kNo), a "no" with the error's message (the JSON library's
+// prefixed with the member being read, c.at; running out of memory "out of
+// memory while reading the bundle"). The board's own error found on the way
+// (BoardFolderError) passes, never a verdict.
 std::optional<Rejection> judge(Ctx& c) {
-  if (auto r = judge_run(c)) return r;
   return run_checks<Ctx>(c, {
-      check_data_commitment,     // 6
-      check_challenges,          // 7, 7b
-      check_reports,             // 8
-      check_board_reports,       // 8b
-      training_confidence,       //    (the confidence of what 7 and 8 found)
-      check_no_rejected_report,  // 9
-      check_eval,                // 10
-      check_eval_scores,         // 11
-      check_eval_spot_checks,    // 12
-      check_board_eval,          // 12b
-      check_contamination,       // 13
-      check_board_leaves,        // 13b
-      check_model,               // 14
-  });
+      {check_bundle_index, OnError::kNo},        // 1
+      {check_manifest, OnError::kNo},            // 2
+      {check_heads, OnError::kNo},               // 3
+      {check_log, OnError::kNo},                 // 4
+      {check_final_entry, OnError::kNo},         // 5
+      {check_data_commitment, OnError::kNo},     // 6
+      {check_challenges, OnError::kNo},          // 7
+      {check_reports, OnError::kNo},             // 8
+      {check_board_reports, OnError::kNo},       // 8b
+      training_confidence,                       // 8c
+      {check_no_rejected_report, OnError::kNo},  // 9
+      {check_eval, OnError::kNo},                // 10
+      {check_eval_scores, OnError::kNo},         // 11
+      {check_eval_spot_checks, OnError::kNo},    // 12
+      {check_board_eval, OnError::kNo},          // 12b
+      {check_contamination, OnError::kNo},       // 13
+      {check_board_leaves, OnError::kNo},        // 13b
+      {check_model, OnError::kNo},               // 14
+  }, Reading{&c.at, "the bundle"});
 }
 
 }  // namespace
-
-namespace {
-
-// pack --board --data-index: the contamination certificate of the board's
-// published benchmark records against the run's data commitment, as
-// `wit-query contamination` makes it (the n-gram statistic with the
-// commitment's training files where they are found).
-json benchmark_contamination(const BoardDefinition& board, const PackInput& in) {
-  const CommitPair p = load_commit_pair(in.data_commit, in.data_index, IndexUse::kIndexNeeded);
-  ContaminationInput ci;
-  ci.commitment = &p.commit;
-  ci.commit_path = in.data_commit;
-  ci.index = p.index.get();
-  ci.eval_reader = board.benchmark.reader;
-  for (const auto& r : board.records) ci.eval_paths.push_back((std::filesystem::path(in.board_dir) / r.file).string());
-  return contamination_certificate(ci);
-}
-
-// A certificate as a folder keeps it: its compact form (one multiproof, not
-// an audit path per record: docs/proofs.md).
-std::string compact_member(const json& cert, const std::string& where) {
-  return compact_certificate(cert, where).dump(2) + "\n";
-}
-
-}  // namespace
-
-ReleasedWeights export_released(const std::string& run_dir) {
-  const RunPaths rp(run_dir);
-  const Manifest mf = Manifest::load(rp.manifest());
-  const std::string ckpt = rp.checkpoint(uint64_t(mf.steps));
-  if (!lexists(ckpt))
-    throw Error("the run has no final checkpoint to export the released weights from", ckpt,
-                "a run trained across ranks keeps it in shards: wit-sketch export --run RUN -o W CKPT, "
-                "wit-sketch match --json --run RUN W >B, then pack --model-binding B");
-  ReleasedWeights out{Safetensors::open(ckpt), {}, {}};
-  const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
-  const LoggedFinal fin = final_logged_state(log, rp.log());
-  const StateRoot parts = state_root_parts(out.checkpoint.tensors());
-  if (fin.step != uint64_t(mf.steps) || parts.root != fin.root)
-    throw Error("the final checkpoint is not the state the run logged at its final step", ckpt);
-  for (const auto& t : out.checkpoint.tensors())
-    if (is_param_tensor(t.name)) out.params.push_back(t);
-  const NamedLeaves leaves = tensor_leaves(out.params);
-  const ReleaseBinding rb = bind_release(out.params, fin, parts.optim, &leaves);
-  if (!rb.match) throw Error("the exported weights do not bind to the final state: " + rb.reason, ckpt);
-  out.binding = rb.to_json().dump(2) + "\n";
-  return out;
-}
-
-RunBundle pack_run_bundle(const PackInput& in, const BoardDefinition* board) {
-  if (!run_bundle_name_ok(in.name))
-    throw Error("invalid --name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with a dot)", in.name);
-  RunBundle b;
-  // The run: manifest and heads byte for byte, the final entry's proof under the newest head.
-  const RunPaths rp(in.run_dir);
-  const Manifest mf = Manifest::load(rp.manifest());
-  b.files[member::kManifest] = read_file(rp.manifest());
-  b.files[member::kHeads] = read_file(rp.heads());
-  const auto heads = read_heads(rp.heads());
-  if (heads.empty()) throw Error("the run has no signed heads", rp.heads());
-  const TreeHead& head = heads.back();
-  const WitnessLog log = WitnessLog::open(rp.log(), TornTail::kRefuse);
-  if (head.size != uint64_t(mf.steps) + 1 || log.size() != head.size)
-    throw Error("the run is not finished: its newest signed head covers " + std::to_string(head.size) +
-                    " entries, its log " + std::to_string(log.size()) + ", the whole run " + std::to_string(mf.steps + 1),
-                rp.heads(), "finish training, or sign a head over the whole log (wit-log sign)");
-  if (log.root(head.size) != head.root) throw Error("the newest head's root is not the root of the log", rp.heads());
-  b.files[member::kFinal] = log_inclusion_document(log, head, uint64_t(mf.steps)).dump(2) + "\n";
-  if (in.include_log) b.files[member::kLog] = read_file(rp.log());
-  b.files[member::kDataCommit] = read_file(in.data_commit);
-  // The trainer's own evaluation, each file when given (the board scores the weights itself).
-  const std::pair<const char*, const std::string*> given[] = {{member::kEvalCommit, &in.eval_commit},
-                                                              {member::kEval, &in.eval},
-                                                              {member::kEvalScores, &in.eval_scores},
-                                                              {member::kContamination, &in.contamination}};
-  for (const auto& [m, path] : given)
-    if (!path->empty()) b.files[m] = read_file(*path);
-  if (!in.contamination.empty()) b.files[member::kContamination] =
-        compact_member(jsonf::parse(b.files[member::kContamination], "invalid proof", in.contamination), in.contamination);
-  if (board) {
-    // The benchmark is the eval set: its commitment names it in the bundle.
-    const std::string bench = (std::filesystem::path(in.board_dir) / board_path::kBenchmarkCommit).string();
-    if (in.eval_commit.empty()) b.files[member::kEvalCommit] = read_file(bench);
-    if (in.contamination.empty() && !in.data_index.empty())
-      b.files[member::kContamination] = compact_member(benchmark_contamination(*board, in), in.data_index);
-  } else if (!in.data_index.empty()) {
-    throw Error("--data-index is for --board (the certificate is of the board's benchmark)", in.data_index);
-  }
-  if (!in.model_fingerprint.empty()) b.files[member::kModelFingerprint] = read_file(in.model_fingerprint);
-  if (!in.model_binding_text.empty()) {
-    b.files[member::kModelBinding] = in.model_binding_text;
-  } else if (!in.model_binding.empty()) {
-    const std::string text = read_file(in.model_binding);
-    const nlohmann::json j = jsonf::parse(text, "invalid model binding", in.model_binding);
-    (void)ReleaseBinding::from_json(j, in.model_binding);
-    b.files[member::kModelBinding] = text;
-  }
-  auto put_named = [&](const std::string& dir, const std::string& name, const std::string& text, const std::string& from) {
-    const std::string m = dir + name + ".json";
-    auto it = b.files.find(m);
-    if (it != b.files.end() && it->second != text) throw Error("two different files for " + m, from);
-    b.files[m] = text;
-  };
-  for (const auto& f : in.challenges) {
-    const std::string text = read_file(f);
-    const nlohmann::json j = jsonf::parse(text, "invalid challenge", f);
-    const Challenge c = Challenge::from_json(j, f);
-    put_named(member::kChallenges, challenge_member_name(c.seed), text, f);
-  }
-  for (const auto& f : in.reports) {
-    const std::string text = read_file(f);
-    const Verdict answers = match_report(b, text, f);
-    if (!answers.ok) throw Error("the report answers none of the --challenge files", f);
-    put_named(member::kReports, answers.summary, text, f);
-  }
-  for (const auto& f : in.eval_checks) {
-    const std::string text = read_file(f);
-    const nlohmann::json j = jsonf::parse(text, "invalid eval check", f);
-    const EvalCheckReport r = EvalCheckReport::from_json(j, f);
-    put_named(member::kEvalChecks, challenge_member_name(r.seed), text, f);
-  }
-  for (const auto& f : in.probe_checks) {
-    const std::string text = read_file(f);
-    const nlohmann::json j = jsonf::parse(text, "invalid probe check", f);
-    const ProbeCheckReport r = ProbeCheckReport::from_json(j, f);
-    put_named(member::kProbeChecks, challenge_member_name(r.nonce), text, f);
-  }
-  b.files[kRunBundleIndex] = b.index_json(in.name);
-  return b;
-}
-
-std::string number_text(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {  // whole numbers as such: "200", not "2e+02"
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-    return buf;
-  }
-  for (int prec = 1; prec <= 17; prec++) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
 
 std::string challenge_member_name(const Hash32& seed) { return seed.hex().substr(0, 16); }
-
-const char* model_verdict_name(ModelVerdict v) {
-  switch (v) {
-    case ModelVerdict::kNotChecked: return "not checked";
-    case ModelVerdict::kNotGiven: return "not given";
-    case ModelVerdict::kMatches: return "matches";
-    case ModelVerdict::kDiffers: return "differs";
-    case ModelVerdict::kProbeOnly: return "probe only";
-  }
-  return "not checked";  // not reached: every enumerator is named above
-}
 
 RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDefinition* board) {
   RunEntry e;
@@ -856,65 +717,13 @@ RunEntry evaluate_run_bundle(const RunBundle& b, double fraction, const BoardDef
   e.source = path_name(b.path);
   e.name = b.index_problem() ? name_from_path(b.path) : b.declared_name();
   Ctx c(b, e, board);
-  try {
-    if (const auto r = judge(c)) {
-      e.status = BoardStatus::kRejected;
-      e.reason = r->reason;
-    }
-  } catch (const std::bad_alloc&) {
+  if (const std::optional<Rejection> no = judge(c)) {
     e.status = BoardStatus::kRejected;
-    e.reason = "out of memory while reading the bundle";
-  } catch (const BoardFolderError&) {
-    throw;  // the board's error, not a verdict on the run
-  } catch (const Error& x) {
-    e.status = BoardStatus::kRejected;
-    e.reason = x.what();  // names the member
-  } catch (const std::exception& x) {
-    // The JSON library's exceptions do not say where: name the member being checked.
-    e.status = BoardStatus::kRejected;
-    e.reason = c.at + ": " + x.what();
-  }
-  if (e.status == BoardStatus::kRejected) {
-    e.reason = e.reason.substr(0, e.reason.find('\n'));
+    e.reason = no->reason.substr(0, no->reason.find('\n'));
     return e;
   }
-  int64_t board_drawn = 0, board_waiting = 0;
-  for (const auto& s : e.challenges)
-    if (s.drawn_by == "board") {
-      board_drawn++;
-      if (s.verdict == BoardStatus::kPending) board_waiting++;
-    }
-  e.status = BoardStatus::kPending;
-  if (!board) {
-    e.reason = "not on a defined board (its reports are claims; a board verifies responses and signs its own)";
-  } else if (board_drawn == 0) {
-    e.reason = "no board challenge drawn yet";
-  } else if (e.confidence < board->policy.confidence) {
-    e.reason = "confidence " + percent(e.confidence) + " is below the board's " + percent(board->policy.confidence) +
-               (board_waiting > 0 ? "; waiting for the response to " + cli::count_of(board_waiting, "board challenge")
-                                  : "; the board draws more challenges");
-  } else if (e.eval_by != "board") {
-    e.reason = "the board has not scored the released weights on its benchmark yet (wit-board evaluate)";
-  } else if (!e.leaves_audited && !e.tree_ranged) {
-    e.reason = "the training tree is not audited yet: the contamination certificate means absence only in a sorted tree "
-               "(wit-board leaves)";
-  } else if (auto p = contamination_problem(*board, e.clean.has_value())) {
-    e.reason = *p;
-  } else if (!e.overlap.empty()) {
-    e.flagged = true;
-    e.reason = "overlap flagged by the board: " + e.overlap;
-  } else {
-    e.status = BoardStatus::kCertified;
-    e.reason.clear();
-  }
+  assign_status(e, board);
   return e;
-}
-
-Problem contamination_problem(const BoardDefinition& board, bool has_certificate) {
-  if (has_certificate || board.sealed || !board.revealed.empty()) return std::nullopt;
-  return Problem("board " + board.name +
-                 " has no sealed split: it ranks on its published benchmark, so a run needs a contamination certificate "
-                 "of it (contamination.json)");
 }
 
 uint64_t next_draw_number(const RunBundle& b) { return b.names_under(member::kDraws).size(); }
@@ -922,14 +731,11 @@ uint64_t next_draw_number(const RunBundle& b) { return b.names_under(member::kDr
 StoredLog derive_stored_log(const RunBundle& b, const std::string& log) {
   RunEntry e;
   Ctx c(b, e, nullptr);
-  std::vector<std::pair<int64_t, double>> curve;
-  try {
-    check_manifest(c);
-    check_heads(c);
-    curve = log_curve(c, log);
-  } catch (const Rejection& r) {
-    throw Error(r.reason, b.path);
-  }
+  c.given_log = &log;
+  // Checks 2 to 4 on the given bytes; an error in them stays an error.
+  if (const auto r = run_checks<Ctx>(c, {check_manifest, check_heads, curve_of_given_log}))
+    throw Error(r->reason, b.path);
+  const std::vector<std::pair<int64_t, double>>& curve = e.loss_curve;
   StoredLog d;
   d.digest = member_digest(log);
   d.size = log.size();
@@ -962,7 +768,9 @@ void audit_stored_log(const RunBundle& b, const std::string& store, const std::m
 BundleFinal bundle_final_state(const RunBundle& b) {
   RunEntry e;
   Ctx c(b, e, nullptr);
-  if (const auto r = judge_run(c)) throw Error(r->reason, b.path);
+  // Checks 1 to 5 on a bundle already judged: an error in them stays an error.
+  if (const auto r = run_checks<Ctx>(c, {check_bundle_index, check_manifest, check_heads, check_log, check_final_entry}))
+    throw Error(r->reason, b.path);
   return BundleFinal{c.mf, c.run_id, c.T, c.final_entry.state_root};
 }
 
@@ -994,15 +802,14 @@ namespace {
 // inconsistency (BoardFolderError naming the file). Every bundle on a board
 // was whole when it was submitted, and only the board writes to it since.
 RunBundle listed_members(const RunBundle& b, std::vector<std::string>& ignored) {
-  auto folder_error = [&](const std::string& what, const std::string& member) {
-    throw BoardFolderError("the board's folder does not match its own index: " + what, b.path + "/" + member,
-                           kBoardFolderHint);
+  auto index_error = [&](const std::string& what, const std::string& member) {
+    throw_folder_error(b, "the board's folder does not match its own index: " + what, member);
   };
   auto it = b.files.find(kRunBundleIndex);
-  if (it == b.files.end()) folder_error("the run has no bundle.json", kRunBundleIndex);
+  if (it == b.files.end()) index_error("the run has no bundle.json", kRunBundleIndex);
   const json j = json::parse(it->second, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("members") || !j["members"].is_object())
-    folder_error("bundle.json cannot be read", kRunBundleIndex);
+    index_error("bundle.json cannot be read", kRunBundleIndex);
   RunBundle out = b;
   for (const auto& [name, bytes] : b.files)
     if (name != kRunBundleIndex && !j["members"].contains(name)) {
@@ -1017,7 +824,7 @@ RunBundle listed_members(const RunBundle& b, std::vector<std::string>& ignored) 
       const size_t at = p->find(says);
       if (at != std::string::npos && (at + says.size() == p->size() || (*p)[at + says.size()] == ' ')) member = name;
     }
-    folder_error(*p, member);
+    index_error(*p, member);
   }
   return out;
 }
@@ -1079,68 +886,6 @@ std::vector<RunEntry> evaluate_board(const std::string& dir, const BoardDefiniti
   return out;
 }
 
-void apply_gap_test(std::vector<RunEntry>& entries, const BoardDefinition& def) {
-  size_t m = 0;
-  for (const auto& e : entries) m += e.sealed_known && e.status != BoardStatus::kRejected ? 1 : 0;
-  for (auto& e : entries) {
-    if (!e.sealed_known || e.status == BoardStatus::kRejected) continue;
-    e.gap_runs = m;
-    e.gap_adjusted = bonferroni(e.gap_p, m);
-    if (e.gap_adjusted >= def.policy.gap_threshold) continue;
-    e.flagged = true;
-    if (e.status == BoardStatus::kCertified) {
-      e.status = BoardStatus::kPending;
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "gap test p = %.3g, %.3g after Bonferroni over %zu runs, below the policy's %g",
-                    e.gap_p, e.gap_adjusted, m, def.policy.gap_threshold);
-      e.reason = std::string("does better on the published records than on sealed ones (") + buf + ")";
-    }
-  }
-}
-
-bool ranks_before(const RunEntry& a, const RunEntry& b) {
-  auto rank = [](const RunEntry& e) { return e.status == BoardStatus::kCertified ? 0 : e.status == BoardStatus::kPending ? 1 : 2; };
-  if (rank(a) != rank(b)) return rank(a) < rank(b);
-  if (rank(a) != 0) return false;
-  // Each epoch's ranking stays whole: the newest epoch's sealed scores first, then the older ones'
-  // (scores on different sealed sets are not compared).
-  if (a.sealed_known && b.sealed_known && a.sealed_epoch != b.sealed_epoch) return a.sealed_epoch > b.sealed_epoch;
-  if (a.sealed_known != b.sealed_known) return a.sealed_known;
-  // What a board ranks on: the sealed score where there is one.
-  const double la = a.sealed_known ? a.sealed_loss : a.eval_loss, lb = b.sealed_known ? b.sealed_loss : b.eval_loss;
-  return la < lb;
-}
-
-std::vector<RunEntry> order_board(std::vector<RunEntry> entries) {
-  // Of two bundles with one name, an intact one keeps the name: a damaged copy
-  // (rejected before its checks got anywhere) cannot knock it off the board.
-  std::stable_sort(entries.begin(), entries.end(), [](const RunEntry& a, const RunEntry& b) {
-    if (a.name != b.name) return a.name < b.name;
-    const bool ra = a.status == BoardStatus::kRejected, rb = b.status == BoardStatus::kRejected;
-    if (ra != rb) return rb;
-    return a.source < b.source;
-  });
-  std::set<std::string> taken;
-  for (const auto& e : entries) taken.insert(e.name);
-  std::set<std::string> seen;
-  for (auto& e : entries) {
-    if (seen.insert(e.name).second) continue;
-    const std::string orig = e.name;
-    std::string page;
-    for (int i = 2;; i++) {
-      std::string suffix = "-" + std::to_string(i);
-      page = orig.substr(0, 64 - suffix.size()) + suffix;
-      if (!taken.count(page)) break;
-    }
-    taken.insert(page);
-    seen.insert(page);
-    e.name = page;
-    e.status = BoardStatus::kRejected;
-    e.reason = "another bundle on the board has the name " + orig;
-  }
-  return entries;
-}
-
 Verdict match_report(const RunBundle& b, const std::string& report_text, const std::string& where) {
   const ReplayReport r = ReplayReport::parse(report_text, where);
   for (const std::string& name : b.names_under(member::kChallenges)) {
@@ -1160,260 +905,15 @@ Verdict match_report(const RunBundle& b, const std::string& report_text, const s
 TreeHead newest_signed_head(const RunBundle& b) {
   const json j = jsonf::parse(b.get(member::kManifest), "invalid manifest", member::kManifest);
   const Manifest mf = Manifest::from_json(j, member::kManifest);
-  std::vector<TreeHead> heads;
-  try {
-    heads = parse_heads(b.get(member::kHeads));
-  } catch (const Rejection& r) {
-    throw Error(r.reason);
-  }
+  RunEntry e;
+  Ctx c(b, e, nullptr);
+  if (const auto r = run_checks<Ctx>(c, {read_heads})) throw Error(r->reason);
+  const std::vector<TreeHead>& heads = c.heads;
   if (heads.empty()) throw Error("no signed heads", member::kHeads);
   const TreeHead h = heads.back();
   const std::string where = std::string(member::kHeads) + ":" + std::to_string(heads.size());
   if (auto p = head_problem(h, mf.run_id(), mf.trainer_key, "the newest head")) throw Error(*p, where);
   return h;
-}
-
-json RunEntry::to_json() const {
-  auto num = [](double v) -> json { return std::isfinite(v) ? json(v) : json(number_text(v)); };
-  json j;
-  j["name"] = name;
-  j["source"] = source;
-  j["status"] = status_name(status);
-  j["reason"] = reason;
-  j["run_id"] = run_id;
-  j["board"] = board;
-  j["badge"] = badge_text(*this);
-  j["compute"] = {{"steps", steps},   {"batch_size", batch_size}, {"context", context}, {"params", params},
-                  {"tokens", tokens}, {"flops", num(flops)},      {"model", model_config}};
-  json list = json::array();
-  for (const auto& c : challenges) {
-    json checks = json::array();
-    for (const auto& p : c.checks) {
-      json d = json::object(), t = json::object();
-      for (const auto& [k, v] : p.distances) d[k] = num(v);
-      for (const auto& [k, v] : p.thresholds) t[k] = num(v);
-      checks.push_back({{"kind", check_kind_name(p.kind)},
-                        {"step", p.step},
-                        {"pass", p.pass},
-                        {"failed", p.failed},
-                        {"distances", d},
-                        {"thresholds", t}});
-    }
-    list.push_back({{"name", c.name},
-                    {"drawn_by", c.drawn_by},
-                    {"number", c.drawn_by == "board" ? json(c.number) : json(nullptr)},
-                    {"drawn_at", c.drawn_at},
-                    {"response", c.response},
-                    {"head_size", c.head_size},
-                    {"k", c.k},
-                    {"steps", c.steps},
-                    {"verdict", status_name(c.verdict)},
-                    {"reason", c.reason},
-                    {"checks", checks}});
-  }
-  j["challenges"] = {{"issued", challenges.size()}, {"survived", survived}, {"pending", pending},
-                     {"failed", failed},            {"list", list}};
-  j["confidence"] = {{"fraction", num(fraction)},
-                     {"required", num(required)},
-                     {"steps", steps},
-                     {"bad_steps", bad_steps},
-                     {"steps_checked", steps_checked},
-                     {"detection", num(confidence)}};
-  if (eval_known) {
-    json checks = json::array();
-    for (const auto& c : eval_checks)
-      checks.push_back({{"name", c.name}, {"k", c.k}, {"verdict", verdict_name(c.verdict)}, {"indices", c.indices}});
-    j["eval"] = {{"metric", eval_metric},
-                 {"by", eval_by},
-                 {"weights", weights_digest},
-                 {"eval_root", eval_root},
-                 {"loss", num(eval_loss)},
-                 {"accuracy", num(eval_accuracy)},
-                 {"n", eval_n},
-                 {"checks", checks},
-                 {"examples_checked", eval_indices_checked.size()},
-                 {"bad_examples", eval_bad},
-                 {"detection", num(eval_confidence)}};
-  } else {
-    j["eval"] = nullptr;
-  }
-  j["sealed"] = sealed_known ? json{{"epoch", sealed_epoch},
-                                    {"n", sealed_n},
-                                    {"loss", num(sealed_loss)},
-                                    {"accuracy", num(sealed_accuracy)},
-                                    {"gap", {{"observed", num(gap_observed)},
-                                             {"permutations", gap_permutations},
-                                             {"p", num(gap_p)},
-                                             {"runs", gap_runs},
-                                             {"adjusted", num(gap_adjusted)},
-                                             {"detectable", num(gap_detectable)},
-                                             {"flagged", flagged}}}}
-                             : json(nullptr);
-  j["ignored"] = ignored;
-  j["pruned"] = pruned_files ? json{{"files", pruned_files}, {"of", evidence_files}, {"at", pruned_at}, {"date", utc_date(pruned_at)}}
-                             : json(nullptr);
-  j["overlap"] = overlap;
-  j["contamination"] = clean ? json{{"clean", *clean}, {"distinct", eval_distinct}, {"tree_audited", leaves_audited}, {"tree_ranged", tree_ranged}}
-                             : json(nullptr);
-  json pcs = json::array();
-  for (const auto& p : probe_checks)
-    pcs.push_back({{"name", p.name}, {"verdict", match_name(p.pass)}, {"worst", num(p.worst)},
-                   {"tolerance", num(p.tolerance)}, {"records", p.records}, {"random", p.random},
-                   {"guarantee", p.guarantee}});
-  // "fingerprint" is the verdict's old key, kept for scripts that read it.
-  j["model"] = {{"verdict", model_verdict_name(model)},
-                {"fingerprint", model_verdict_name(model)},
-                {"probe_rel", model_probe_rel ? num(*model_probe_rel) : json(nullptr)},
-                {"note", model_note},
-                {"probe_checks", pcs}};
-  json curve = json::array();
-  for (const auto& [s, l] : loss_curve) curve.push_back({s, num(l)});
-  j["loss_curve"] = curve;
-  // Where the curve's log is: null (run.wlog in the folder, or none), or its store path (log.stored.json).
-  j["log_stored"] = log_stored.empty() ? json(nullptr) : json({{"path", log_stored}, {"pruned", log_pruned}});
-  return j;
-}
-
-std::string RunEntry::pruned_note() const {
-  if (!pruned_files) return "";
-  return "evidence pruned from the store on " + utc_date(pruned_at) + " (" + std::to_string(pruned_files) + " of " +
-         cli::count_of(evidence_files, "stored file") +
-         "): the board's signed documents stand, but 'wit-board audit' can no longer replay them from the store";
-}
-
-std::string RunEntry::describe() const {
-  std::ostringstream o;
-  o << name << ": " << status_name(status);
-  if (!reason.empty()) o << " (" << reason << ")";
-  o << "\n";
-  o << "bundle: " << source << "\n";
-  if (!run_id.empty()) o << "run: " << run_id << "\n";
-  if (steps > 0)
-    o << "compute: " << steps << " steps x batch " << batch_size << " x context " << context << " (up to " << tokens
-      << " tokens), " << params << " parameters; " << model_config << "\n";
-  if (!board.empty()) o << "board: " << board << " (certified from " << percent(required) << ")\n";
-  int64_t by_board = 0;
-  for (const auto& c : challenges) by_board += c.drawn_by == "board" ? 1 : 0;
-  o << "challenges: " << challenges.size() << " issued (" << by_board << " drawn by the board), " << survived
-    << " survived, " << pending << " pending, " << failed << " failed\n";
-  const uint64_t now = uint64_t(std::time(nullptr));
-  for (const auto& c : challenges)
-    if (c.drawn_by == "board" && c.verdict == BoardStatus::kPending) {
-      const uint64_t age = c.drawn_at && now > c.drawn_at ? now - c.drawn_at : 0;
-      o << "pending: board challenge " << c.number << " (" << c.name << ", k " << c.k << ") drawn "
-        << (age >= 86400 ? std::to_string(age / 86400) + " d" : age >= 3600 ? std::to_string(age / 3600) + " h"
-                                                                           : std::to_string(age / 60) + " min")
-        << " ago, waiting for the trainer's response\n";
-    }
-  if (status != BoardStatus::kRejected && steps > 0) {
-    o << "confidence: " << percent(confidence) << " against tampering with " << fraction_percent(fraction)
-      << " of the steps (" << bad_steps << " of " << steps << "); " << cli::count_of(steps_checked.size(), "distinct step")
-      << " of " << steps << " replayed by the board under the newest head (board-drawn challenges only)\n";
-  }
-  if (eval_known) {
-    char buf[400];
-    std::snprintf(buf, sizeof buf, "eval: loss %.4f nats/byte, accuracy %.2f%% over %llu examples (%s; scored by the %s)\n",
-                  eval_loss, 100 * eval_accuracy, static_cast<unsigned long long>(eval_n), eval_metric.c_str(),
-                  eval_by.c_str());
-    o << buf;
-    if (sealed_known) {
-      std::snprintf(buf, sizeof buf, "sealed: loss %.4f nats/byte, accuracy %.2f%% over %llu sealed records (epoch %llu; ranked on)\n",
-                    sealed_loss, 100 * sealed_accuracy, static_cast<unsigned long long>(sealed_n),
-                    static_cast<unsigned long long>(sealed_epoch));
-      o << buf;
-      std::snprintf(buf, sizeof buf,
-                    "gap test: sealed - public loss %.4f, p = %.3g (%llu permutations), %.3g after Bonferroni over %zu runs%s; "
-                    "it detects a gap of about %.3g nats/byte at these sizes\n",
-                    gap_observed, gap_p, static_cast<unsigned long long>(gap_permutations), gap_adjusted, gap_runs,
-                    flagged ? ": flagged" : "", gap_detectable);
-      o << buf;
-    }
-    o << "eval spot checks: " << cli::count_of(eval_checks.size(), "report") << ", "
-      << cli::count_of(eval_indices_checked.size(), "distinct example") << " re-evaluated";
-    if (!eval_indices_checked.empty())
-      o << "; inflating " << fraction_percent(fraction) << " of the scores (" << cli::count_of(eval_bad, "example")
-        << ") is caught with probability " << percent(eval_confidence);
-    o << "\n";
-  }
-  if (!clean && status != BoardStatus::kRejected)
-    o << "contamination: no certificate in the bundle (optional on a board with a sealed split; wit-board pack --board DIR "
-         "--data-index INDEX makes one)\n";
-  if (clean)
-    o << "contamination: " << (*clean ? "clean" : "contaminated") << " (" << eval_distinct
-      << " distinct eval records proved against the training data; the training tree "
-      << (tree_ranged ? "ranged: every proof checks its own path's order" : leaves_audited ? "audited sorted by the board" : "not audited") << ")\n";
-  if (pruned_files) o << pruned_note() << "\n";
-  if (!ignored.empty()) {
-    o << "ignored (not in the bundle's index; they count for nothing):";
-    for (const auto& f : ignored) o << " " << f;
-    o << "\n";
-  }
-  if (model == ModelVerdict::kNotChecked) {
-    o << "(the checks stop at the first failure)\n";
-    return o.str();
-  }
-  o << "released model: " << model_verdict_name(model);
-  if (model_probe_rel) o << " (relative probe distance " << number_text(*model_probe_rel) << ")";
-  if (!model_note.empty()) o << " (" << model_note << ")";
-  o << "\n";
-  if (!probe_checks.empty()) {
-    size_t passed = 0;
-    for (const auto& p : probe_checks) passed += p.pass ? 1 : 0;
-    o << "model behind an API: " << passed << " of " << cli::count_of(probe_checks.size(), "fresh-probe check")
-      << " matched the final state";
-    for (const auto& p : probe_checks)
-      if (!p.pass) {
-        o << " (" << p.name << ": worst " << number_text(p.worst) << " > tolerance " << number_text(p.tolerance) << ")";
-        break;
-      }
-    o << "\n";
-  }
-  return o.str();
-}
-
-std::string badge_text(const RunEntry& r) {
-  if (r.flagged && r.status == BoardStatus::kPending) return "flagged";
-  if (r.status == BoardStatus::kCertified) return "certified " + percent(r.confidence);
-  return status_name(r.status);
-}
-
-std::vector<size_t> certified_frontier(const std::vector<RunEntry>& runs) {
-  std::vector<size_t> idx;
-  for (size_t i = 0; i < runs.size(); i++)
-    if (runs[i].status == BoardStatus::kCertified && runs[i].eval_known && runs[i].flops > 0) idx.push_back(i);
-  // The score a board ranks on: sealed where there is one.
-  auto loss = [&](size_t i) { return runs[i].sealed_known ? runs[i].sealed_loss : runs[i].eval_loss; };
-  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-    return runs[a].flops != runs[b].flops ? runs[a].flops < runs[b].flops : loss(a) < loss(b);
-  });
-  std::vector<size_t> out;
-  double best = INFINITY;  // lower loss is better
-  for (size_t i : idx)
-    if (loss(i) < best) {
-      best = loss(i);
-      out.push_back(i);
-    }
-  return out;
-}
-
-std::string board_json(const std::vector<RunEntry>& runs, double fraction, const BoardDefinition* board) {
-  json j;
-  j["format"] = kBoardFormat;
-  j["version"] = kBoardVersion;
-  j["fraction"] = fraction;
-  if (board) {
-    json def = board->to_json();
-    def.erase("format");
-    def.erase("version");
-    j["board"] = def;
-  } else {
-    j["board"] = nullptr;
-  }
-  json list = json::array();
-  for (const auto& r : runs) list.push_back(r.to_json());
-  j["runs"] = list;
-  // Strings from a bundle need not be UTF-8: replace what is not, rather than throw.
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace wit
