@@ -46,6 +46,7 @@ core blake2b_x4 hash
 core merkle hash
 core readers data
 core text_stream data
+core line_rules data
 core commitment data
 core commit_merge data
 core sorted_merge data
