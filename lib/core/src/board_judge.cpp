@@ -141,7 +141,7 @@ void check_manifest(Ctx& c) {
     const std::string& text = c.bundle.get(member::kManifest);
     const json j = parse_member(c.bundle, member::kManifest);
     c.mf = Manifest::from_json(j, member::kManifest);
-    if (c.mf.dump() != text) reject("manifest is not in canonical form: manifest.json");
+    if (const Problem p = manifest_form_problem(c.mf, text)) reject(*p + ": manifest.json");
     c.run_id = c.mf.run_id();
     c.entry.run_id = c.run_id.hex();
     c.entry.steps = c.mf.steps;
