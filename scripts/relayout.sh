@@ -184,9 +184,10 @@ B='(^|[^A-Za-z0-9_/.-])' # what may stand before a bare name
   while read -r lib name layer new; do
     echo "s#${B}wit/$name\\.h\\b#\\1wit/$layer/$new.h#g"
   done < <(rows)
-  # lib/torch's private headers, once included by bare name from src/.
+  # Private headers (lib/torch's, readers' line_rules.h), once included by bare
+  # name from src/.
   while read -r lib name layer new; do
-    [ "$lib" = torch ] && [ -e "lib/torch/wit/$layer/$new.h" ] || continue
+    [ -e "lib/$lib/wit/$layer/$new.h" ] || continue
     echo "s#^(\\s*\\#\\s*include\\s+)\"$name\\.h\"#\\1\"wit/$layer/$new.h\"#"
   done < <(rows)
   # README's glob of the board's files.
