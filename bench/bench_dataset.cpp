@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/index.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
 
 namespace {
 uint64_t vm_hwm_kib() {

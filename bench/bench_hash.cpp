@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "wit/blake2b_x4.h"
-#include "wit/merkle.h"
+#include "wit/hash/blake2b_x4.h"
+#include "wit/hash/merkle.h"
 
 using namespace wit;
 

@@ -21,13 +21,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/blake2b_x4.h"
-#include "wit/commitment.h"
-#include "wit/hash.h"
-#include "wit/error.h"
-#include "wit/index.h"
-#include "wit/merkle.h"
-#include "wit/proofs.h"
+#include "wit/hash/blake2b_x4.h"
+#include "wit/data/commitment.h"
+#include "wit/hash/hash.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
+#include "wit/hash/merkle.h"
+#include "wit/proofs/proofs.h"
 
 namespace {
 

@@ -46,16 +46,16 @@
 #include <string>
 #include <vector>
 
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/manifest.h"
-#include "wit/merkle.h"
-#include "wit/model_spec.h"
-#include "wit/script.h"
-#include "wit/sign.h"
-#include "wit/sketch.h"
-#include "wit/state.h"
-#include "wit/wlog.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/run/manifest.h"
+#include "wit/hash/merkle.h"
+#include "wit/run/model_spec.h"
+#include "wit/model/script.h"
+#include "wit/hash/sign.h"
+#include "wit/run/sketch.h"
+#include "wit/model/state.h"
+#include "wit/run/wlog.h"
 
 namespace {
 

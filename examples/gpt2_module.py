@@ -31,7 +31,7 @@ Linear weights are [out, in] (torch.nn.Linear), so a Hugging Face checkpoint
 transposed to load into this module. GELU is the exact (erf) form, as in
 wit's built-in GPT (Hugging Face's GPT-2 uses the tanh approximation), and
 LayerNorm's eps is 1e-5. The forward pass performs the same tensor
-operations in the same order as wit's built-in GPT (lib/torch/src/model.cpp),
+operations in the same order as wit's built-in GPT (lib/torch/wit/model/model.cpp),
 so the two differ only in parameter names; --names wit gives the module
 wit's own names (wte, wpe, h.N.ln1, h.N.attn.qkv, h.N.attn.proj, h.N.ln2,
 h.N.mlp.fc, h.N.mlp.proj, lnf), with which PyTorch reproduces a built-in

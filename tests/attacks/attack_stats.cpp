@@ -11,9 +11,9 @@
 #include <set>
 #include <string>
 
-#include "wit/challenge.h"
-#include "wit/error.h"
-#include "wit/io.h"
+#include "wit/run/challenge.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
 
 using namespace wit;
 using nlohmann::json;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "script_modules.h"
-#include "wit/error.h"
+#include "wit/base/error.h"
 
 namespace wit {
 

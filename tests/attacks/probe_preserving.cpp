@@ -3,14 +3,14 @@
 
 #include <torch/torch.h>
 
-#include "model.h"
-#include "state_impl.h"
-#include "wit/error.h"
-#include "wit/fingerprint.h"
-#include "wit/runlog.h"
-#include "wit/release.h"
-#include "wit/sketch.h"
-#include "wit/state_root.h"
+#include "wit/model/model.h"
+#include "wit/model/state_impl.h"
+#include "wit/base/error.h"
+#include "wit/model/fingerprint.h"
+#include "wit/run/runlog.h"
+#include "wit/eval/release.h"
+#include "wit/run/sketch.h"
+#include "wit/run/state_root.h"
 
 namespace wit {
 

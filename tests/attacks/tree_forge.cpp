@@ -29,14 +29,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/commitment.h"
-#include "wit/contamination.h"
-#include "wit/error.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
-#include "wit/proofs.h"
-#include "wit/tree_audit.h"
+#include "wit/data/commitment.h"
+#include "wit/proofs/contamination.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
+#include "wit/proofs/proofs.h"
+#include "wit/data/tree_audit.h"
 
 using namespace wit;
 using json = nlohmann::json;

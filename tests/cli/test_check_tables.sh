@@ -41,17 +41,17 @@ same_rows() {
 
 # docs/replay.md: the whole bundle's table, then a transition's in each mode.
 replay_rows() {
-  same_rows replay_bundle lib/torch/src/replay.cpp 'run_checks<Verifier>(v, {' docs/replay.md '### Checks of the whole bundle'
-  same_rows replay_exact lib/torch/src/replay.cpp 'no = run_checks<Transition>(t, {' docs/replay.md "#### Exact mode's table"
-  same_rows replay_tolerant lib/torch/src/replay.cpp 'return run_checks<Transition>(t, {' docs/replay.md "#### Tolerant mode's table"
+  same_rows replay_bundle lib/torch/wit/replay/replay.cpp 'run_checks<Verifier>(v, {' docs/replay.md '### Checks of the whole bundle'
+  same_rows replay_exact lib/torch/wit/replay/replay.cpp 'no = run_checks<Transition>(t, {' docs/replay.md "#### Exact mode's table"
+  same_rows replay_tolerant lib/torch/wit/replay/replay.cpp 'return run_checks<Transition>(t, {' docs/replay.md "#### Tolerant mode's table"
 }
 
-same_rows verify_run lib/core/src/runlog.cpp 'run_checks<RunCtx>(c, {' docs/witness-log.md '## Verifying a run (`wit-log verify RUN`)'
+same_rows verify_run lib/core/wit/run/runlog.cpp 'run_checks<RunCtx>(c, {' docs/witness-log.md '## Verifying a run (`wit-log verify RUN`)'
 replay_rows
-same_rows judge lib/core/src/board_judge.cpp 'return run_checks<Ctx>(c, {' docs/board.md '## Status rules'
+same_rows judge lib/core/wit/board/judge.cpp 'return run_checks<Ctx>(c, {' docs/board.md '## Status rules'
 
 # The comparison itself can fail: a table with a row moved is caught.
-sed 's|^\( *\)load_run,\( *\)// 1$|\1load_run_moved,\2// 1|' "$WIT_SRC/lib/core/src/runlog.cpp" >moved.cpp
+sed 's|^\( *\)load_run,\( *\)// 1$|\1load_run_moved,\2// 1|' "$WIT_SRC/lib/core/wit/run/runlog.cpp" >moved.cpp
 code_rows moved.cpp 'run_checks<RunCtx>(c, {' >code.moved
 diff -q "doc.verify_run" code.moved >/dev/null && fail "a renamed row is not caught" || ok
 finish

@@ -1,4 +1,4 @@
-// Fuzz target for the defined board's documents (board_def.h,
+// Fuzz target for the defined board's documents (board/def.h,
 // docs/board.md): the board definition, a board draw, a board report and
 // the board's evaluation and its audit of a training tree, a sealed set (the
 // records and salts kept outside the folder, published at a reveal), a
@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/board_def.h"
-#include "wit/board_gap.h"
-#include "wit/error.h"
+#include "wit/board/def.h"
+#include "wit/board/gap.h"
+#include "wit/base/error.h"
 #include "json_round_trip.h"
 #include "outcome.h"
 

@@ -15,9 +15,9 @@
 #include <cstring>
 #include <map>
 
-#include "wit/bundle.h"
-#include "wit/error.h"
-#include "wit/hash.h"
+#include "wit/run/bundle.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
 
 #include "outcome.h"
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/challenge.h"
-#include "wit/error.h"
+#include "wit/run/challenge.h"
+#include "wit/base/error.h"
 
 #include "outcome.h"
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/commitment.h"
-#include "wit/error.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
 
 #include "outcome.h"
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/eval.h"
+#include "wit/base/error.h"
+#include "wit/eval/eval.h"
 
 #include "json_round_trip.h"
 #include "outcome.h"

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/wlog.h"
+#include "wit/base/error.h"
+#include "wit/run/wlog.h"
 
 #include "outcome.h"
 

@@ -7,16 +7,16 @@
 #include <cstring>
 #include <vector>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/index.h"
-#include "wit/proofs.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/data/index.h"
+#include "wit/proofs/proofs.h"
 
 #include "outcome.h"
 
 namespace {
 
-// Header offsets of docs/index.md (lib/core/src/index.cpp): version u32 at 8,
+// Header offsets of docs/index.md (lib/core/wit/data/index.cpp): version u32 at 8,
 // body XXH3 at 96, header XXH3 (of bytes 0..103) at 104. wit::xxh3_64 with
 // seed 0 is XXH3_64bits, the checksum the index uses.
 constexpr size_t kOffVersion = 8, kOffBodySum = 96, kOffHeaderSum = 104;

@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/readers.h"
+#include "wit/base/error.h"
+#include "wit/data/readers.h"
 
 #include "outcome.h"
 

@@ -1,5 +1,5 @@
 // Fuzz target for the leaves file parser and its streaming audit
-// (wit/tree_audit.h, docs/leaves.md). Each input is audited as given, against
+// (wit/data/tree_audit.h, docs/leaves.md). Each input is audited as given, against
 // the n and root its own header names (so a well-formed file reaches the
 // order and root checks), and, when it is at least a header long, again with
 // magic, version, reserved field and header checksum patched in. A file the
@@ -11,10 +11,10 @@
 #include <cstring>
 #include <vector>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/merkle.h"
-#include "wit/tree_audit.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
+#include "wit/data/tree_audit.h"
 
 #include "outcome.h"
 

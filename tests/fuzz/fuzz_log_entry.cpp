@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "wit/error.h"
-#include "wit/runlog.h"
-#include "wit/wlog.h"
+#include "wit/base/error.h"
+#include "wit/run/runlog.h"
+#include "wit/run/wlog.h"
 
 #include "outcome.h"
 

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/manifest.h"
-#include "wit/model_spec.h"
+#include "wit/base/error.h"
+#include "wit/run/manifest.h"
+#include "wit/run/model_spec.h"
 
 #include "json_round_trip.h"
 #include "outcome.h"

@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "wit/error.h"
-#include "wit/release.h"
+#include "wit/base/error.h"
+#include "wit/eval/release.h"
 #include "outcome.h"
 
 #include <nlohmann/json.hpp>

@@ -14,12 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/commitment.h"
-#include "wit/contamination.h"
-#include "wit/error.h"
-#include "wit/merkle.h"
-#include "wit/proofs.h"
-#include "wit/usage.h"
+#include "wit/data/commitment.h"
+#include "wit/proofs/contamination.h"
+#include "wit/base/error.h"
+#include "wit/hash/merkle.h"
+#include "wit/proofs/proofs.h"
+#include "wit/run/usage.h"
 
 #include "outcome.h"
 

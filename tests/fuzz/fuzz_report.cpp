@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/report.h"
+#include "wit/base/error.h"
+#include "wit/run/report.h"
 #include "json_round_trip.h"
 #include "outcome.h"
 

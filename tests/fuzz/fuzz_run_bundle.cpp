@@ -16,11 +16,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "wit/board.h"
-#include "wit/bundle.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/run_bundle.h"
+#include "wit/board/board.h"
+#include "wit/run/bundle.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/run/run_bundle.h"
 
 #include "outcome.h"
 

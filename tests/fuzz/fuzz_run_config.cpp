@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/run_config.h"
+#include "wit/base/error.h"
+#include "wit/run/run_config.h"
 #include "json_round_trip.h"
 #include "outcome.h"
 

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <vector>
 
-#include "wit/error.h"
-#include "wit/safetensors.h"
-#include "wit/state_root.h"
+#include "wit/base/error.h"
+#include "wit/run/safetensors.h"
+#include "wit/run/state_root.h"
 
 #include "outcome.h"
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "wit/error.h"
-#include "wit/shards.h"
+#include "wit/base/error.h"
+#include "wit/run/shards.h"
 
 #include "outcome.h"
 

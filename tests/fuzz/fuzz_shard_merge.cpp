@@ -20,11 +20,11 @@
 
 #include <xxhash.h>
 
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
 
 #include "outcome.h"
 

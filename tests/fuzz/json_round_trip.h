@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
+#include "wit/base/error.h"
 
 namespace wit_fuzz {
 

@@ -170,7 +170,7 @@ def decode_records(batch, tokens):
 
 
 def make_rows(records, context, pad):
-    """wit's rows (lib/torch/src/model.cpp make_rows): inputs, targets [B, context]
+    """wit's rows (lib/torch/wit/model/model.cpp make_rows): inputs, targets [B, context]
     int64 and mask [B, context] float32."""
     import torch
     B = len(records)
@@ -525,7 +525,7 @@ def self_test():
             expect(norm > clip, f"{name}: clipping is exercised (norm {norm:.3g} > {clip})")
             print(so, end="")
 
-    # wit's C++ op order (lib/torch/src/step.cpp) gives torch.optim.AdamW's bits.
+    # wit's C++ op order (lib/torch/wit/train/step.cpp) gives torch.optim.AdamW's bits.
     path, st, ours, info, norm = make_case("order", 1, 2, 16, 16, 257, byte_recs, "bytes", 256, 0.5, 0.1, 4)
     module = load_module(path)
     params, names = set_params(module, st)

@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <string>
 
-#include "wit/error.h"
-#include "wit/manifest.h"
-#include "wit/model_spec.h"
-#include "wit/script.h"
-#include "wit/state.h"
+#include "wit/base/error.h"
+#include "wit/run/manifest.h"
+#include "wit/run/model_spec.h"
+#include "wit/model/script.h"
+#include "wit/model/state.h"
 
 #include "script_modules.h"
 

@@ -9,12 +9,12 @@
 
 #include <filesystem>
 
-#include "wit/error.h"
-#include "wit/fingerprint.h"
-#include "wit/manifest.h"
-#include "wit/model_spec.h"
-#include "wit/shards.h"
-#include "wit/state.h"
+#include "wit/base/error.h"
+#include "wit/model/fingerprint.h"
+#include "wit/run/manifest.h"
+#include "wit/run/model_spec.h"
+#include "wit/run/shards.h"
+#include "wit/model/state.h"
 #include "script_modules.h"
 
 using namespace wit;

@@ -12,13 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/manifest.h"
-#include "wit/model_spec.h"
-#include "wit/runlog.h"
-#include "wit/state.h"
+#include "wit/base/bytes.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/run/manifest.h"
+#include "wit/run/model_spec.h"
+#include "wit/run/runlog.h"
+#include "wit/model/state.h"
 
 int main(int argc, char** argv) {
   std::string run, in, batch_path, out, info;

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "wit/board_def.h"
-#include "wit/board_gap.h"
-#include "wit/board_overlap.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/rng.h"
-#include "wit/sign.h"
+#include "wit/board/def.h"
+#include "wit/board/gap.h"
+#include "wit/board/overlap.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/rng.h"
+#include "wit/hash/sign.h"
 
 using namespace wit;
 using json = nlohmann::json;

@@ -11,11 +11,11 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "wit/board_def.h"
-#include "wit/bundle.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/run_bundle.h"
+#include "wit/board/def.h"
+#include "wit/run/bundle.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/run/run_bundle.h"
 
 using namespace wit;
 namespace fs = std::filesystem;

@@ -24,9 +24,9 @@
 #include <random>
 
 #include "peak_rss.h"
-#include "wit/bundle.h"
-#include "wit/error.h"
-#include "wit/io.h"
+#include "wit/run/bundle.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
 
 using namespace wit;
 using Catch::Matchers::Contains;

@@ -9,13 +9,13 @@
 #include <map>
 #include <set>
 
-#include "wit/challenge.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/rng.h"
-#include "wit/sign.h"
-#include "wit/tags.h"
-#include "wit/wlog.h"
+#include "wit/run/challenge.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/rng.h"
+#include "wit/hash/sign.h"
+#include "wit/hash/tags.h"
+#include "wit/run/wlog.h"
 
 using namespace wit;
 using json = nlohmann::json;

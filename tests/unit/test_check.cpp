@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "wit/check.h"
-#include "wit/error.h"
+#include "wit/base/check.h"
+#include "wit/base/error.h"
 
 using namespace wit;
 

@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <random>
 
-#include "wit/contamination.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/merkle.h"
-#include "wit/proofs.h"
+#include "wit/proofs/contamination.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
+#include "wit/proofs/proofs.h"
 
 using namespace wit;
 using nlohmann::json;

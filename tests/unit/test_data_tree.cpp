@@ -10,13 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/index.h"
-#include "wit/manifest.h"
-#include "wit/merkle.h"
-#include "wit/proofs.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/data/index.h"
+#include "wit/run/manifest.h"
+#include "wit/hash/merkle.h"
+#include "wit/proofs/proofs.h"
 
 using namespace wit;
 namespace fs = std::filesystem;

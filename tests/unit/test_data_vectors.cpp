@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/index.h"
-#include "wit/proofs.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
+#include "wit/proofs/proofs.h"
 
 using namespace wit;
 using nlohmann::json;

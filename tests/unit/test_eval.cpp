@@ -10,12 +10,12 @@
 #include <map>
 #include <set>
 
-#include "wit/error.h"
-#include "wit/eval.h"
-#include "wit/hash.h"
-#include "wit/merkle.h"
-#include "wit/rng.h"
-#include "wit/tags.h"
+#include "wit/base/error.h"
+#include "wit/eval/eval.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
+#include "wit/hash/rng.h"
+#include "wit/hash/tags.h"
 
 using namespace wit;
 using json = nlohmann::json;

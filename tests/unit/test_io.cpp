@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/parallel.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/parallel.h"
 
 using namespace wit;
 using Catch::Matchers::Contains;

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "wit/error.h"
-#include "wit/json_fields.h"
+#include "wit/base/error.h"
+#include "wit/base/json_fields.h"
 
 using namespace wit;
 using nlohmann::json;

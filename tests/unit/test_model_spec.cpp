@@ -7,11 +7,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/model_spec.h"
-#include "wit/rng.h"
-#include "wit/tags.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/run/model_spec.h"
+#include "wit/hash/rng.h"
+#include "wit/hash/tags.h"
 
 using namespace wit;
 using nlohmann::json;

@@ -12,9 +12,9 @@
 #include <map>
 #include <random>
 
-#include "wit/blake2b_x4.h"
-#include "wit/hash.h"
-#include "wit/merkle.h"
+#include "wit/hash/blake2b_x4.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
 
 using namespace wit;
 

@@ -16,9 +16,9 @@
 #include <fstream>
 #include <thread>
 
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/readers.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/data/readers.h"
 
 using namespace wit;
 namespace fs = std::filesystem;

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "wit/command.h"
-#include "wit/error.h"
-#include "wit/release.h"
+#include "wit/cmd/command.h"
+#include "wit/base/error.h"
+#include "wit/eval/release.h"
 
 using namespace wit;
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "wit/error.h"
-#include "wit/replay_math.h"
+#include "wit/base/error.h"
+#include "wit/run/replay_math.h"
 
 using namespace wit;
 

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "wit/error.h"
-#include "wit/report.h"
+#include "wit/base/error.h"
+#include "wit/run/report.h"
 
 using namespace wit;
 using nlohmann::json;

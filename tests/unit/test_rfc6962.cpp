@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "wit/hash.h"
-#include "wit/merkle.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
 
 using namespace wit;
 using nlohmann::json;

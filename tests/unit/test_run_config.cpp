@@ -6,9 +6,9 @@
 
 #include <filesystem>
 
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/run_config.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/run/run_config.h"
 
 using namespace wit;
 using nlohmann::json;

@@ -8,13 +8,13 @@
 #include <numeric>
 #include <set>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/manifest.h"
-#include "wit/model_spec.h"
-#include "wit/order.h"
-#include "wit/rng.h"
-#include "wit/sketch.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/run/manifest.h"
+#include "wit/run/model_spec.h"
+#include "wit/run/order.h"
+#include "wit/hash/rng.h"
+#include "wit/run/sketch.h"
 
 using namespace wit;
 

@@ -12,12 +12,12 @@
 #include <iterator>
 #include <random>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/merkle.h"
-#include "wit/safetensors.h"
-#include "wit/state_root.h"
-#include "wit/tags.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
+#include "wit/run/safetensors.h"
+#include "wit/run/state_root.h"
+#include "wit/hash/tags.h"
 
 using namespace wit;
 using Catch::Matchers::Contains;

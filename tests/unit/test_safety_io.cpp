@@ -13,14 +13,14 @@
 #include <string>
 #include <thread>
 
-#include "wit/bytes.h"
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
-#include "wit/proofs.h"
+#include "wit/base/bytes.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
+#include "wit/proofs/proofs.h"
 
 using namespace wit;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// The plan of fully sharded training (wit/shards.h, docs/distributed.md):
+// The plan of fully sharded training (wit/run/shards.h, docs/distributed.md):
 // the ranges rule, the GPT's units, and the manifest's "sharding" checked
 // against the model, without LibTorch.
 #include <catch2/catch.hpp>
@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <set>
 
-#include "wit/error.h"
-#include "wit/model_spec.h"
-#include "wit/shards.h"
+#include "wit/base/error.h"
+#include "wit/run/model_spec.h"
+#include "wit/run/shards.h"
 
 using namespace wit;
 using nlohmann::json;

@@ -13,11 +13,11 @@
 #include <iterator>
 #include <random>
 
-#include "wit/commitment.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
-#include "wit/sorted_merge.h"
+#include "wit/data/commitment.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
+#include "wit/data/sorted_merge.h"
 
 using namespace wit;
 namespace fs = std::filesystem;

@@ -16,12 +16,12 @@
 #include <thread>
 #include <unordered_set>
 
-#include "wit/commitment.h"
-#include "wit/contamination.h"
-#include "wit/error.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/readers.h"
+#include "wit/data/commitment.h"
+#include "wit/proofs/contamination.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/data/readers.h"
 
 using namespace wit;
 namespace fs = std::filesystem;

@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/index.h"
-#include "wit/merkle.h"
-#include "wit/tree_audit.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/data/index.h"
+#include "wit/hash/merkle.h"
+#include "wit/data/tree_audit.h"
 
 using namespace wit;
 namespace fs = std::filesystem;

@@ -9,8 +9,8 @@
 #include <set>
 #include <tuple>
 
-#include "wit/hash.h"
-#include "wit/merkle.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
 
 using namespace wit;
 using nlohmann::json;

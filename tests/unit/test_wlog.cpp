@@ -16,13 +16,13 @@
 #include <limits>
 
 #include "peak_rss.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
-#include "wit/runlog.h"
-#include "wit/sign.h"
-#include "wit/wlog.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
+#include "wit/run/runlog.h"
+#include "wit/hash/sign.h"
+#include "wit/run/wlog.h"
 
 using namespace wit;
 namespace fs = std::filesystem;

@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/merkle.h"
-#include "wit/proofs.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
+#include "wit/proofs/proofs.h"
 
 using namespace wit;
 using json = nlohmann::ordered_json;  // keeps fields in the order written, for readable diffs

@@ -1,11 +1,11 @@
 // wit-board-check: the board's steps that replay or evaluate (LibTorch), run
 // as `wit-board add`, `wit-board evaluate` and `wit-board audit` (wit-board
 // hands those subcommands to this tool, so wit-board itself never links LibTorch).
-// Logic: lib/torch/src/board_check_cmd.cpp and board_check.cpp; rules: docs/board.md.
+// Logic: lib/torch/wit/cmd/board_check_cmd.cpp and board/recheck.cpp; rules: docs/board.md.
 #include <string>
 
-#include "wit/board_check_cmd.h"
-#include "wit/cli.h"
+#include "wit/cmd/board_check_cmd.h"
+#include "wit/cmd/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"The board's replaying steps: verify a response and file the board's report (add); re-verify them all (audit)"};

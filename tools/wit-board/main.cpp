@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <optional>
 
-#include "wit/board_cmd.h"
-#include "wit/cli.h"
-#include "wit/error.h"
-#include "wit/io.h"
+#include "wit/cmd/board_cmd.h"
+#include "wit/cmd/cli.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
 
 namespace fs = std::filesystem;
 

@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "wit/challenge_cmd.h"
-#include "wit/cli.h"
+#include "wit/cmd/challenge_cmd.h"
+#include "wit/cmd/cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Challenge a training run: signed head + nonce -> steps to replay, with the detection guarantee"};

@@ -3,9 +3,9 @@
 // commitment.h, index.h).
 #include <string>
 
-#include "wit/cli.h"
-#include "wit/commit_cmd.h"
-#include "wit/readers.h"
+#include "wit/cmd/cli.h"
+#include "wit/cmd/commit_cmd.h"
+#include "wit/data/readers.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Commit a dataset: records -> commitment JSON (one tree over the distinct records) + data index"};

@@ -4,8 +4,8 @@
 // prints an eval or a spot-check report for a person.
 #include <string>
 
-#include "wit/cli.h"
-#include "wit/eval_cmd.h"
+#include "wit/cmd/cli.h"
+#include "wit/cmd/eval_cmd.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Certified evaluation: score a run's checkpoint on a committed eval set; spot-check a claimed eval"};

@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "wit/cli.h"
-#include "wit/log_cmd.h"
+#include "wit/cmd/cli.h"
+#include "wit/cmd/log_cmd.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Witness log of a training run: keys, entries, signed heads, proofs, verification"};

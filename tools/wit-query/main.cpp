@@ -1,8 +1,8 @@
 // wit-query: inclusion, exclusion and contamination proofs against a data
 // commitment, and verification of any proof with the commitment alone.
-#include "wit/cli.h"
-#include "wit/query_cmd.h"
-#include "wit/readers.h"
+#include "wit/cmd/cli.h"
+#include "wit/cmd/query_cmd.h"
+#include "wit/data/readers.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 // or --tolerant).
 #include <string>
 
-#include "wit/cli.h"
-#include "wit/replay_cmd.h"
+#include "wit/cmd/cli.h"
+#include "wit/cmd/replay_cmd.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Respond to replay challenges and verify responses by replaying (exactly, or --tolerant)"};

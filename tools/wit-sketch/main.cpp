@@ -3,8 +3,8 @@
 // file to a run (exact), and checking a black-box model with fresh probes.
 #include <string>
 
-#include "wit/cli.h"
-#include "wit/sketch_cmd.h"
+#include "wit/cmd/cli.h"
+#include "wit/cmd/sketch_cmd.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Fingerprint checkpoints and released models; compare fingerprints; match a model to a run"};

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "wit/cli.h"
-#include "wit/train_cmd.h"
+#include "wit/cmd/cli.h"
+#include "wit/cmd/train_cmd.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Train the built-in GPT or a TorchScript model with witnesses into a run directory"};

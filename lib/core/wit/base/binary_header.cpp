@@ -1,10 +1,10 @@
 // The first checks of wit's binary files (binary_header.h).
-#include "wit/binary_header.h"
+#include "wit/base/binary_header.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "wit/error.h"
+#include "wit/base/error.h"
 
 namespace wit {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

@@ -1,5 +1,5 @@
 // Hex encoding and decoding.
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <utility>
 
-#include "wit/error.h"
+#include "wit/base/error.h"
 
 namespace wit {
 

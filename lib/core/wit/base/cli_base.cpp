@@ -1,5 +1,5 @@
 // The tool's name and counts in words (cli_base.h).
-#include "wit/cli_base.h"
+#include "wit/base/cli_base.h"
 
 namespace wit::cli {
 

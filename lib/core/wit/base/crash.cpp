@@ -1,5 +1,5 @@
 // Crash points (see crash.h).
-#include "wit/crash.h"
+#include "wit/base/crash.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // MappedFile, read_file, AtomicFile, FileLock and the output rules over POSIX calls.
-#include "wit/io.h"
+#include "wit/base/io.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -28,8 +28,8 @@
 #include <utility>
 #include <vector>
 
-#include "wit/crash.h"
-#include "wit/error.h"
+#include "wit/base/crash.h"
+#include "wit/base/error.h"
 
 namespace wit {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

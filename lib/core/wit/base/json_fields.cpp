@@ -1,9 +1,9 @@
 // Typed JSON field access with one-line errors (json_fields.h).
-#include "wit/json_fields.h"
+#include "wit/base/json_fields.h"
 
 #include <algorithm>
 
-#include "wit/error.h"
+#include "wit/base/error.h"
 
 namespace wit::jsonf {
 

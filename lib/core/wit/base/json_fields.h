@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit::jsonf {
 

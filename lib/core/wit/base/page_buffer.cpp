@@ -1,6 +1,6 @@
 // FileBytes: the whole bytes of an input file in memory, read into anonymous
 // memory backed by transparent huge pages, or mapped (page_buffer.h).
-#include "wit/page_buffer.h"
+#include "wit/base/page_buffer.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "wit/error.h"
-#include "wit/parallel.h"
+#include "wit/base/error.h"
+#include "wit/base/parallel.h"
 
 namespace wit {
 

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "wit/bytes.h"
-#include "wit/io.h"
+#include "wit/base/bytes.h"
+#include "wit/base/io.h"
 
 namespace wit {
 

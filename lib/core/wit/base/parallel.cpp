@@ -1,5 +1,5 @@
 // parallel_for over std::thread.
-#include "wit/parallel.h"
+#include "wit/base/parallel.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,10 +1,10 @@
 // Progress bar / summary line on stderr.
-#include "wit/progress.h"
+#include "wit/base/progress.h"
 
 #include <cstdio>
 
-#include "wit/cli_base.h"
-#include "wit/io.h"
+#include "wit/base/cli_base.h"
+#include "wit/base/io.h"
 
 namespace wit {
 

@@ -1,7 +1,7 @@
 // The names of verdicts and statuses (verdict.h): their one spelling.
-#include "wit/verdict.h"
+#include "wit/base/verdict.h"
 
-#include "wit/json_fields.h"
+#include "wit/base/json_fields.h"
 
 namespace wit {
 

@@ -13,14 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/board_def.h"
-#include "wit/safetensors.h"
-#include "wit/check.h"
-#include "wit/manifest.h"
-#include "wit/report.h"
-#include "wit/run_bundle.h"
-#include "wit/verdict.h"
-#include "wit/wlog.h"
+#include "wit/board/def.h"
+#include "wit/run/safetensors.h"
+#include "wit/base/check.h"
+#include "wit/run/manifest.h"
+#include "wit/run/report.h"
+#include "wit/run/run_bundle.h"
+#include "wit/base/verdict.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

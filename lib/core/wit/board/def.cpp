@@ -1,6 +1,6 @@
 // A defined board: its definition file, the board key's draws and reports.
 // Format: docs/board.md ("A defined board").
-#include "wit/board_def.h"
+#include "wit/board/def.h"
 
 #include <sodium.h>
 #include <fcntl.h>
@@ -17,18 +17,18 @@
 #include <limits>
 #include <set>
 
-#include "wit/bundle.h"
-#include "wit/error.h"
-#include "wit/eval.h"
-#include "wit/hash.h"
-#include "wit/json_fields.h"
-#include "wit/manifest.h"
-#include "wit/merkle.h"
-#include "wit/readers.h"
-#include "wit/rng.h"
-#include "wit/run_bundle.h"
-#include "wit/tags.h"
-#include "wit/tree_audit.h"
+#include "wit/run/bundle.h"
+#include "wit/base/error.h"
+#include "wit/eval/eval.h"
+#include "wit/hash/hash.h"
+#include "wit/base/json_fields.h"
+#include "wit/run/manifest.h"
+#include "wit/hash/merkle.h"
+#include "wit/data/readers.h"
+#include "wit/hash/rng.h"
+#include "wit/run/run_bundle.h"
+#include "wit/hash/tags.h"
+#include "wit/data/tree_audit.h"
 
 namespace fs = std::filesystem;
 

@@ -15,18 +15,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/check.h"
-#include "wit/bundle.h"
-#include "wit/bytes.h"
-#include "wit/challenge.h"
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/report.h"
-#include "wit/run_bundle.h"
-#include "wit/sign.h"
-#include "wit/tags.h"
-#include "wit/wlog.h"
+#include "wit/base/check.h"
+#include "wit/run/bundle.h"
+#include "wit/base/bytes.h"
+#include "wit/run/challenge.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/run/report.h"
+#include "wit/run/run_bundle.h"
+#include "wit/hash/sign.h"
+#include "wit/hash/tags.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

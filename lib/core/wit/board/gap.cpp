@@ -1,15 +1,15 @@
 // The board's gap test: a one-sided permutation test of public against
 // sealed per-record losses (docs/board.md, "The gap test").
-#include "wit/board_gap.h"
+#include "wit/board/gap.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/json_fields.h"
-#include "wit/rng.h"
-#include "wit/tags.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/json_fields.h"
+#include "wit/hash/rng.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

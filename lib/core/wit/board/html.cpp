@@ -8,12 +8,12 @@
 #include <set>
 #include <sstream>
 
-#include "wit/board.h"
-#include "wit/challenge.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/readers.h"
-#include "wit/release.h"
+#include "wit/board/board.h"
+#include "wit/run/challenge.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/data/readers.h"
+#include "wit/eval/release.h"
 
 namespace wit {
 

@@ -1,7 +1,7 @@
 // The board's checks of a run bundle: judge's table, the 18 rows of
 // docs/board.md ("Status rules"), in order, the first "no" being the reason a
 // run is rejected; a board folder's runs judged against its definition.
-#include "wit/board.h"
+#include "wit/board/board.h"
 
 #include <algorithm>
 #include <map>
@@ -13,28 +13,28 @@
 #include <set>
 #include <sstream>
 
-#include "wit/board_gap.h"
-#include "wit/cli_base.h"
-#include "wit/challenge.h"
-#include "wit/check.h"
-#include "wit/json_fields.h"
-#include "wit/report.h"
-#include "wit/commitment.h"
-#include "wit/contamination.h"
-#include "wit/error.h"
-#include "wit/eval.h"
-#include "wit/fingerprint_doc.h"
-#include "wit/hash.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/manifest.h"
-#include "wit/merkle.h"
-#include "wit/model_spec.h"
-#include "wit/proofs.h"
-#include "wit/release.h"
-#include "wit/runlog.h"
-#include "wit/sketch.h"
-#include "wit/state_root.h"
+#include "wit/board/gap.h"
+#include "wit/base/cli_base.h"
+#include "wit/run/challenge.h"
+#include "wit/base/check.h"
+#include "wit/base/json_fields.h"
+#include "wit/run/report.h"
+#include "wit/data/commitment.h"
+#include "wit/proofs/contamination.h"
+#include "wit/base/error.h"
+#include "wit/eval/eval.h"
+#include "wit/run/fingerprint_doc.h"
+#include "wit/hash/hash.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/run/manifest.h"
+#include "wit/hash/merkle.h"
+#include "wit/run/model_spec.h"
+#include "wit/proofs/proofs.h"
+#include "wit/eval/release.h"
+#include "wit/run/runlog.h"
+#include "wit/run/sketch.h"
+#include "wit/run/state_root.h"
 
 namespace wit {
 

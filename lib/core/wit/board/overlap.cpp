@@ -1,5 +1,5 @@
 // The board's overlap test of replayed records against benchmark records.
-#include "wit/board_overlap.h"
+#include "wit/board/overlap.h"
 
 #include <xxhash.h>
 
@@ -8,7 +8,7 @@
 #include <map>
 #include <string_view>
 
-#include "wit/error.h"
+#include "wit/base/error.h"
 
 namespace wit {
 

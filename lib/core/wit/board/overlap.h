@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

@@ -1,5 +1,5 @@
 // The subcommands of wit-board (board_cmd.h): what main used to decide.
-#include "wit/board_cmd.h"
+#include "wit/cmd/board_cmd.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,14 +11,14 @@
 #include <fstream>
 #include <iostream>
 
-#include "wit/bundle.h"
-#include "wit/challenge.h"
-#include "wit/cli.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/manifest.h"
-#include "wit/run_bundle.h"
-#include "wit/wlog.h"
+#include "wit/run/bundle.h"
+#include "wit/run/challenge.h"
+#include "wit/cmd/cli.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/run/manifest.h"
+#include "wit/run/run_bundle.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "wit/board.h"
-#include "wit/board_def.h"
+#include "wit/board/board.h"
+#include "wit/board/def.h"
 
 namespace wit {
 

@@ -1,15 +1,15 @@
 // The modes of wit-challenge (challenge_cmd.h): what main used to decide.
-#include "wit/challenge_cmd.h"
+#include "wit/cmd/challenge_cmd.h"
 
 #include <iostream>
 
-#include "wit/cli.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/manifest.h"
-#include "wit/runlog.h"
-#include "wit/wlog.h"
+#include "wit/cmd/cli.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/run/manifest.h"
+#include "wit/run/runlog.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "wit/challenge.h"
+#include "wit/run/challenge.h"
 
 namespace wit {
 

@@ -1,5 +1,5 @@
 // Exit-status and error-message contract shared by every tool (CLI.md).
-#include "wit/cli.h"
+#include "wit/cmd/cli.h"
 
 #include <unistd.h>
 
@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/io.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
 
 namespace wit::cli {
 

@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json_fwd.hpp>
 
-#include "wit/check.h"
-#include "wit/cli_base.h"
+#include "wit/base/check.h"
+#include "wit/base/cli_base.h"
 
 namespace wit::cli {
 

@@ -1,5 +1,5 @@
 // run_command: fork, /bin/sh -c, poll() over the two pipes until the deadline.
-#include "wit/command.h"
+#include "wit/cmd/command.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "wit/error.h"
-#include "wit/io.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
 
 namespace wit {
 

@@ -1,5 +1,5 @@
 // The commands of wit-commit (commit_cmd.h): what main used to decide.
-#include "wit/commit_cmd.h"
+#include "wit/cmd/commit_cmd.h"
 
 #include <chrono>
 #include <cstdio>
@@ -8,17 +8,17 @@
 #include <iostream>
 #include <memory>
 
-#include "wit/cli.h"
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/file_kind.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/parallel.h"
-#include "wit/progress.h"
-#include "wit/readers.h"
-#include "wit/sorted_merge.h"
-#include "wit/tree_audit.h"
+#include "wit/cmd/cli.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/cmd/file_kind.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/base/parallel.h"
+#include "wit/base/progress.h"
+#include "wit/data/readers.h"
+#include "wit/data/sorted_merge.h"
+#include "wit/data/tree_audit.h"
 
 namespace wit {
 

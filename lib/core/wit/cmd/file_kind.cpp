@@ -1,5 +1,5 @@
 // What a command-line path holds, for messages about misplaced arguments.
-#include "wit/file_kind.h"
+#include "wit/cmd/file_kind.h"
 
 #include <cstring>
 #include <filesystem>
@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bundle.h"
-#include "wit/challenge.h"
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/runlog.h"
+#include "wit/run/bundle.h"
+#include "wit/run/challenge.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/run/runlog.h"
 
 namespace wit {
 

@@ -1,18 +1,18 @@
 // The subcommands of wit-log (log_cmd.h): what main used to decide.
-#include "wit/log_cmd.h"
+#include "wit/cmd/log_cmd.h"
 
 #include <iostream>
 
-#include "wit/check.h"
-#include "wit/cli.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/manifest.h"
-#include "wit/run_lock.h"
-#include "wit/runlog.h"
-#include "wit/sign.h"
-#include "wit/wlog.h"
+#include "wit/base/check.h"
+#include "wit/cmd/cli.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/run/manifest.h"
+#include "wit/run/run_lock.h"
+#include "wit/run/runlog.h"
+#include "wit/hash/sign.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

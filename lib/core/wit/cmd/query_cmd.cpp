@@ -1,21 +1,21 @@
 // The subcommands of wit-query (query_cmd.h): what main used to decide.
-#include "wit/query_cmd.h"
+#include "wit/cmd/query_cmd.h"
 
 #include <iostream>
 
-#include "wit/cli.h"
-#include "wit/commitment.h"
-#include "wit/contamination.h"
-#include "wit/error.h"
-#include "wit/file_kind.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/proofs.h"
-#include "wit/readers.h"
-#include "wit/runlog.h"
-#include "wit/tree_audit.h"
-#include "wit/usage.h"
+#include "wit/cmd/cli.h"
+#include "wit/data/commitment.h"
+#include "wit/proofs/contamination.h"
+#include "wit/base/error.h"
+#include "wit/cmd/file_kind.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/proofs/proofs.h"
+#include "wit/data/readers.h"
+#include "wit/run/runlog.h"
+#include "wit/data/tree_audit.h"
+#include "wit/run/usage.h"
 
 namespace wit {
 

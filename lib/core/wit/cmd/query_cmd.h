@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "wit/hash.h"
+#include "wit/hash/hash.h"
 
 namespace wit {
 

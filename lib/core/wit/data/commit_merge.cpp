@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <future>
 
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/index.h"
-#include "wit/parallel.h"
-#include "wit/progress.h"
-#include "wit/sorted_merge.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
+#include "wit/base/parallel.h"
+#include "wit/base/progress.h"
+#include "wit/data/sorted_merge.h"
 
 namespace wit {
 

@@ -1,7 +1,7 @@
 // Committing a dataset: record leaves (in parallel), the one sorted distinct
 // tree (sorted in parallel), source digests, and the commitment JSON; and the
 // check of files against a commitment that the trainer and wit-query rely on.
-#include "wit/commitment.h"
+#include "wit/data/commitment.h"
 
 #include <algorithm>
 #include <array>
@@ -16,16 +16,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "wit/blake2b_x4.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
-#include "wit/parallel.h"
-#include "wit/progress.h"
-#include "wit/sorted_merge.h"
-#include "wit/tags.h"
+#include "wit/hash/blake2b_x4.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
+#include "wit/base/parallel.h"
+#include "wit/base/progress.h"
+#include "wit/data/sorted_merge.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

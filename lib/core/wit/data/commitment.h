@@ -13,12 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
-#include "wit/check.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
-#include "wit/parallel.h"
-#include "wit/readers.h"
+#include "wit/base/bytes.h"
+#include "wit/base/check.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
+#include "wit/base/parallel.h"
+#include "wit/data/readers.h"
 
 namespace wit {
 

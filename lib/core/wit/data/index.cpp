@@ -1,5 +1,5 @@
 // Encoding, mapping and validating the data index (docs/index.md).
-#include "wit/index.h"
+#include "wit/data/index.h"
 
 #include <xxhash.h>
 
@@ -7,8 +7,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "wit/error.h"
-#include "wit/parallel.h"
+#include "wit/base/error.h"
+#include "wit/base/parallel.h"
 
 namespace wit {
 

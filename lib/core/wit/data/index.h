@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "wit/commitment.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
+#include "wit/data/commitment.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
 
 namespace wit {
 

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
-#include "wit/bytes.h"
-#include "wit/check.h"
-#include "wit/error.h"
-#include "wit/readers.h"
+#include "wit/base/bytes.h"
+#include "wit/base/check.h"
+#include "wit/base/error.h"
+#include "wit/data/readers.h"
 
 namespace wit {
 

@@ -2,7 +2,7 @@
 // JSON. docs/records.md is the normative description of the bytes produced here.
 // The text streamer is text_stream.cpp; the buffer a file is read into,
 // page_buffer.cpp.
-#include "wit/readers.h"
+#include "wit/data/readers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -21,9 +21,9 @@
 
 #include <simdjson.h>
 
-#include "wit/error.h"
-#include "wit/parallel.h"
-#include "line_rules.h"
+#include "wit/base/error.h"
+#include "wit/base/parallel.h"
+#include "wit/data/line_rules.h"
 
 namespace wit {
 

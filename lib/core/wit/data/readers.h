@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
-#include "wit/io.h"
-#include "wit/page_buffer.h"  // FileBytes
-#include "wit/parallel.h"
-#include "wit/text_stream.h"  // streaming records in one pass
+#include "wit/base/bytes.h"
+#include "wit/base/io.h"
+#include "wit/base/page_buffer.h"  // FileBytes
+#include "wit/base/parallel.h"
+#include "wit/data/text_stream.h"  // streaming records in one pass
 
 namespace wit {
 

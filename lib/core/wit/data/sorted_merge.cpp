@@ -1,17 +1,17 @@
 // Sorted runs spilled to disk, their k-way merge, and the data tree and index
 // written in one pass over merged leaves (sorted_merge.h).
-#include "wit/sorted_merge.h"
+#include "wit/data/sorted_merge.h"
 
 #include <sys/statvfs.h>
 #include <xxhash.h>
 
 #include <algorithm>
 
-#include "wit/crash.h"
-#include "wit/error.h"
-#include "wit/index.h"
-#include "wit/parallel.h"
-#include "wit/progress.h"
+#include "wit/base/crash.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
+#include "wit/base/parallel.h"
+#include "wit/base/progress.h"
 
 namespace wit {
 

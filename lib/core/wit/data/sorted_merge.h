@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "wit/bytes.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
+#include "wit/base/bytes.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
 
 namespace wit {
 

@@ -3,7 +3,7 @@
 // threads (stream_text_records, TextStreamer) and a stream (stdin, a pipe,
 // a fifo) read once, in order, with bounded memory (stream_fd_records).
 // The records and errors are the readers' own (line_rules.h).
-#include "wit/text_stream.h"
+#include "wit/data/text_stream.h"
 
 #include <algorithm>
 #include <atomic>
@@ -25,11 +25,11 @@
 
 #include <simdjson.h>
 
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/parallel.h"
-#include "wit/readers.h"
-#include "line_rules.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/parallel.h"
+#include "wit/data/readers.h"
+#include "wit/data/line_rules.h"
 
 namespace wit {
 

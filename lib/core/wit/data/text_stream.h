@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "wit/bytes.h"
-#include "wit/parallel.h"
+#include "wit/base/bytes.h"
+#include "wit/base/parallel.h"
 
 namespace wit {
 

@@ -1,7 +1,7 @@
 // Leaves files and their streaming audit (docs/leaves.md): export the sorted
 // leaves of an index; check a file's leaves strictly increasing and hashing
 // to a commitment's root, one chunk in memory at a time.
-#include "wit/tree_audit.h"
+#include "wit/data/tree_audit.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,12 +13,12 @@
 #include <memory>
 #include <vector>
 
-#include "wit/binary_header.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
-#include "wit/sorted_merge.h"
+#include "wit/base/binary_header.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
+#include "wit/data/sorted_merge.h"
 
 namespace wit {
 

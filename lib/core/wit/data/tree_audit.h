@@ -11,10 +11,10 @@
 #include <functional>
 #include <string>
 
-#include "wit/bytes.h"
-#include "wit/check.h"
-#include "wit/commitment.h"
-#include "wit/index.h"
+#include "wit/base/bytes.h"
+#include "wit/base/check.h"
+#include "wit/data/commitment.h"
+#include "wit/data/index.h"
 
 namespace wit {
 

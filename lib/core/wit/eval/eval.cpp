@@ -1,22 +1,22 @@
 // Certified evaluation without LibTorch: score leaves and their tree, the eval
 // commitment and scores documents, spot-check seeds and indices, and the
 // spot-check report with its consistency checks. Format: docs/eval.md.
-#include "wit/eval.h"
+#include "wit/eval/eval.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
-#include "wit/cli_base.h"
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/merkle.h"
-#include "wit/rng.h"
-#include "wit/tags.h"
+#include "wit/base/cli_base.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/hash/merkle.h"
+#include "wit/hash/rng.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

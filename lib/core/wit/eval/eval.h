@@ -2,7 +2,7 @@
 // checkpoint on a committed eval set, the per-example scores it is computed
 // from (eval.scores.json), and spot-check reports (wit.eval-check) that
 // re-evaluate k random examples chosen by a nonce. Computing scores needs the
-// model: lib/torch, wit/evaluate.h. Format: docs/eval.md.
+// model: lib/torch, wit/eval/evaluate.h. Format: docs/eval.md.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/check.h"
-#include "wit/bytes.h"
-#include "wit/challenge.h"
-#include "wit/verdict.h"
+#include "wit/base/check.h"
+#include "wit/base/bytes.h"
+#include "wit/run/challenge.h"
+#include "wit/base/verdict.h"
 
 namespace wit {
 
@@ -46,7 +46,7 @@ struct Score {
 // (docs/eval.md, "Causal evaluation"): at cut points drawn from a nonce, every
 // token of the record's row after the cut is replaced by another token, and
 // the model's outputs (logits) at positions 0..cut must stay bit for bit the
-// same. The draws are torch-free (here); running the model is wit/evaluate.h.
+// same. The draws are torch-free (here); running the model is wit/eval/evaluate.h.
 
 // Most cut points one record may be checked at.
 inline constexpr uint64_t kMaxCausalCuts = 64;

@@ -1,18 +1,18 @@
 // Binding a released model to a run: the exact binding of a weights file and
 // the probe check's draw, model-command format and report (docs/release.md).
-#include "wit/release.h"
+#include "wit/eval/release.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 
-#include "wit/challenge.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/rng.h"
-#include "wit/tags.h"
+#include "wit/run/challenge.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/hash/rng.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

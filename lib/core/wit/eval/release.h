@@ -4,7 +4,7 @@
 // from a nonce the trainer does not control (the probe check), its per-token
 // log-probabilities compared with the final checkpoint's. Torch-free: the
 // documents, the draw, the model command's format and the comparison; the
-// model side is wit/release_model.h.
+// model side is wit/eval/release_model.h.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -14,11 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
-#include "wit/check.h"
-#include "wit/safetensors.h"
-#include "wit/state_root.h"
-#include "wit/wlog.h"
+#include "wit/base/bytes.h"
+#include "wit/base/check.h"
+#include "wit/run/safetensors.h"
+#include "wit/run/state_root.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

@@ -6,14 +6,14 @@
 // the throughput is. Same outputs as crypto_generichash (RFC 7693); tested
 // against it. The rounds are unrolled with the message schedule known at
 // compile time, so the sixteen message words of the lanes stay in registers.
-#include "wit/blake2b_x4.h"
+#include "wit/hash/blake2b_x4.h"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
 
-#include "wit/merkle.h"
+#include "wit/hash/merkle.h"
 
 #if defined(__x86_64__)
 // GCC 12 takes the deliberately undefined vector inside its own

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

@@ -1,5 +1,5 @@
 // Hash primitives over libsodium (BLAKE2b-256, SHA-256) and xxHash (XXH3).
-#include "wit/hash.h"
+#include "wit/hash/hash.h"
 
 #include <sodium.h>
 #include <xxhash.h>

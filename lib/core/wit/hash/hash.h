@@ -4,7 +4,7 @@
 #include <memory>
 #include <string_view>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

@@ -1,6 +1,6 @@
 // RFC 6962 Merkle trees: proof shapes (ranges), hashing via NodeSource, and the
 // RFC 9162 verification algorithms.
-#include "wit/merkle.h"
+#include "wit/hash/merkle.h"
 
 
 #include <algorithm>
@@ -8,10 +8,10 @@
 
 #include <sodium.h>
 
-#include "wit/blake2b_x4.h"
-#include "wit/hash.h"
-#include "wit/parallel.h"
-#include "wit/tags.h"
+#include "wit/hash/blake2b_x4.h"
+#include "wit/hash/hash.h"
+#include "wit/base/parallel.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "wit/bytes.h"
-#include "wit/tags.h"
+#include "wit/base/bytes.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

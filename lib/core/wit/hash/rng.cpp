@@ -1,12 +1,12 @@
 // ChaCha20 streams (libsodium) and the permutations drawn from them.
-#include "wit/rng.h"
+#include "wit/hash/rng.h"
 
 #include <sodium.h>
 
 #include <cstring>
 #include <numeric>
 
-#include "wit/hash.h"
+#include "wit/hash/hash.h"
 
 namespace wit {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

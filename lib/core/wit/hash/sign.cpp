@@ -1,6 +1,6 @@
 // Ed25519 keys, key files and detached signatures over libsodium's crypto_sign.
 // Key file format: docs/keys.md.
-#include "wit/sign.h"
+#include "wit/hash/sign.h"
 
 #include <fcntl.h>
 #include <sodium.h>
@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/io.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
 
 namespace wit {
 

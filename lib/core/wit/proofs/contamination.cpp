@@ -1,5 +1,5 @@
 // Contamination certificates: exact per-record proofs plus an n-gram statistic.
-#include "wit/contamination.h"
+#include "wit/proofs/contamination.h"
 
 #include <sodium.h>
 #include <xxhash.h>
@@ -15,11 +15,11 @@
 #include <optional>
 #include <unordered_map>
 
-#include "wit/error.h"
-#include "wit/json_fields.h"
-#include "wit/merkle.h"
-#include "wit/parallel.h"
-#include "wit/proofs.h"
+#include "wit/base/error.h"
+#include "wit/base/json_fields.h"
+#include "wit/hash/merkle.h"
+#include "wit/base/parallel.h"
+#include "wit/proofs/proofs.h"
 
 namespace wit {
 

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/commitment.h"
-#include "wit/index.h"
+#include "wit/data/commitment.h"
+#include "wit/data/index.h"
 
 namespace wit {
 

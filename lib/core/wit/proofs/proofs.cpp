@@ -1,12 +1,12 @@
 // Proof documents: building them from an index, parsing, and verifying them
 // against a commitment alone.
-#include "wit/proofs.h"
+#include "wit/proofs/proofs.h"
 
 #include <algorithm>
 
-#include "wit/error.h"
-#include "wit/json_fields.h"
-#include "wit/hash.h"
+#include "wit/base/error.h"
+#include "wit/base/json_fields.h"
+#include "wit/hash/hash.h"
 
 namespace wit {
 

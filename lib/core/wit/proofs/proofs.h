@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/check.h"
-#include "wit/commitment.h"
-#include "wit/index.h"
-#include "wit/merkle.h"
+#include "wit/base/check.h"
+#include "wit/data/commitment.h"
+#include "wit/data/index.h"
+#include "wit/hash/merkle.h"
 
 namespace wit {
 

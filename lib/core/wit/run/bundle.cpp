@@ -2,7 +2,7 @@
 // then one zstd frame holding the payload (members in name order, XXH3-64).
 // One encoder (Encoder, behind Bundle::encode/save and BundleWriter) and one
 // decoder (BundleReader, behind Bundle::decode/load and SpooledBundle).
-#include "wit/bundle.h"
+#include "wit/run/bundle.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,10 +19,10 @@
 #include <memory>
 #include <optional>
 
-#include "wit/binary_header.h"
-#include "wit/check.h"
-#include "wit/error.h"
-#include "wit/io.h"
+#include "wit/base/binary_header.h"
+#include "wit/base/check.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
 
 namespace wit {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

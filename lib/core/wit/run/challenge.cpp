@@ -1,7 +1,7 @@
 // Challenges: the seed from a signed head and a nonce, the uniform draws of
 // steps and checkpoint intervals (Floyd's algorithm on a ChaCha20 stream), the
 // exact detection guarantee, and the JSON form. Format: docs/challenge.md.
-#include "wit/challenge.h"
+#include "wit/run/challenge.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -10,13 +10,13 @@
 #include <limits>
 #include <unordered_set>
 
-#include "wit/cli_base.h"
-#include "wit/error.h"
-#include "wit/json_fields.h"
-#include "wit/hash.h"
-#include "wit/io.h"
-#include "wit/rng.h"
-#include "wit/tags.h"
+#include "wit/base/cli_base.h"
+#include "wit/base/error.h"
+#include "wit/base/json_fields.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
+#include "wit/hash/rng.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
-#include "wit/wlog.h"
+#include "wit/base/bytes.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

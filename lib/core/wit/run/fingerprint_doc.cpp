@@ -1,12 +1,12 @@
 // Fingerprint documents and distances (no LibTorch); computing one is lib/torch's.
-#include "wit/fingerprint_doc.h"
+#include "wit/run/fingerprint_doc.h"
 
 #include <algorithm>
 
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/sketch.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/run/sketch.h"
 
 namespace wit {
 

@@ -1,7 +1,7 @@
 // Fingerprint documents (wit-sketch fingerprint's JSON) and the distance
 // between two, without LibTorch: what a board needs to tell whether a released
 // model matches a run's final probe fingerprint. Computing a fingerprint from
-// a checkpoint needs the model: lib/torch, wit/fingerprint.h.
+// a checkpoint needs the model: lib/torch, wit/model/fingerprint.h.
 #pragma once
 #include <optional>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

@@ -1,16 +1,16 @@
 // The run manifest: JSON form, validation, run id and the learning-rate schedule.
-#include "wit/manifest.h"
+#include "wit/run/manifest.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <cmath>
 #include <functional>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/tags.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
-#include "wit/check.h"
-#include "wit/commitment.h"
-#include "wit/model_spec.h"
-#include "wit/shards.h"
-#include "wit/sign.h"
+#include "wit/base/bytes.h"
+#include "wit/base/check.h"
+#include "wit/data/commitment.h"
+#include "wit/run/model_spec.h"
+#include "wit/run/shards.h"
+#include "wit/hash/sign.h"
 
 namespace wit {
 

@@ -1,20 +1,20 @@
 // GPT parameter names, shapes and seeded initial values, without LibTorch.
-#include "wit/model_spec.h"
+#include "wit/run/model_spec.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cmath>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
-#include "wit/readers.h"
-#include "wit/rng.h"
-#include "wit/safetensors.h"
-#include "wit/state_root.h"
-#include "wit/tags.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
+#include "wit/data/readers.h"
+#include "wit/hash/rng.h"
+#include "wit/run/safetensors.h"
+#include "wit/run/state_root.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

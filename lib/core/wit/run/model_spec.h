@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
-#include "wit/check.h"
-#include "wit/safetensors.h"
+#include "wit/base/bytes.h"
+#include "wit/base/check.h"
+#include "wit/run/safetensors.h"
 
 namespace wit {
 

@@ -1,11 +1,11 @@
 // Data order and probe choice from (run id, seed).
-#include "wit/order.h"
+#include "wit/run/order.h"
 
 #include <algorithm>
 
-#include "wit/error.h"
-#include "wit/rng.h"
-#include "wit/tags.h"
+#include "wit/base/error.h"
+#include "wit/hash/rng.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

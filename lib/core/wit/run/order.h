@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

@@ -1,14 +1,14 @@
 // Replay distances and thresholds (docs/replay.md), torch-free so they are
 // unit-tested on hand-computed cases.
-#include "wit/replay_math.h"
+#include "wit/run/replay_math.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
-#include "wit/error.h"
-#include "wit/model_spec.h"
+#include "wit/base/error.h"
+#include "wit/run/model_spec.h"
 
 namespace wit {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "wit/safetensors.h"
+#include "wit/run/safetensors.h"
 
 namespace wit {
 

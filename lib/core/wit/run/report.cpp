@@ -1,11 +1,11 @@
 // The typed replay report and calibration file (report.h, docs/replay.md).
-#include "wit/report.h"
+#include "wit/run/report.h"
 
 #include <cmath>
 
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
 
 namespace wit {
 

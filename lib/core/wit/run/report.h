@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/check.h"
-#include "wit/bytes.h"
-#include "wit/challenge.h"
-#include "wit/verdict.h"
+#include "wit/base/check.h"
+#include "wit/base/bytes.h"
+#include "wit/run/challenge.h"
+#include "wit/base/verdict.h"
 
 namespace wit {
 

@@ -1,6 +1,6 @@
 // Run bundles: loading a directory or .wbundle, bundle.json and its member
 // digests, writing a bundle back. Format: docs/run-bundle.md.
-#include "wit/run_bundle.h"
+#include "wit/run/run_bundle.h"
 
 #include <sys/stat.h>
 
@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bundle.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/io.h"
+#include "wit/run/bundle.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
 
 namespace fs = std::filesystem;
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "wit/bytes.h"
-#include "wit/check.h"
-#include "wit/io.h"
+#include "wit/base/bytes.h"
+#include "wit/base/check.h"
+#include "wit/base/io.h"
 
 namespace wit {
 
@@ -51,7 +51,7 @@ inline constexpr const char* kBoardReports = "board-reports/";
 inline constexpr const char* kBoardEval = "board-eval.json";
 // The board's signed audit of the training tree's sorted leaves.
 inline constexpr const char* kBoardLeaves = "board-leaves.json";
-// On a board with an evidence store: where the run's log went (board_def.h, StoredLog), in run.wlog's place.
+// On a board with an evidence store: where the run's log went (board/def.h, StoredLog), in run.wlog's place.
 inline constexpr const char* kStoredLog = "log.stored.json";
 }  // namespace member
 

@@ -1,5 +1,5 @@
 // The recorded configuration of a run (run_config.h, docs/manifest.md).
-#include "wit/run_config.h"
+#include "wit/run/run_config.h"
 
 #include <unistd.h>
 
@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
 
 namespace wit {
 

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/check.h"
+#include "wit/base/check.h"
 
 namespace wit {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "wit/io.h"
+#include "wit/base/io.h"
 
 namespace wit {
 

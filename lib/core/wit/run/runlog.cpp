@@ -1,6 +1,6 @@
 // wit-log's logic over a run directory: entries as JSON, log proof documents
 // and their verification, signing heads, and verifying a whole run.
-#include "wit/runlog.h"
+#include "wit/run/runlog.h"
 
 #include <sys/stat.h>
 
@@ -14,16 +14,16 @@
 #include <filesystem>
 #include <map>
 
-#include "wit/check.h"
-#include "wit/cli_base.h"
-#include "wit/error.h"
-#include "wit/json_fields.h"
-#include "wit/io.h"
-#include "wit/manifest.h"
-#include "wit/model_spec.h"
-#include "wit/safetensors.h"
-#include "wit/state_root.h"
-#include "wit/shards.h"
+#include "wit/base/check.h"
+#include "wit/base/cli_base.h"
+#include "wit/base/error.h"
+#include "wit/base/json_fields.h"
+#include "wit/base/io.h"
+#include "wit/run/manifest.h"
+#include "wit/run/model_spec.h"
+#include "wit/run/safetensors.h"
+#include "wit/run/state_root.h"
+#include "wit/run/shards.h"
 
 namespace wit {
 

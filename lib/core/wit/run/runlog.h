@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
-#include "wit/check.h"
-#include "wit/manifest.h"
-#include "wit/sign.h"
-#include "wit/wlog.h"
+#include "wit/base/bytes.h"
+#include "wit/base/check.h"
+#include "wit/run/manifest.h"
+#include "wit/hash/sign.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

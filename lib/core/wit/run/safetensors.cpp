@@ -1,6 +1,6 @@
 // Reading, validating and writing safetensors files (docs/safetensors.md), and
 // the tensor leaves and checkpoint root that bind a training state.
-#include "wit/safetensors.h"
+#include "wit/run/safetensors.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/merkle.h"
-#include "wit/tags.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "wit/bytes.h"
-#include "wit/io.h"
+#include "wit/base/bytes.h"
+#include "wit/base/io.h"
 
 namespace wit {
 

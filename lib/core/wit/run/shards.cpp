@@ -1,14 +1,14 @@
 // Sharded checkpoints: the index and its shard files.
-#include "wit/shards.h"
+#include "wit/run/shards.h"
 
 #include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
 
 namespace wit {
 

@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bytes.h"
-#include "wit/model_spec.h"
-#include "wit/safetensors.h"
-#include "wit/state_root.h"
+#include "wit/base/bytes.h"
+#include "wit/run/model_spec.h"
+#include "wit/run/safetensors.h"
+#include "wit/run/state_root.h"
 
 namespace wit {
 

@@ -1,5 +1,5 @@
 // Blocked count-sketch over float vectors (see sketch.h for the construction).
-#include "wit/sketch.h"
+#include "wit/run/sketch.h"
 
 #include <xxhash.h>
 
@@ -10,7 +10,7 @@
 #include <immintrin.h>
 #endif
 
-#include "wit/hash.h"
+#include "wit/hash/hash.h"
 
 namespace wit {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "wit/bytes.h"
+#include "wit/base/bytes.h"
 
 namespace wit {
 

@@ -1,16 +1,16 @@
 // The state root (docs/state-root.md): chunk trees per tensor, tensor leaves,
 // parameters and optimizer roots, hashed on all cores.
-#include "wit/state_root.h"
+#include "wit/run/state_root.h"
 
 #include <algorithm>
 
-#include "wit/blake2b_x4.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/merkle.h"
-#include "wit/model_spec.h"
-#include "wit/parallel.h"
-#include "wit/tags.h"
+#include "wit/hash/blake2b_x4.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/hash/merkle.h"
+#include "wit/run/model_spec.h"
+#include "wit/base/parallel.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

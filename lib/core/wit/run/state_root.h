@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "wit/bytes.h"
-#include "wit/safetensors.h"
+#include "wit/base/bytes.h"
+#include "wit/run/safetensors.h"
 
 namespace wit {
 

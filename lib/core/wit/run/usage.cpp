@@ -1,16 +1,16 @@
 // Usage proofs: which steps of a run trained on a record, with proof.
-#include "wit/usage.h"
+#include "wit/run/usage.h"
 
 #include <algorithm>
 
-#include "wit/error.h"
-#include "wit/json_fields.h"
-#include "wit/manifest.h"
-#include "wit/merkle.h"
-#include "wit/order.h"
-#include "wit/proofs.h"
-#include "wit/runlog.h"
-#include "wit/wlog.h"
+#include "wit/base/error.h"
+#include "wit/base/json_fields.h"
+#include "wit/run/manifest.h"
+#include "wit/hash/merkle.h"
+#include "wit/run/order.h"
+#include "wit/proofs/proofs.h"
+#include "wit/run/runlog.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

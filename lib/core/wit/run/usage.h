@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/check.h"
-#include "wit/commitment.h"
-#include "wit/index.h"
+#include "wit/base/check.h"
+#include "wit/data/commitment.h"
+#include "wit/data/index.h"
 
 namespace wit {
 

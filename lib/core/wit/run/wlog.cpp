@@ -1,6 +1,6 @@
 // The witness log: entry encoding, the framed append-only file with torn-tail
 // recovery, its RFC 6962 tree, and signed tree heads. Formats: docs/witness-log.md.
-#include "wit/wlog.h"
+#include "wit/run/wlog.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "wit/crash.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/tags.h"
+#include "wit/base/crash.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/check.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/bytes.h"
-#include "wit/merkle.h"
-#include "wit/sign.h"
+#include "wit/base/check.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/bytes.h"
+#include "wit/hash/merkle.h"
+#include "wit/hash/sign.h"
 
 namespace wit {
 

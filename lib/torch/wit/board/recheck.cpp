@@ -3,7 +3,7 @@
 // report), evaluate (score the released weights on the benchmark, with the
 // causal check) and audit (do all of it again from what is stored, and audit
 // the stored leaves). Rules: docs/board.md.
-#include "wit/board_check.h"
+#include "wit/board/recheck.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,22 +14,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/board.h"
-#include "wit/board_gap.h"
-#include "wit/board_overlap.h"
-#include "wit/check.h"
-#include "wit/evaluate.h"
-#include "wit/release.h"
-#include "wit/safetensors.h"
-#include "wit/state.h"
-#include "wit/state_root.h"
-#include "wit/tree_audit.h"
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/manifest.h"
-#include "wit/run_bundle.h"
-#include "wit/run_config.h"
+#include "wit/board/board.h"
+#include "wit/board/gap.h"
+#include "wit/board/overlap.h"
+#include "wit/base/check.h"
+#include "wit/eval/evaluate.h"
+#include "wit/eval/release.h"
+#include "wit/run/safetensors.h"
+#include "wit/model/state.h"
+#include "wit/run/state_root.h"
+#include "wit/data/tree_audit.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/run/manifest.h"
+#include "wit/run/run_bundle.h"
+#include "wit/run/run_config.h"
 
 namespace fs = std::filesystem;
 

@@ -11,12 +11,12 @@
 
 #include <optional>
 
-#include "wit/board_def.h"
-#include "wit/board_gap.h"
-#include "wit/board_overlap.h"
-#include "wit/check.h"
-#include "wit/eval.h"
-#include "wit/replay.h"
+#include "wit/board/def.h"
+#include "wit/board/gap.h"
+#include "wit/board/overlap.h"
+#include "wit/base/check.h"
+#include "wit/eval/eval.h"
+#include "wit/replay/replay.h"
 
 namespace wit {
 

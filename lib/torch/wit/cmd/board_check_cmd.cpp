@@ -1,15 +1,15 @@
 // The subcommands of wit-board-check (board_check_cmd.h): what main used to decide.
-#include "wit/board_check_cmd.h"
+#include "wit/cmd/board_check_cmd.h"
 
 #include <cstdio>
 #include <iostream>
 
-#include "wit/board_check.h"
-#include "wit/board_def.h"
-#include "wit/cli.h"
-#include "wit/error.h"
-#include "wit/replay_cmd.h"
-#include "wit/sign.h"
+#include "wit/board/recheck.h"
+#include "wit/board/def.h"
+#include "wit/cmd/cli.h"
+#include "wit/base/error.h"
+#include "wit/cmd/replay_cmd.h"
+#include "wit/hash/sign.h"
 
 namespace wit {
 

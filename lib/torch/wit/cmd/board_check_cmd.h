@@ -4,7 +4,7 @@
 // (the filed member on stdout; notes on stderr unless quiet) and return the
 // exit status. Errors throw wit::Error (exit 2). `argv` is the program's own:
 // exact replay re-executes it under the run's recorded kernels. Logic:
-// board_check.h; rules: docs/board.md. Torch-free header.
+// board/recheck.h; rules: docs/board.md. Torch-free header.
 #pragma once
 #include <string>
 

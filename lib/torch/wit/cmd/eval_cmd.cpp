@@ -1,15 +1,15 @@
 // The subcommands of wit-eval (eval_cmd.h): what main used to decide.
-#include "wit/eval_cmd.h"
+#include "wit/cmd/eval_cmd.h"
 
 #include <cstdio>
 #include <iostream>
 
-#include "wit/challenge.h"
-#include "wit/cli.h"
-#include "wit/device.h"
-#include "wit/error.h"
-#include "wit/eval.h"
-#include "wit/io.h"
+#include "wit/run/challenge.h"
+#include "wit/cmd/cli.h"
+#include "wit/model/device.h"
+#include "wit/base/error.h"
+#include "wit/eval/eval.h"
+#include "wit/base/io.h"
 
 namespace wit {
 

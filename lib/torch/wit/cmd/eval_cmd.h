@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "wit/evaluate.h"
+#include "wit/eval/evaluate.h"
 
 namespace wit {
 

@@ -1,17 +1,17 @@
 // The subcommands of wit-replay (replay_cmd.h): what main used to decide.
-#include "wit/replay_cmd.h"
+#include "wit/cmd/replay_cmd.h"
 
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
 
-#include "wit/cli.h"
-#include "wit/error.h"
-#include "wit/file_kind.h"
-#include "wit/io.h"
-#include "wit/replay_math.h"
-#include "wit/run_config.h"
-#include "wit/state.h"
+#include "wit/cmd/cli.h"
+#include "wit/base/error.h"
+#include "wit/cmd/file_kind.h"
+#include "wit/base/io.h"
+#include "wit/run/replay_math.h"
+#include "wit/run/run_config.h"
+#include "wit/model/state.h"
 
 namespace wit {
 

@@ -8,7 +8,7 @@
 #pragma once
 #include <string>
 
-#include "wit/replay.h"
+#include "wit/replay/replay.h"
 
 namespace wit {
 

@@ -1,17 +1,17 @@
 // The subcommands of wit-sketch (sketch_cmd.h): what main used to decide.
-#include "wit/sketch_cmd.h"
+#include "wit/cmd/sketch_cmd.h"
 
 #include <iostream>
 
-#include "wit/challenge.h"
-#include "wit/cli.h"
-#include "wit/error.h"
-#include "wit/fingerprint.h"
-#include "wit/io.h"
-#include "wit/safetensors.h"
-#include "wit/sketch.h"
-#include "wit/state_root.h"
-#include "wit/wlog.h"
+#include "wit/run/challenge.h"
+#include "wit/cmd/cli.h"
+#include "wit/base/error.h"
+#include "wit/model/fingerprint.h"
+#include "wit/base/io.h"
+#include "wit/run/safetensors.h"
+#include "wit/run/sketch.h"
+#include "wit/run/state_root.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

@@ -6,7 +6,7 @@
 #pragma once
 #include <string>
 
-#include "wit/release_model.h"
+#include "wit/eval/release_model.h"
 
 namespace wit {
 

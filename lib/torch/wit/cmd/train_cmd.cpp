@@ -1,5 +1,5 @@
 // wit-train's work (train_cmd.h): what main used to decide.
-#include "wit/train_cmd.h"
+#include "wit/cmd/train_cmd.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -7,16 +7,16 @@
 #include <filesystem>
 #include <optional>
 
-#include "wit/cli.h"
-#include "wit/commitment.h"
-#include "wit/device.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/manifest.h"
-#include "wit/run_config.h"
-#include "wit/run_lock.h"
-#include "wit/script.h"
-#include "wit/wlog.h"
+#include "wit/cmd/cli.h"
+#include "wit/data/commitment.h"
+#include "wit/model/device.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/run/manifest.h"
+#include "wit/run/run_config.h"
+#include "wit/run/run_lock.h"
+#include "wit/model/script.h"
+#include "wit/run/wlog.h"
 
 namespace fs = std::filesystem;
 

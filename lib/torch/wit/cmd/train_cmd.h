@@ -6,7 +6,7 @@
 #pragma once
 #include <string>
 
-#include "wit/trainer.h"
+#include "wit/train/trainer.h"
 
 namespace wit {
 

@@ -1,21 +1,21 @@
 // Certified evaluation with the model: per-example scores (one row per
 // record), the checkpoint bound by the run's log, wit-eval run and the
 // re-evaluation of a spot check. Format: docs/eval.md.
-#include "wit/evaluate.h"
+#include "wit/eval/evaluate.h"
 
 #include <cstring>
 #include <filesystem>
 
-#include "dist.h"  // load_run_checkpoint
-#include "model.h"
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/progress.h"
-#include "wit/release_model.h"
-#include "wit/runlog.h"
-#include "wit/wlog.h"
+#include "wit/train/dist.h"  // load_run_checkpoint
+#include "wit/model/model.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/base/progress.h"
+#include "wit/eval/release_model.h"
+#include "wit/run/runlog.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

@@ -2,16 +2,16 @@
 // (bound by its root in the run's log) on a committed eval set, the eval
 // commitment built from them (wit-eval run), and the spot check that
 // re-evaluates k examples a nonce picks (wit-eval check). Torch-free header;
-// the documents are in wit/eval.h, the format in docs/eval.md.
+// the documents are in wit/eval/eval.h, the format in docs/eval.md.
 #pragma once
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "wit/eval.h"
-#include "wit/manifest.h"
-#include "wit/state.h"
+#include "wit/eval/eval.h"
+#include "wit/run/manifest.h"
+#include "wit/model/state.h"
 
 namespace wit {
 

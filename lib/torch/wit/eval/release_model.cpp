@@ -1,18 +1,18 @@
 // Released models: the exact binding of a weights file, per-token
 // log-probabilities of a text, and the probe check of a black-box model.
-#include "wit/release_model.h"
+#include "wit/eval/release_model.h"
 
 #include <thread>
 
-#include "dist.h"  // logged_checkpoint
-#include "model.h"
-#include "state_impl.h"
-#include "wit/command.h"
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/wlog.h"
+#include "wit/train/dist.h"  // logged_checkpoint
+#include "wit/model/model.h"
+#include "wit/model/state_impl.h"
+#include "wit/cmd/command.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

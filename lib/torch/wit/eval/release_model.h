@@ -2,17 +2,17 @@
 // weights file loaded and bound exactly to the final logged state, the
 // per-token log-probabilities of a text (what a black-box model is asked
 // for), and the probe check of a model behind a command. Torch-free header;
-// the documents and the comparison are in wit/release.h.
+// the documents and the comparison are in wit/eval/release.h.
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "wit/bytes.h"
-#include "wit/manifest.h"
-#include "wit/release.h"
-#include "wit/runlog.h"
-#include "wit/state.h"
+#include "wit/base/bytes.h"
+#include "wit/run/manifest.h"
+#include "wit/eval/release.h"
+#include "wit/run/runlog.h"
+#include "wit/model/state.h"
 
 namespace wit {
 

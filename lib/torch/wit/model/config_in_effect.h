@@ -6,7 +6,7 @@
 #pragma once
 #include <string>
 
-#include "wit/run_config.h"
+#include "wit/run/run_config.h"
 
 namespace wit {
 

@@ -3,8 +3,8 @@
 #pragma once
 #include <string>
 
-#include "wit/error.h"
-#include "wit/state.h"
+#include "wit/base/error.h"
+#include "wit/model/state.h"
 
 namespace wit {
 

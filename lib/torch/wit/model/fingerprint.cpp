@@ -1,13 +1,13 @@
 // Fingerprints, their JSON form and distances; the run's probe set.
-#include "wit/fingerprint.h"
+#include "wit/model/fingerprint.h"
 
 #include <algorithm>
 
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/order.h"
-#include "wit/sketch.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/run/order.h"
+#include "wit/run/sketch.h"
 
 namespace wit {
 

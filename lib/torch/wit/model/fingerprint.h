@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/fingerprint_doc.h"
-#include "wit/manifest.h"
-#include "wit/proofs.h"
-#include "wit/state.h"
+#include "wit/run/fingerprint_doc.h"
+#include "wit/run/manifest.h"
+#include "wit/proofs/proofs.h"
+#include "wit/model/state.h"
 
 namespace wit {
 

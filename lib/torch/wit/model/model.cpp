@@ -1,11 +1,11 @@
 // The byte-level GPT: rows of records, the forward pass, per-token
 // log-probabilities. Used by the training step, the probe fingerprint and
 // evaluation; see model.h.
-#include "model.h"
+#include "wit/model/model.h"
 
-#include "script_model.h"
-#include "wit/error.h"
-#include "wit/readers.h"
+#include "wit/model/script_model.h"
+#include "wit/base/error.h"
+#include "wit/data/readers.h"
 
 #include <cmath>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "state_impl.h"
+#include "wit/model/state_impl.h"
 
 namespace wit {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "wit/model_spec.h"
+#include "wit/run/model_spec.h"
 
 namespace wit {
 

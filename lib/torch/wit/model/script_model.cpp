@@ -1,7 +1,7 @@
 // TorchScript models: describing a module for a new run, loading the run's
 // module once per process (checked against the manifest), and its forward
 // with a TrainState's parameters in the module's slots. docs/model.md.
-#include "script_model.h"
+#include "wit/model/script_model.h"
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
@@ -15,12 +15,12 @@
 #include <optional>
 #include <sstream>
 
-#include "state_impl.h"
-#include "wit/commitment.h"
-#include "wit/manifest.h"
-#include "wit/error.h"
-#include "wit/hash.h"
-#include "wit/script.h"
+#include "wit/model/state_impl.h"
+#include "wit/data/commitment.h"
+#include "wit/run/manifest.h"
+#include "wit/base/error.h"
+#include "wit/hash/hash.h"
+#include "wit/model/script.h"
 
 namespace wit {
 

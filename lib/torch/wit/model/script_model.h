@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "wit/model_spec.h"
+#include "wit/run/model_spec.h"
 
 namespace wit {
 
@@ -34,7 +34,7 @@ struct ScriptModel {
 };
 
 // The run's module for `device`, loaded once per process and checked against
-// `c` (digest, parameters, buffers); see check_model in wit/script.h. In eval
+// `c` (digest, parameters, buffers); see check_model in wit/model/script.h. In eval
 // mode, or with `train` in training mode (a run's "train_mode": its dropout
 // draws from the generator the step seeds); each mode is its own copy.
 std::shared_ptr<ScriptModel> load_script_model(const ModelConfig& c, torch::Device device, bool train = false);

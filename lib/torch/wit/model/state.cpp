@@ -1,6 +1,6 @@
 // TrainState over LibTorch tensors: creation from the seed, checkpoints and sketches.
-#include "wit/state.h"
-#include "wit/config_in_effect.h"
+#include "wit/model/state.h"
+#include "wit/model/config_in_effect.h"
 
 #include <torch/torch.h>
 
@@ -16,14 +16,14 @@
 #include <map>
 #include <new>
 
-#include "script_model.h"
-#include "state_impl.h"
-#include "wit/state_root.h"
-#include "wit/device.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/model_spec.h"
-#include "wit/sketch.h"
+#include "wit/model/script_model.h"
+#include "wit/model/state_impl.h"
+#include "wit/run/state_root.h"
+#include "wit/model/device.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/run/model_spec.h"
+#include "wit/run/sketch.h"
 
 namespace wit {
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "wit/bytes.h"
-#include "wit/manifest.h"
-#include "wit/safetensors.h"
+#include "wit/base/bytes.h"
+#include "wit/run/manifest.h"
+#include "wit/run/safetensors.h"
 
 namespace wit {
 

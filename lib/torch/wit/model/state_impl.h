@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wit/model_spec.h"
-#include "wit/state.h"
+#include "wit/run/model_spec.h"
+#include "wit/model/state.h"
 
 namespace wit {
 

@@ -1,7 +1,7 @@
 // Responding to challenges (trainer side), verifying responses by replay
 // (verifier side), and calibrating replay noise. Torch-free: it drives the
 // shared training step through state.h.
-#include "wit/replay.h"
+#include "wit/replay/replay.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,29 +11,29 @@
 #include <map>
 #include <set>
 
-#include "dist.h"  // load_run_checkpoint
+#include "wit/train/dist.h"  // load_run_checkpoint
 
-#include "wit/check.h"
-#include "wit/cli.h"
-#include "wit/commitment.h"
-#include "wit/config_in_effect.h"
-#include "wit/error.h"
-#include "wit/fingerprint.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/manifest.h"
-#include "wit/model_spec.h"
-#include "wit/merkle.h"
-#include "wit/order.h"
-#include "wit/progress.h"
-#include "wit/proofs.h"
-#include "wit/replay_math.h"
-#include "wit/runlog.h"
-#include "wit/safetensors.h"
-#include "wit/sketch.h"
-#include "wit/state.h"
-#include "wit/wlog.h"
+#include "wit/base/check.h"
+#include "wit/cmd/cli.h"
+#include "wit/data/commitment.h"
+#include "wit/model/config_in_effect.h"
+#include "wit/base/error.h"
+#include "wit/model/fingerprint.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/run/manifest.h"
+#include "wit/run/model_spec.h"
+#include "wit/hash/merkle.h"
+#include "wit/run/order.h"
+#include "wit/base/progress.h"
+#include "wit/proofs/proofs.h"
+#include "wit/run/replay_math.h"
+#include "wit/run/runlog.h"
+#include "wit/run/safetensors.h"
+#include "wit/run/sketch.h"
+#include "wit/model/state.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

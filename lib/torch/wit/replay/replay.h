@@ -12,12 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wit/bundle.h"
-#include "wit/challenge.h"
-#include "wit/error.h"
-#include "wit/report.h"
-#include "wit/run_config.h"
-#include "wit/state.h"
+#include "wit/run/bundle.h"
+#include "wit/run/challenge.h"
+#include "wit/base/error.h"
+#include "wit/run/report.h"
+#include "wit/run/run_config.h"
+#include "wit/model/state.h"
 
 namespace wit {
 

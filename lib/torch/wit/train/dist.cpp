@@ -2,9 +2,9 @@
 // rendezvous (torchrun's environment variables), the data-parallel side of
 // THE training step (step.h), and the local launcher behind --nproc.
 #define USE_C10D_GLOO 1
-#include "dist.h"
+#include "wit/train/dist.h"
 
-#include "wit/shards.h"
+#include "wit/run/shards.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -24,18 +24,18 @@
 #include <filesystem>
 #include <map>
 
-#include "state_impl.h"
-#include "step.h"
-#include "wit/cli.h"
-#include "wit/tags.h"
-#include "wit/error.h"
-#include "wit/io.h"
-#include "wit/merkle.h"
-#include "wit/safetensors.h"
-#include "wit/state_root.h"
-#include "wit/sketch.h"
-#include "wit/hash.h"
-#include "wit/trainer.h"
+#include "wit/model/state_impl.h"
+#include "wit/train/step.h"
+#include "wit/cmd/cli.h"
+#include "wit/hash/tags.h"
+#include "wit/base/error.h"
+#include "wit/base/io.h"
+#include "wit/hash/merkle.h"
+#include "wit/run/safetensors.h"
+#include "wit/run/state_root.h"
+#include "wit/run/sketch.h"
+#include "wit/hash/hash.h"
+#include "wit/train/trainer.h"
 
 namespace wit {
 

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "wit/shards.h"
-#include "wit/state.h"
-#include "wit/state_root.h"
+#include "wit/run/shards.h"
+#include "wit/model/state.h"
+#include "wit/run/state_root.h"
 
 namespace wit {
 

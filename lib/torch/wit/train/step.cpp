@@ -8,12 +8,12 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <optional>
 
-#include "model.h"
-#include "step.h"
-#include "wit/error.h"
-#include "wit/rng.h"
-#include "wit/sketch.h"
-#include "wit/tags.h"
+#include "wit/model/model.h"
+#include "wit/train/step.h"
+#include "wit/base/error.h"
+#include "wit/hash/rng.h"
+#include "wit/run/sketch.h"
+#include "wit/hash/tags.h"
 
 namespace wit {
 

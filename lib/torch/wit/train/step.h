@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "wit/shards.h"
-#include "wit/state.h"
+#include "wit/run/shards.h"
+#include "wit/model/state.h"
 
 namespace wit {
 

@@ -1,7 +1,7 @@
 // The training loop with witnesses, crash-safe resume and head signing.
 // Torch-free: it drives TrainState and train_step through state.h, and the
 // data-parallel step through dist.h (rank 0 writes; see docs/distributed.md).
-#include "wit/trainer.h"
+#include "wit/train/trainer.h"
 
 #include <sodium.h>
 #include <sys/stat.h>
@@ -14,28 +14,28 @@
 #include <filesystem>
 #include <thread>
 
-#include "dist.h"
+#include "wit/train/dist.h"
 
-#include "wit/cli.h"
-#include "wit/config_in_effect.h"
-#include "wit/fingerprint.h"
-#include "wit/commit_cmd.h"
-#include "wit/commitment.h"
-#include "wit/error.h"
-#include "wit/readers.h"
-#include "wit/index.h"
-#include "wit/io.h"
-#include "wit/json_fields.h"
-#include "wit/manifest.h"
-#include "wit/merkle.h"
-#include "wit/order.h"
-#include "wit/progress.h"
-#include "wit/runlog.h"
-#include "wit/safetensors.h"
-#include "wit/script.h"
-#include "wit/sign.h"
-#include "wit/state.h"
-#include "wit/wlog.h"
+#include "wit/cmd/cli.h"
+#include "wit/model/config_in_effect.h"
+#include "wit/model/fingerprint.h"
+#include "wit/cmd/commit_cmd.h"
+#include "wit/data/commitment.h"
+#include "wit/base/error.h"
+#include "wit/data/readers.h"
+#include "wit/data/index.h"
+#include "wit/base/io.h"
+#include "wit/base/json_fields.h"
+#include "wit/run/manifest.h"
+#include "wit/hash/merkle.h"
+#include "wit/run/order.h"
+#include "wit/base/progress.h"
+#include "wit/run/runlog.h"
+#include "wit/run/safetensors.h"
+#include "wit/model/script.h"
+#include "wit/hash/sign.h"
+#include "wit/model/state.h"
+#include "wit/run/wlog.h"
 
 namespace wit {
 

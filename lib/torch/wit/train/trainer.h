@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "wit/state.h"
+#include "wit/model/state.h"
 
 namespace wit {
 
