@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "wit/board/gap.h"
-#include "wit/cmd/cli.h"
 #include "wit/run/challenge.h"
 #include "wit/base/check.h"
 #include "wit/base/json_fields.h"

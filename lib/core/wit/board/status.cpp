@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "wit/board/gap.h"
-#include "wit/cmd/cli.h"
+#include "wit/base/cli_base.h"
 #include "wit/run/challenge.h"
 #include "wit/base/check.h"
 #include "wit/base/json_fields.h"
