@@ -611,6 +611,61 @@ TEST_CASE("records on demand: a file changed after the check is refused at the r
   CHECK_THROWS_WITH(Dataset(r.commitment, idx, {b}, 1, tiny), Contains("do not match the commitment"));
 }
 
+// Descriptors this process holds open now.
+size_t open_descriptors() {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) n += e.path().filename() != "." ? 1 : 0;
+  return n;
+}
+
+TEST_CASE("records on demand: a corpus of many files keeps a few open; a file replaced is refused by its leaves",
+          "[commit][dataset]") {
+  // 80 files, more than the Dataset keeps open (16): read in an order that
+  // goes round the files, so each is closed and opened again.
+  TmpDir d;
+  std::vector<std::string> paths;
+  for (int k = 0; k < 80; k++) {
+    std::string text;
+    for (int i = 0; i < 5; i++) text += "file " + std::to_string(100 + k) + " line " + std::to_string(i) + "\n";
+    paths.push_back(d.file("f" + std::to_string(100 + k) + ".txt", text));
+  }
+  const CommitResult r = commit_dataset(lines(), paths, 1);
+  const Bytes ib = encode_index(r);
+  const Index idx(ByteView(ib), "many.widx");
+  CommitLimits tiny;
+  tiny.memory = 1;
+  const size_t before = open_descriptors();
+  const Dataset whole(r.commitment, paths, 1);
+  const Dataset demand(r.commitment, idx, paths, 1, tiny);
+  REQUIRE(demand.on_demand());
+  // Records by file order of their first occurrence, round the files twice.
+  std::vector<uint64_t> by_record(r.commitment.records, demand.size());
+  for (uint64_t i = 0; i < demand.size(); i++) by_record[demand.first(i)] = i;
+  size_t most = 0;
+  for (int round = 0; round < 2; round++)
+    for (uint64_t rec = 0; rec < by_record.size(); rec++) {
+      REQUIRE(demand.record(by_record[rec]) == whole.record(by_record[rec]));
+      most = std::max(most, open_descriptors());
+    }
+  // The whole way holds its files as memory, not descriptors; the bounded
+  // way at most its 16 and its two scratch files.
+  CHECK(most <= before + 16 + 2 + 1);
+  same_records(whole, demand);
+
+  // File 0 replaced (a new file renamed over it) by one with other bytes of
+  // the same lengths: once its descriptor is closed and it is opened again,
+  // its records are refused by their leaves, naming the file.
+  const uint64_t pos = by_record[2];  // "file 100 line 2", at byte 2 * 16
+  REQUIRE(demand.record(pos) == "file 100 line 2");
+  std::string other;
+  for (int i = 0; i < 5; i++) other += "file 999 line " + std::to_string(i) + "\n";
+  const std::string repl = d.file("replacement.txt", other);
+  fs::rename(repl, paths[0]);
+  for (uint64_t rec = 5; rec < by_record.size(); rec++) demand.record(by_record[rec]);  // the others: file 0 closed
+  CHECK_THROWS_WITH(demand.record(pos), Contains("is not the committed one: the file changed after it was checked") &&
+                                            Contains("f100.txt at byte 32"));
+}
+
 TEST_CASE("records on demand: records in a line carried from one read to the next", "[commit][dataset]") {
   // Past 16 MiB the in-order pass reads more than once: the record cut by
   // the first read is copied at the check; the rest are read from the file.

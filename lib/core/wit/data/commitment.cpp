@@ -1240,12 +1240,18 @@ Problem first_mismatch(const Commitment& c, const ReaderSpec& spec, const Record
 // with escapes, a fortune with CRLF lines, a record in a line carried from
 // the previous read), kCopied | its offset in `copies`, where its bytes are
 // copied. Tokens: record k of a file is its bytes [k x window, + window).
-// Nothing per record is held in memory.
+// Nothing per record is held in memory. The scratch files are ScratchFile's
+// (unnamed, O_TMPFILE, or unlinked as soon as made): nothing is left behind
+// however the process ends; the disk they need is checked before either is
+// made. At most kOpenFiles of the corpus's files are open at a time (a
+// cache of descriptors, the least recently read closed first, reopened on
+// demand): a file replaced meanwhile is read as it is now, and its records
+// are refused by their leaves.
 struct Dataset::OnDemand {
   static constexpr uint64_t kCopied = uint64_t(1) << 63;
+  static constexpr size_t kOpenFiles = 16;
   struct File {
     std::string path;
-    Fd fd;
     uint64_t first = 0;  // global number of its first record
   };
   ReaderSpec spec;
@@ -1253,6 +1259,11 @@ struct Dataset::OnDemand {
   uint64_t window = 0;  // tokens: bytes a record
   std::vector<File> files;
   std::unique_ptr<ScratchFile> table, copies;
+  // The open files: file number and descriptor, most recently read last.
+  // A reader holds its descriptor's shared_ptr while it reads, so closing
+  // one in the cache never closes it under a read on another thread.
+  mutable std::mutex open_mu;
+  mutable std::vector<std::pair<size_t, std::shared_ptr<const Fd>>> open_fds;
 
   // Whether the files can be read on demand: a reader whose records have
   // places in the file, and regular files (a pipe cannot be read again).
@@ -1265,18 +1276,49 @@ struct Dataset::OnDemand {
     return true;
   }
 
-  OnDemand(const Commitment& c, const std::vector<std::string>& paths, unsigned threads, const std::string& dir)
+  // The scratch disk the text readers' places need, stated before any is
+  // written: 16 B a record for the table, and for the copies what can be
+  // copied: every record of jsonl (a value with escapes) and fortune (CRLF
+  // lines) files, so their bytes; for lines files only a record cut by a
+  // read, one a 16 MiB read of the average record's length.
+  static uint64_t scratch_bytes(const Commitment& c, const std::vector<std::string>& paths) {
+    uint64_t table = 0, copies = 0;
+    for (size_t k = 0; k < paths.size(); k++) {
+      const uint64_t records = c.sources[k].records, size = regular_file_bytes({paths[k]});
+      table += 16 * records;
+      if (c.reader.kind == ReaderKind::kLines)
+        copies += records ? (size / (uint64_t(16) << 20) + 1) * (size / records + 1) : 0;
+      else
+        copies += size;
+    }
+    return table + copies;
+  }
+
+  OnDemand(const Commitment& c, const std::vector<std::string>& paths, unsigned threads, const CommitLimits& limits)
       : spec(c.reader), threads_(threads) {
     const bool tokens = spec.kind == ReaderKind::kTokens;
     if (tokens) window = spec.seq_len * spec.token_bytes;
     else {
-      table = dir.empty() ? std::make_unique<ScratchFile>() : std::make_unique<ScratchFile>(dir);
-      copies = dir.empty() ? std::make_unique<ScratchFile>() : std::make_unique<ScratchFile>(dir);
+      const std::string dir = limits.spill_dir.empty() ? temp_root() : limits.spill_dir;
+      const uint64_t need = scratch_bytes(c, paths);
+      const std::string what = "the data's places (16 B a record, and the records that are not a slice of their "
+                               "file copied; --memory " + human_bytes(double(limits.memory)) + ")";
+      try {
+        check_free_disk(dir, need, what);
+      } catch (const Error& e) {
+        throw Error(e.what(), "", limits.spill_dir.empty() ? "free space there, or set TMPDIR to a larger disk"
+                                                           : e.hint());
+      }
+      if (limits.note)
+        limits.note("reading the data a record at a time: its places in " + dir + ", at most " +
+                    human_bytes(double(need)) + " of temporary disk (" + human_bytes(double(free_disk(dir))) +
+                    " free)");
+      table = std::make_unique<ScratchFile>(dir);
+      copies = std::make_unique<ScratchFile>(dir);
     }
     uint64_t first = 0;
     for (size_t k = 0; k < paths.size(); k++) {
-      File f{paths[k], Fd(::open(paths[k].c_str(), O_RDONLY | O_CLOEXEC)), first};
-      if (!f.fd.ok()) throw Error("cannot open: " + errno_text(), paths[k]);
+      File f{paths[k], first};
       const uint64_t want = c.sources[k].records;  // checked: the file's count
       const uint64_t got = tokens ? want : note_places(f);
       if (got != want)
@@ -1288,9 +1330,33 @@ struct Dataset::OnDemand {
     }
   }
 
+  static Fd open_file(const std::string& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.ok()) throw Error("cannot open: " + errno_text(), path);
+    return fd;
+  }
+
+  // File k's descriptor, from the cache or opened now (closing the least
+  // recently read one past kOpenFiles).
+  std::shared_ptr<const Fd> fd_of(size_t k) const {
+    const std::lock_guard<std::mutex> lock(open_mu);
+    for (size_t j = open_fds.size(); j-- > 0;)
+      if (open_fds[j].first == k) {
+        auto hit = open_fds[j];
+        open_fds.erase(open_fds.begin() + std::ptrdiff_t(j));
+        open_fds.push_back(hit);
+        return hit.second;
+      }
+    auto fd = std::make_shared<const Fd>(open_file(files[k].path));
+    if (open_fds.size() >= kOpenFiles) open_fds.erase(open_fds.begin());
+    open_fds.emplace_back(k, fd);
+    return fd;
+  }
+
   // The places of one text file's records, appended to the table; returns
-  // how many records the file holds.
+  // how many records the file holds. The file is open only while it is read.
   uint64_t note_places(const File& f) {
+    const Fd fd = open_file(f.path);
     struct Out {
       std::vector<uint64_t> entries;  // offset (or kCopied | offset in `copied`), length
       std::string copied;
@@ -1298,7 +1364,7 @@ struct Dataset::OnDemand {
     std::vector<Out> out(stream_slots(threads_));
     uint64_t n = 0;
     stream_fd_records(
-        spec, f.fd.get(), f.path, threads_, kDefaultPieceSize,
+        spec, fd.get(), f.path, threads_, kDefaultPieceSize,
         [&](unsigned u, const StreamChunk& ch) {
           Out& o = out[u];
           o.entries.clear();
@@ -1350,8 +1416,9 @@ struct Dataset::OnDemand {
       return s;
     }
     where = f.path + " at byte " + std::to_string(off);
+    const std::shared_ptr<const Fd> fd = fd_of(k);
     for (uint64_t got = 0; got < len;) {
-      const ssize_t m = ::pread(f.fd.get(), &s[got], len - got, off_t(off + got));
+      const ssize_t m = ::pread(fd->get(), &s[got], len - got, off_t(off + got));
       if (m < 0 && errno == EINTR) continue;
       if (m < 0) throw Error("cannot read: " + errno_text(), where);
       if (m == 0) throw Error("the file changed after it was checked (it is shorter)", where);
@@ -1391,7 +1458,7 @@ Dataset::Dataset(const Commitment& c, const Index& index, const std::vector<std:
   // against the same root) holds their leaves.
   index_ = &index;
   if (OnDemand::fits(c.reader, paths)) {
-    demand_ = std::make_shared<const OnDemand>(c, paths, threads, limits.spill_dir);
+    demand_ = std::make_shared<const OnDemand>(c, paths, threads, limits);
     return;
   }
   files_ = RecordFiles::open(c.reader, paths);
