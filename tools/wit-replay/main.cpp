@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
       ->needs(tol);
 
   for (auto* s : {respond, verify}) {
+    s->add_option("--memory", a.memory,
+                  "Memory for the data (SIZE as wit-commit's): its check spills past it, and files past an "
+                  "eighth of it are read a record at a time")
+        ->default_str("1G");
     s->add_option("--device", a.device, "cpu or cuda")->default_str("cpu");
     s->add_option("-j,--threads", a.threads, "LibTorch threads (0 = all cores; exact replay runs the recorded count)");
     s->add_flag("-q,--quiet", a.quiet, "No summary on stderr");

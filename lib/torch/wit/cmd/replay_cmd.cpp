@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "wit/cmd/cli.h"
+#include "wit/cmd/commit_cmd.h"
 #include "wit/base/error.h"
 #include "wit/cmd/file_kind.h"
 #include "wit/base/io.h"
@@ -46,6 +47,7 @@ std::optional<RunConfig> run_config_of(const std::string& run) {
 // kernels are pinned and the challenge is loaded.
 Challenge prepare(const ReplayArgs& a, char** argv) {
   if (a.tolerant) check_margin(a.margin);
+  parse_size(a.memory, "--memory");
   check_replay_device(a.device);
   expect_args({{"--run", a.run, FileKind::kRunDir},
                {"--bundle", a.bundle_path, FileKind::kBundle},
@@ -65,6 +67,7 @@ void check_replay_device(const std::string& device) {
 int replay_respond(ReplayArgs a, char** argv) {
   const Challenge c = prepare(a, argv);
   a.ro.run = a.run;
+  a.ro.data_memory = parse_size(a.memory, "--memory");
   a.ro.threads = a.threads;
   a.ro.device = a.device;
   a.ro.quiet = a.quiet;
@@ -94,6 +97,7 @@ int replay_verify(ReplayArgs a, char** argv) {
   } else {
     // Self-check: the response goes through a private file, read back as the trainer's would be.
     a.ro.run = a.run;
+    a.ro.data_memory = parse_size(a.memory, "--memory");
     a.ro.threads = 0;  // the recorded count: the states must come out as logged
     a.ro.device = a.device;
     a.ro.end_states = a.tolerant;

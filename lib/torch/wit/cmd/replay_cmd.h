@@ -22,6 +22,7 @@ struct ReplayArgs {
   double margin = 10;          // verify --tolerant --margin
   bool quiet = false;
   bool tolerant = false;       // verify --tolerant
+  std::string memory = "1G";   // --memory (parse_size): the data's budget (respond; verify --run)
   ResponseOptions ro;          // respond: the data inputs; its --tolerant is ro.end_states
 };
 

@@ -165,7 +165,9 @@ void write_response(const Challenge& c, const ResponseOptions& opt, const std::s
   const Commitment& data = pair.commit;
   const Index& index = *pair.index;
   if (data.root != mf.data_root) throw Error("the data commitment is not the run's", commit_path);
-  Dataset dataset(data, index, files, 0);
+  CommitLimits data_limits;
+  data_limits.memory = opt.data_memory;
+  Dataset dataset(data, index, files, 0, data_limits);
   DataOrder order(run_id, ByteView(seed), dataset.size(), uint64_t(mf.batch_size));
 
   const Needs need(c, opt.end_states);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wit/run/bundle.h"
+#include "wit/data/commitment.h"
 #include "wit/run/challenge.h"
 #include "wit/base/error.h"
 #include "wit/run/report.h"
@@ -28,6 +29,8 @@ struct ResponseOptions {
   unsigned threads = 0;             // 0 = all cores (as training used by default)
   std::string device = "cpu";
   bool quiet = false;
+  // The data's budget (wit-replay --memory; Dataset, the bounded way).
+  uint64_t data_memory = kDefaultCommitMemory;
   // The step the trainer regenerates states with (default: THE training
   // step). A trainer answers with the states it logged; one that trained
   // with another step must regenerate with it, or its states miss their
