@@ -88,6 +88,38 @@ echo "honest replays: $verifications real verifications, $rejections rejected; w
 [ "$rejections" -eq 0 ] && ok || fail "$rejections honest verifications rejected"
 awk -v w="$worst" 'BEGIN { exit !(w != "null" && w > 0 && w < 1) }' && ok || fail "worst ratio $worst not in (0, 1)"
 
+# --- --memory (the data's budget, as wit-train's): files past an eighth of it
+# are read a record at a time (64K: checked in memory; 16K: the check spills
+# too); the bundle is the default budget's byte for byte, and the report
+# too but for its timings. The places' scratch disk is checked before it is written: a full
+# $TMPDIR is a one-line error and nothing is left there.
+R=run1
+[ "$(stat -c %s data.txt)" -gt 4096 ] && ok || fail "data.txt too small to force records on demand"
+for m in 64K 16K; do
+  run 0 wit-replay respond -q --memory $m --run "$R" "$R.all.json" -o "$R.mem$m.wbundle"
+  same_file "$R.all.wbundle" "$R.mem$m.wbundle"
+done
+run 0 wit-replay verify -q --run "$R" "$R.seg.json" -o "$R.self.json"
+run 0 wit-replay verify -q --memory 16K --run "$R" "$R.seg.json" -o "$R.self16K.json"
+# the reports differ only in their timings (seconds, replay_seconds, total_seconds)
+untimed() { jq -S 'del(.. | .seconds?, .replay_seconds?, .total_seconds?)' "$1"; }
+[ "$(untimed "$R.self.json")" = "$(untimed "$R.self16K.json")" ] && ok ||
+  fail "--memory 16K self-check: another report: $(diff <(untimed "$R.self.json") <(untimed "$R.self16K.json") | head -4)"
+[ "$(jq -r .verdict "$R.self16K.json")" = certified ] && ok || fail "--memory 16K self-check: $(jq -c .verdict "$R.self16K.json")"
+run 2 wit-replay respond -q --memory 16Q --run "$R" "$R.all.json" -o bad.wbundle
+error_is wit-replay "--memory"
+run 2 wit-replay verify -q --memory -1 --run "$R" "$R.seg.json"
+mkdir small
+if mount -t tmpfs -o size=16k tmpfs small 2>/dev/null; then
+  head -c 16384 /dev/zero >small/fill 2>/dev/null
+  TMPDIR=$PWD/small run 2 wit-replay respond -q --memory 64K --run "$R" "$R.all.json" -o full.wbundle
+  error_is wit-replay "not enough free disk for the data's places .*needs about .* free\\): .*small"
+  [ "$(ls -A small)" = fill ] && [ ! -e full.wbundle ] && ok || fail "a full disk left files: $(ls -A small) $(ls full.wbundle 2>&1)"
+  umount small
+else
+  echo "skip: cannot mount a small tmpfs here (the full-disk check needs root)"
+fi
+
 # --- --margin (tolerant only): the default passes (above); a margin of 1e-4
 # puts every threshold far below the replay noise between 2 and 1 threads.
 R=run1
