@@ -41,6 +41,19 @@ same_file A/run.wlog M/run.wlog
 same_file A/probe.json M/probe.json
 for c in A/ckpt/*.safetensors; do same_file "$c" "M/ckpt/$(basename "$c")"; done
 run 2 train --out M2 --memory 16Q
+# many files, more than the open-file limit: read a record at a time with
+# a few open at once (the Dataset's descriptor cache), the run is the one
+# of the default budget
+mkdir many
+for k in $(seq 100 299); do
+  for i in 1 2 3 4 5; do printf 'file %d record %d of many small files\n' "$k" "$i"; done >"many/f$k.txt"
+done
+run 0 wit-commit -q -o many.commit.json many/f*.txt
+manytrain() { wit-train -q -j1 --config cfg.json --data many.commit.json --index many.widx --key key --stop-after 3 "$@" many/f*.txt; }
+run 0 sh -c "ulimit -n 64 && exec \"\$@\"" sh wit-train -q -j1 --config cfg.json --data many.commit.json --index many.widx \
+  --key key --stop-after 3 --memory 16K --out MF many/f*.txt
+run 0 manytrain --out MF0
+same_file MF0/run.wlog MF/run.wlog
 
 # --- the genesis is the init regenerated from the revealed seed
 cp -r A G
