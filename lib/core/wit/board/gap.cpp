@@ -99,6 +99,7 @@ json GapTest::to_json() const {
 }
 
 GapTest GapTest::from_json(const json& j, const std::string& where) {
+  // Field by field through jsonf, as every document's parser reads its own (release.cpp's): alike by shape, on purpose.
   const char* kind = "invalid gap test";
   if (!j.is_object()) throw Error("invalid gap test: not an object", where);
   jsonf::only_keys(j, {"test", "observed", "n_public", "n_sealed", "permutations", "at_least", "p", "detectable", "seed"}, kind, where);
