@@ -33,8 +33,20 @@ struct BoardAddResult {
 // manifest no longer matches its heads. Holds the board's and the bundle's locks.
 // `sealed_path`: the current sealed set (needed on a board with a sealed
 // split: its records are checked for overlap too, without being published).
+// `response`: the response as the caller decoded it from `response_path`
+// (open_response; it pinned the kernels with it), verified and stored as
+// decoded: no second decode. The stored bytes are written from it (the
+// response in parts), or, for a response with no part, are a copy of the file
+// proven to hold the same members (it changed meanwhile: a usage error,
+// nothing filed). Null: board_add decodes the file itself.
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
-                         const VerifyOptions& opt, const std::string& sealed_path = "", const std::string& store = "");
+                         const VerifyOptions& opt, const std::string& sealed_path = "", const std::string& store = "",
+                         const SpooledBundle* response = nullptr);
+
+// The response at `response_path`, decoded once for the whole command (with
+// response_member_limit()): std::nullopt when no regular file is there
+// (board_add says what is wrong then).
+std::optional<SpooledBundle> open_response(const std::string& response_path);
 
 // A response's replayed batches, each batch/ member parsed once (in name
 // order): its step (-1 when it names none) and its records, each with its
@@ -119,7 +131,8 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
 // under another configuration then fails its audit as not reproducible
 // here). They return when the environment already matches or nothing is
 // recorded, and do not return otherwise.
-void pin_response_kernels(const std::string& response_path, char** argv);
+// `response`: the decoded response (open_response; nothing happens for none).
+void pin_response_kernels(const std::optional<SpooledBundle>& response, char** argv);
 void pin_board_kernels(const std::string& dir, char** argv, const std::string& store = "");
 
 }  // namespace wit
