@@ -529,8 +529,10 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
 }
 
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path,
-                        const std::string& store_given) {
-  const BoardDefinition def = BoardDefinition::load(dir);
+                        const std::string& store_given, const BoardDefinition* def_given) {
+  std::optional<BoardDefinition> loaded;
+  if (!def_given) loaded = BoardDefinition::load(dir);
+  const BoardDefinition& def = def_given ? *def_given : *loaded;
   const std::string store = board_store(dir, def, store_given);
   const std::map<std::string, std::string> pruned = pruned_evidence(dir);
   // The sealed sets the audit can open: every revealed epoch's (in the
@@ -670,15 +672,23 @@ void pin_response_kernels(const std::optional<SpooledBundle>& response, char** a
   if (response) pin_recorded_kernels(*response, argv);
 }
 
+std::optional<BoardDefinition> board_definition_if_any(const std::string& dir) {
+  try {
+    return BoardDefinition::load(dir);
+  } catch (const std::exception&) {
+    return std::nullopt;  // not a board: the command itself says so
+  }
+}
+
 void pin_board_kernels(const std::string& dir, char** argv, const std::string& store_given) {
+  pin_board_kernels(dir, board_definition_if_any(dir), argv, store_given);
+}
+
+void pin_board_kernels(const std::string& dir, const std::optional<BoardDefinition>& def, char** argv,
+                       const std::string& store_given) {
   std::vector<std::string> stored;
   std::error_code ec;
-  std::string store = dir;
-  try {
-    store = board_store(dir, BoardDefinition::load(dir), store_given);
-  } catch (const std::exception&) {
-    // not a board: the command itself says so
-  }
+  const std::string store = def ? board_store(dir, *def, store_given) : dir;
   for (const auto& x : fs::directory_iterator(fs::path(store) / board_path::kResponses, ec))
     if (x.path().extension() == ".wbundle") stored.push_back(x.path().string());
   std::sort(stored.begin(), stored.end());

@@ -120,8 +120,14 @@ struct AuditResult {
 // `sealed_path` gives it) and re-audits every stored leaves file.
 // The bytes come from the evidence store (`store`: --store, else the
 // definition's), each checked against its digest in the signed document before use.
+// `def`: the board's definition when the caller read it already (it is not
+// read again); null: read here.
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path = "",
-                        const std::string& store = "");
+                        const std::string& store = "", const BoardDefinition* def = nullptr);
+
+// The definition of the board at `dir`, or nothing where none reads (not a
+// board: the command that needs one says why).
+std::optional<BoardDefinition> board_definition_if_any(const std::string& dir);
 
 // The board replays exactly (docs/replay.md), so it must compute under the
 // run's recorded kernels, which are read by LibTorch and OpenBLAS when they
@@ -134,5 +140,8 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
 // `response`: the decoded response (open_response; nothing happens for none).
 void pin_response_kernels(const std::optional<SpooledBundle>& response, char** argv);
 void pin_board_kernels(const std::string& dir, char** argv, const std::string& store = "");
+// The same with the board's definition read already (board_definition_if_any).
+void pin_board_kernels(const std::string& dir, const std::optional<BoardDefinition>& def, char** argv,
+                       const std::string& store = "");
 
 }  // namespace wit

@@ -86,8 +86,10 @@ int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& 
 
 int board_check_audit_cmd(const std::string& dir, const BoardCheckArgs& a, char** argv) {
   const VerifyOptions vo = verify_options(a);
-  pin_board_kernels(dir, argv, a.store);
-  const AuditResult r = audit_board(dir, vo, a.sealed, a.store);
+  // The definition read once: the kernels pinned from its store's responses, then the audit.
+  const std::optional<BoardDefinition> def = board_definition_if_any(dir);
+  pin_board_kernels(dir, def, argv, a.store);
+  const AuditResult r = audit_board(dir, vo, a.sealed, a.store, def ? &*def : nullptr);
   for (const auto& f : r.failures) std::cout << "does not reproduce: " << f << "\n";
   for (const auto& f : r.unverifiable) std::cout << "not re-verifiable: " << f << "\n";
   for (const auto& f : r.unexpected)
