@@ -393,6 +393,26 @@ run 1 wit-board audit -q -j1 board-s --store board-z.store
 grep -q "^not re-verifiable: runs/honest/board-reports/.*its response's part state/.* at states/.* is not in the store" out && ok ||
   fail "audit missed the missing state: $(cat out)"
 
+# A response with no part (its states left out): add decodes it once, and what it stores is the file given (a copy
+# shown to hold the members it verified): its digest the file's; the rejection is filed and audit reproduces it.
+if [ -x "$FORGE" ]; then
+  cp -r board-s board-n && cp -r board-s.store board-n.store
+  run 0 wit-board challenge -q board-n/runs/honest --key board.key -k 2 -o n1.json
+  run 0 wit-replay respond -q -j1 --run A n1.json -o n1.wbundle
+  cp n1.wbundle n0.wbundle
+  for m in $("$FORGE" members --bundle n1.wbundle | grep '^state/'); do
+    "$FORGE" drop-member --bundle n0.wbundle --member "$m" -o n0x.wbundle && mv n0x.wbundle n0.wbundle
+  done
+  run 1 wit-board add -q -j1 board-n/runs/honest n0.wbundle --key board.key --store board-n.store
+  rep=board-n/runs/honest/board-reports/$(jq -r .seed n1.json | cut -c1-16).json
+  d=$(b2sum -l 256 n0.wbundle | cut -d' ' -f1)
+  jq -e --arg d "$d" '(.parts // [] | length) == 0 and .response.digest == $d and .response.path == "responses/\($d).wbundle"' \
+    "$rep" >/dev/null && ok || fail "a response with no part is not stored whole: $(jq -c '[.response, .parts]' "$rep")"
+  cmp -s n0.wbundle "board-n.store/responses/$d.wbundle" && ok || fail "the stored response is not the file given"
+  jq -r .report.reason "$rep" | grep -q '^bundle lacks the state after step' && ok || fail "not rejected for its states: $(jq -r .report.reason "$rep")"
+  run 0 wit-board audit -q -j1 board-n --store board-n.store
+fi
+
 # A forged (tampered) run: the board replays the forger's answer and rejects it, on evidence anyone re-verifies.
 if [ -x "$FORGE" ]; then
   # Its own seed: a forged copy of run A's manifest would be refused as A's second entry.

@@ -72,10 +72,33 @@ void check_exclusion(const nlohmann::json& body, const nlohmann::json& doc) {
 
 }  // namespace
 
+// A path's fields parsed alone (parse_proof_path, as the replay verifier
+// reads a batch record's): what parses writes back (path_fields) and parses
+// again to the same path and ranges.
+void check_proof_path(const nlohmann::json& doc) {
+  for (const wit::PathField how : {wit::PathField::kRequired, wit::PathField::kOptional}) {
+    wit::ProofPath pp;
+    try {
+      pp = wit::parse_proof_path(doc, "fuzz", how);
+    } catch (const wit::Error&) {
+      continue;
+    }
+    wit::InclusionProof p;
+    p.path = pp.path;
+    p.ranges = pp.ranges;
+    const wit::ProofPath again = wit::parse_proof_path(wit::path_fields(p), "fuzz");
+    if (again.path != pp.path || again.ranges.size() != pp.ranges.size()) unsound("a path that does not read back", doc);
+    for (size_t i = 0; i < pp.ranges.size(); i++)
+      if (again.ranges[i].first != pp.ranges[i].first || again.ranges[i].last != pp.ranges[i].last)
+        unsound("key ranges that do not read back", doc);
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Fixture& f = fixture();
   nlohmann::json doc = nlohmann::json::parse(data, data + size, nullptr, false);
   if (doc.is_discarded()) return wit_fuzz::note('j'), 0;
+  if (doc.is_object()) check_proof_path(doc);
   wit::Verdict v;
   try {
     doc = wit::expand_certificate(doc, "fuzz");  // the compact form: its full certificate, checked below

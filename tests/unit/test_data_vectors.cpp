@@ -180,3 +180,50 @@ TEST_CASE("data vectors: a version 2 exclusion says what it rests on, and strict
   }
   CHECK(seen >= 1);
 }
+
+TEST_CASE("a path's fields parse alone: parse_proof_path reads what the proof bodies read", "[vectors][proofs]") {
+  const json& v = vectors();
+  size_t seen = 0;
+  for (const json& k : v["cases"]) {
+    if (k["expected"] != "valid" || k["document"]["type"] != "inclusion") continue;
+    INFO(k["description"].get<std::string>());
+    const json& doc = k["document"];
+    const InclusionProof p = parse_inclusion_body(doc, "doc");
+    const ProofPath pp = parse_proof_path(doc, "doc");
+    CHECK(pp.path == p.path);
+    REQUIRE(pp.ranges.size() == p.ranges.size());
+    for (size_t i = 0; i < pp.ranges.size(); i++) {
+      CHECK(pp.ranges[i].first == p.ranges[i].first);
+      CHECK(pp.ranges[i].last == p.ranges[i].last);
+    }
+    // What path_fields writes reads back.
+    CHECK(parse_proof_path(path_fields(p), "doc").path == p.path);
+    // Without its path: required, the body's own words; optional (a batch
+    // record), the empty path, its ranges still read and still checked.
+    json nopath = doc;
+    nopath.erase("path");
+    std::string body_words, path_words;
+    try {
+      parse_inclusion_body(nopath, "doc");
+    } catch (const Error& e) {
+      body_words = e.what();
+    }
+    try {
+      parse_proof_path(nopath, "doc");
+    } catch (const Error& e) {
+      path_words = e.what();
+    }
+    CHECK_FALSE(path_words.empty());
+    CHECK(path_words == body_words);
+    const ProofPath opt = parse_proof_path(nopath, "doc", PathField::kOptional);
+    CHECK(opt.path.empty());
+    CHECK(opt.ranges.size() == p.ranges.size());
+    if (nopath.contains("ranges")) {
+      nopath["ranges"] = json::array({json::array({"zz", "zz"})});
+      CHECK_THROWS_WITH(parse_proof_path(nopath, "doc", PathField::kOptional),
+                        Catch::Matchers::Contains("field 'ranges' holds a hash that is not 64 hex digits"));
+    }
+    seen++;
+  }
+  CHECK(seen > 0);
+}

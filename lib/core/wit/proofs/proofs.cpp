@@ -16,10 +16,6 @@ namespace {
 
 constexpr jsonf::Fields F{"invalid proof"};
 
-std::vector<Hash32> get_path(const json& j, const std::string& where) {
-  return F.hashes(j, "path", kMaxInclusionPath, where);
-}
-
 // "ranges": [[first, last], ...], one per hash of the path (version 3 only).
 json ranges_json(const std::vector<KeyRange>& rs) {
   json a = json::array();
@@ -144,9 +140,17 @@ InclusionProof parse_inclusion_body(const json& j, const std::string& where) {
   p.leaf = F.hash(j, "leaf", where);
   p.index = F.u64(j, "index", where);
   p.size = F.u64(j, "size", where);
-  p.path = get_path(j, where);
-  p.ranges = get_ranges(j, where);
+  ProofPath pp = parse_proof_path(j, where);
+  p.path = std::move(pp.path);
+  p.ranges = std::move(pp.ranges);
   return p;
+}
+
+ProofPath parse_proof_path(const json& j, const std::string& where, PathField path) {
+  ProofPath out;
+  if (path == PathField::kRequired || j.contains("path")) out.path = F.hashes(j, "path", kMaxInclusionPath, where);
+  out.ranges = get_ranges(j, where);
+  return out;
 }
 
 ExclusionProof parse_exclusion_body(const json& j, const std::string& where) {
@@ -162,8 +166,9 @@ ExclusionProof parse_exclusion_body(const json& j, const std::string& where) {
     (std::string(side) == "left" ? p.has_left : p.has_right) = true;
     br.index = F.u64(b, "index", where);
     br.leaf = F.hash(b, "leaf", where);
-    br.path = get_path(b, where);
-    br.ranges = get_ranges(b, where);
+    ProofPath pp = parse_proof_path(b, where);
+    br.path = std::move(pp.path);
+    br.ranges = std::move(pp.ranges);
   }
   return p;
 }

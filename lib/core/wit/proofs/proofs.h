@@ -53,6 +53,18 @@ nlohmann::json exclusion_document(const Commitment& c, const ExclusionProof& p,
 
 // Parsers: throw wit::Error("invalid proof: ...", where) on malformed input.
 InclusionProof parse_inclusion_body(const nlohmann::json& j, const std::string& where);
+// A path's fields as path_fields writes them, parsed once into a typed value:
+// "path" and "ranges" (absent: none). A document that carries a path beside
+// fields of its own (a response's batch record: its leaf, index and size are
+// the verifier's, its path may be absent for the empty path) reads it with
+// this, not by building a body for parse_inclusion_body; the proof bodies
+// read their paths with it too (there "path" is required).
+struct ProofPath {
+  std::vector<Hash32> path;
+  std::vector<KeyRange> ranges;  // one per hash of the path (ranged tree), or none
+};
+enum class PathField { kRequired, kOptional };
+ProofPath parse_proof_path(const nlohmann::json& j, const std::string& where, PathField path = PathField::kRequired);
 ExclusionProof parse_exclusion_body(const nlohmann::json& j, const std::string& where);
 
 // What every proof document passes before its type is read: its envelope,

@@ -167,13 +167,18 @@ Manifest Manifest::from_json(const json& j, const std::string& where) {
   return m;
 }
 
+Problem manifest_form_problem(const Manifest& m, std::string_view text) {
+  if (m.dump() != text) return "manifest is not in canonical form";
+  return std::nullopt;
+}
+
 Manifest Manifest::load(const std::string& path) {
   std::string text = read_file(path);
   const json j = jsonf::parse(text, "invalid manifest", path);
   Manifest m = from_json(j, path);
   // The run id is the hash of the canonical text; a file that is not in
   // canonical form would give a different id than the one its log names.
-  if (m.dump() != text) throw Error("manifest is not in canonical form (edited by hand?)", path);
+  if (const Problem p = manifest_form_problem(m, text)) throw Error(*p + " (edited by hand?)", path);
   // A TorchScript run keeps its bound model file beside the manifest.
   if (m.model.scripted()) m.model.module_path = (std::filesystem::path(path).parent_path() / kModelFileName).string();
   return m;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -90,6 +91,13 @@ struct Manifest {
   // Learning rate of step s (1-based): linear warmup, then cosine to min_lr_ratio.
   double lr_at(int64_t step) const;
 };
+
+// Whether `text` is the canonical form of the manifest `m` it parses to (the
+// run id is the hash of that text, so a manifest in another form names
+// another run): nothing, or "manifest is not in canonical form". The one
+// rule: Manifest::load, the run's verifier, the replay verifier and the
+// board's check of a run bundle all ask it.
+Problem manifest_form_problem(const Manifest& m, std::string_view text);
 
 Hash32 seed_commitment(ByteView seed);
 // Whether a revealed seed opens the manifest's seed commitment: nothing, or

@@ -285,11 +285,6 @@ TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_
 
 // ---- a run's rules on plain values ------------------------------------------
 
-Problem manifest_form_problem(const Manifest& m, std::string_view text) {
-  if (m.dump() != text) return "manifest is not in canonical form";
-  return std::nullopt;
-}
-
 Problem model_file_problem(const Manifest& m, const std::string& path) {
   if (!m.model.scripted()) return std::nullopt;
   if (!exists(path)) return "the run's TorchScript model file is missing";

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -100,12 +99,8 @@ TreeHead sign_run_head(const std::string& run_dir, const SecretKey& key, uint64_
 // One owner each: every verifier of a run's files (verify_run here, the
 // replay verifier's bundle, the board's run bundle) asks these and says the
 // "no" in its own words where it names its file. A seed is parse_seed_hex
-// and seed_problem (manifest.h); a signed head is head_problem (wlog.h).
-
-// Whether `text` is the canonical form of the manifest `m` it parses to (the
-// run id is the hash of that text, so a manifest in another form names
-// another run): nothing, or "manifest is not in canonical form".
-Problem manifest_form_problem(const Manifest& m, std::string_view text);
+// and seed_problem, a manifest's canonical form manifest_form_problem
+// (manifest.h); a signed head is head_problem (wlog.h).
 
 // Whether the file at `path` is the TorchScript module a scripted run's
 // manifest binds, by its digest (nothing for a run of the built-in model):

@@ -446,20 +446,30 @@ SpooledBundle stored_response(const std::string& store, const BoardReport& br,
   return out;
 }
 
+// Whether two decoded bundles hold the same members, byte for byte.
+bool same_members(const SpooledBundle& a, const SpooledBundle& b) {
+  const std::vector<std::string> names = a.names();
+  if (names != b.names()) return false;
+  for (const std::string& name : names)
+    if (a.get(name) != b.get(name)) return false;
+  return true;
+}
+
 }  // namespace
 
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
-                         const VerifyOptions& opt, const std::string& sealed_path, const std::string& store_given) {
+                         const VerifyOptions& opt, const std::string& sealed_path, const std::string& store_given,
+                         const SpooledBundle* response) {
   BoardFiling f(bundle_path, key, response_path, "no such response bundle", store_given);
   const BoardDefinition& def = f.def;
   const std::string& dir = f.dir;
   RunBundle& b = f.bundle;
   const TreeHead head = newest_signed_head(b);  // the manifest and its heads still agree
 
-  StagedFile in(f.store, board_path::kResponses, response_path);
-  uint64_t bytes = 0;
-  const std::string digest = file_digest(in.path(), &bytes);
-  const SpooledBundle resp = SpooledBundle::open(in.path(), response_member_limit());
+  // The response verified: the caller's decoding, or (none given) decoded here.
+  std::optional<SpooledBundle> own;
+  if (!response) own = SpooledBundle::open(response_path, response_member_limit());
+  const SpooledBundle& resp = response ? *response : *own;
   // Which run and challenge the response is for: another's is a usage error, never a rejection.
   const std::string rwhere = response_path + ":challenge.json";
   const Challenge rch = Challenge::from_json(parse_text(resp.get_text("challenge.json"), rwhere), rwhere);
@@ -493,14 +503,25 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   br.challenge = name;
   // Stored in parts: each state (and a TorchScript module) its own file by
   // digest, so a state two responses hold is stored once; the rest a small bundle.
+  // These are written from the verified members; a response with no part is
+  // stored as the file itself, a copy that holds the members verified.
   StagedResponse parts = stage_response(f.store, resp);
+  std::optional<StagedFile> in;
+  std::string digest;
+  uint64_t bytes = 0;
+  if (parts.parts.empty()) {
+    in.emplace(f.store, board_path::kResponses, response_path);
+    if (!same_members(SpooledBundle::open(in->path(), response_member_limit()), resp))
+      throw Error("the response changed while the board read it; nothing was filed", response_path);
+    digest = file_digest(in->path(), &bytes);
+  }
   br.response_digest = parts.parts.empty() ? digest : parts.digest;
   br.response_bytes = parts.parts.empty() ? bytes : parts.bytes;
   br.parts = parts.parts;
   br.report = out.report.to_json();
   br.sign_with(key);
   out.stored = (fs::path(f.store) / br.response_path()).string();
-  if (br.parts.empty()) in.keep(out.stored, digest);
+  if (br.parts.empty()) in->keep(out.stored, digest);
   else parts.keep(f.store);
   b.put_and_save(rm, br.to_json().dump(2) + "\n");
   out.member = rm;
@@ -508,8 +529,10 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
 }
 
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path,
-                        const std::string& store_given) {
-  const BoardDefinition def = BoardDefinition::load(dir);
+                        const std::string& store_given, const BoardDefinition* def_given) {
+  std::optional<BoardDefinition> loaded;
+  if (!def_given) loaded = BoardDefinition::load(dir);
+  const BoardDefinition& def = def_given ? *def_given : *loaded;
   const std::string store = board_store(dir, def, store_given);
   const std::map<std::string, std::string> pruned = pruned_evidence(dir);
   // The sealed sets the audit can open: every revealed epoch's (in the
@@ -640,20 +663,32 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
   return out;
 }
 
-void pin_response_kernels(const std::string& response_path, char** argv) {
-  if (!fs::is_regular_file(response_path)) return;  // board_add says what is wrong with it
-  pin_recorded_kernels(SpooledBundle::open(response_path, response_member_limit()), argv);
+std::optional<SpooledBundle> open_response(const std::string& response_path) {
+  if (!fs::is_regular_file(response_path)) return std::nullopt;  // board_add says what is wrong with it
+  return SpooledBundle::open(response_path, response_member_limit());
+}
+
+void pin_response_kernels(const std::optional<SpooledBundle>& response, char** argv) {
+  if (response) pin_recorded_kernels(*response, argv);
+}
+
+std::optional<BoardDefinition> board_definition_if_any(const std::string& dir) {
+  try {
+    return BoardDefinition::load(dir);
+  } catch (const std::exception&) {
+    return std::nullopt;  // not a board: the command itself says so
+  }
 }
 
 void pin_board_kernels(const std::string& dir, char** argv, const std::string& store_given) {
+  pin_board_kernels(dir, board_definition_if_any(dir), argv, store_given);
+}
+
+void pin_board_kernels(const std::string& dir, const std::optional<BoardDefinition>& def, char** argv,
+                       const std::string& store_given) {
   std::vector<std::string> stored;
   std::error_code ec;
-  std::string store = dir;
-  try {
-    store = board_store(dir, BoardDefinition::load(dir), store_given);
-  } catch (const std::exception&) {
-    // not a board: the command itself says so
-  }
+  const std::string store = def ? board_store(dir, *def, store_given) : dir;
   for (const auto& x : fs::directory_iterator(fs::path(store) / board_path::kResponses, ec))
     if (x.path().extension() == ".wbundle") stored.push_back(x.path().string());
   std::sort(stored.begin(), stored.end());

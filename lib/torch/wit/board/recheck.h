@@ -33,8 +33,20 @@ struct BoardAddResult {
 // manifest no longer matches its heads. Holds the board's and the bundle's locks.
 // `sealed_path`: the current sealed set (needed on a board with a sealed
 // split: its records are checked for overlap too, without being published).
+// `response`: the response as the caller decoded it from `response_path`
+// (open_response; it pinned the kernels with it), verified and stored as
+// decoded: no second decode. The stored bytes are written from it (the
+// response in parts), or, for a response with no part, are a copy of the file
+// proven to hold the same members (it changed meanwhile: a usage error,
+// nothing filed). Null: board_add decodes the file itself.
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
-                         const VerifyOptions& opt, const std::string& sealed_path = "", const std::string& store = "");
+                         const VerifyOptions& opt, const std::string& sealed_path = "", const std::string& store = "",
+                         const SpooledBundle* response = nullptr);
+
+// The response at `response_path`, decoded once for the whole command (with
+// response_member_limit()): std::nullopt when no regular file is there
+// (board_add says what is wrong then).
+std::optional<SpooledBundle> open_response(const std::string& response_path);
 
 // A response's replayed batches, each batch/ member parsed once (in name
 // order): its step (-1 when it names none) and its records, each with its
@@ -108,8 +120,14 @@ struct AuditResult {
 // `sealed_path` gives it) and re-audits every stored leaves file.
 // The bytes come from the evidence store (`store`: --store, else the
 // definition's), each checked against its digest in the signed document before use.
+// `def`: the board's definition when the caller read it already (it is not
+// read again); null: read here.
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path = "",
-                        const std::string& store = "");
+                        const std::string& store = "", const BoardDefinition* def = nullptr);
+
+// The definition of the board at `dir`, or nothing where none reads (not a
+// board: the command that needs one says why).
+std::optional<BoardDefinition> board_definition_if_any(const std::string& dir);
 
 // The board replays exactly (docs/replay.md), so it must compute under the
 // run's recorded kernels, which are read by LibTorch and OpenBLAS when they
@@ -119,7 +137,11 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
 // under another configuration then fails its audit as not reproducible
 // here). They return when the environment already matches or nothing is
 // recorded, and do not return otherwise.
-void pin_response_kernels(const std::string& response_path, char** argv);
+// `response`: the decoded response (open_response; nothing happens for none).
+void pin_response_kernels(const std::optional<SpooledBundle>& response, char** argv);
 void pin_board_kernels(const std::string& dir, char** argv, const std::string& store = "");
+// The same with the board's definition read already (board_definition_if_any).
+void pin_board_kernels(const std::string& dir, const std::optional<BoardDefinition>& def, char** argv,
+                       const std::string& store = "");
 
 }  // namespace wit

@@ -30,9 +30,12 @@ VerifyOptions verify_options(const BoardCheckArgs& a) {
 int board_check_add_cmd(const std::string& bundle_path, const std::string& response_path, const std::string& key_path,
                         const BoardCheckArgs& a, char** argv) {
   const VerifyOptions vo = verify_options(a);
-  pin_response_kernels(response_path, argv);  // exact replay runs under the run's recorded kernels
+  // Decoded once: the kernels pinned with it (exact replay runs under the run's recorded kernels), then verified.
+  const std::optional<SpooledBundle> response = open_response(response_path);
+  pin_response_kernels(response, argv);
   const SecretKey key = load_key(key_path);
-  const BoardAddResult r = board_add(bundle_path, response_path, key, vo, a.sealed, a.store);
+  const BoardAddResult r =
+      board_add(bundle_path, response_path, key, vo, a.sealed, a.store, response ? &*response : nullptr);
   std::cout << bundle_path << "/" << r.member << "\n";
   if (!a.quiet)
     cli::note(std::string("the board replayed the response: ") +
@@ -83,8 +86,10 @@ int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& 
 
 int board_check_audit_cmd(const std::string& dir, const BoardCheckArgs& a, char** argv) {
   const VerifyOptions vo = verify_options(a);
-  pin_board_kernels(dir, argv, a.store);
-  const AuditResult r = audit_board(dir, vo, a.sealed, a.store);
+  // The definition read once: the kernels pinned from its store's responses, then the audit.
+  const std::optional<BoardDefinition> def = board_definition_if_any(dir);
+  pin_board_kernels(dir, def, argv, a.store);
+  const AuditResult r = audit_board(dir, vo, a.sealed, a.store, def ? &*def : nullptr);
   for (const auto& f : r.failures) std::cout << "does not reproduce: " << f << "\n";
   for (const auto& f : r.unverifiable) std::cout << "not re-verifiable: " << f << "\n";
   for (const auto& f : r.unexpected)

@@ -320,11 +320,16 @@ struct Verifier {
       if (!e.is_object() || !e.contains("record_hex") || !e["record_hex"].is_string() ||
           !from_hex(e["record_hex"].get<std::string>(), rec))
         reject_at("batch", name + " has a malformed record");
-      // A malformed path is a "no" of check 8 (its row is evidence).
-      const InclusionProof p = parse_inclusion_body(
-          {{"leaf", record_leaf(ByteView(rec)).hex()}, {"index", want[r]}, {"size", mf.data_n},
-           {"path", e.value("path", json::array())}, {"ranges", e.value("ranges", json::array())}},
-          name);
+      // The record's leaf, the position the order gives and the tree's size
+      // are the verifier's; only the path is the trainer's (absent: the
+      // empty path). A malformed path is a "no" of check 8 (its row is evidence).
+      InclusionProof p;
+      p.leaf = record_leaf(ByteView(rec));
+      p.index = want[r];
+      p.size = mf.data_n;
+      ProofPath pp = parse_proof_path(e, name, PathField::kOptional);
+      p.path = std::move(pp.path);
+      p.ranges = std::move(pp.ranges);
       if (verify_data_inclusion(p, mf.data_root) != ProofError::kOk)
         reject_at("batch", "record " + std::to_string(want[r]) + " of step " + std::to_string(s) +
                                   " is not the committed record at that position");
