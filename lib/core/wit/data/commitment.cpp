@@ -1464,7 +1464,6 @@ Dataset::Dataset(const Commitment& c, const Index& index, const std::vector<std:
   files_ = RecordFiles::open(c.reader, paths);
   if (files_.records != c.records)
     throw data_mismatch(mismatch_words(c, source_digests(c.reader, files_, threads), files_.records, c.n, c.root));
-  index_ = &index;
 }
 
 uint64_t Dataset::size() const { return index_ ? index_->n() : tree_.size(); }
