@@ -98,6 +98,27 @@ board_run T 0
 board_run N 1 -v
 grep -q "trained on a near-copy of benchmark record [0-9]* (leaf [0-9a-f]*): record [0-9]* of the data tree (leaf [0-9a-f]*) shares [0-9]*% of its text" err &&
   ok || fail "no overlap finding: $(cat err)"
+# A writer files under the definition it reads once it holds the board's lock: an evaluate that waited
+# while the epoch was revealed must not score on the sealed set the reveal just published (a writer that
+# read the definition before the lock would, and file a sealed score on records anyone can now read).
+# The reveal is played by hand on a copy: the definition and revealed file of a revealed copy swapped in
+# while this test holds the copy's lock and the evaluate waits on it (its request seen in /proc/locks).
+cp -r board board-race && cp -r board board-x
+run 0 wit-board reveal board-x --key board.key --sealed sealed.keep
+exec 9<board-race && flock 9
+wit-board evaluate -q -j1 board-race/runs/P P.release.safetensors --model P/model.pt --key board.key --sealed sealed.keep \
+  >"$T/race.out" 2>"$T/race.err" &
+race=$!
+for _ in $(seq 1 1200); do grep -Eq -- "-> FLOCK +ADVISORY +WRITE +$race " /proc/locks && break; sleep 0.1; done
+grep -Eq -- "-> FLOCK +ADVISORY +WRITE +$race " /proc/locks && ok || fail "the evaluate never waited on the board's lock"
+mkdir -p board-race/benchmark/sealed && cp board-x/benchmark/sealed/epoch-0.json board-race/benchmark/sealed/ &&
+  cp board-x/board.def.json "$T/def.json" && mv "$T/def.json" board-race/board.def.json
+flock -u 9 && exec 9<&-
+wait "$race" && rc=0 || rc=$?
+[ "$rc" = 2 ] && grep -q 'the board has no sealed split (none sealed, or its epoch revealed)' "$T/race.err" && ok ||
+  fail "an evaluate that waited out a reveal: exit $rc, $(head -c 300 "$T/race.err")"
+[ -e board-race/runs/P/board-eval.json ] && fail "a sealed score was filed on a revealed epoch" || ok
+rm -rf board-race board-x
 for r in P T; do
   run 2 wit-board evaluate -q -j1 "board/runs/$r" "$r.release.safetensors" --model "$r/model.pt" --key board.key
   error_is wit-board 'has a sealed split'

@@ -917,22 +917,28 @@ std::string board_of_bundle(const std::string& bundle_path) {
 
 FileLock lock_board(const std::string& dir) { return FileLock::wait_existing(dir, "the board"); }
 
-std::string board_for_key(const std::string& bundle_path, const SecretKey& key, BoardDefinition& def) {
+std::string board_of_bundle_or_throw(const std::string& bundle_path) {
   const std::string dir = board_of_bundle(bundle_path);
   if (dir.empty())
     throw Error("the bundle is not on a defined board (a board's runs are DIR/runs/NAME)", bundle_path,
                 "put it on one with 'wit-board submit DIR BUNDLE'");
-  def = BoardDefinition::load(dir);
-  if (key.pub() != def.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", bundle_path);
   return dir;
 }
 
+void check_board_key(const BoardDefinition& def, const SecretKey& key, const std::string& where) {
+  if (key.pub() != def.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", where);
+}
+
 namespace {
-std::string filing_dir(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input,
-                       BoardDefinition& def) {
-  std::string dir = board_for_key(bundle_path, key, def);
+// The definition a writer files under, read once the board is locked (so a
+// seal or reveal that ran while it waited is what it sees), the key checked
+// against it, then the submitted file checked to exist.
+BoardDefinition filing_definition(const std::string& dir, const std::string& bundle_path, const SecretKey& key,
+                                  const std::string& input, const char* no_input) {
+  BoardDefinition def = BoardDefinition::load(dir);
+  check_board_key(def, key, bundle_path);
   if (!fs::is_regular_file(input)) throw Error(no_input, input);
-  return dir;
+  return def;
 }
 RunBundle load_whole(const std::string& bundle_path) {
   RunBundle b = RunBundle::load(bundle_path);
@@ -943,9 +949,10 @@ RunBundle load_whole(const std::string& bundle_path) {
 
 BoardFiling::BoardFiling(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input,
                          const std::string& store_given)
-    : dir(filing_dir(bundle_path, key, input, no_input, def)),
-      store(board_store(dir, def, store_given)),
+    : dir(board_of_bundle_or_throw(bundle_path)),
       board_lock(lock_board(dir)),
+      def(filing_definition(dir, bundle_path, key, input, no_input)),
+      store(board_store(dir, def, store_given)),
       bundle_lock(lock_run_bundle(bundle_path)),
       bundle(load_whole(bundle_path)) {
   remove_stale_board_temporaries(dir, store);
@@ -1035,7 +1042,7 @@ std::vector<std::string> sealed_records(const ReaderSpec& reader, const std::vec
 BoardDefinition definition_for_key(const std::string& dir, const SecretKey& key) {
   if (!is_board_dir(dir)) throw Error("not a board (no board.def.json)", dir, "make one with 'wit-board init'");
   BoardDefinition d = BoardDefinition::load(dir);
-  if (key.pub() != d.key) throw Error("the key is not the board's (its public key is not the one in board.def.json)", dir);
+  check_board_key(d, key, dir);
   return d;
 }
 

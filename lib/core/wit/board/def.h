@@ -452,24 +452,28 @@ struct BoardLeavesResult {
 BoardLeavesResult board_leaves(const std::string& bundle_path, const std::string& leaves_path, const SecretKey& key,
                                unsigned threads, const std::string& store_given = "");
 
-// The board a writer with the board key works on: the folder DIR of the
-// bundle at DIR/runs/NAME, its definition in `def`, and `key` checked to be
-// the board's. Throws wit::Error otherwise.
-std::string board_for_key(const std::string& bundle_path, const SecretKey& key, BoardDefinition& def);
+// The board folder DIR of the bundle at DIR/runs/NAME; throws wit::Error
+// when the bundle is not on a defined board.
+std::string board_of_bundle_or_throw(const std::string& bundle_path);
+// Throws wit::Error (naming `where`) when `key` is not the board's.
+void check_board_key(const BoardDefinition& def, const SecretKey& key, const std::string& where);
 
 // A run's bundle opened for the board to file into, the one sequence of every
-// board writer: the board `key` signs for (board_for_key), the submitted file
-// `input` checked to exist (else wit::Error(`no_input`, input)), then the board
-// locked before the bundle (the one lock order), the bundle loaded and whole.
+// board writer: the board folder found, the board locked, then its definition
+// read (under the lock, so a seal or reveal that ran while this one waited is
+// the definition it files under, never the one before), `key` checked to be
+// the board's, the submitted file `input` checked to exist (else
+// wit::Error(`no_input`, input)), then the bundle locked (the one lock order:
+// board before bundle), loaded and whole.
 struct BoardFiling {
   // `store_given`: --store (else the definition's). Stale temporaries of
   // interrupted board commands are removed once the board is locked.
   BoardFiling(const std::string& bundle_path, const SecretKey& key, const std::string& input, const char* no_input,
               const std::string& store_given = "");
-  BoardDefinition def;
   std::string dir;
-  std::string store;  // the evidence store the bytes go to
   FileLock board_lock;
+  BoardDefinition def;
+  std::string store;  // the evidence store the bytes go to
   FileLock bundle_lock;
   RunBundle bundle;
 };

@@ -333,8 +333,8 @@ int board_challenge_cmd(const BoardChallengeArgs& a, bool quiet) {
   std::optional<SecretKey> key;
   if (!a.key_path.empty()) {
     key = load_key(a.key_path);
-    def.emplace();
-    (void)board_for_key(a.bundle, *key, *def);
+    if (!def) (void)board_of_bundle_or_throw(a.bundle);
+    check_board_key(*def, *key, a.bundle);
   } else {
     (void)nonce_from_args(a.nonce, "");  // a bad nonce is refused before anything is read
   }
