@@ -18,12 +18,12 @@
 
 namespace wit {
 
-void pread_all(int fd, uint8_t* buf, uint64_t len, uint64_t offset, const std::string& path) {
+void pread_all(int fd, uint8_t* buf, uint64_t len, uint64_t offset, const std::string& where, const char* shorter) {
   while (len > 0) {
     const ssize_t got = ::pread(fd, buf, std::min<uint64_t>(len, uint64_t(1) << 30), off_t(offset));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw Error("cannot read: " + errno_text(), path);
-    if (got == 0) throw Error("file changed while reading (it is shorter than when opened)", path);
+    if (got < 0) throw Error("cannot read: " + errno_text(), where);
+    if (got == 0) throw Error(shorter, where);
     buf += got;
     offset += uint64_t(got);
     len -= uint64_t(got);

@@ -11,9 +11,13 @@
 
 namespace wit {
 
-// Reads bytes [offset, offset + len) of the file open as `fd` into buf.
-// Throws wit::Error naming `path` if it cannot be read or has become shorter.
-void pread_all(int fd, uint8_t* buf, uint64_t len, uint64_t offset, const std::string& path);
+// Reads bytes [offset, offset + len) of the file open as `fd` into buf, the
+// one pread loop (EINTR retried, short reads continued). Throws wit::Error
+// naming `where`: "cannot read: ..." or, when the file ends first, `shorter`
+// (each caller says what a file that shrank means for it).
+inline constexpr const char* kShorterThanOpened = "file changed while reading (it is shorter than when opened)";
+void pread_all(int fd, uint8_t* buf, uint64_t len, uint64_t offset, const std::string& where,
+               const char* shorter = kShorterThanOpened);
 
 // The whole bytes of one input file, in memory, for readers whose records are
 // views of it. A large regular file is read with pread, in chunks on all

@@ -13,6 +13,7 @@
 #include "wit/data/commitment.h"
 #include "wit/base/error.h"
 #include "wit/data/index.h"
+#include "wit/base/page_buffer.h"
 #include "wit/base/parallel.h"
 #include "wit/base/progress.h"
 #include "wit/data/sorted_merge.h"
@@ -21,14 +22,8 @@ namespace wit {
 
 namespace {
 
-void pread_all(int fd, uint64_t offset, uint8_t* dst, size_t n, const std::string& where) {
-  for (size_t done = 0; done < n;) {
-    const ssize_t r = ::pread(fd, dst + done, n - done, off_t(offset + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw Error("cannot read: " + errno_text(), where);
-    if (r == 0) throw Error("index is truncated (it changed while read)", where);
-    done += size_t(r);
-  }
+void pread_index(int fd, uint64_t offset, uint8_t* dst, size_t n, const std::string& where) {
+  pread_all(fd, dst, n, offset, where, "index is truncated (it changed while read)");
 }
 
 // One shard's index: its header checked against its commitment, then its
@@ -48,7 +43,7 @@ class ShardCursor : public SortedCursor {
     size_ = uint64_t(st.st_size);
     uint8_t h[kIndexHeaderSize];
     const size_t have = size_t(std::min<uint64_t>(size_, kIndexHeaderSize));
-    pread_all(fd_.get(), 0, h, have, where_);
+    pread_index(fd_.get(), 0, h, have, where_);
     hd_ = parse_index_header(ByteView(h, have), size_, where_);
     const char* differs = hd_.version != uint32_t(c.version) ? "version"
                           : hd_.root != c.root              ? "root"
@@ -64,8 +59,8 @@ class ShardCursor : public SortedCursor {
   bool refill() override {
     if (done_ == hd_.n) return false;
     const uint64_t m = std::min<uint64_t>(hd_.n - done_, buf_.size());
-    pread_all(fd_.get(), kIndexHeaderSize + 32 * done_, reinterpret_cast<uint8_t*>(leaves_.data()), size_t(32 * m), where_);
-    pread_all(fd_.get(), kIndexHeaderSize + 32 * hd_.n + 8 * done_, firsts_.data(), size_t(8 * m), where_);
+    pread_index(fd_.get(), kIndexHeaderSize + 32 * done_, reinterpret_cast<uint8_t*>(leaves_.data()), size_t(32 * m), where_);
+    pread_index(fd_.get(), kIndexHeaderSize + 32 * hd_.n + 8 * done_, firsts_.data(), size_t(8 * m), where_);
     for (uint64_t i = 0; i < m; i++) {
       const Hash32& l = leaves_[size_t(i)];
       if (done_ + i > 0 && !leaf_less(prev_, l))
@@ -92,7 +87,7 @@ class ShardCursor : public SortedCursor {
     std::vector<uint8_t> b(size_t(4) << 20);
     for (uint64_t off = kIndexHeaderSize; off < size_;) {
       const size_t n = size_t(std::min<uint64_t>(b.size(), size_ - off));
-      pread_all(fd_.get(), off, b.data(), n, where_);
+      pread_index(fd_.get(), off, b.data(), n, where_);
       XXH3_64bits_update(st, b.data(), n);
       off += n;
     }

@@ -22,6 +22,7 @@
 #include "wit/data/index.h"
 #include "wit/base/io.h"
 #include "wit/hash/merkle.h"
+#include "wit/base/page_buffer.h"
 #include "wit/base/parallel.h"
 #include "wit/base/progress.h"
 #include "wit/data/sorted_merge.h"
@@ -1417,13 +1418,8 @@ struct Dataset::OnDemand {
     }
     where = f.path + " at byte " + std::to_string(off);
     const std::shared_ptr<const Fd> fd = fd_of(k);
-    for (uint64_t got = 0; got < len;) {
-      const ssize_t m = ::pread(fd->get(), &s[got], len - got, off_t(off + got));
-      if (m < 0 && errno == EINTR) continue;
-      if (m < 0) throw Error("cannot read: " + errno_text(), where);
-      if (m == 0) throw Error("the file changed after it was checked (it is shorter)", where);
-      got += uint64_t(m);
-    }
+    pread_all(fd->get(), reinterpret_cast<uint8_t*>(&s[0]), len, off, where,
+              "the file changed after it was checked (it is shorter)");
     return s;
   }
 

@@ -15,6 +15,7 @@
 #include "wit/hash/hash.h"
 #include "wit/base/io.h"
 #include "wit/base/json_fields.h"
+#include "wit/base/page_buffer.h"
 #include "wit/hash/tags.h"
 
 namespace wit {
@@ -232,6 +233,9 @@ void truncate_file(const std::string& path, uint64_t size, const std::string& wh
 
 namespace {
 
+// What a log file that shrank under a reader means (pread_all's words).
+constexpr const char* kLogShorter = "witness log changed on disk since it was opened (it is shorter)";
+
 // Bytes of a log at any offset, through a bounded window (a whole view in
 // memory, or a file read with pread into a 1 MiB buffer): what the one frame
 // scan reads from. A view stays valid until the next read.
@@ -241,25 +245,15 @@ struct MemoryBytes {
   ByteView read(uint64_t off, size_t n) { return data.sub(size_t(off), n); }
 };
 
-void pread_all(int fd, uint8_t* dst, size_t n, uint64_t off, const std::string& where) {
-  for (size_t done = 0; done < n;) {
-    const ssize_t r = ::pread(fd, dst + done, n - done, off_t(off + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw Error("cannot read: " + errno_text(), where);
-    if (r == 0) throw Error("witness log changed on disk since it was opened (it is shorter)", where);
-    done += size_t(r);
-  }
-}
-
-class FileBytes {
+class FileWindow {
  public:
-  FileBytes(int fd, uint64_t size, const std::string& where) : fd_(fd), size_(size), where_(where) {}
+  FileWindow(int fd, uint64_t size, const std::string& where) : fd_(fd), size_(size), where_(where) {}
   uint64_t size() const { return size_; }
   ByteView read(uint64_t off, size_t n) {
     if (off < at_ || off + n > at_ + len_) {
       const size_t want = size_t(std::min<uint64_t>(std::max<size_t>(n, kWindow), size_ - off));
       if (buf_.size() < want) buf_.resize(want);
-      pread_all(fd_, buf_.data(), want, off, where_);
+      pread_all(fd_, buf_.data(), want, off, where_, kLogShorter);
       at_ = off;
       len_ = want;
     }
@@ -359,7 +353,7 @@ WitnessLog WitnessLog::open(const std::string& path, TornTail torn_tail, IfMissi
   if (::fstat(fd, &st) != 0) throw Error("cannot stat: " + errno_text(), path);
   if (S_ISDIR(st.st_mode)) throw Error("is a directory", path);
   const uint64_t size = uint64_t(st.st_size);
-  FileBytes src(fd, size, path);
+  FileWindow src(fd, size, path);
   const LogFrames frames =
       scan_frames(src, path, [&](ByteView payload, uint64_t off) { log.push(entry_leaf(payload), off); });
   const uint64_t off = frames.end;
@@ -376,7 +370,7 @@ Bytes WitnessLog::entry_bytes(uint64_t i) const {
   if (i >= size()) throw Error("no entry " + std::to_string(i) + " (the log has " + std::to_string(size()) + ")", path_);
   const uint64_t off = offsets_[i], end = i + 1 < size() ? offsets_[i + 1] : end_;
   Bytes frame(size_t(end - off));
-  pread_all(fd_->get(), frame.data(), frame.size(), off, path_);
+  pread_all(fd_->get(), frame.data(), frame.size(), off, path_, kLogShorter);
   const ByteView payload(frame.data() + kFrameHeader, frame.size() - kFrameHeader);
   if (get_le32(frame.data()) != payload.size || get_le32(frame.data() + 4) != frame_check(payload))
     throw Error("witness log changed on disk since it was opened", at(path_, off));
