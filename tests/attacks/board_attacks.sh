@@ -8,6 +8,8 @@
 # 21. a run trained on near-copies of benchmark records (a few characters
 #     added to each, declared and committed): the board's overlap test names
 #     the step, the training record and the benchmark record, and rejects;
+#     forged batch fields (a lying step or index, an extra unchallenged
+#     batch/ member) change nothing: only what the replay proved counts;
 # 22. a stray report and a forged board document dropped into the folder:
 #     no verdict changes; build exits 2 naming the file where the folder no
 #     longer matches its index; the same run under two names is one entry.
@@ -119,6 +121,42 @@ wait "$race" && rc=0 || rc=$?
   fail "an evaluate that waited out a reveal: exit $rc, $(head -c 300 "$T/race.err")"
 [ -e board-race/runs/P/board-eval.json ] && fail "a sealed score was filed on a revealed epoch" || ok
 rm -rf board-race board-x
+# Attack 21 with forged batch fields (docs/board.md, "Overlap"): the board reads only the batches the replay
+# proved, each record at the verifier's own position. N answers a second board challenge with every batch's
+# "step" and every record's "index" field lying (no check reads them): the finding names a challenged step and
+# the true position, the honest answer's. A third answer carries an extra batch/ member no challenged step asks
+# for, not JSON: it is never read (the run is rejected for its overlap, not refused with exit 2).
+forge_batches() {  # forge_batches IN OUT: every batch/ member's step and index fields set to lies
+  local m cur=$1 i=0
+  for m in $("$FORGE" members --bundle "$1" | grep '^batch/'); do
+    "$FORGE" get-member --bundle "$1" --member "$m" | jq -c '.step = 99999 | .records[].index = 99999' >"$T/b.json"
+    i=$((i + 1))
+    run 0 "$FORGE" put-member --bundle "$cur" --member "$m" --file "$T/b.json" -o "$2.$i"
+    cur=$2.$i
+  done
+  mv "$cur" "$2"
+}
+board_report() { echo "board/runs/$1/board-reports/$(jq -r .seed "$2" | cut -c1-16).json"; }  # board_report RUN CHALLENGE
+run 0 wit-board challenge -q board/runs/N --key board.key -o N.d1.json
+run 0 wit-replay respond -q -j1 --run N N.d1.json -o N.d1.wbundle
+forge_batches N.d1.wbundle N.d1f.wbundle
+run 1 wit-board add -q -j1 board/runs/N N.d1f.wbundle --key board.key --sealed sealed.keep
+rep=$(board_report N N.d1.json)
+s=$(jq .overlap.step "$rep")
+r=$(jq .overlap.record "$rep")
+jq -e --argjson s "$s" '.steps | index($s) != null' N.d1.json >/dev/null && ok || fail "the finding's step $s is not challenged"
+"$FORGE" get-member --bundle N.d1.wbundle --member "$(printf 'batch/%06d.json' "$s")" |
+  jq -e --argjson r "$r" '[.records[] | select(.index == $r)] | length == 1' >/dev/null && ok ||
+  fail "the finding's record $r is not the honest answer's position in step $s"
+jq -r .report.reason "$rep" | grep -q "^step $s trained on a near-copy of benchmark record [0-9]* (leaf [0-9a-f]*): record $r of the data tree " &&
+  ok || fail "the reason does not name the true step and position: $(jq -r .report.reason "$rep")"
+run 0 wit-board challenge -q board/runs/N --key board.key -o N.d2.json
+run 0 wit-replay respond -q -j1 --run N N.d2.json -o N.d2.wbundle
+echo 'not json' >"$T/x.json"
+run 0 "$FORGE" put-member --bundle N.d2.wbundle --member batch/000000.json --file "$T/x.json" -o N.d2x.wbundle
+run 1 wit-board add -q -j1 board/runs/N N.d2x.wbundle --key board.key --sealed sealed.keep
+jq -r .report.reason "$(board_report N N.d2.json)" | grep -q "^step [0-9]* trained on a near-copy of benchmark record" &&
+  ok || fail "the extra member was read: $(cat err)"
 for r in P T; do
   run 2 wit-board evaluate -q -j1 "board/runs/$r" "$r.release.safetensors" --model "$r/model.pt" --key board.key
   error_is wit-board 'has a sealed split'

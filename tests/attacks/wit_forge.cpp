@@ -204,6 +204,15 @@ int main(int argc, char** argv) {
   dm->add_option("--bundle", in)->required();
   dm->add_option("--member", member_name)->required();
   dm->add_option("-o,--output", out)->required();
+  auto* pm = app.add_subcommand("put-member", "Put a file's bytes into a response bundle as a member (added or replaced)");
+  std::string member_file;
+  pm->add_option("--bundle", in)->required();
+  pm->add_option("--member", member_name)->required();
+  pm->add_option("--file", member_file)->required();
+  pm->add_option("-o,--output", out)->required();
+  auto* gm = app.add_subcommand("get-member", "Print a member of a bundle (its bytes as they are)");
+  gm->add_option("--bundle", in)->required();
+  gm->add_option("--member", member_name)->required();
   auto* lm = app.add_subcommand("members", "Print a bundle's member names, one a line");
   lm->add_option("--bundle", in)->required();
   for (auto* s : {ts, rw, dr, sw, pd}) {
@@ -323,6 +332,19 @@ int main(int argc, char** argv) {
       for (const auto& [n, bytes] : b.members())
         if (n != member_name) kept.put(n, bytes);
       kept.save(out);
+      return 0;
+    }
+    if (*gm) {
+      const Bundle b = Bundle::load(in);
+      if (!b.has(member_name)) throw Error("the bundle has no member " + member_name, in);
+      std::cout << b.get_text(member_name);
+      return 0;
+    }
+    if (*pm) {
+      Bundle b = Bundle::load(in);
+      const std::string text = read_file(member_file);
+      b.put(member_name, Bytes(text.begin(), text.end()));
+      b.save(out);
       return 0;
     }
     if (*ts || *rw || *dr || *sw || *pd) {

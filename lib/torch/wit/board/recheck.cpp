@@ -98,10 +98,10 @@ struct BoardVerdict {
 BoardVerdict board_verdict(const SpooledBundle& resp, const Challenge& ch, const BenchmarkRecords& bench,
                            const BoardPolicy& policy, const VerifyOptions& opt, const Manifest* manifest = nullptr) {
   BoardVerdict v;
-  v.report = verify_response(resp, ch, opt, manifest);
+  std::vector<VerifiedBatch> batches;  // what the replay proved was trained on: nothing else counts
+  v.report = verify_response(resp, ch, opt, manifest, &batches);
   ReplayReport& r = v.report;
   if (!r.certified()) return v;
-  const std::vector<ReplayedBatch> batches = replayed_batches(resp);  // each batch/ member parsed once
   if (const Problem hit = benchmark_hit(batches, bench.leaves)) {
     r.verdict = ReportVerdict::kRejected;
     r.reason = *hit;
@@ -356,54 +356,27 @@ std::string overlap_reason(const nlohmann::json& f) {
          std::to_string(f.at("window").get<uint64_t>()) + " tokens or more";
 }
 
-std::vector<ReplayedBatch> replayed_batches(const SpooledBundle& response) {
-  std::vector<ReplayedBatch> out;
-  for (const std::string& name : response.names()) {
-    if (name.rfind("batch/", 0) != 0) continue;
-    ReplayedBatch& b = out.emplace_back();
-    json j;
-    try {
-      j = parse_text(response.get_text(name), response.where + ":" + name);
-    } catch (const Error&) {
-      b.unreadable = std::current_exception();
-      continue;
-    }
-    if (!j.is_object() || !j.contains("records") || !j["records"].is_array()) continue;
-    b.step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int64_t>() : -1;
-    for (const auto& rec : j["records"]) {
-      if (!rec.is_object() || !rec.contains("record_hex") || !rec["record_hex"].is_string()) continue;
-      Bytes bytes;
-      if (!from_hex(rec["record_hex"].get<std::string>(), bytes)) continue;
-      b.records.push_back({rec.contains("index") ? std::optional<json>(rec["index"]) : std::nullopt, std::move(bytes)});
-    }
-  }
-  return out;
-}
-
 namespace {
 
-// Calls `f(step, record)` for every record of `batches` in order until it
-// returns true; a batch that is not JSON throws its error when reached.
-void for_each_replayed_record(const std::vector<ReplayedBatch>& batches,
-                              const std::function<bool(int64_t, const ReplayedRecord&)>& f) {
-  for (const ReplayedBatch& b : batches) {
-    if (b.unreadable) std::rethrow_exception(b.unreadable);
-    for (const ReplayedRecord& r : b.records)
-      if (f(b.step, r)) return;
-  }
+// Calls `f(step, position, record)` for every record of `batches` in order until it returns true.
+void for_each_replayed_record(const std::vector<VerifiedBatch>& batches,
+                              const std::function<bool(int64_t, uint64_t, const std::string&)>& f) {
+  for (const VerifiedBatch& b : batches)
+    for (size_t r = 0; r < b.records.size(); r++)
+      if (f(b.step, b.positions[r], b.records[r])) return;
 }
 
 }  // namespace
 
-std::optional<nlohmann::json> overlap_finding(const std::vector<ReplayedBatch>& batches, const OverlapIndex& index,
+std::optional<nlohmann::json> overlap_finding(const std::vector<VerifiedBatch>& batches, const OverlapIndex& index,
                                               double share) {
   std::optional<json> out;
-  for_each_replayed_record(batches, [&](int64_t step, const ReplayedRecord& rec) {
-    const auto hit = index.best(ByteView(rec.bytes));
+  for_each_replayed_record(batches, [&](int64_t step, uint64_t position, const std::string& rec) {
+    const auto hit = index.best(ByteView(rec));
     if (!hit || hit->share() < share) return false;
     out = json{{"step", step},
-               {"record", rec.index ? *rec.index : json(nullptr)},
-               {"leaf", record_leaf(ByteView(rec.bytes)).hex()},
+               {"record", position},
+               {"leaf", record_leaf(ByteView(rec)).hex()},
                {"benchmark_index", uint64_t(hit->record)},
                {"share", hit->share()},
                {"window", index.window()}};
@@ -412,14 +385,13 @@ std::optional<nlohmann::json> overlap_finding(const std::vector<ReplayedBatch>& 
   return out;
 }
 
-Problem benchmark_hit(const std::vector<ReplayedBatch>& batches, const std::vector<Hash32>& leaves) {
+Problem benchmark_hit(const std::vector<VerifiedBatch>& batches, const std::vector<Hash32>& leaves) {
   Problem out;
-  for_each_replayed_record(batches, [&](int64_t step, const ReplayedRecord& rec) {
-    const Hash32 leaf = record_leaf(ByteView(rec.bytes));
+  for_each_replayed_record(batches, [&](int64_t step, uint64_t position, const std::string& rec) {
+    const Hash32 leaf = record_leaf(ByteView(rec));
     if (!std::binary_search(leaves.begin(), leaves.end(), leaf)) return false;
     out = "step " + std::to_string(step) + " trained on a record of the board's benchmark (record " +
-          (rec.index ? rec.index->dump() : std::string("?")) + " of the data tree, leaf " +
-          leaf.hex().substr(0, 16) + ")";
+          std::to_string(position) + " of the data tree, leaf " + leaf.hex().substr(0, 16) + ")";
     return true;
   });
   return out;

@@ -5,7 +5,6 @@
 // by digest and files the board's own signed report; `wit-board audit`
 // re-verifies every stored response. Torch-free header; wit_torch code.
 #pragma once
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -48,35 +47,21 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
 // (board_add says what is wrong then).
 std::optional<SpooledBundle> open_response(const std::string& response_path);
 
-// A response's replayed batches, each batch/ member parsed once (in name
-// order): its step (-1 when it names none) and its records, each with its
-// "index" field as written (when it has one) and its bytes. The replay
-// checked the batches' form: what is not a record is skipped; a member that
-// is not JSON keeps its error, thrown where a reader below reaches it.
-struct ReplayedRecord {
-  std::optional<nlohmann::json> index;
-  Bytes bytes;
-};
-struct ReplayedBatch {
-  int64_t step = -1;
-  std::vector<ReplayedRecord> records;
-  std::exception_ptr unreadable;
-};
-std::vector<ReplayedBatch> replayed_batches(const SpooledBundle& response);
-
-// The overlap test (docs/board.md, "Overlap") of the replayed batches: the
-// first record (batches in name order, records in batch order) covering at
-// least `share` of a benchmark record's text in shared windows:
-// {"step", "record", "leaf", "benchmark_index", "share", "window"}, or nullopt.
-std::optional<nlohmann::json> overlap_finding(const std::vector<ReplayedBatch>& batches, const OverlapIndex& index,
+// The overlap test (docs/board.md, "Overlap") of the batches the replay
+// proved (verify_response's VerifiedBatch: only those, each at the position
+// the verifier's data order gives): the first record (batches in name order,
+// records in batch order) covering at least `share` of a benchmark record's
+// text in shared windows: {"step", "record", "leaf", "benchmark_index",
+// "share", "window"}, or nullopt.
+std::optional<nlohmann::json> overlap_finding(const std::vector<VerifiedBatch>& batches, const OverlapIndex& index,
                                               double share);
 // The rejection reason for a finding (with "benchmark" naming the record).
 std::string overlap_reason(const nlohmann::json& finding);
 
-// The first replayed record that is one of the benchmark's (by record
-// leaf): "step S trained on a record of the board's benchmark (record N of
-// the data tree, leaf X)", or nothing.
-Problem benchmark_hit(const std::vector<ReplayedBatch>& batches, const std::vector<Hash32>& benchmark_leaves);
+// The first proved record that is one of the benchmark's (by record leaf):
+// "step S trained on a record of the board's benchmark (record N of the
+// data tree, leaf X)", N its position by the verifier's data order; or nothing.
+Problem benchmark_hit(const std::vector<VerifiedBatch>& batches, const std::vector<Hash32>& benchmark_leaves);
 
 // `wit-board evaluate`: the board scores the released weights itself on its
 // benchmark. The weights (a parameters-only file, wit-sketch export; given a

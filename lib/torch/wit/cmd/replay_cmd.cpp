@@ -80,9 +80,13 @@ int replay_respond(ReplayArgs a, char** argv) {
 
 int replay_verify(ReplayArgs a, char** argv) {
   const Challenge c = prepare(a, argv);
-  std::optional<SpooledBundle> b;
+  // The response decoded once and its manifest parsed once, handed on to
+  // the kernels' pinning and the verifier. Where pinning re-executes this
+  // program under the recorded kernels, the new process decodes it again:
+  // once before (to read the configuration) and once after, necessarily.
+  std::optional<OpenedResponse> b;
   if (!a.bundle_path.empty()) {
-    b = SpooledBundle::open(a.bundle_path, response_member_limit());
+    b = OpenedResponse::open(a.bundle_path);
     const std::optional<RunConfig> rc = bundle_config(*b);
     // Exact replay needs the recorded kernels. A tolerant replay runs under
     // them too where this CPU has them (its noise is measured across thread
@@ -103,7 +107,7 @@ int replay_verify(ReplayArgs a, char** argv) {
     a.ro.end_states = a.tolerant;
     const TempDir tmp("wit-replay");
     write_response(c, a.ro, tmp / "response.wbundle");
-    b = SpooledBundle::open(tmp / "response.wbundle", response_member_limit());
+    b = OpenedResponse::open(tmp / "response.wbundle");
   }
   VerifyOptions vo;
   vo.mode = a.tolerant ? ReplayMode::kTolerant : ReplayMode::kExact;

@@ -84,28 +84,36 @@ struct Needs {
 
 // ---------------------------------------------------------------- respond
 
-MemberLimit response_member_limit() {
-  // The manifest's model size, read once per manifest text (every state
-  // member asks): its parameter and tensor counts, or nothing when the
-  // bundle has no valid manifest (then nothing can be a state).
-  struct ModelSize {
-    std::string text;
-    std::optional<std::pair<uint64_t, uint64_t>> counts;
-  };
-  auto known = std::make_shared<std::optional<ModelSize>>();
-  auto model_size = [known](const Bundle& before) -> std::optional<std::pair<uint64_t, uint64_t>> {
+namespace {
+
+// What the decode's member limit learns of the manifest: its text, its one
+// parse, and the model size read from it (its parameter and tensor counts;
+// nothing when it is not a valid manifest: then nothing can be a state).
+struct ManifestSeen {
+  std::string text;
+  ResponseManifest parsed;
+  std::optional<std::pair<uint64_t, uint64_t>> counts;
+};
+
+// response_member_limit(), telling `seen` the manifest it parsed: read once
+// per manifest text (every state member asks).
+MemberLimit member_limit_seeing(std::shared_ptr<std::optional<ManifestSeen>> seen) {
+  auto model_size = [seen](const Bundle& before) -> std::optional<std::pair<uint64_t, uint64_t>> {
     if (!before.has("manifest.json")) return std::nullopt;
     std::string text = before.get_text("manifest.json");
-    if (*known && (*known)->text == text) return (*known)->counts;
-    ModelSize m{std::move(text), std::nullopt};
-    try {
-      const Manifest mf = Manifest::from_json(json::parse(m.text), "manifest.json");
-      m.counts = std::make_pair(param_count(mf.model), uint64_t(3 * model_params(mf.model).size() + 1));
-    } catch (const std::exception&) {
-      // not a valid manifest: the fixed cap
+    if (*seen && (*seen)->text == text) return (*seen)->counts;
+    ManifestSeen m{std::move(text), {}, std::nullopt};
+    m.parsed = ResponseManifest::parse(m.text);
+    if (m.parsed.manifest) {
+      try {
+        const Manifest& mf = *m.parsed.manifest;
+        m.counts = std::make_pair(param_count(mf.model), uint64_t(3 * model_params(mf.model).size() + 1));
+      } catch (const std::exception&) {
+        // no model size: the fixed cap
+      }
     }
-    *known = std::move(m);
-    return (*known)->counts;
+    *seen = std::move(m);
+    return (*seen)->counts;
   };
   return [model_size](const std::string& name, const Bundle& before) -> uint64_t {
     constexpr uint64_t kSmall = uint64_t(64) << 20;
@@ -124,6 +132,43 @@ MemberLimit response_member_limit() {
     }
     return kSmall;
   };
+}
+
+}  // namespace
+
+MemberLimit response_member_limit() { return member_limit_seeing(std::make_shared<std::optional<ManifestSeen>>()); }
+
+ResponseManifest ResponseManifest::parse(const std::string& text) {
+  ResponseManifest out;
+  const json mj = json::parse(text, nullptr, false);
+  if (mj.is_discarded()) {
+    out.error = std::make_exception_ptr(Error("manifest is not valid json"));
+    return out;
+  }
+  try {
+    out.manifest = Manifest::from_json(mj, "manifest.json");
+  } catch (...) {
+    out.error = std::current_exception();
+  }
+  return out;
+}
+
+const Manifest& ResponseManifest::get() const {
+  if (!manifest && !error) throw Error("the bundle has no manifest.json");
+  if (!manifest) std::rethrow_exception(error);
+  return *manifest;
+}
+
+OpenedResponse OpenedResponse::open(const std::string& path) {
+  auto seen = std::make_shared<std::optional<ManifestSeen>>();
+  OpenedResponse r{SpooledBundle::open(path, member_limit_seeing(seen)), {}};
+  if (r.bundle.has("manifest.json")) {
+    // The limit's parse, when it parsed this member (a state or model.pt
+    // followed it); else (no such member) the one parse is here.
+    std::string text = r.bundle.get_text("manifest.json");
+    r.manifest = *seen && (*seen)->text == text ? std::move((*seen)->parsed) : ResponseManifest::parse(text);
+  }
+  return r;
 }
 
 void write_response(const Challenge& c, const ResponseOptions& opt, const std::string& path) {
@@ -294,7 +339,9 @@ struct Verifier {
   std::unique_ptr<TempFile> model_file;
   std::optional<RunConfig> config;  // the bundle's config.json
   int world = 1;                    // data-parallel ranks the replay emulates
-  const Manifest* parsed_manifest = nullptr;  // the bundle's manifest.json, when the caller parsed it already
+  const ResponseManifest& parsed;  // the bundle's manifest.json, parsed once
+  // The batches check 8 proved, by member name (when the caller asks for them).
+  std::map<std::string, VerifiedBatch>* proven = nullptr;
 
   const LogEntry& entry(int64_t i) {
     auto it = entries.find(i);
@@ -338,6 +385,7 @@ struct Verifier {
     }
     if (merkle_root(kBlake2bTree, leaves, 1) != entry(s).s.batch_root)
       reject_at("batch", "the batch of step " + std::to_string(s) + " is not the one logged");
+    if (proven && !proven->count(name)) proven->emplace(name, VerifiedBatch{s, want, out});
     return out;
   }
 
@@ -389,17 +437,11 @@ struct Verifier {
 
 // ---- the checks of the whole bundle (docs/replay.md, 1 to 6)
 
-// 1. manifest.json is valid JSON, a valid manifest, in canonical form (the
-// manifest the caller parsed already, when it gives one).
+// 1. manifest.json is valid JSON, a valid manifest (its one parse, handed
+// in: ResponseManifest), in canonical form.
 void check_manifest(Verifier& v) {
   const std::string mf_text = v.b.get_text("manifest.json");
-  if (v.parsed_manifest) {
-    v.mf = *v.parsed_manifest;
-  } else {
-    json mj = json::parse(mf_text, nullptr, false);
-    if (mj.is_discarded()) reject_at("manifest", "manifest is not valid json");
-    v.mf = Manifest::from_json(mj, "manifest.json");
-  }
+  v.mf = v.parsed.get();  // its reason when it is none, a "no" of this row
   if (const Problem p = manifest_form_problem(v.mf, mf_text)) reject_at("manifest", *p);
   v.run_id = v.mf.run_id();
 }
@@ -852,23 +894,34 @@ void reproduce_configuration(Verifier& v) {
 
 const char* replay_mode_name(ReplayMode m) { return m == ReplayMode::kExact ? "exact" : "tolerant"; }
 
-std::optional<RunConfig> bundle_config(const SpooledBundle& b) {
+namespace {
+
+// bundle_config of bundle `b` whose manifest.json parsed as `m`.
+std::optional<RunConfig> config_bound_by(const SpooledBundle& b, const ResponseManifest& m) {
   if (!b.has(kRunConfigFile)) return std::nullopt;
   // The run it is bound to: the manifest's, when that is a valid one (an
   // invalid manifest is the verifier's to reject; an invalid config.json
   // answers nothing whatever the manifest).
   std::optional<Hash32> run_id;
-  if (b.has("manifest.json")) {
-    json mj = json::parse(b.get_text("manifest.json"), nullptr, false);
-    if (!mj.is_discarded()) {
-      try {
-        run_id = Manifest::from_json(mj, "manifest.json").run_id();
-      } catch (const Error&) {
-        // not a valid manifest: the config is bound to no run here
-      }
+  if (m.manifest) {
+    run_id = m.manifest->run_id();
+  } else if (m.error) {
+    try {
+      std::rethrow_exception(m.error);
+    } catch (const Error&) {
+      // not a valid manifest: the config is bound to no run here
     }
   }
   return recorded_config(b, run_id);
+}
+
+}  // namespace
+
+std::optional<RunConfig> bundle_config(const OpenedResponse& r) { return config_bound_by(r.bundle, r.manifest); }
+
+std::optional<RunConfig> bundle_config(const SpooledBundle& b) {
+  if (!b.has(kRunConfigFile)) return std::nullopt;
+  return config_bound_by(b, b.has("manifest.json") ? ResponseManifest::parse(b.get_text("manifest.json")) : ResponseManifest{});
 }
 
 void pin_recorded_kernels(const SpooledBundle& b, char** argv) {
@@ -909,12 +962,16 @@ TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& b
   return n;
 }
 
-// The checks of docs/replay.md ("Verify: the checks, in order").
-ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt,
-                             const Manifest* manifest) {
+namespace {
+
+// The checks of docs/replay.md ("Verify: the checks, in order") of bundle
+// `b` whose manifest.json parsed as `m`.
+ReplayReport verify_parsed(const SpooledBundle& b, const ResponseManifest& m, const Challenge& c, const VerifyOptions& opt,
+                           std::vector<VerifiedBatch>* batches) {
   if (opt.mode == ReplayMode::kTolerant) check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
-  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1, manifest};
+  std::map<std::string, VerifiedBatch> proven;
+  Verifier v{b, c, opt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 1, m, batches ? &proven : nullptr};
   ReplayReport rep = ReplayReport::answering(c);
   rep.mode = replay_mode_name(opt.mode);
   rep.margin = opt.mode == ReplayMode::kTolerant ? opt.margin : 0;
@@ -948,7 +1005,27 @@ ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const V
   rep.verdict = verdict ? ReportVerdict::kRejected : ReportVerdict::kCertified;
   rep.reason = verdict.value_or("");
   rep.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (batches) {
+    batches->clear();
+    for (auto& [name, vb] : proven) batches->push_back(std::move(vb));
+  }
   return rep;
+}
+
+}  // namespace
+
+ReplayReport verify_response(const OpenedResponse& r, const Challenge& c, const VerifyOptions& opt,
+                             std::vector<VerifiedBatch>* batches) {
+  return verify_parsed(r.bundle, r.manifest, c, opt, batches);
+}
+
+ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt, const Manifest* manifest,
+                             std::vector<VerifiedBatch>* batches) {
+  // The caller's parse, or (none given, a bundle with a manifest) the one here.
+  ResponseManifest m;
+  if (manifest) m.manifest = *manifest;
+  else if (b.has("manifest.json")) m = ResponseManifest::parse(b.get_text("manifest.json"));
+  return verify_parsed(b, m, c, opt, batches);
 }
 
 }  // namespace wit

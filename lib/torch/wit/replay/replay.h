@@ -4,6 +4,7 @@
 // each step with the shared training step, and the measurement of replay
 // noise that the verifier's thresholds come from. Formats: docs/replay.md.
 #pragma once
+#include <exception>
 #include <functional>
 #include <map>
 #include <optional>
@@ -51,6 +52,28 @@ struct ResponseOptions {
 // its format, anything else by a fixed cap.
 MemberLimit response_member_limit();
 
+// A response's manifest.json parsed once (issue 39 item 4): the manifest, or
+// why the member is none (`error`: check 1's reason, "manifest is not valid
+// json" or Manifest::from_json's error, rethrown where it is needed); neither
+// when the bundle has no manifest.json (it answers no challenge then).
+struct ResponseManifest {
+  std::optional<Manifest> manifest;
+  std::exception_ptr error;
+  static ResponseManifest parse(const std::string& text);
+  // The manifest, or throws its error.
+  const Manifest& get() const;
+};
+
+// A response bundle as wit-replay verify reads it: decoded once (with
+// response_member_limit()) and its manifest parsed once, by the decode's
+// member limit (which sizes state/ members and model.pt by it) or, where no
+// member asked, right after; handed to bundle_config and verify_response.
+struct OpenedResponse {
+  SpooledBundle bundle;
+  ResponseManifest manifest;
+  static OpenedResponse open(const std::string& path);
+};
+
 // Writes the response to `c` from a run directory to the bundle `path` ("-":
 // stdout), member by member: one regenerated state in memory at a time,
 // streamed into the bundle from its tensors. Throws wit::Error when the run
@@ -90,6 +113,8 @@ class NotAnAnswer : public Error {
 // The configuration a bundle records (its config.json member, bound to the
 // run by its run id): std::nullopt when it has none. Throws NotAnAnswer
 // when the member is invalid or another run's.
+std::optional<RunConfig> bundle_config(const OpenedResponse& r);
+// The same for a bundle whose manifest is not parsed yet (parsed here).
 std::optional<RunConfig> bundle_config(const SpooledBundle& b);
 
 // Before an exact verify_response in a program that has not yet touched
@@ -97,6 +122,19 @@ std::optional<RunConfig> bundle_config(const SpooledBundle& b);
 // (re-executing it with argv if the environment differs: run_config.h).
 // Nothing happens when the bundle records no configuration.
 void pin_recorded_kernels(const SpooledBundle& b, char** argv);
+
+// A batch the verifier proved (check 8) for a transition it checked: the
+// step it replays, and per record the position in the data tree that the
+// verifier's data order gives and the record's bytes, proved to be the
+// committed record there. Each step once, in the order of the batch/
+// members' names; only batches some transition was checked with (a batch/
+// member no transition asked for is not in it). What the board checks
+// against its benchmark (docs/board.md, "Overlap").
+struct VerifiedBatch {
+  int64_t step = 0;
+  std::vector<uint64_t> positions;
+  BatchRecords records;
+};
 
 // Verifies a response bundle against a challenge. The bundle is read as a
 // SpooledBundle (opened with response_member_limit(); its container already
@@ -109,8 +147,12 @@ void pin_recorded_kernels(const SpooledBundle& b, char** argv);
 // device: verify with kTolerant there). `manifest`: the bundle's
 // manifest.json when the caller has parsed it already (it is not parsed
 // again; its canonical form is still checked against the member's text).
+// `batches`: when given, filled with the batches check 8 proved (below).
 ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt,
-                             const Manifest* manifest = nullptr);
+                             const Manifest* manifest = nullptr, std::vector<VerifiedBatch>* batches = nullptr);
+// The same for an opened response (its manifest not parsed again).
+ReplayReport verify_response(const OpenedResponse& r, const Challenge& c, const VerifyOptions& opt,
+                             std::vector<VerifiedBatch>* batches = nullptr);
 
 // The replay noise of one transition, tensor by tensor: the step replayed
 // from `before` with threads_a (A), then with threads_b and with the batch's
