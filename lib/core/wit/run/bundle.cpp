@@ -790,6 +790,7 @@ SpooledBundle SpooledBundle::open_hashed(const std::string& path, const MemberLi
         *seen = in->digest();
       } catch (const std::exception&) {
         *seen = FileDigest{};  // not read through: the refusal stands on its own
+        seen->bytes = in->bytes;
       }
     }
     throw;

@@ -180,7 +180,8 @@ class SpooledBundle {
   // open refuses throws as open does, after hashing the rest of the file into
   // `*seen` when given: a caller can then tell bytes other than the ones it
   // expects (a store serving other bytes) from the expected bytes refused.
-  // `*seen` stays not `whole` when the file cannot be opened or read through.
+  // `*seen` stays not `whole` when the file cannot be opened (`bytes` 0) or
+  // read through (`bytes` then counts what was read).
   static SpooledBundle open_hashed(const std::string& path, const MemberLimit& limit = {}, uint64_t keep = kKeep,
                                    FileDigest* seen = nullptr);
   // A bundle assembled member by member instead of read from one file (the
