@@ -512,6 +512,15 @@ resp=$(ls board-y.store/responses/*.wbundle | head -1)
 printf '\x01' | dd of="$resp" bs=1 seek=100 conv=notrunc 2>/dev/null
 run 1 wit-board audit -q -j1 board --store board-y.store
 grep -q "^not re-verifiable: .*the store serves other bytes for its response" out && ok || fail "audit missed the edited response: $(cat out)"
+# The response the kernels are pinned from (the first stored one) replaced by another stored response: it decodes and
+# the pin runs on it, but audit takes no decoding for its report whose digest is not the report's: other bytes.
+cp -r board.store board-v.store
+first=$(ls board-v.store/responses/*.wbundle | head -1)
+cp "$(ls board-v.store/responses/*.wbundle | sed -n 2p)" "$first"
+run 1 wit-board audit -q -j1 board --store board-v.store
+grep -q "^not re-verifiable: .*the store serves other bytes for its response responses/$(basename "$first") than its digest" out &&
+  ok || fail "audit trusted the pinned decoding of another response: $(cat out)"
+[ "$(grep -c . out)" = 1 ] && ok || fail "the swap touched more than its report: $(cat out)"
 cp -r board.store board-w.store
 w=$(ls board-w.store/weights/*.safetensors | head -1)
 printf '\x01' | dd of="$w" bs=1 seek=200 conv=notrunc 2>/dev/null

@@ -6,17 +6,25 @@
 // with the bundle magic are decoded as they are; any other input is taken as
 // a raw payload, its last 8 bytes replaced by the payload checksum, and
 // wrapped in a header and a zstd frame, so that the fuzzer reaches the
-// payload parser directly instead of having to produce valid zstd.
+// payload parser directly instead of having to produce valid zstd. The same
+// input as a file, read by SpooledBundle::open_hashed, must reach a plain
+// open's verdict and message, hold Bundle::decode's members when that accepts
+// it, and give the whole input's BLAKE2b digest, accepted or refused.
 #include <zstd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "wit/run/bundle.h"
 #include "wit/base/error.h"
+#include "wit/base/io.h"
 #include "wit/hash/hash.h"
 
 #include "outcome.h"
@@ -55,6 +63,45 @@ std::string streamed(wit::ByteView in, std::map<std::string, wit::Bytes>& member
   return "";
 }
 
+// The input as a file through SpooledBundle::open_hashed (every member over
+// 64 bytes spilled to the scratch file): see the top of this file.
+void check_hashed(wit::ByteView in, const std::string& refused, const wit::Bundle& b) {
+  static const wit::TempDir dir("wit-fuzz-bundle");
+  const std::string path = dir / "in.wbundle";
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(in.data), std::streamsize(in.size));
+    if (!f) std::abort();
+  }
+  std::string plain, hashed;
+  try {
+    wit::SpooledBundle::open(path);
+  } catch (const wit::Error& e) {
+    plain = e.what();
+  }
+  wit::FileDigest seen;
+  std::optional<wit::SpooledBundle> s;
+  try {
+    s = wit::SpooledBundle::open_hashed(path, {}, 64, &seen);
+  } catch (const wit::Error& e) {
+    hashed = e.what();
+  }
+  if (hashed != plain) std::abort();  // hashing changed the verdict
+  wit::Blake2b h;
+  h.update(in);
+  const std::string want = h.final().hex();
+  if (!seen.whole || seen.hex != want || seen.bytes != in.size) std::abort();
+  if (s && (!s->digest().whole || s->digest().hex != want)) std::abort();
+  if (!refused.empty()) return;
+  if (!s) std::abort();  // accepted in memory, refused from the file
+  std::vector<std::string> names;
+  for (const auto& [name, data] : b.members()) {
+    names.push_back(name);
+    if (s->get(name) != data) std::abort();
+  }
+  if (s->names() != names) std::abort();
+}
+
 void check(wit::ByteView in) {
   wit::Bundle b;
   std::string refused;
@@ -65,6 +112,7 @@ void check(wit::ByteView in) {
   }
   std::map<std::string, wit::Bytes> members;
   if (streamed(in, members) != refused) std::abort();  // the two readers disagree
+  check_hashed(in, refused, b);
   if (!refused.empty()) {
     wit_fuzz::note('r');
     return;  // the expected rejection

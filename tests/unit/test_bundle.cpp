@@ -25,6 +25,7 @@
 
 #include "peak_rss.h"
 #include "wit/run/bundle.h"
+#include "wit/board/def.h"  // file_digest
 #include "wit/base/error.h"
 #include "wit/base/io.h"
 
@@ -903,4 +904,65 @@ TEST_CASE("bundle streaming: memory stays bounded for a member far larger than t
   INFO("peak RSS grew by " << rss.grew << " bytes");
   CHECK(rss.grew < kBound);
   CHECK(fs::file_size(path) < kMember / 1000);
+}
+
+TEST_CASE("a hashed open's digest is the whole file's, as file_digest gives it", "[bundle]") {
+  TempDir dir("wit-bundle-hashed");
+  const std::string path = dir / "h.wbundle";
+  std::mt19937 rng(7);
+  Bytes big((1u << 20) + 5);  // spilled (keep 1024), and more than one read buffer
+  for (auto& c : big) c = uint8_t(rng());
+  Bundle b;
+  b.put("a.json", std::string("{\"x\": 1}"));
+  b.put("big", big);
+  std::string text;  // compressible: another zstd level gives other bytes
+  for (int i = 0; i < 20000; i++) text += "step " + std::to_string(i * 7 % 1000) + " loss " + std::to_string(i % 13) + "\n";
+  b.put("log.txt", text);
+  b.save(path);
+  uint64_t n = 0;
+  const std::string want = file_digest(path, &n);
+
+  FileDigest seen;
+  const SpooledBundle s = SpooledBundle::open_hashed(path, {}, 1024, &seen);
+  CHECK(s.digest().whole);
+  CHECK(s.digest().hex == want);
+  CHECK(s.digest().bytes == n);
+  CHECK(n == fs::file_size(path));
+  CHECK(seen.hex == want);
+  CHECK(s.get("big") == big);
+  CHECK(s.spilled() == 2);
+  CHECK(!SpooledBundle::open(path).digest().whole);  // a plain open hashes nothing
+
+  SECTION("the same members in other bytes: another digest") {
+    b.save(path, 19);
+    const SpooledBundle o = SpooledBundle::open_hashed(path, {}, 1024);
+    CHECK(o.get("big") == big);
+    CHECK(o.get_text("log.txt") == text);
+    CHECK(o.digest().hex == file_digest(path));
+    CHECK(o.digest().hex != want);
+  }
+  SECTION("one byte changed: refused, and the whole changed file hashed") {
+    std::string raw = read_file(path);
+    raw[raw.size() / 2] ^= 0x01;
+    write_file_atomic(path, raw, true);
+    CHECK_THROWS_AS(SpooledBundle::open_hashed(path, {}, 1024, &seen), Error);
+    CHECK(seen.whole);
+    CHECK(seen.bytes == raw.size());
+    CHECK(seen.hex == file_digest(path));
+    CHECK(seen.hex != want);
+  }
+  SECTION("trailing bytes: refused, and hashed with the rest") {
+    std::string raw = read_file(path);
+    raw.append(300u << 10, 'Z');  // past the reader's input buffer
+    write_file_atomic(path, raw, true);
+    CHECK_THROWS_WITH(SpooledBundle::open_hashed(path, {}, 1024, &seen), Contains("trailing bytes"));
+    CHECK(seen.whole);
+    CHECK(seen.bytes == raw.size());
+    CHECK(seen.hex == file_digest(path));
+  }
+  SECTION("no file: nothing hashed") {
+    seen = FileDigest{};
+    CHECK_THROWS_AS(SpooledBundle::open_hashed(dir / "missing", {}, 1024, &seen), Error);
+    CHECK(!seen.whole);
+  }
 }

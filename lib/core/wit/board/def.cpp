@@ -520,18 +520,25 @@ std::string file_digest(const std::string& path, uint64_t* bytes) {
   return h.final().hex();
 }
 
+NotReVerifiable not_in_store(const std::string& store, const std::string& rel, const char* what,
+                             const std::map<std::string, std::string>& pruned) {
+  const auto it = pruned.find(rel);
+  return NotReVerifiable(std::string("its ") + what + " " + rel + " is not in the store " + store +
+                         (it != pruned.end() ? " (" + it->second + "; the signed document stands, but can no longer be "
+                                                                    "replayed from the store)"
+                                             : std::string()));
+}
+
+NotReVerifiable other_bytes_in_store(const std::string& rel, const char* what) {
+  return NotReVerifiable(std::string("the store serves other bytes for its ") + what + " " + rel + " than its digest");
+}
+
 StoredCopy::StoredCopy(const std::string& store, const std::string& rel, const std::string& digest, const char* what,
                        const std::map<std::string, std::string>& pruned, const StoreOpen& open) {
   const std::string p = (fs::path(store) / rel).string();
   Fd in = open ? open(p) : Fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  if (!in.ok() || ::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    const auto it = pruned.find(rel);
-    throw NotReVerifiable(std::string("its ") + what + " " + rel + " is not in the store " + store +
-                          (it != pruned.end() ? " (" + it->second + "; the signed document stands, but can no longer be "
-                                                                     "replayed from the store)"
-                                              : std::string()));
-  }
+  if (!in.ok() || ::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw not_in_store(store, rel, what, pruned);
   dir_ = std::make_unique<TempDir>("wit-audit");
   tree_ = std::make_unique<TemporaryTree>(*dir_ / "copy");
   path_ = tree_->path() + "/" + fs::path(rel).filename().string();
@@ -553,8 +560,7 @@ StoredCopy::StoredCopy(const std::string& store, const std::string& rel, const s
     }
   }
   if (!out.close()) throw Error("cannot make a private copy of stored evidence: " + errno_text(), path_);
-  if (h.final().hex() != digest)
-    throw NotReVerifiable(std::string("the store serves other bytes for its ") + what + " " + rel + " than its digest");
+  if (h.final().hex() != digest) throw other_bytes_in_store(rel, what);
 }
 
 // --- the sealed split

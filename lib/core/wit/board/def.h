@@ -530,6 +530,14 @@ struct NotReVerifiable : Error {
   using Error::Error;
 };
 
+// The NotReVerifiable errors StoredCopy throws, also for a reader that checks
+// a stored file's digest as it decodes it (SpooledBundle::open_hashed): the
+// store does not hold STORE/rel (saying when `pruned` dropped it), or serves
+// other bytes for it than its digest. `what` names it ("response", "weights").
+NotReVerifiable not_in_store(const std::string& store, const std::string& rel, const char* what,
+                             const std::map<std::string, std::string>& pruned);
+NotReVerifiable other_bytes_in_store(const std::string& rel, const char* what);
+
 // Opens a stored file for reading (open(2) by default; a test gives one that
 // serves other bytes on a second open, as a changing store would).
 using StoreOpen = std::function<Fd(const std::string& path)>;

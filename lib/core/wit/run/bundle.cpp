@@ -23,6 +23,7 @@
 #include "wit/base/check.h"
 #include "wit/base/error.h"
 #include "wit/base/io.h"
+#include "wit/hash/hash.h"
 
 namespace wit {
 
@@ -483,25 +484,70 @@ BundleReader::BundleReader(Pull pull, const std::string& where, uint64_t max_siz
   m.begin_frame();
 }
 
-BundleReader BundleReader::open(const std::string& path, uint64_t max_size) {
-  const bool in = path == "-";
-  const std::string where = in ? std::string("stdin") : path;
-  // Closed with the reader, or when the header is refused; stdin is never closed.
-  auto file = std::make_shared<const Fd>(in ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  const int fd = in ? 0 : file->get();
-  if (fd < 0) throw Error("cannot open: " + errno_text(), path);
-  if (!in) note_input(fd);
+namespace {
+
+// A file ("-": stdin) a BundleReader pulls from with read(2), hashed as it is
+// read when `hash` is set (SpooledBundle::open_hashed). Shared by the reader's
+// pull and the opener, which can read the rest of it after a refusal.
+struct FileInput {
+  std::shared_ptr<const Fd> file;  // closed with the last holder; stdin is never closed
+  int fd = -1;
+  std::string where;
+  std::unique_ptr<Blake2b> hash;
+  uint64_t bytes = 0;
+  bool end = false;  // read(2) said end of file
+
+  size_t pull(uint8_t* dst, size_t cap) {
+    for (;;) {
+      const ssize_t r = ::read(fd, dst, cap);
+      if (r > 0) {
+        if (hash) hash->update(ByteView(dst, size_t(r)));
+        bytes += uint64_t(r);
+        return size_t(r);
+      }
+      if (r == 0) {
+        if (cap > 0) end = true;
+        return 0;
+      }
+      if (errno != EINTR) throw Error("cannot read: " + errno_text(), where);
+    }
+  }
+  // Reads (and hashes) what is left of the file.
+  void drain() {
+    std::vector<uint8_t> buf(size_t(1) << 16);
+    while (!end) pull(buf.data(), buf.size());
+  }
+  FileDigest digest() {
+    FileDigest d;
+    d.hex = hash->final().hex();
+    d.bytes = bytes;
+    d.whole = end;
+    return d;
+  }
+};
+
+std::shared_ptr<FileInput> open_input(const std::string& path, bool hashed) {
+  auto in = std::make_shared<FileInput>();
+  const bool std_in = path == "-";
+  in->where = std_in ? std::string("stdin") : path;
+  in->file = std::make_shared<const Fd>(std_in ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  in->fd = std_in ? 0 : in->file->get();
+  if (in->fd < 0) throw Error("cannot open: " + errno_text(), path);
+  if (!std_in) note_input(in->fd);
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw Error("is a directory", path);
-  return BundleReader(
-      [file, fd, where](uint8_t* dst, size_t cap) -> size_t {
-        for (;;) {
-          const ssize_t r = ::read(fd, dst, cap);
-          if (r >= 0) return size_t(r);
-          if (errno != EINTR) throw Error("cannot read: " + errno_text(), where);
-        }
-      },
-      where, max_size);
+  if (::fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) throw Error("is a directory", path);
+  if (hashed) in->hash = std::make_unique<Blake2b>();
+  return in;
+}
+
+BundleReader reader_of(const std::shared_ptr<FileInput>& in, uint64_t max_size) {
+  return BundleReader([in](uint8_t* dst, size_t cap) { return in->pull(dst, cap); }, in->where, max_size);
+}
+
+}  // namespace
+
+BundleReader BundleReader::open(const std::string& path, uint64_t max_size) {
+  return reader_of(open_input(path, false), max_size);
 }
 
 BundleReader::BundleReader(BundleReader&&) noexcept = default;
@@ -702,8 +748,7 @@ SpooledBundle::SpooledBundle(SpooledBundle&&) noexcept = default;
 SpooledBundle& SpooledBundle::operator=(SpooledBundle&&) noexcept = default;
 SpooledBundle::~SpooledBundle() = default;
 
-SpooledBundle SpooledBundle::open(const std::string& path, const MemberLimit& limit, uint64_t keep) {
-  BundleReader r = BundleReader::open(path);
+SpooledBundle SpooledBundle::spool(BundleReader& r, const MemberLimit& limit, uint64_t keep) {
   SpooledBundle out;
   out.where = r.where();
   out.kept_.where = out.where;
@@ -719,6 +764,37 @@ SpooledBundle SpooledBundle::open(const std::string& path, const MemberLimit& li
     out.spilled_.emplace(r.name(), at);
   }
   return out;
+}
+
+SpooledBundle SpooledBundle::open(const std::string& path, const MemberLimit& limit, uint64_t keep) {
+  BundleReader r = BundleReader::open(path);
+  return spool(r, limit, keep);
+}
+
+SpooledBundle SpooledBundle::open_hashed(const std::string& path, const MemberLimit& limit, uint64_t keep,
+                                         FileDigest* seen) {
+  const std::shared_ptr<FileInput> in = open_input(path, true);
+  try {
+    BundleReader r = reader_of(in, kMaxBundlePayload);
+    SpooledBundle out = spool(r, limit, keep);
+    // The reader refuses bytes after the frame, so it has read to the end of
+    // the file; drain() reads nothing then, and makes `whole` true whatever it did.
+    in->drain();
+    out.digest_ = in->digest();
+    if (seen) *seen = out.digest_;
+    return out;
+  } catch (...) {
+    if (seen) {
+      try {
+        in->drain();
+        *seen = in->digest();
+      } catch (const std::exception&) {
+        *seen = FileDigest{};  // not read through: the refusal stands on its own
+        seen->bytes = in->bytes;
+      }
+    }
+    throw;
+  }
 }
 
 SpooledBundle SpooledBundle::assemble(const std::string& where) {

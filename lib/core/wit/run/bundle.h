@@ -38,6 +38,16 @@ using MemberLimit = std::function<uint64_t(const std::string& name, const Bundle
 
 class BundleReader;
 
+// What a hashed read of a file saw (SpooledBundle::open_hashed): the Blake2b
+// digest of its bytes, in hex (the digest file_digest in board/def.h gives),
+// and how many there were; `whole` once every byte up to the end of the file
+// was hashed (false: nothing was read, or the file could not be read through).
+struct FileDigest {
+  std::string hex;
+  uint64_t bytes = 0;
+  bool whole = false;
+};
+
 class Bundle {
  public:
   // Names: 1..255 bytes of [A-Za-z0-9._/-], no "..", no leading '/', no
@@ -161,6 +171,19 @@ class SpooledBundle {
   static constexpr uint64_t kKeep = uint64_t(256) << 10;
   // `limit` sees the members kept in memory before each member.
   static SpooledBundle open(const std::string& path, const MemberLimit& limit = {}, uint64_t keep = kKeep);
+  // As open, with the file hashed in the same pass: the bytes hashed are the
+  // bytes decoded, so when digest() matches a digest the caller trusts, the
+  // members (private: memory and an anonymous scratch file) are those bytes'
+  // as surely as a private copy checked against it would be. digest() is the
+  // whole file's, trailing bytes included (open succeeds only once it has read
+  // to the end of the file; the rest, if any, is hashed all the same). A file
+  // open refuses throws as open does, after hashing the rest of the file into
+  // `*seen` when given: a caller can then tell bytes other than the ones it
+  // expects (a store serving other bytes) from the expected bytes refused.
+  // `*seen` stays not `whole` when the file cannot be opened (`bytes` 0) or
+  // read through (`bytes` then counts what was read).
+  static SpooledBundle open_hashed(const std::string& path, const MemberLimit& limit = {}, uint64_t keep = kKeep,
+                                   FileDigest* seen = nullptr);
   // A bundle assembled member by member instead of read from one file (the
   // board's response from its stored parts, docs/board.md): empty, then
   // `add` keeps a member in memory and `add_file` appends a file's bytes to
@@ -196,11 +219,15 @@ class SpooledBundle {
   std::vector<std::string> names() const;  // in byte order
   // How many members are in the scratch file (the rest are in memory).
   size_t spilled() const { return spilled_.size(); }
+  // The file's digest (open_hashed); not `whole` for open and assemble.
+  const FileDigest& digest() const { return digest_; }
 
   std::string where;
 
  private:
   SpooledBundle();
+  static SpooledBundle spool(BundleReader& r, const MemberLimit& limit, uint64_t keep);
+  FileDigest digest_;
   Bundle kept_;
   struct Place {
     uint64_t offset, size;

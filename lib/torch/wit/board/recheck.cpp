@@ -6,6 +6,7 @@
 #include "wit/board/recheck.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <filesystem>
 #include <cstdio>
 #include <map>
@@ -399,14 +400,50 @@ Problem benchmark_hit(const std::vector<VerifiedBatch>& batches, const std::vect
 
 namespace {
 
+// The small bundle (or whole response) a board report names, decoded straight
+// from the store and hashed in the same pass (open_hashed): the bytes checked
+// against the signed digest are the bytes decoded, kept privately (memory and
+// an anonymous scratch file), so one read does what a private copy and its
+// decoding did (StoredCopy) with the same words: not in the store (pruned or
+// not), or other bytes, whether or not they decode. Bytes of the digest that
+// do not decode keep their decoder's error (a failure, not NotReVerifiable).
+// `pinned`: pin_board_kernels' decoding, taken when it is of this file and of
+// these bytes.
+SpooledBundle stored_small_bundle(const std::string& store, const BoardReport& br,
+                                  const std::map<std::string, std::string>& pruned,
+                                  std::optional<DecodedResponse>* pinned) {
+  const std::string rel = br.response_path();
+  const std::string p = (fs::path(store) / rel).string();
+  if (pinned && *pinned && fs::path((*pinned)->path).lexically_normal() == fs::path(p).lexically_normal() &&
+      (*pinned)->bundle.digest().whole && (*pinned)->bundle.digest().hex == br.response_digest) {
+    SpooledBundle b = std::move((*pinned)->bundle);
+    pinned->reset();
+    return b;
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) throw not_in_store(store, rel, "response", pruned);
+  FileDigest seen;
+  try {
+    SpooledBundle b = SpooledBundle::open_hashed(p, response_member_limit(), SpooledBundle::kKeep, &seen);
+    if (b.digest().hex != br.response_digest) throw other_bytes_in_store(rel, "response");
+    return b;
+  } catch (const NotReVerifiable&) {
+    throw;
+  } catch (const std::exception&) {
+    if (seen.whole && seen.hex != br.response_digest) throw other_bytes_in_store(rel, "response");
+    if (!seen.whole && seen.bytes == 0) throw not_in_store(store, rel, "response", pruned);  // it could not be opened
+    throw;
+  }
+}
+
 // The response a board report names, every stored byte checked against its
-// signed digest before use (StoredCopy: read once): the whole file, or (a
-// report with parts) the small bundle's members in memory and each part read
-// from its own stored file, one at a time, into the assembled bundle.
+// signed digest before use: the whole file, or (a report with parts) the
+// small bundle's members in memory and each part read from its own stored
+// file (StoredCopy: read once), one at a time, into the assembled bundle.
 SpooledBundle stored_response(const std::string& store, const BoardReport& br,
-                              const std::map<std::string, std::string>& pruned) {
-  const StoredCopy stored(store, br.response_path(), br.response_digest, "response", pruned);
-  SpooledBundle small = SpooledBundle::open(stored.path(), response_member_limit());
+                              const std::map<std::string, std::string>& pruned,
+                              std::optional<DecodedResponse>* pinned) {
+  SpooledBundle small = stored_small_bundle(store, br, pruned, pinned);
   if (br.parts.empty()) return small;
   SpooledBundle out = SpooledBundle::assemble(br.response_path() + " with its parts");
   for (const std::string& name : small.names()) out.add(name, small.get(name));
@@ -416,15 +453,6 @@ SpooledBundle stored_response(const std::string& store, const BoardReport& br,
     out.add_file(p.name, part.path());
   }
   return out;
-}
-
-// Whether two decoded bundles hold the same members, byte for byte.
-bool same_members(const SpooledBundle& a, const SpooledBundle& b) {
-  const std::vector<std::string> names = a.names();
-  if (names != b.names()) return false;
-  for (const std::string& name : names)
-    if (a.get(name) != b.get(name)) return false;
-  return true;
 }
 
 }  // namespace
@@ -440,7 +468,7 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
 
   // The response verified: the caller's decoding, or (none given) decoded here.
   std::optional<SpooledBundle> own;
-  if (!response) own = SpooledBundle::open(response_path, response_member_limit());
+  if (!response) own = SpooledBundle::open_hashed(response_path, response_member_limit());
   const SpooledBundle& resp = response ? *response : *own;
   // Which run and challenge the response is for: another's is a usage error, never a rejection.
   const std::string rwhere = response_path + ":challenge.json";
@@ -476,16 +504,22 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   // Stored in parts: each state (and a TorchScript module) its own file by
   // digest, so a state two responses hold is stored once; the rest a small bundle.
   // These are written from the verified members; a response with no part is
-  // stored as the file itself, a copy that holds the members verified.
+  // stored as the file itself: a copy whose digest is the one the verified
+  // decoding hashed (open_hashed), so the copy is the bytes verified without
+  // being decoded again (the copy is hashed, which it had to be for its name;
+  // decoding the copy and verifying that instead would move the decoding
+  // after the kernels were pinned with it, into the board's lock).
   StagedResponse parts = stage_response(f.store, resp);
   std::optional<StagedFile> in;
   std::string digest;
   uint64_t bytes = 0;
   if (parts.parts.empty()) {
+    if (!resp.digest().whole)  // a caller's bug: open_response hashes what it decodes
+      throw std::logic_error("board_add: the response was decoded without its digest (use open_response)");
     in.emplace(f.store, board_path::kResponses, response_path);
-    if (!same_members(SpooledBundle::open(in->path(), response_member_limit()), resp))
-      throw Error("the response changed while the board read it; nothing was filed", response_path);
     digest = file_digest(in->path(), &bytes);
+    if (digest != resp.digest().hex)
+      throw Error("the response changed while the board read it; nothing was filed", response_path);
   }
   br.response_digest = parts.parts.empty() ? digest : parts.digest;
   br.response_bytes = parts.parts.empty() ? bytes : parts.bytes;
@@ -501,7 +535,8 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
 }
 
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path,
-                        const std::string& store_given, const BoardDefinition* def_given) {
+                        const std::string& store_given, const BoardDefinition* def_given,
+                        std::optional<DecodedResponse>* pinned) {
   std::optional<BoardDefinition> loaded;
   if (!def_given) loaded = BoardDefinition::load(dir);
   const BoardDefinition& def = def_given ? *def_given : *loaded;
@@ -549,7 +584,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
         const std::string cm = std::string(member::kChallenges) + name + ".json";
         if (!b.has(cm)) throw Error("answers no challenge in the bundle");
         const Challenge ch = Challenge::from_json(parse_text(b.get(cm), cm), cm);
-        const SpooledBundle resp = stored_response(store, br, pruned);
+        const SpooledBundle resp = stored_response(store, br, pruned, pinned);
         const ReplayReport was = ReplayReport::from_json(br.report, where);
         // A finding on a sealed record is re-checked only with the sealed set (revealed, or given).
         const bool sealed_finding = br.overlap.is_object() && br.overlap.value("benchmark", "").rfind("sealed record", 0) == 0;
@@ -637,7 +672,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
 
 std::optional<SpooledBundle> open_response(const std::string& response_path) {
   if (!fs::is_regular_file(response_path)) return std::nullopt;  // board_add says what is wrong with it
-  return SpooledBundle::open(response_path, response_member_limit());
+  return SpooledBundle::open_hashed(response_path, response_member_limit());
 }
 
 void pin_response_kernels(const std::optional<SpooledBundle>& response, char** argv) {
@@ -652,12 +687,12 @@ std::optional<BoardDefinition> board_definition_if_any(const std::string& dir) {
   }
 }
 
-void pin_board_kernels(const std::string& dir, char** argv, const std::string& store_given) {
-  pin_board_kernels(dir, board_definition_if_any(dir), argv, store_given);
+std::optional<DecodedResponse> pin_board_kernels(const std::string& dir, char** argv, const std::string& store_given) {
+  return pin_board_kernels(dir, board_definition_if_any(dir), argv, store_given);
 }
 
-void pin_board_kernels(const std::string& dir, const std::optional<BoardDefinition>& def, char** argv,
-                       const std::string& store_given) {
+std::optional<DecodedResponse> pin_board_kernels(const std::string& dir, const std::optional<BoardDefinition>& def,
+                                                 char** argv, const std::string& store_given) {
   std::vector<std::string> stored;
   std::error_code ec;
   const std::string store = def ? board_store(dir, *def, store_given) : dir;
@@ -666,12 +701,16 @@ void pin_board_kernels(const std::string& dir, const std::optional<BoardDefiniti
   std::sort(stored.begin(), stored.end());
   for (const auto& p : stored) {
     try {
-      const SpooledBundle b = SpooledBundle::open(p, response_member_limit());
-      if (b.has(kRunConfigFile)) return pin_recorded_kernels(b, argv);
+      // Hashed as it is decoded: audit_board uses this decoding for the report whose digest it bears.
+      SpooledBundle b = SpooledBundle::open_hashed(p, response_member_limit());
+      if (!b.has(kRunConfigFile)) continue;
+      pin_recorded_kernels(b, argv);
+      return DecodedResponse{p, std::move(b)};
     } catch (const std::exception&) {
       // a damaged stored response: the audit itself names it
     }
   }
+  return std::nullopt;
 }
 
 }  // namespace wit

@@ -36,14 +36,15 @@ struct BoardAddResult {
 // (open_response; it pinned the kernels with it), verified and stored as
 // decoded: no second decode. The stored bytes are written from it (the
 // response in parts), or, for a response with no part, are a copy of the file
-// proven to hold the same members (it changed meanwhile: a usage error,
-// nothing filed). Null: board_add decodes the file itself.
+// whose digest is the decoding's (open_response hashes the bytes it decodes;
+// other bytes, the file changed meanwhile: a usage error, nothing filed).
+// Null: board_add decodes (and hashes) the file itself.
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
                          const VerifyOptions& opt, const std::string& sealed_path = "", const std::string& store = "",
                          const SpooledBundle* response = nullptr);
 
 // The response at `response_path`, decoded once for the whole command (with
-// response_member_limit()): std::nullopt when no regular file is there
+// response_member_limit(); hashed in the same pass, SpooledBundle::open_hashed): std::nullopt when no regular file is there
 // (board_add says what is wrong then).
 std::optional<SpooledBundle> open_response(const std::string& response_path);
 
@@ -99,6 +100,13 @@ struct AuditResult {
   // Files in the folder and the store it does not expect (unexpected_board_files, unexpected_store_files), as paths.
   std::vector<std::string> unexpected;
 };
+// A stored response as pin_board_kernels decoded it: its path in the store
+// and its decoding, hashed in the same pass (SpooledBundle::open_hashed; its
+// digest() is the file's), so audit_board need not read the file again.
+struct DecodedResponse {
+  std::string path;
+  SpooledBundle bundle;
+};
 // Re-verifies every stored response of every run on the board at `dir`,
 // re-scores every stored released weights file the board evaluated (on the
 // sealed split too, for every revealed epoch and for the current one when
@@ -107,8 +115,12 @@ struct AuditResult {
 // definition's), each checked against its digest in the signed document before use.
 // `def`: the board's definition when the caller read it already (it is not
 // read again); null: read here.
+// `pinned`: the stored response pin_board_kernels decoded, when it did; the
+// report that names that file, with the digest its decoding hashed, is
+// audited from it (taken out: moved), the others decode their own.
 AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const std::string& sealed_path = "",
-                        const std::string& store = "", const BoardDefinition* def = nullptr);
+                        const std::string& store = "", const BoardDefinition* def = nullptr,
+                        std::optional<DecodedResponse>* pinned = nullptr);
 
 // The definition of the board at `dir`, or nothing where none reads (not a
 // board: the command that needs one says why).
@@ -124,9 +136,11 @@ std::optional<BoardDefinition> board_definition_if_any(const std::string& dir);
 // recorded, and do not return otherwise.
 // `response`: the decoded response (open_response; nothing happens for none).
 void pin_response_kernels(const std::optional<SpooledBundle>& response, char** argv);
-void pin_board_kernels(const std::string& dir, char** argv, const std::string& store = "");
+// The board's: the stored response it pinned from, decoded (nothing when no
+// stored response records a configuration).
+std::optional<DecodedResponse> pin_board_kernels(const std::string& dir, char** argv, const std::string& store = "");
 // The same with the board's definition read already (board_definition_if_any).
-void pin_board_kernels(const std::string& dir, const std::optional<BoardDefinition>& def, char** argv,
-                       const std::string& store = "");
+std::optional<DecodedResponse> pin_board_kernels(const std::string& dir, const std::optional<BoardDefinition>& def,
+                                                 char** argv, const std::string& store = "");
 
 }  // namespace wit

@@ -86,10 +86,11 @@ int board_check_evaluate_cmd(const std::string& bundle_path, const std::string& 
 
 int board_check_audit_cmd(const std::string& dir, const BoardCheckArgs& a, char** argv) {
   const VerifyOptions vo = verify_options(a);
-  // The definition read once: the kernels pinned from its store's responses, then the audit.
+  // The definition read once: the kernels pinned from its store's responses, then the audit, which
+  // reuses the stored response the pin decoded (hashed as it was decoded: checked against its report's digest).
   const std::optional<BoardDefinition> def = board_definition_if_any(dir);
-  pin_board_kernels(dir, def, argv, a.store);
-  const AuditResult r = audit_board(dir, vo, a.sealed, a.store, def ? &*def : nullptr);
+  std::optional<DecodedResponse> pinned = pin_board_kernels(dir, def, argv, a.store);
+  const AuditResult r = audit_board(dir, vo, a.sealed, a.store, def ? &*def : nullptr, &pinned);
   for (const auto& f : r.failures) std::cout << "does not reproduce: " << f << "\n";
   for (const auto& f : r.unverifiable) std::cout << "not re-verifiable: " << f << "\n";
   for (const auto& f : r.unexpected)
