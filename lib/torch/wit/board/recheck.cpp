@@ -459,7 +459,7 @@ SpooledBundle stored_response(const std::string& store, const BoardReport& br,
 
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
                          const VerifyOptions& opt, const std::string& sealed_path, const std::string& store_given,
-                         const SpooledBundle* response) {
+                         const OpenedResponse* response) {
   BoardFiling f(bundle_path, key, response_path, "no such response bundle", store_given);
   const BoardDefinition& def = f.def;
   const std::string& dir = f.dir;
@@ -467,14 +467,21 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   const TreeHead head = newest_signed_head(b);  // the manifest and its heads still agree
 
   // The response verified: the caller's decoding, or (none given) decoded here.
-  std::optional<SpooledBundle> own;
-  if (!response) own = SpooledBundle::open_hashed(response_path, response_member_limit());
-  const SpooledBundle& resp = response ? *response : *own;
+  std::optional<OpenedResponse> own;
+  if (!response) own = OpenedResponse::open(response_path, true);
+  const SpooledBundle& resp = response ? response->bundle : own->bundle;
+  const ResponseManifest& parsed = response ? response->manifest : own->manifest;
   // Which run and challenge the response is for: another's is a usage error, never a rejection.
   const std::string rwhere = response_path + ":challenge.json";
   const Challenge rch = Challenge::from_json(parse_text(resp.get_text("challenge.json"), rwhere), rwhere);
-  const Manifest rmf = Manifest::from_json(parse_text(resp.get_text("manifest.json"), response_path + ":manifest.json"),
-                                           response_path + ":manifest.json");
+  // The manifest's one parse; where it is none, a usage error in add's words
+  // (the member read again only to word it: a missing member, not JSON, not a manifest).
+  if (!parsed.manifest) {
+    const std::string mwhere = response_path + ":manifest.json";
+    (void)Manifest::from_json(parse_text(resp.get_text("manifest.json"), mwhere), mwhere);
+    parsed.get();  // not reached: the same text parses the same way
+  }
+  const Manifest& rmf = *parsed.manifest;
   if (rmf.run_id() != head.run_id || rch.head.run_id != head.run_id)
     throw Error("the response is for another run (" + rmf.run_id().hex().substr(0, 16) + "), not this bundle's (" +
                     head.run_id.hex().substr(0, 16) + "); nothing was filed",
@@ -670,12 +677,12 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
   return out;
 }
 
-std::optional<SpooledBundle> open_response(const std::string& response_path) {
+std::optional<OpenedResponse> open_response(const std::string& response_path) {
   if (!fs::is_regular_file(response_path)) return std::nullopt;  // board_add says what is wrong with it
-  return SpooledBundle::open_hashed(response_path, response_member_limit());
+  return OpenedResponse::open(response_path, true);
 }
 
-void pin_response_kernels(const std::optional<SpooledBundle>& response, char** argv) {
+void pin_response_kernels(const std::optional<OpenedResponse>& response, char** argv) {
   if (response) pin_recorded_kernels(*response, argv);
 }
 

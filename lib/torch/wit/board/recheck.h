@@ -41,12 +41,13 @@ struct BoardAddResult {
 // Null: board_add decodes (and hashes) the file itself.
 BoardAddResult board_add(const std::string& bundle_path, const std::string& response_path, const SecretKey& key,
                          const VerifyOptions& opt, const std::string& sealed_path = "", const std::string& store = "",
-                         const SpooledBundle* response = nullptr);
+                         const OpenedResponse* response = nullptr);
 
-// The response at `response_path`, decoded once for the whole command (with
-// response_member_limit(); hashed in the same pass, SpooledBundle::open_hashed): std::nullopt when no regular file is there
+// The response at `response_path`, decoded once for the whole command and its
+// manifest parsed once (OpenedResponse; hashed in the same pass,
+// SpooledBundle::open_hashed): std::nullopt when no regular file is there
 // (board_add says what is wrong then).
-std::optional<SpooledBundle> open_response(const std::string& response_path);
+std::optional<OpenedResponse> open_response(const std::string& response_path);
 
 // The overlap test (docs/board.md, "Overlap") of the batches the replay
 // proved (verify_response's VerifiedBatch: only those, each at the position
@@ -135,7 +136,7 @@ std::optional<BoardDefinition> board_definition_if_any(const std::string& dir);
 // here). They return when the environment already matches or nothing is
 // recorded, and do not return otherwise.
 // `response`: the decoded response (open_response; nothing happens for none).
-void pin_response_kernels(const std::optional<SpooledBundle>& response, char** argv);
+void pin_response_kernels(const std::optional<OpenedResponse>& response, char** argv);
 // The board's: the stored response it pinned from, decoded (nothing when no
 // stored response records a configuration).
 std::optional<DecodedResponse> pin_board_kernels(const std::string& dir, char** argv, const std::string& store = "");

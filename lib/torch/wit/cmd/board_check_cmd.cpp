@@ -31,7 +31,7 @@ int board_check_add_cmd(const std::string& bundle_path, const std::string& respo
                         const BoardCheckArgs& a, char** argv) {
   const VerifyOptions vo = verify_options(a);
   // Decoded once: the kernels pinned with it (exact replay runs under the run's recorded kernels), then verified.
-  const std::optional<SpooledBundle> response = open_response(response_path);
+  const std::optional<OpenedResponse> response = open_response(response_path);
   pin_response_kernels(response, argv);
   const SecretKey key = load_key(key_path);
   const BoardAddResult r =

@@ -159,9 +159,11 @@ const Manifest& ResponseManifest::get() const {
   return *manifest;
 }
 
-OpenedResponse OpenedResponse::open(const std::string& path) {
+OpenedResponse OpenedResponse::open(const std::string& path, bool hashed) {
   auto seen = std::make_shared<std::optional<ManifestSeen>>();
-  OpenedResponse r{SpooledBundle::open(path, member_limit_seeing(seen)), {}};
+  OpenedResponse r{hashed ? SpooledBundle::open_hashed(path, member_limit_seeing(seen))
+                          : SpooledBundle::open(path, member_limit_seeing(seen)),
+                   {}};
   if (r.bundle.has("manifest.json")) {
     // The limit's parse, when it parsed this member (a state or model.pt
     // followed it); else (no such member) the one parse is here.
@@ -926,6 +928,10 @@ std::optional<RunConfig> bundle_config(const SpooledBundle& b) {
 
 void pin_recorded_kernels(const SpooledBundle& b, char** argv) {
   if (auto c = bundle_config(b)) run_under_environment(config_environment(*c), argv);
+}
+
+void pin_recorded_kernels(const OpenedResponse& r, char** argv) {
+  if (auto c = bundle_config(r)) run_under_environment(config_environment(*c), argv);
 }
 
 TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& before, const BatchRecords& batch,

@@ -68,10 +68,12 @@ struct ResponseManifest {
 // response_member_limit()) and its manifest parsed once, by the decode's
 // member limit (which sizes state/ members and model.pt by it) or, where no
 // member asked, right after; handed to bundle_config and verify_response.
+// `hashed`: decoded with SpooledBundle::open_hashed (the board files the
+// bytes it verified by the digest of that one pass).
 struct OpenedResponse {
   SpooledBundle bundle;
   ResponseManifest manifest;
-  static OpenedResponse open(const std::string& path);
+  static OpenedResponse open(const std::string& path, bool hashed = false);
 };
 
 // Writes the response to `c` from a run directory to the bundle `path` ("-":
@@ -122,6 +124,7 @@ std::optional<RunConfig> bundle_config(const SpooledBundle& b);
 // (re-executing it with argv if the environment differs: run_config.h).
 // Nothing happens when the bundle records no configuration.
 void pin_recorded_kernels(const SpooledBundle& b, char** argv);
+void pin_recorded_kernels(const OpenedResponse& r, char** argv);  // its manifest's one parse
 
 // A batch the verifier proved (check 8) for a transition it checked: the
 // step it replays, and per record the position in the data tree that the
