@@ -809,24 +809,32 @@ void SpooledBundle::add(const std::string& name, Bytes data) {
   kept_.put(name, std::move(data));  // checks the name
 }
 
-void SpooledBundle::add_file(const std::string& name, const std::string& path) {
-  if (auto why = name_problem(name)) throw Error("invalid member name " + printable(name) + ": " + *why, where);
-  if (has(name)) throw Error("duplicate member name " + printable(name), where);
+FileDigest SpooledBundle::add_file(const std::string& name, const std::string& path) {
   const Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!in.ok()) throw Error("cannot open: " + errno_text(), path);
+  return add_file(name, in.get(), path);
+}
+
+FileDigest SpooledBundle::add_file(const std::string& name, int fd, const std::string& path) {
+  if (auto why = name_problem(name)) throw Error("invalid member name " + printable(name) + ": " + *why, where);
+  if (has(name)) throw Error("duplicate member name " + printable(name), where);
   if (!scratch_) scratch_ = std::make_unique<ScratchFile>();
   const Place at{scratch_->size(), 0};
   Bytes buf(kFilePiece);
+  Blake2b h;
   uint64_t got = 0;
   for (;;) {
-    const ssize_t r = ::read(in.get(), buf.data(), buf.size());
+    const ssize_t r = ::read(fd, buf.data(), buf.size());
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) throw Error("cannot read: " + errno_text(), path);
     if (r == 0) break;
-    scratch_->append(ByteView(buf.data(), size_t(r)));
+    const ByteView piece(buf.data(), size_t(r));
+    scratch_->append(piece);
+    h.update(piece);
     got += uint64_t(r);
   }
   spilled_.emplace(name, Place{at.offset, got});
+  return FileDigest{h.final().hex(), got, true};
 }
 
 bool SpooledBundle::has(const std::string& name) const { return kept_.has(name) || spilled_.count(name) != 0; }

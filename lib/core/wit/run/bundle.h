@@ -187,11 +187,17 @@ class SpooledBundle {
   // A bundle assembled member by member instead of read from one file (the
   // board's response from its stored parts, docs/board.md): empty, then
   // `add` keeps a member in memory and `add_file` appends a file's bytes to
-  // the scratch file (read once, in pieces: one member at a time). An invalid
-  // or repeated name throws wit::Error naming `where`.
+  // the scratch file (read once, in pieces: one member at a time), hashing
+  // them as they go: it returns the digest of exactly the bytes the member
+  // now holds (as open_hashed's), so a caller that compares it with a signed
+  // digest has checked the member itself, with no private copy first. An
+  // invalid or repeated name throws wit::Error naming `where`.
   static SpooledBundle assemble(const std::string& where);
   void add(const std::string& name, Bytes data);
-  void add_file(const std::string& name, const std::string& path);
+  FileDigest add_file(const std::string& name, const std::string& path);
+  // The same from a file the caller opened (`fd`, read from its current
+  // offset to its end; `path` names it in messages).
+  FileDigest add_file(const std::string& name, int fd, const std::string& path);
   SpooledBundle(SpooledBundle&&) noexcept;
   SpooledBundle& operator=(SpooledBundle&&) noexcept;
   ~SpooledBundle();

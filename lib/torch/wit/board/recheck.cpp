@@ -5,6 +5,9 @@
 // the stored leaves). Rules: docs/board.md.
 #include "wit/board/recheck.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <filesystem>
@@ -95,12 +98,11 @@ struct BoardVerdict {
   ReplayReport report;
   nlohmann::json overlap;  // the finding, or null
 };
-// `manifest`: the response's manifest.json, when the caller parsed it already.
-BoardVerdict board_verdict(const SpooledBundle& resp, const Challenge& ch, const BenchmarkRecords& bench,
-                           const BoardPolicy& policy, const VerifyOptions& opt, const Manifest* manifest = nullptr) {
+BoardVerdict board_verdict(const OpenedResponse& resp, const Challenge& ch, const BenchmarkRecords& bench,
+                           const BoardPolicy& policy, const VerifyOptions& opt) {
   BoardVerdict v;
   std::vector<VerifiedBatch> batches;  // what the replay proved was trained on: nothing else counts
-  v.report = verify_response(resp, ch, opt, manifest, &batches);
+  v.report = verify_response(resp, ch, opt, &batches);
   ReplayReport& r = v.report;
   if (!r.certified()) return v;
   if (const Problem hit = benchmark_hit(batches, bench.leaves)) {
@@ -409,24 +411,24 @@ namespace {
 // do not decode keep their decoder's error (a failure, not NotReVerifiable).
 // `pinned`: pin_board_kernels' decoding, taken when it is of this file and of
 // these bytes.
-SpooledBundle stored_small_bundle(const std::string& store, const BoardReport& br,
-                                  const std::map<std::string, std::string>& pruned,
-                                  std::optional<DecodedResponse>* pinned) {
+OpenedResponse stored_small_bundle(const std::string& store, const BoardReport& br,
+                                   const std::map<std::string, std::string>& pruned,
+                                   std::optional<DecodedResponse>* pinned) {
   const std::string rel = br.response_path();
   const std::string p = (fs::path(store) / rel).string();
   if (pinned && *pinned && fs::path((*pinned)->path).lexically_normal() == fs::path(p).lexically_normal() &&
-      (*pinned)->bundle.digest().whole && (*pinned)->bundle.digest().hex == br.response_digest) {
-    SpooledBundle b = std::move((*pinned)->bundle);
+      (*pinned)->response.bundle.digest().whole && (*pinned)->response.bundle.digest().hex == br.response_digest) {
+    OpenedResponse r = std::move((*pinned)->response);
     pinned->reset();
-    return b;
+    return r;
   }
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) throw not_in_store(store, rel, "response", pruned);
   FileDigest seen;
   try {
-    SpooledBundle b = SpooledBundle::open_hashed(p, response_member_limit(), SpooledBundle::kKeep, &seen);
-    if (b.digest().hex != br.response_digest) throw other_bytes_in_store(rel, "response");
-    return b;
+    OpenedResponse r = OpenedResponse::open(p, true, &seen);
+    if (r.bundle.digest().hex != br.response_digest) throw other_bytes_in_store(rel, "response");
+    return r;
   } catch (const NotReVerifiable&) {
     throw;
   } catch (const std::exception&) {
@@ -438,21 +440,27 @@ SpooledBundle stored_small_bundle(const std::string& store, const BoardReport& b
 
 // The response a board report names, every stored byte checked against its
 // signed digest before use: the whole file, or (a report with parts) the
-// small bundle's members in memory and each part read from its own stored
-// file (StoredCopy: read once), one at a time, into the assembled bundle.
-SpooledBundle stored_response(const std::string& store, const BoardReport& br,
-                              const std::map<std::string, std::string>& pruned,
-                              std::optional<DecodedResponse>* pinned) {
-  SpooledBundle small = stored_small_bundle(store, br, pruned, pinned);
+// small bundle's members in memory and each part read once from its own
+// stored file, one at a time, into the assembled bundle's private scratch
+// file, hashed as it goes in: the digest compared is of the bytes the member
+// holds (no private copy first, as StoredCopy makes for what is read twice).
+// The manifest's one parse is the small bundle's.
+OpenedResponse stored_response(const std::string& store, const BoardReport& br,
+                               const std::map<std::string, std::string>& pruned,
+                               std::optional<DecodedResponse>* pinned) {
+  OpenedResponse small = stored_small_bundle(store, br, pruned, pinned);
   if (br.parts.empty()) return small;
   SpooledBundle out = SpooledBundle::assemble(br.response_path() + " with its parts");
-  for (const std::string& name : small.names()) out.add(name, small.get(name));
+  for (const std::string& name : small.bundle.names()) out.add(name, small.bundle.get(name));
   for (const ResponsePart& p : br.parts) {
     const std::string what = "response's part " + p.name + " at";
-    const StoredCopy part(store, p.path(), p.digest, what.c_str(), pruned);
-    out.add_file(p.name, part.path());
+    const std::string at = (fs::path(store) / p.path()).string();
+    const Fd in(::open(at.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st {};
+    if (!in.ok() || ::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw not_in_store(store, p.path(), what.c_str(), pruned);
+    if (out.add_file(p.name, in.get(), at).hex != p.digest) throw other_bytes_in_store(p.path(), what.c_str());
   }
-  return out;
+  return OpenedResponse{std::move(out), std::move(small.manifest)};
 }
 
 }  // namespace
@@ -469,8 +477,9 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   // The response verified: the caller's decoding, or (none given) decoded here.
   std::optional<OpenedResponse> own;
   if (!response) own = OpenedResponse::open(response_path, true);
-  const SpooledBundle& resp = response ? response->bundle : own->bundle;
-  const ResponseManifest& parsed = response ? response->manifest : own->manifest;
+  const OpenedResponse& opened = response ? *response : *own;
+  const SpooledBundle& resp = opened.bundle;
+  const ResponseManifest& parsed = opened.manifest;
   // Which run and challenge the response is for: another's is a usage error, never a rejection.
   const std::string rwhere = response_path + ":challenge.json";
   const Challenge rch = Challenge::from_json(parse_text(resp.get_text("challenge.json"), rwhere), rwhere);
@@ -502,7 +511,7 @@ BoardAddResult board_add(const std::string& bundle_path, const std::string& resp
   BoardAddResult out;
   const std::optional<SealedSet> sealed = sealed_for(def, sealed_path, true);
   const BoardVerdict v =
-      board_verdict(resp, ch, benchmark_records(dir, def, sealed ? &*sealed : nullptr), def.policy, opt, &rmf);
+      board_verdict(opened, ch, benchmark_records(dir, def, sealed ? &*sealed : nullptr), def.policy, opt);
   out.report = v.report;
   out.overlap = v.overlap;
   BoardReport br;
@@ -591,7 +600,7 @@ AuditResult audit_board(const std::string& dir, const VerifyOptions& opt, const 
         const std::string cm = std::string(member::kChallenges) + name + ".json";
         if (!b.has(cm)) throw Error("answers no challenge in the bundle");
         const Challenge ch = Challenge::from_json(parse_text(b.get(cm), cm), cm);
-        const SpooledBundle resp = stored_response(store, br, pruned, pinned);
+        const OpenedResponse resp = stored_response(store, br, pruned, pinned);
         const ReplayReport was = ReplayReport::from_json(br.report, where);
         // A finding on a sealed record is re-checked only with the sealed set (revealed, or given).
         const bool sealed_finding = br.overlap.is_object() && br.overlap.value("benchmark", "").rfind("sealed record", 0) == 0;
@@ -709,10 +718,10 @@ std::optional<DecodedResponse> pin_board_kernels(const std::string& dir, const s
   for (const auto& p : stored) {
     try {
       // Hashed as it is decoded: audit_board uses this decoding for the report whose digest it bears.
-      SpooledBundle b = SpooledBundle::open_hashed(p, response_member_limit());
-      if (!b.has(kRunConfigFile)) continue;
-      pin_recorded_kernels(b, argv);
-      return DecodedResponse{p, std::move(b)};
+      OpenedResponse r = OpenedResponse::open(p, true);
+      if (!r.bundle.has(kRunConfigFile)) continue;
+      pin_recorded_kernels(r, argv);
+      return DecodedResponse{p, std::move(r)};
     } catch (const std::exception&) {
       // a damaged stored response: the audit itself names it
     }

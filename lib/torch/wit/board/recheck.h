@@ -106,7 +106,7 @@ struct AuditResult {
 // digest() is the file's), so audit_board need not read the file again.
 struct DecodedResponse {
   std::string path;
-  SpooledBundle bundle;
+  OpenedResponse response;
 };
 // Re-verifies every stored response of every run on the board at `dir`,
 // re-scores every stored released weights file the board evaluated (on the

@@ -95,8 +95,11 @@ struct ManifestSeen {
   std::optional<std::pair<uint64_t, uint64_t>> counts;
 };
 
-// response_member_limit(), telling `seen` the manifest it parsed: read once
-// per manifest text (every state member asks).
+// What each member of a response bundle can hold, so a bundle declaring a
+// huge member is refused before anything is allocated: a state by the
+// manifest's parameter count (12 bytes each, plus its header), a log entry by
+// its format, anything else by a fixed cap. It tells `seen` the manifest it
+// parsed: read once per manifest text (every state member asks).
 MemberLimit member_limit_seeing(std::shared_ptr<std::optional<ManifestSeen>> seen) {
   auto model_size = [seen](const Bundle& before) -> std::optional<std::pair<uint64_t, uint64_t>> {
     if (!before.has("manifest.json")) return std::nullopt;
@@ -136,8 +139,6 @@ MemberLimit member_limit_seeing(std::shared_ptr<std::optional<ManifestSeen>> see
 
 }  // namespace
 
-MemberLimit response_member_limit() { return member_limit_seeing(std::make_shared<std::optional<ManifestSeen>>()); }
-
 ResponseManifest ResponseManifest::parse(const std::string& text) {
   ResponseManifest out;
   const json mj = json::parse(text, nullptr, false);
@@ -159,9 +160,9 @@ const Manifest& ResponseManifest::get() const {
   return *manifest;
 }
 
-OpenedResponse OpenedResponse::open(const std::string& path, bool hashed) {
+OpenedResponse OpenedResponse::open(const std::string& path, bool hashed, FileDigest* read) {
   auto seen = std::make_shared<std::optional<ManifestSeen>>();
-  OpenedResponse r{hashed ? SpooledBundle::open_hashed(path, member_limit_seeing(seen))
+  OpenedResponse r{hashed ? SpooledBundle::open_hashed(path, member_limit_seeing(seen), SpooledBundle::kKeep, read)
                           : SpooledBundle::open(path, member_limit_seeing(seen)),
                    {}};
   if (r.bundle.has("manifest.json")) {
@@ -921,15 +922,6 @@ std::optional<RunConfig> config_bound_by(const SpooledBundle& b, const ResponseM
 
 std::optional<RunConfig> bundle_config(const OpenedResponse& r) { return config_bound_by(r.bundle, r.manifest); }
 
-std::optional<RunConfig> bundle_config(const SpooledBundle& b) {
-  if (!b.has(kRunConfigFile)) return std::nullopt;
-  return config_bound_by(b, b.has("manifest.json") ? ResponseManifest::parse(b.get_text("manifest.json")) : ResponseManifest{});
-}
-
-void pin_recorded_kernels(const SpooledBundle& b, char** argv) {
-  if (auto c = bundle_config(b)) run_under_environment(config_environment(*c), argv);
-}
-
 void pin_recorded_kernels(const OpenedResponse& r, char** argv) {
   if (auto c = bundle_config(r)) run_under_environment(config_environment(*c), argv);
 }
@@ -968,12 +960,11 @@ TransitionNoise measure_transition_noise(const Manifest& mf, const TrainState& b
   return n;
 }
 
-namespace {
-
-// The checks of docs/replay.md ("Verify: the checks, in order") of bundle
-// `b` whose manifest.json parsed as `m`.
-ReplayReport verify_parsed(const SpooledBundle& b, const ResponseManifest& m, const Challenge& c, const VerifyOptions& opt,
-                           std::vector<VerifiedBatch>* batches) {
+// The checks of docs/replay.md ("Verify: the checks, in order").
+ReplayReport verify_response(const OpenedResponse& r, const Challenge& c, const VerifyOptions& opt,
+                             std::vector<VerifiedBatch>* batches) {
+  const SpooledBundle& b = r.bundle;
+  const ResponseManifest& m = r.manifest;
   if (opt.mode == ReplayMode::kTolerant) check_margin(opt.margin);
   auto t0 = std::chrono::steady_clock::now();
   std::map<std::string, VerifiedBatch> proven;
@@ -1016,22 +1007,6 @@ ReplayReport verify_parsed(const SpooledBundle& b, const ResponseManifest& m, co
     for (auto& [name, vb] : proven) batches->push_back(std::move(vb));
   }
   return rep;
-}
-
-}  // namespace
-
-ReplayReport verify_response(const OpenedResponse& r, const Challenge& c, const VerifyOptions& opt,
-                             std::vector<VerifiedBatch>* batches) {
-  return verify_parsed(r.bundle, r.manifest, c, opt, batches);
-}
-
-ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt, const Manifest* manifest,
-                             std::vector<VerifiedBatch>* batches) {
-  // The caller's parse, or (none given, a bundle with a manifest) the one here.
-  ResponseManifest m;
-  if (manifest) m.manifest = *manifest;
-  else if (b.has("manifest.json")) m = ResponseManifest::parse(b.get_text("manifest.json"));
-  return verify_parsed(b, m, c, opt, batches);
 }
 
 }  // namespace wit

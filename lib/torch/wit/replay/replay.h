@@ -46,12 +46,6 @@ struct ResponseOptions {
   bool end_states = false;
 };
 
-// What each member of a response bundle can hold, so a bundle declaring a
-// huge member is refused before anything is allocated: a state by the
-// manifest's parameter count (12 bytes each, plus its header), a log entry by
-// its format, anything else by a fixed cap.
-MemberLimit response_member_limit();
-
 // A response's manifest.json parsed once (issue 39 item 4): the manifest, or
 // why the member is none (`error`: check 1's reason, "manifest is not valid
 // json" or Manifest::from_json's error, rethrown where it is needed); neither
@@ -64,16 +58,20 @@ struct ResponseManifest {
   const Manifest& get() const;
 };
 
-// A response bundle as wit-replay verify reads it: decoded once (with
-// response_member_limit()) and its manifest parsed once, by the decode's
-// member limit (which sizes state/ members and model.pt by it) or, where no
-// member asked, right after; handed to bundle_config and verify_response.
-// `hashed`: decoded with SpooledBundle::open_hashed (the board files the
-// bytes it verified by the digest of that one pass).
+// A response bundle as wit-replay verify and the board read it: decoded once
+// and its manifest parsed once, by the decode's member limit (what each
+// member may hold, so a bundle declaring a huge member is refused before
+// anything is allocated: a state by the manifest's parameter count, 12 bytes
+// each plus its header; a log entry by its format; anything else a fixed
+// cap) or, where no member asked, right after; handed to bundle_config,
+// pin_recorded_kernels and verify_response.
+// `hashed`: decoded with SpooledBundle::open_hashed (the board files, and
+// audits, the bytes it verified by the digest of that one pass; `seen`: what
+// a refused decode hashed, as open_hashed's).
 struct OpenedResponse {
   SpooledBundle bundle;
   ResponseManifest manifest;
-  static OpenedResponse open(const std::string& path, bool hashed = false);
+  static OpenedResponse open(const std::string& path, bool hashed = false, FileDigest* seen = nullptr);
 };
 
 // Writes the response to `c` from a run directory to the bundle `path` ("-":
@@ -116,15 +114,12 @@ class NotAnAnswer : public Error {
 // run by its run id): std::nullopt when it has none. Throws NotAnAnswer
 // when the member is invalid or another run's.
 std::optional<RunConfig> bundle_config(const OpenedResponse& r);
-// The same for a bundle whose manifest is not parsed yet (parsed here).
-std::optional<RunConfig> bundle_config(const SpooledBundle& b);
 
 // Before an exact verify_response in a program that has not yet touched
 // LibTorch: makes this process run under the bundle's recorded kernels
 // (re-executing it with argv if the environment differs: run_config.h).
 // Nothing happens when the bundle records no configuration.
-void pin_recorded_kernels(const SpooledBundle& b, char** argv);
-void pin_recorded_kernels(const OpenedResponse& r, char** argv);  // its manifest's one parse
+void pin_recorded_kernels(const OpenedResponse& r, char** argv);
 
 // A batch the verifier proved (check 8) for a transition it checked: the
 // step it replays, and per record the position in the data tree that the
@@ -139,21 +134,17 @@ struct VerifiedBatch {
   BatchRecords records;
 };
 
-// Verifies a response bundle against a challenge. The bundle is read as a
-// SpooledBundle (opened with response_member_limit(); its container already
-// checked whole): states are read from it one at a time as the replay walks
-// the challenged steps. Everything the trainer answered wrongly (missing
+// Verifies a response against a challenge. The response is an
+// OpenedResponse (its container already checked whole, its manifest parsed
+// once): states are read from it one at a time as the replay walks the
+// challenged steps. Everything the trainer answered wrongly (missing
 // members, bad proofs, states or replays that do not match) rejects the run
 // with the reason in the report. Throws NotAnAnswer (above); in exact mode
 // throws wit::Error when the bundle records no configuration or this process
 // does not run under it (another kernel set, BLAS kernel, LibTorch version or
-// device: verify with kTolerant there). `manifest`: the bundle's
-// manifest.json when the caller has parsed it already (it is not parsed
-// again; its canonical form is still checked against the member's text).
-// `batches`: when given, filled with the batches check 8 proved (below).
-ReplayReport verify_response(const SpooledBundle& b, const Challenge& c, const VerifyOptions& opt,
-                             const Manifest* manifest = nullptr, std::vector<VerifiedBatch>* batches = nullptr);
-// The same for an opened response (its manifest not parsed again).
+// device: verify with kTolerant there). Check 1 takes the manifest's one
+// parse and still checks its canonical form against the member's text.
+// `batches`: when given, filled with the batches check 8 proved (above).
 ReplayReport verify_response(const OpenedResponse& r, const Challenge& c, const VerifyOptions& opt,
                              std::vector<VerifiedBatch>* batches = nullptr);
 
