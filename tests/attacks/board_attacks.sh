@@ -111,8 +111,10 @@ exec 9<board-race && flock 9
 wit-board evaluate -q -j1 board-race/runs/P P.release.safetensors --model P/model.pt --key board.key --sealed sealed.keep \
   >"$T/race.out" 2>"$T/race.err" &
 race=$!
-for _ in $(seq 1 1200); do grep -Eq -- "-> FLOCK +ADVISORY +WRITE +$race " /proc/locks && break; sleep 0.1; done
-grep -Eq -- "-> FLOCK +ADVISORY +WRITE +$race " /proc/locks && ok || fail "the evaluate never waited on the board's lock"
+# A request blocked on the folder's inode (pids in /proc/locks depend on the reader's namespace; the inode does not).
+waiting="-> FLOCK +ADVISORY +WRITE +[0-9-]+ +[0-9a-f]+:[0-9a-f]+:$(stat -c %i board-race) "
+for _ in $(seq 1 1200); do grep -Eq -- "$waiting" /proc/locks && break; sleep 0.1; done
+grep -Eq -- "$waiting" /proc/locks && ok || fail "the evaluate never waited on the board's lock: $(cat /proc/locks)"
 mkdir -p board-race/benchmark/sealed && cp board-x/benchmark/sealed/epoch-0.json board-race/benchmark/sealed/ &&
   cp board-x/board.def.json "$T/def.json" && mv "$T/def.json" board-race/board.def.json
 flock -u 9 && exec 9<&-
