@@ -454,9 +454,10 @@ RunPruned run_pruned(const std::string& dir, const RunBundle& b) {
 
 PruneResult prune_board(const std::string& dir, const std::string& store_given, const std::vector<std::string>& runs,
                         uint64_t before, uint64_t now) {
-  const BoardDefinition def = BoardDefinition::load(dir);
-  const std::string store = board_store(dir, def, store_given);
+  require_board_dir(dir);
   const FileLock lock = lock_board(dir);
+  const BoardDefinition def = BoardDefinition::load(dir);  // under the lock, as every writer reads it
+  const std::string store = board_store(dir, def, store_given);
   remove_stale_board_temporaries(dir, store);
   std::map<std::string, std::set<std::string>> chosen;  // store path -> runs that name it
   std::set<std::string> kept;
@@ -921,6 +922,10 @@ std::string board_of_bundle(const std::string& bundle_path) {
   return is_board_dir(d) ? d : "";
 }
 
+void require_board_dir(const std::string& dir) {
+  if (!is_board_dir(dir)) throw Error("not a board (no board.def.json)", dir, "make one with 'wit-board init'");
+}
+
 FileLock lock_board(const std::string& dir) { return FileLock::wait_existing(dir, "the board"); }
 
 std::string board_of_bundle_or_throw(const std::string& bundle_path) {
@@ -1046,7 +1051,7 @@ std::vector<std::string> sealed_records(const ReaderSpec& reader, const std::vec
 
 // The definition at DIR, with `key` checked to be the board's, for a writer holding the board's lock.
 BoardDefinition definition_for_key(const std::string& dir, const SecretKey& key) {
-  if (!is_board_dir(dir)) throw Error("not a board (no board.def.json)", dir, "make one with 'wit-board init'");
+  require_board_dir(dir);
   BoardDefinition d = BoardDefinition::load(dir);
   check_board_key(d, key, dir);
   return d;

@@ -259,6 +259,8 @@ std::string utc_date(uint64_t t);
 
 // True when DIR holds a board definition.
 bool is_board_dir(const std::string& dir);
+// Throws wit::Error("not a board (no board.def.json)", dir) unless it is one.
+void require_board_dir(const std::string& dir);
 // The board a bundle at `bundle_path` sits on (DIR/runs/NAME), or "".
 std::string board_of_bundle(const std::string& bundle_path);
 

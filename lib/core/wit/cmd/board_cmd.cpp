@@ -212,9 +212,9 @@ void store_log(const std::string& dir, const BoardDefinition& def, RunBundle& b,
 }  // namespace
 
 int board_submit_cmd(const std::string& u_dir, const std::string& u_bundle, bool quiet) {
-  if (!is_board_dir(u_dir)) throw Error("not a board (no board.def.json)", u_dir, "make one with 'wit-board init'");
-  const BoardDefinition def = BoardDefinition::load(u_dir);
+  require_board_dir(u_dir);
   const FileLock lock = lock_board(u_dir);
+  const BoardDefinition def = BoardDefinition::load(u_dir);  // under the lock, as every writer reads it
   RunBundle b = load_whole(u_bundle);
   const std::string name = b.declared_name();
   const std::string to = check_submittable(u_dir, def, b, u_bundle);
