@@ -112,7 +112,8 @@ TEST_CASE("a response split into parts re-assembles member for member (SpooledBu
   SpooledBundle back = SpooledBundle::assemble("assembled");
   for (const auto& name : kept.names()) back.add(name, kept.get(name));
   // add_file hashes what it appends: the digest the board compares with the part's is of the member's bytes.
-  const FileDigest d = back.add_file(staged.parts[0].name, store + "/" + staged.parts[0].path());
+  const std::string part = store + "/" + staged.parts[0].path();
+  const FileDigest d = back.add_file(staged.parts[0].name, open_read(part).get(), part);
   CHECK(d.hex == staged.parts[0].digest);
   CHECK(d.bytes == state.size());
   CHECK(d.whole);
@@ -122,12 +123,13 @@ TEST_CASE("a response split into parts re-assembles member for member (SpooledBu
   const SpooledBundle::View v = back.view("state/00000000.safetensors");
   CHECK(Bytes(v.bytes().data, v.bytes().data + v.bytes().size) == state);
   CHECK_THROWS_WITH(back.add("manifest.json", Bytes{}), Catch::Contains("duplicate member name manifest.json"));
-  CHECK_THROWS_WITH(back.add_file("state/00000000.safetensors", small), Catch::Contains("duplicate member name"));
-  CHECK_THROWS_WITH(back.add_file("../x", small), Catch::Contains("invalid member name"));
+  CHECK_THROWS_WITH(back.add_file("state/00000000.safetensors", open_read(small).get(), small),
+                    Catch::Contains("duplicate member name"));
+  CHECK_THROWS_WITH(back.add_file("../x", open_read(small).get(), small), Catch::Contains("invalid member name"));
   // A part with one byte changed: another digest (what audit reports as the store serving other bytes).
   Bytes other = state;
   other[other.size() / 2] ^= 1;
   write_file_atomic(t / "other", std::string(other.begin(), other.end()));
   SpooledBundle again = SpooledBundle::assemble("again");
-  CHECK(again.add_file("state/00000000.safetensors", t / "other").hex != staged.parts[0].digest);
+  CHECK(again.add_file("state/00000000.safetensors", open_read(t / "other").get(), t / "other").hex != staged.parts[0].digest);
 }

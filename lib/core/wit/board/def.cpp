@@ -534,12 +534,19 @@ NotReVerifiable other_bytes_in_store(const std::string& rel, const char* what) {
   return NotReVerifiable(std::string("the store serves other bytes for its ") + what + " " + rel + " than its digest");
 }
 
-StoredCopy::StoredCopy(const std::string& store, const std::string& rel, const std::string& digest, const char* what,
-                       const std::map<std::string, std::string>& pruned, const StoreOpen& open) {
+Fd open_stored(const std::string& store, const std::string& rel, const char* what,
+               const std::map<std::string, std::string>& pruned, const StoreOpen& open) {
   const std::string p = (fs::path(store) / rel).string();
   Fd in = open ? open(p) : Fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
   if (!in.ok() || ::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw not_in_store(store, rel, what, pruned);
+  return in;
+}
+
+StoredCopy::StoredCopy(const std::string& store, const std::string& rel, const std::string& digest, const char* what,
+                       const std::map<std::string, std::string>& pruned, const StoreOpen& open) {
+  const std::string p = (fs::path(store) / rel).string();
+  const Fd in = open_stored(store, rel, what, pruned, open);
   dir_ = std::make_unique<TempDir>("wit-audit");
   tree_ = std::make_unique<TemporaryTree>(*dir_ / "copy");
   path_ = tree_->path() + "/" + fs::path(rel).filename().string();

@@ -544,6 +544,12 @@ NotReVerifiable other_bytes_in_store(const std::string& rel, const char* what);
 // serves other bytes on a second open, as a changing store would).
 using StoreOpen = std::function<Fd(const std::string& path)>;
 
+// STORE/rel opened for reading, a regular file (`open`: open(2) by default);
+// else throws not_in_store. What StoredCopy and a reader that hashes a stored
+// part as it takes it in (the board's audit) both start with.
+Fd open_stored(const std::string& store, const std::string& rel, const char* what,
+               const std::map<std::string, std::string>& pruned, const StoreOpen& open = {});
+
 // One stored file as audit uses it, read from the store once: STORE/rel is
 // copied into a private temporary directory (mode 0700 under $TMPDIR, removed
 // with the object; the copy also on Ctrl-C) while its digest is computed from the same bytes, so what

@@ -809,12 +809,6 @@ void SpooledBundle::add(const std::string& name, Bytes data) {
   kept_.put(name, std::move(data));  // checks the name
 }
 
-FileDigest SpooledBundle::add_file(const std::string& name, const std::string& path) {
-  const Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!in.ok()) throw Error("cannot open: " + errno_text(), path);
-  return add_file(name, in.get(), path);
-}
-
 FileDigest SpooledBundle::add_file(const std::string& name, int fd, const std::string& path) {
   if (auto why = name_problem(name)) throw Error("invalid member name " + printable(name) + ": " + *why, where);
   if (has(name)) throw Error("duplicate member name " + printable(name), where);

@@ -194,8 +194,7 @@ class SpooledBundle {
   // invalid or repeated name throws wit::Error naming `where`.
   static SpooledBundle assemble(const std::string& where);
   void add(const std::string& name, Bytes data);
-  FileDigest add_file(const std::string& name, const std::string& path);
-  // The same from a file the caller opened (`fd`, read from its current
+  // The member is the file the caller opened (`fd`, read from its current
   // offset to its end; `path` names it in messages).
   FileDigest add_file(const std::string& name, int fd, const std::string& path);
   SpooledBundle(SpooledBundle&&) noexcept;

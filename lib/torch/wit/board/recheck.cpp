@@ -5,9 +5,6 @@
 // the stored leaves). Rules: docs/board.md.
 #include "wit/board/recheck.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <filesystem>
@@ -454,11 +451,9 @@ OpenedResponse stored_response(const std::string& store, const BoardReport& br,
   for (const std::string& name : small.bundle.names()) out.add(name, small.bundle.get(name));
   for (const ResponsePart& p : br.parts) {
     const std::string what = "response's part " + p.name + " at";
-    const std::string at = (fs::path(store) / p.path()).string();
-    const Fd in(::open(at.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st {};
-    if (!in.ok() || ::fstat(in.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw not_in_store(store, p.path(), what.c_str(), pruned);
-    if (out.add_file(p.name, in.get(), at).hex != p.digest) throw other_bytes_in_store(p.path(), what.c_str());
+    const Fd in = open_stored(store, p.path(), what.c_str(), pruned);
+    if (out.add_file(p.name, in.get(), (fs::path(store) / p.path()).string()).hex != p.digest)
+      throw other_bytes_in_store(p.path(), what.c_str());
   }
   return OpenedResponse{std::move(out), std::move(small.manifest)};
 }
